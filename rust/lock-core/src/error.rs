@@ -1,0 +1,94 @@
+//! Lock outcomes that are not grants, with stable numeric codes.
+//!
+//! The codes cross the C ABI and the JNI bridge unchanged, and the Java plugin maps each to an
+//! Elasticsearch exception type and HTTP status, so a code is never renumbered; new outcomes get
+//! new numbers.
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::types::HolderInfo;
+
+/// Stable numeric code of every outcome the core can report.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// Bad input from the caller (HTTP 400).
+    InvalidArgument = 1,
+    /// A try-lock found the key held by another owner (HTTP 409).
+    Conflict = 2,
+    /// The caller does not hold what it tried to release or renew (HTTP 404).
+    NotHeld = 3,
+    /// A queued acquire waited for its whole budget (HTTP 409).
+    WaitTimeout = 4,
+    /// The waiter was chosen as a deadlock victim (HTTP 409).
+    Deadlock = 5,
+    /// Unknown or expired session (HTTP 404).
+    SessionNotFound = 6,
+    /// A configured limit was reached: waiters per key, keys per request, locks (HTTP 429).
+    LimitExceeded = 7,
+    /// The partition does not grant right now, e.g. in recovery grace (HTTP 503, retryable).
+    PartitionUnavailable = 8,
+    /// A bug: an invariant broke or a panic was caught (HTTP 500).
+    Internal = 99,
+}
+
+/// Why a lock operation did not succeed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LockError {
+    /// The request itself is wrong; `field` names the offending field.
+    InvalidArgument { field: &'static str, reason: String },
+    /// The key is held by other owners and the request would not wait.
+    Conflict { key: String, holders: Vec<HolderInfo> },
+    /// `owner` does not hold `key` (or holds it under another token).
+    NotHeld { key: String, owner: String },
+}
+
+impl LockError {
+    /// Shorthand for [`LockError::InvalidArgument`].
+    pub fn invalid(field: &'static str, reason: impl Into<String>) -> Self {
+        LockError::InvalidArgument { field, reason: reason.into() }
+    }
+
+    /// The stable code of this outcome.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            LockError::InvalidArgument { .. } => ErrorCode::InvalidArgument,
+            LockError::Conflict { .. } => ErrorCode::Conflict,
+            LockError::NotHeld { .. } => ErrorCode::NotHeld,
+        }
+    }
+
+    /// The request field this error is about, when there is one.
+    pub fn field(&self) -> Option<&'static str> {
+        match self {
+            LockError::InvalidArgument { field, .. } => Some(field),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for LockError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LockError::InvalidArgument { field, reason } => write!(f, "[{field}] {reason}"),
+            LockError::Conflict { key, holders } => {
+                write!(f, "lock [{key}] is held by ")?;
+                for (i, h) in holders.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "[{}]", h.owner)?;
+                }
+                Ok(())
+            }
+            LockError::NotHeld { key, owner } => {
+                write!(f, "lock [{key}] is not held by [{owner}]")
+            }
+        }
+    }
+}
+
+impl std::error::Error for LockError {}

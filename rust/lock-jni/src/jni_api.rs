@@ -1,0 +1,255 @@
+//! The JNI entry points of `org.eslm.bridge.LockNative`.
+//!
+//! Every function body runs inside [`run_jni`], which catches panics, forwards queued Rust log
+//! lines to Java, and turns failures into exactly one Java exception:
+//!
+//! | failure | Java exception |
+//! |---|---|
+//! | invalid input (`ErrorCode::InvalidArgument`), bad payload | `IllegalArgumentException` (message names the field) |
+//! | closed, unknown or 0 handle | `IllegalStateException` |
+//! | lock outcome (conflict, not held, ...) | `org.eslm.bridge.NativeLockException(code, message, detailsJson)` |
+//! | panic or broken invariant | `AssertionError` |
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use jni::objects::{JClass, JObject, JString, JThrowable, JValue};
+use jni::sys::{jboolean, jlong, jstring, JNI_FALSE, JNI_TRUE};
+use jni::JNIEnv;
+use lock_core::LockError;
+
+use crate::handle::CORES;
+use crate::logging;
+use crate::node::NodeCore;
+use crate::ops::{self, BridgeError};
+use crate::panic_message;
+
+const NATIVE_CLASS: &str = "org/eslm/bridge/LockNative";
+const LOCK_EXCEPTION: &str = "org/eslm/bridge/NativeLockException";
+
+impl From<jni::errors::Error> for BridgeError {
+    fn from(e: jni::errors::Error) -> Self {
+        BridgeError::Internal(format!("JNI call failed: {e}"))
+    }
+}
+
+/// Runs one entry point: catches panics, forwards logs, throws on failure and then returns
+/// `default` (the value Java never sees, because an exception is pending).
+fn run_jni<'local, R>(
+    env: &mut JNIEnv<'local>,
+    default: R,
+    body: impl FnOnce(&mut JNIEnv<'local>) -> Result<R, BridgeError>,
+) -> R {
+    let result = match catch_unwind(AssertUnwindSafe(|| body(env))) {
+        Ok(result) => result,
+        Err(payload) => Err(BridgeError::Internal(panic_message(&*payload))),
+    };
+    // A JNI failure may have left a Java exception pending; then Java must see that one, and
+    // no other Java call is allowed until it is handled.
+    if env.exception_check().unwrap_or(true) {
+        return default;
+    }
+    forward_logs(env);
+    match result {
+        Ok(value) => value,
+        Err(error) => {
+            throw(env, &error);
+            default
+        }
+    }
+}
+
+fn forward_logs(env: &mut JNIEnv<'_>) {
+    for line in logging::drain() {
+        let delivered = (|| -> jni::errors::Result<()> {
+            let target = env.new_string(&line.target)?;
+            let message = env.new_string(&line.message)?;
+            env.call_static_method(
+                NATIVE_CLASS,
+                "log",
+                "(ILjava/lang/String;Ljava/lang/String;)V",
+                &[JValue::Int(line.level), JValue::Object(&target), JValue::Object(&message)],
+            )?;
+            env.delete_local_ref(target)?;
+            env.delete_local_ref(message)?;
+            Ok(())
+        })();
+        if delivered.is_err() {
+            // Logging must never turn a good answer into a failure.
+            let _ = env.exception_clear();
+            return;
+        }
+    }
+}
+
+fn throw(env: &mut JNIEnv<'_>, error: &BridgeError) {
+    let thrown = match error {
+        BridgeError::Lock(LockError::InvalidArgument { .. }) | BridgeError::BadPayload(_) => {
+            env.throw_new("java/lang/IllegalArgumentException", error.message())
+        }
+        BridgeError::Handle(_) => env.throw_new("java/lang/IllegalStateException", error.message()),
+        BridgeError::Lock(_) => throw_lock_exception(env, error),
+        BridgeError::Internal(_) => throw_assertion_error(env, &error.message()),
+    };
+    if thrown.is_err() && !env.exception_check().unwrap_or(true) {
+        // Could not even build the exception (out of memory?): fall back to the simplest one.
+        let _ = env.throw_new("java/lang/RuntimeException", error.message());
+    }
+}
+
+fn throw_lock_exception(env: &mut JNIEnv<'_>, error: &BridgeError) -> jni::errors::Result<()> {
+    let message = env.new_string(error.message())?;
+    let details = env.new_string(error.details_json())?;
+    let exception = env.new_object(
+        LOCK_EXCEPTION,
+        "(ILjava/lang/String;Ljava/lang/String;)V",
+        &[JValue::Int(error.code()), JValue::Object(&message), JValue::Object(&details)],
+    )?;
+    env.throw(JThrowable::from(exception))
+}
+
+fn throw_assertion_error(env: &mut JNIEnv<'_>, message: &str) -> jni::errors::Result<()> {
+    // AssertionError has no (String) constructor, only (Object).
+    let message = JObject::from(env.new_string(message)?);
+    let error = env.new_object(
+        "java/lang/AssertionError",
+        "(Ljava/lang/Object;)V",
+        &[JValue::Object(&message)],
+    )?;
+    env.throw(JThrowable::from(error))
+}
+
+fn java_string(
+    env: &mut JNIEnv<'_>,
+    s: &JString<'_>,
+    field: &'static str,
+) -> Result<String, BridgeError> {
+    if s.is_null() {
+        return Err(BridgeError::Lock(LockError::invalid(field, "must not be null")));
+    }
+    Ok(env.get_string(s)?.into())
+}
+
+fn new_java_string(env: &mut JNIEnv<'_>, s: &str) -> Result<jstring, BridgeError> {
+    Ok(env.new_string(s)?.into_raw())
+}
+
+fn core(handle: jlong) -> Result<std::sync::Arc<NodeCore>, BridgeError> {
+    let handle = u64::try_from(handle)
+        .map_err(|_| BridgeError::Handle(crate::handle::HandleError::Unknown(handle as u64)))?;
+    Ok(CORES.get(handle)?)
+}
+
+/// `static native String version()`: the bridge and core versions.
+#[no_mangle]
+pub extern "system" fn Java_org_eslm_bridge_LockNative_version<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+) -> jstring {
+    run_jni(&mut env, std::ptr::null_mut(), |env| {
+        logging::install_in_jvm();
+        let v = format!("eslm-bridge {} (lock-core {})", crate::BRIDGE_VERSION, lock_core::VERSION);
+        new_java_string(env, &v)
+    })
+}
+
+/// `static native long coreNew(long epoch)`: a new node core; never returns 0.
+#[no_mangle]
+pub extern "system" fn Java_org_eslm_bridge_LockNative_coreNew<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    epoch: jlong,
+) -> jlong {
+    run_jni(&mut env, 0, |_env| {
+        logging::install_in_jvm();
+        let epoch = u64::try_from(epoch).map_err(|_| {
+            LockError::invalid("epoch", format!("must not be negative, got {epoch}"))
+        })?;
+        let handle = CORES.insert(NodeCore::new(epoch)?);
+        Ok(handle as jlong)
+    })
+}
+
+/// `static native boolean coreDestroy(long handle)`: idempotent; true if it was live.
+#[no_mangle]
+pub extern "system" fn Java_org_eslm_bridge_LockNative_coreDestroy<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> jboolean {
+    run_jni(&mut env, JNI_FALSE, |_env| {
+        let removed = u64::try_from(handle).map(|h| CORES.remove(h)).unwrap_or(false);
+        Ok(if removed { JNI_TRUE } else { JNI_FALSE })
+    })
+}
+
+/// `static native String acquire(long handle, String requestJson)`.
+#[no_mangle]
+pub extern "system" fn Java_org_eslm_bridge_LockNative_acquire<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    request: JString<'local>,
+) -> jstring {
+    run_jni(&mut env, std::ptr::null_mut(), |env| {
+        let request = java_string(env, &request, "request")?;
+        let answer = ops::acquire(&*core(handle)?, &request)?;
+        new_java_string(env, &answer)
+    })
+}
+
+/// `static native String release(long handle, String requestJson)`.
+#[no_mangle]
+pub extern "system" fn Java_org_eslm_bridge_LockNative_release<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    request: JString<'local>,
+) -> jstring {
+    run_jni(&mut env, std::ptr::null_mut(), |env| {
+        let request = java_string(env, &request, "request")?;
+        let answer = ops::release(&*core(handle)?, &request)?;
+        new_java_string(env, &answer)
+    })
+}
+
+/// `static native String keyInfo(long handle, String key)`.
+#[no_mangle]
+pub extern "system" fn Java_org_eslm_bridge_LockNative_keyInfo<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    key: JString<'local>,
+) -> jstring {
+    run_jni(&mut env, std::ptr::null_mut(), |env| {
+        let key = java_string(env, &key, "key")?;
+        let answer = ops::key_info(&*core(handle)?, &key)?;
+        new_java_string(env, &answer)
+    })
+}
+
+/// `static native String diagnostics(long handle)`.
+#[no_mangle]
+pub extern "system" fn Java_org_eslm_bridge_LockNative_diagnostics<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> jstring {
+    run_jni(&mut env, std::ptr::null_mut(), |env| {
+        let answer = ops::diagnostics(&*core(handle)?)?;
+        new_java_string(env, &answer)
+    })
+}
+
+/// `static native void testOnlyPanic(String message)`: panics on purpose, so tests can prove a
+/// panic reaches Java as an `AssertionError` and the JVM lives on. Not reachable over REST.
+#[no_mangle]
+pub extern "system" fn Java_org_eslm_bridge_LockNative_testOnlyPanic<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    message: JString<'local>,
+) {
+    run_jni(&mut env, (), |env| {
+        let message = java_string(env, &message, "message")?;
+        panic!("{message}");
+    })
+}
