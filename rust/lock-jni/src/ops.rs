@@ -64,6 +64,8 @@ impl BridgeError {
                     v["key"] = json!(key);
                     v["owner"] = json!(owner);
                 }
+                #[allow(unreachable_patterns)]
+                _ => {}
             }
         }
         v.to_string()
