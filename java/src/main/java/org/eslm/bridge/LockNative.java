@@ -1,0 +1,86 @@
+/*
+ * The one class that declares native methods. Keep it in step with rust/lock-jni/src/jni_api.rs.
+ */
+package org.eslm.bridge;
+
+import org.apache.logging.log4j.Level;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * The JNI surface of {@code libeslm.so}. Every method here is implemented in Rust inside one
+ * wrapper that catches panics and throws exactly one exception: {@link IllegalArgumentException}
+ * for bad input, {@link IllegalStateException} for a closed handle, {@link NativeLockException}
+ * for lock outcomes and {@link AssertionError} for bugs.
+ *
+ * <p>Callers use {@link NativeLockCore}, which owns a handle; the raw methods stay package-private.
+ */
+public final class LockNative {
+    private static final Logger NATIVE_LOG = LogManager.getLogger("org.eslm.native");
+    private static volatile Path loadedFrom;
+
+    private LockNative() {}
+
+    /**
+     * Loads the native library once per JVM. Later calls with any path are no-ops, because a
+     * library cannot be loaded twice into one class loader.
+     *
+     * @throws IllegalStateException if the file is missing, naming the path looked at
+     */
+    public static synchronized void load(Path library) {
+        if (loadedFrom != null) {
+            return;
+        }
+        Path absolute = library.toAbsolutePath().normalize();
+        if (Files.isRegularFile(absolute) == false) {
+            throw new IllegalStateException("native lock library not found at [" + absolute + "]");
+        }
+        System.load(absolute.toString());
+        loadedFrom = absolute;
+    }
+
+    /** Where the library was loaded from, or {@code null} before {@link #load}. */
+    public static Path loadedFrom() {
+        return loadedFrom;
+    }
+
+    /** Bridge and core versions, e.g. {@code eslm-bridge 0.1.0 (lock-core 0.1.0)}. */
+    public static String nativeVersion() {
+        return version();
+    }
+
+    static native String version();
+
+    static native long coreNew(long epoch);
+
+    static native boolean coreDestroy(long handle);
+
+    static native String acquire(long handle, String requestJson);
+
+    static native String release(long handle, String requestJson);
+
+    static native String keyInfo(long handle, String key);
+
+    static native String diagnostics(long handle);
+
+    /** Panics in Rust on purpose; tests prove the panic arrives as an {@link AssertionError}. */
+    static native void testOnlyPanic(String message);
+
+    /**
+     * Called from Rust at the end of a native call with each queued {@code tracing} line, so
+     * Rust logs land in the node's log under the logger {@code org.eslm.native}.
+     */
+    static void log(int level, String target, String message) {
+        Level l = switch (level) {
+            case 0 -> Level.ERROR;
+            case 1 -> Level.WARN;
+            case 2 -> Level.INFO;
+            case 3 -> Level.DEBUG;
+            default -> Level.TRACE;
+        };
+        NATIVE_LOG.log(l, "[{}] {}", target, message);
+    }
+}
