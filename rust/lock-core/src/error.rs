@@ -8,7 +8,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::types::HolderInfo;
+use crate::types::{HolderInfo, Millis, WaiterId};
 
 /// Stable numeric code of every outcome the core can report.
 #[repr(i32)]
@@ -44,6 +44,20 @@ pub enum LockError {
     Conflict { key: String, holders: Vec<HolderInfo> },
     /// `owner` does not hold `key` (or holds it under another token).
     NotHeld { key: String, owner: String },
+    /// A queued request waited for its whole budget without being granted.
+    WaitTimeout { key: String, owner: String, waited_ms: Millis },
+    /// The request was chosen as the victim of a deadlock; `cycle` lists the owners in it.
+    Deadlock { key: String, owner: String, cycle: Vec<String> },
+    /// The session is unknown, ended or expired.
+    SessionNotFound { session: String },
+    /// A configured limit would be exceeded; `limit` names it.
+    LimitExceeded { limit: &'static str, max: u64 },
+    /// The partition does not grant now (recovery grace); retry after the given time.
+    PartitionUnavailable { retry_after_ms: Millis },
+    /// The waiter is unknown: never queued, or already granted, timed out or cancelled.
+    WaiterNotFound { waiter_id: WaiterId },
+    /// The request was cancelled while it waited (by the caller or its session ending).
+    Cancelled { key: String, owner: String, reason: String },
 }
 
 impl LockError {
@@ -58,6 +72,16 @@ impl LockError {
             LockError::InvalidArgument { .. } => ErrorCode::InvalidArgument,
             LockError::Conflict { .. } => ErrorCode::Conflict,
             LockError::NotHeld { .. } => ErrorCode::NotHeld,
+            LockError::WaitTimeout { .. } => ErrorCode::WaitTimeout,
+            LockError::Deadlock { .. } => ErrorCode::Deadlock,
+            LockError::SessionNotFound { .. } => ErrorCode::SessionNotFound,
+            LockError::LimitExceeded { .. } => ErrorCode::LimitExceeded,
+            LockError::PartitionUnavailable { .. } => ErrorCode::PartitionUnavailable,
+            // No dedicated code (codes are frozen in the C header): a waiter that is gone is,
+            // like a lock that is gone, "not held" (HTTP 404).
+            LockError::WaiterNotFound { .. } => ErrorCode::NotHeld,
+            // A cancelled wait answers like a wait that ran out.
+            LockError::Cancelled { .. } => ErrorCode::WaitTimeout,
         }
     }
 
@@ -86,6 +110,31 @@ impl fmt::Display for LockError {
             }
             LockError::NotHeld { key, owner } => {
                 write!(f, "lock [{key}] is not held by [{owner}]")
+            }
+            LockError::WaitTimeout { key, owner, waited_ms } => {
+                write!(f, "[{owner}] waited {waited_ms}ms for lock [{key}] without getting it")
+            }
+            LockError::Deadlock { key, owner, cycle } => {
+                write!(
+                    f,
+                    "[{owner}] was chosen as deadlock victim waiting for lock [{key}]; cycle: {}",
+                    cycle.join(" -> ")
+                )
+            }
+            LockError::SessionNotFound { session } => {
+                write!(f, "session [{session}] does not exist or has expired")
+            }
+            LockError::LimitExceeded { limit, max } => {
+                write!(f, "limit [{limit}] of {max} reached")
+            }
+            LockError::PartitionUnavailable { retry_after_ms } => {
+                write!(f, "partition is in recovery grace; retry in {retry_after_ms}ms")
+            }
+            LockError::WaiterNotFound { waiter_id } => {
+                write!(f, "no waiting request with id [{waiter_id}]")
+            }
+            LockError::Cancelled { key, owner, reason } => {
+                write!(f, "[{owner}]'s wait for lock [{key}] was cancelled: {reason}")
             }
         }
     }

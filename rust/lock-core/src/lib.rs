@@ -9,22 +9,36 @@
 //!
 //! | type | what it is | thread-safety |
 //! |---|---|---|
-//! | [`LockTable`] | the keys of one partition, their holders and fencing counter | single-threaded (`&mut self`) |
-//! | [`Partition`] | a [`LockTable`] behind a mutex, plus the partition's epoch | `Send + Sync`, call from any thread |
+//! | [`LockTable`] | the keys of one partition: holders, wait queues, leases, sessions, fencing counter | single-threaded (`&mut self`) |
+//! | [`Partition`] | a [`LockTable`] behind a mutex | `Send + Sync`, call from any thread |
 //!
-//! The bridge crate (`lock-jni`) owns [`Partition`]s and turns Java calls into calls here.
+//! The bridge crate (`lock-jni`) owns [`Partition`]s and turns Java calls into calls here. A
+//! request that has to wait answers [`AcquireOutcome::Queued`] with a waiter id at once; its
+//! final outcome is an [`Event`] the bridge takes with [`Partition::drain_events`], after any
+//! call and whenever [`Partition::next_deadline`] passes (then call [`Partition::advance`]).
+//!
+//! The rules are written up, in tables, in `docs/LOCK_CORE.md`.
 
+mod config;
 mod error;
+mod event;
 mod partition;
+mod stats;
 mod table;
 mod types;
 
+pub use config::{Config, Limits, MAX_AGING_MS};
 pub use error::{ErrorCode, LockError};
+pub use event::{CancelReason, Event};
 pub use partition::Partition;
-pub use table::LockTable;
+pub use stats::{Counters, Histogram, HistogramSummary, HotKey, PartitionStats};
+pub use table::{ListFilter, LockSnapshot, LockTable, PartitionSnapshot, SessionSnapshot};
 pub use types::{
-    validate_key, validate_owner, AcquireRequest, FencingToken, Grant, HolderInfo, KeyInfo, Millis,
-    Mode, ReleaseRequest, Released, MAX_KEY_BYTES, MAX_OWNER_BYTES,
+    tree_ancestors, validate_key, validate_owner, validate_tree_path, AcquireOutcome,
+    AcquireRequest, DowngradeRequest, FencingToken, Grant, HolderInfo, KeyInfo, LockInfo, LockItem,
+    Millis, Mode, MultiAcquireRequest, MultiOutcome, MultiReleaseRequest, Priority, PriorityValue,
+    Queued, ReleaseItem, ReleaseRequest, Released, RenewRequest, Renewed, Scope, SessionEnded,
+    SessionInfo, WaiterId, WaiterInfo, ALL_MODES, MAX_KEY_BYTES, MAX_OWNER_BYTES,
 };
 
 /// The version of this crate, reported by the node diagnostics.

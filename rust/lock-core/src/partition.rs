@@ -3,12 +3,20 @@
 //! A node owns many partitions and serves each from many threads; every call takes the
 //! partition's mutex for the duration of one table operation, which never blocks on anything
 //! else (no I/O, no waiting for a lock — waiting is a queue entry, not a parked thread).
+//! Partitions share nothing, so calls on different partitions never contend.
 
 use parking_lot::Mutex;
 
+use crate::config::Config;
 use crate::error::LockError;
-use crate::table::LockTable;
-use crate::types::{AcquireRequest, Grant, KeyInfo, Millis, ReleaseRequest, Released};
+use crate::event::Event;
+use crate::stats::PartitionStats;
+use crate::table::{ListFilter, LockTable, PartitionSnapshot};
+use crate::types::{
+    AcquireOutcome, AcquireRequest, DowngradeRequest, Grant, KeyInfo, LockInfo, Millis,
+    MultiAcquireRequest, MultiOutcome, MultiReleaseRequest, ReleaseRequest, Released, RenewRequest,
+    Renewed, Scope, SessionEnded, SessionInfo, WaiterId, WaiterInfo,
+};
 
 /// One partition of the lock space, safe to share between threads.
 #[derive(Debug)]
@@ -17,9 +25,30 @@ pub struct Partition {
 }
 
 impl Partition {
-    /// A new, empty partition issuing tokens in `epoch`.
+    /// A new, empty partition issuing tokens in `epoch`, with the default [`Config`].
     pub fn new(epoch: u64) -> Result<Self, LockError> {
         Ok(Partition { table: Mutex::new(LockTable::new(epoch)?) })
+    }
+
+    /// A new, empty partition with the given settings.
+    pub fn with_config(epoch: u64, config: Config) -> Result<Self, LockError> {
+        Ok(Partition { table: Mutex::new(LockTable::with_config(epoch, config)?) })
+    }
+
+    /// A partition rebuilt from another node's snapshot (see [`LockTable::import`]).
+    pub fn import(
+        snapshot: &PartitionSnapshot,
+        epoch: u64,
+        config: Config,
+        now: Millis,
+    ) -> Result<Self, LockError> {
+        Ok(Partition { table: Mutex::new(LockTable::import(snapshot, epoch, config, now)?) })
+    }
+
+    /// Runs `f` on the table under the partition's mutex (for callers that need several steps
+    /// atomically, e.g. an acquire and the drain of its events).
+    pub fn with_table<R>(&self, f: impl FnOnce(&mut LockTable) -> R) -> R {
+        f(&mut self.table.lock())
     }
 
     /// See [`LockTable::try_acquire`].
@@ -27,14 +56,144 @@ impl Partition {
         self.table.lock().try_acquire(req, now)
     }
 
-    /// See [`LockTable::release`].
+    /// See [`LockTable::acquire`].
+    pub fn acquire(&self, req: &AcquireRequest, now: Millis) -> Result<AcquireOutcome, LockError> {
+        self.table.lock().acquire(req, now)
+    }
+
+    /// See [`LockTable::acquire_many`].
+    pub fn acquire_many(
+        &self,
+        req: &MultiAcquireRequest,
+        now: Millis,
+    ) -> Result<MultiOutcome, LockError> {
+        self.table.lock().acquire_many(req, now)
+    }
+
+    /// See [`LockTable::release`] (at the latest time the partition has seen).
     pub fn release(&self, req: &ReleaseRequest) -> Result<Released, LockError> {
         self.table.lock().release(req)
+    }
+
+    /// See [`LockTable::release_at`].
+    pub fn release_at(&self, req: &ReleaseRequest, now: Millis) -> Result<Released, LockError> {
+        self.table.lock().release_at(req, now)
+    }
+
+    /// See [`LockTable::release_many`].
+    pub fn release_many(
+        &self,
+        req: &MultiReleaseRequest,
+        now: Millis,
+    ) -> Result<Vec<Released>, LockError> {
+        self.table.lock().release_many(req, now)
+    }
+
+    /// See [`LockTable::force_release`].
+    pub fn force_release(
+        &self,
+        key: &str,
+        scope: Scope,
+        now: Millis,
+    ) -> Result<Vec<Released>, LockError> {
+        self.table.lock().force_release(key, scope, now)
+    }
+
+    /// See [`LockTable::renew`].
+    pub fn renew(&self, req: &RenewRequest, now: Millis) -> Result<Renewed, LockError> {
+        self.table.lock().renew(req, now)
+    }
+
+    /// See [`LockTable::downgrade`].
+    pub fn downgrade(&self, req: &DowngradeRequest, now: Millis) -> Result<Grant, LockError> {
+        self.table.lock().downgrade(req, now)
+    }
+
+    /// See [`LockTable::cancel`].
+    pub fn cancel(&self, waiter_id: WaiterId, now: Millis) -> Result<(), LockError> {
+        self.table.lock().cancel(waiter_id, now)
+    }
+
+    /// See [`LockTable::create_session`].
+    pub fn create_session(
+        &self,
+        owner: &str,
+        ttl_ms: Option<Millis>,
+        now: Millis,
+    ) -> Result<SessionInfo, LockError> {
+        self.table.lock().create_session(owner, ttl_ms, now)
+    }
+
+    /// See [`LockTable::keepalive`].
+    pub fn keepalive(&self, session: &str, now: Millis) -> Result<SessionInfo, LockError> {
+        self.table.lock().keepalive(session, now)
+    }
+
+    /// See [`LockTable::end_session`].
+    pub fn end_session(&self, session: &str, now: Millis) -> Result<SessionEnded, LockError> {
+        self.table.lock().end_session(session, now)
+    }
+
+    /// See [`LockTable::advance`].
+    pub fn advance(&self, now: Millis) {
+        self.table.lock().advance(now)
+    }
+
+    /// See [`LockTable::next_deadline`].
+    pub fn next_deadline(&self) -> Option<Millis> {
+        self.table.lock().next_deadline()
+    }
+
+    /// See [`LockTable::drain_events`].
+    pub fn drain_events(&self) -> Vec<Event> {
+        self.table.lock().drain_events()
     }
 
     /// See [`LockTable::key_info`].
     pub fn key_info(&self, key: &str, now: Millis) -> Result<KeyInfo, LockError> {
         self.table.lock().key_info(key, now)
+    }
+
+    /// See [`LockTable::key_info_scoped`].
+    pub fn key_info_scoped(
+        &self,
+        key: &str,
+        scope: Scope,
+        now: Millis,
+    ) -> Result<KeyInfo, LockError> {
+        self.table.lock().key_info_scoped(key, scope, now)
+    }
+
+    /// See [`LockTable::list_locks`].
+    pub fn list_locks(&self, filter: &ListFilter) -> Vec<LockInfo> {
+        self.table.lock().list_locks(filter)
+    }
+
+    /// See [`LockTable::oldest_waiters`].
+    pub fn oldest_waiters(&self, n: usize) -> Vec<WaiterInfo> {
+        self.table.lock().oldest_waiters(n)
+    }
+
+    /// See [`LockTable::stats`].
+    pub fn stats(&self) -> PartitionStats {
+        self.table.lock().stats()
+    }
+
+    /// See [`LockTable::export`].
+    pub fn export(&self, now: Millis) -> PartitionSnapshot {
+        let mut t = self.table.lock();
+        t.advance(now);
+        t.export()
+    }
+
+    /// See [`LockTable::begin_grace`].
+    pub fn begin_grace(&self, until: Millis) {
+        self.table.lock().begin_grace(until)
+    }
+
+    /// See [`LockTable::set_epoch`].
+    pub fn set_epoch(&self, epoch: u64) -> Result<(), LockError> {
+        self.table.lock().set_epoch(epoch)
     }
 
     /// Number of keys held in this partition.
@@ -51,7 +210,6 @@ impl Partition {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::Mode;
     use std::sync::Arc;
 
     #[test]
@@ -61,11 +219,7 @@ mod tests {
             .map(|i| {
                 let p = Arc::clone(&p);
                 std::thread::spawn(move || {
-                    let req = AcquireRequest {
-                        key: "k".into(),
-                        owner: format!("o{i}"),
-                        mode: Mode::Exclusive,
-                    };
+                    let req = AcquireRequest::new("k", format!("o{i}"));
                     p.try_acquire(&req, 0).is_ok()
                 })
             })

@@ -1,0 +1,45 @@
+# The two commands a newcomer needs (see README):
+#   make run    build the plugin and start one Elasticsearch node with it on 127.0.0.1:9200
+#   make test   every check and test: Rust, header drift, Java unit tests, real-node integration
+#
+# Maven and Elasticsearch need a JDK 21+; scripts/find-jdk picks one (or set ES_JAVA_HOME).
+
+SHELL := /bin/bash
+JDK := $(shell scripts/find-jdk)
+export JAVA_HOME := $(JDK)
+MVN := mvn -B -q
+PYTEST_ARGS ?=
+
+.PHONY: run test build check rust-test java-test integration-test clean
+
+## Build the plugin zip (Rust release library + Java jar + zip) and run one node in the foreground.
+run:
+	$(MVN) package -DskipTests
+	python3 scripts/node.py run
+
+## Everything CI runs.
+test: check rust-test java-test integration-test
+
+## Plugin zip in java/target/ (runs the Java unit tests too).
+build:
+	$(MVN) package
+
+## Formatting and lints.
+check:
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets --locked -- -D warnings
+
+## Rust unit, property and integration tests, including the C header drift check.
+rust-test:
+	cargo test --workspace --locked
+
+## Java unit tests (JNI under -Xcheck:jni) and the plugin zip the integration tests install.
+java-test: build
+
+## Real nodes from the integ-test-zip, plugin installed with elasticsearch-plugin, over HTTP.
+integration-test:
+	python3 -m pytest tests -v $(PYTEST_ARGS)
+
+clean:
+	cargo clean
+	rm -rf build java/target

@@ -1,0 +1,108 @@
+//! Settings of one lock table: lease and wait bounds, aging and limits.
+//!
+//! The plugin maps its node settings (`locks.lease.*`, `locks.wait.max`, `locks.priority.aging`,
+//! `locks.max_waiters`, `locks.max_keys_per_request`) onto this record.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::LockError;
+use crate::types::{Millis, MAX_KEY_BYTES};
+
+/// Limits that protect a partition from one caller. Every breach is a
+/// [`LockError::LimitExceeded`] (or [`LockError::InvalidArgument`] for the key length) naming
+/// the limit; nothing is changed by a refused request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Limits {
+    /// Longest key in bytes (at most 512).
+    pub max_key_bytes: usize,
+    /// Most segments of a tree path.
+    pub max_tree_depth: usize,
+    /// Most requests queued on one key.
+    pub max_waiters_per_key: usize,
+    /// Most keys in one multi-lock request.
+    pub max_keys_per_request: usize,
+    /// Most locks held in the partition at once (a tree lock counts once).
+    pub max_locks: usize,
+    /// Most requests queued in the partition at once.
+    pub max_waiters: usize,
+    /// Most open sessions.
+    pub max_sessions: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_key_bytes: MAX_KEY_BYTES,
+            max_tree_depth: 32,
+            max_waiters_per_key: 10_000,
+            max_keys_per_request: 100,
+            max_locks: 10_000_000,
+            max_waiters: 1_000_000,
+            max_sessions: 1_000_000,
+        }
+    }
+}
+
+/// The settings of one lock table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Config {
+    /// Lease of a grant whose request names none (`locks.lease.default`).
+    pub default_lease_ms: Millis,
+    /// Longest lease and session TTL (`locks.lease.max`); longer requests are capped.
+    pub max_lease_ms: Millis,
+    /// Longest wait (`locks.wait.max`); longer requests are capped.
+    pub max_wait_ms: Millis,
+    /// Aging (`locks.priority.aging`): a waiter gains one priority level per this many
+    /// milliseconds waited. 0 turns aging off (pure priority order, then FIFO).
+    pub aging_ms: Millis,
+    /// Number of hottest keys tracked (a bounded top-k sketch).
+    pub hot_keys: usize,
+    pub limits: Limits,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            default_lease_ms: 30_000,
+            max_lease_ms: 600_000,
+            max_wait_ms: 300_000,
+            aging_ms: 1_000,
+            hot_keys: 16,
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// Longest aging step accepted: one day (keeps queue ranks far from overflow).
+pub const MAX_AGING_MS: Millis = 86_400_000;
+
+impl Config {
+    /// Checks the settings, naming the first bad one.
+    pub fn validate(&self) -> Result<(), LockError> {
+        if self.default_lease_ms == 0 || self.max_lease_ms == 0 {
+            return Err(LockError::invalid("lease", "lease settings must be positive"));
+        }
+        if self.default_lease_ms > self.max_lease_ms {
+            return Err(LockError::invalid("default_lease_ms", "must not exceed max_lease_ms"));
+        }
+        if self.max_lease_ms > MAX_AGING_MS * 365 || self.max_wait_ms > MAX_AGING_MS * 365 {
+            return Err(LockError::invalid("max_lease_ms", "must be at most a year"));
+        }
+        if self.aging_ms > MAX_AGING_MS {
+            return Err(LockError::invalid("aging_ms", "must be at most one day"));
+        }
+        let l = &self.limits;
+        if l.max_key_bytes == 0 || l.max_key_bytes > MAX_KEY_BYTES {
+            return Err(LockError::invalid("max_key_bytes", "must be 1..=512"));
+        }
+        if l.max_tree_depth == 0 || l.max_keys_per_request == 0 {
+            return Err(LockError::invalid(
+                "limits",
+                "depth and keys per request must be positive",
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,93 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use lock_core::{
+    AcquireOutcome, AcquireRequest, Config, Event, Grant, LockError, LockTable, Millis, Mode,
+    PriorityValue, Queued, ReleaseRequest, Released, Scope,
+};
+
+pub fn table() -> LockTable {
+    LockTable::new(1).expect("table")
+}
+
+pub fn table_with(f: impl FnOnce(&mut Config)) -> LockTable {
+    let mut c = Config::default();
+    f(&mut c);
+    LockTable::with_config(1, c).expect("table")
+}
+
+pub fn req(key: &str, owner: &str, mode: Mode) -> AcquireRequest {
+    AcquireRequest { mode, ..AcquireRequest::new(key, owner) }
+}
+
+pub fn waiting(key: &str, owner: &str, mode: Mode, wait_ms: Millis) -> AcquireRequest {
+    AcquireRequest { wait_ms: Some(wait_ms), ..req(key, owner, mode) }
+}
+
+pub fn tree(key: &str, owner: &str, mode: Mode) -> AcquireRequest {
+    AcquireRequest { scope: Scope::Tree, ..req(key, owner, mode) }
+}
+
+pub fn with_priority(mut r: AcquireRequest, p: i64) -> AcquireRequest {
+    r.priority = Some(PriorityValue::Level(p));
+    r
+}
+
+pub fn grant(t: &mut LockTable, r: &AcquireRequest, now: Millis) -> Grant {
+    match t.acquire(r, now) {
+        Ok(AcquireOutcome::Granted(g)) => g,
+        other => panic!("expected a grant for {} by {}, got {other:?}", r.key, r.owner),
+    }
+}
+
+pub fn queue(t: &mut LockTable, r: &AcquireRequest, now: Millis) -> Queued {
+    match t.acquire(r, now) {
+        Ok(AcquireOutcome::Queued(q)) => q,
+        other => panic!("expected {} by {} to queue, got {other:?}", r.key, r.owner),
+    }
+}
+
+pub fn conflict(t: &mut LockTable, r: &AcquireRequest, now: Millis) {
+    match t.acquire(r, now) {
+        Err(LockError::Conflict { .. }) => {}
+        other => panic!("expected a conflict for {} by {}, got {other:?}", r.key, r.owner),
+    }
+}
+
+pub fn release(t: &mut LockTable, key: &str, owner: &str, now: Millis) -> Released {
+    t.release_at(
+        &ReleaseRequest { key: key.into(), owner: owner.into(), ..Default::default() },
+        now,
+    )
+    .unwrap_or_else(|e| panic!("release {key} by {owner}: {e}"))
+}
+
+pub fn release_tree(t: &mut LockTable, key: &str, owner: &str, now: Millis) -> Released {
+    t.release_at(
+        &ReleaseRequest {
+            key: key.into(),
+            owner: owner.into(),
+            scope: Scope::Tree,
+            ..Default::default()
+        },
+        now,
+    )
+    .unwrap_or_else(|e| panic!("release {key} by {owner}: {e}"))
+}
+
+/// The owners granted by `Granted` events, in event order.
+pub fn granted_owners(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Granted { owner, .. } => Some(owner.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+pub fn check(t: &LockTable) {
+    if let Err(e) = t.check_invariants() {
+        panic!("invariant broken: {e}");
+    }
+}

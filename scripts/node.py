@@ -1,0 +1,334 @@
+#!/usr/bin/env python3
+"""Real Elasticsearch nodes with the lock-manager plugin installed, for `make run` and the tests.
+
+Everything lives under the project's build folder:
+
+    build/dist/elasticsearch-<v>.zip      the integ-test-zip, fetched from Maven Central by Maven
+    build/dist/elasticsearch-<v>/         its pristine unpacked tree
+    build/<cluster>/<node>/es/            a per-node copy with the plugin installed
+    build/<cluster>/<node>/{data,logs}/   the node's data and logs
+
+The plugin is installed the way a user installs it: `bin/elasticsearch-plugin install --batch
+file:///...zip`. Nodes bind to 127.0.0.1 only, without security (plain HTTP). Elasticsearch
+refuses to run as root, so when this script runs as root it starts nodes as the unprivileged
+system user `eslm` (created on first use) and hands the node's folder to it.
+
+CLI: `python3 scripts/node.py run [--port 9200]` builds nothing; it expects `mvn package` to have
+produced the plugin zip (the Makefile's `run` target does both).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = ROOT / "build"
+PLUGIN_NAME = "lock-manager"
+
+
+def es_version() -> str:
+    """The Elasticsearch version: $ES_VERSION, else the `es.version` property of pom.xml."""
+    if os.environ.get("ES_VERSION"):
+        return os.environ["ES_VERSION"]
+    match = re.search(r"<es\.version>([^<]+)</es\.version>", (ROOT / "pom.xml").read_text())
+    if not match:
+        raise SystemExit("pom.xml has no <es.version> property")
+    return match.group(1)
+
+
+def java_home() -> str:
+    """A JDK 21+ for Elasticsearch (the integ-test-zip bundles none)."""
+    return subprocess.run(
+        [str(ROOT / "scripts" / "find-jdk")], check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def plugin_zip(version: str) -> Path:
+    """The plugin zip `mvn package` built for `version`."""
+    zips = sorted((ROOT / "java" / "target").glob(f"elasticsearch-lock-manager-*-es{version}.zip"))
+    if not zips:
+        raise SystemExit(
+            f"no plugin zip for Elasticsearch {version} in java/target: run `make build` first"
+        )
+    return zips[-1]
+
+
+def distribution(version: str) -> Path:
+    """Fetches (once) and unpacks (once) the integ-test-zip; returns the pristine tree."""
+    dist_dir = BUILD / "dist"
+    tree = dist_dir / f"elasticsearch-{version}"
+    if (tree / "bin" / "elasticsearch").exists():
+        return tree
+    dist_dir.mkdir(parents=True, exist_ok=True)
+    archive = dist_dir / f"elasticsearch-{version}.zip"
+    if not archive.exists():
+        artifact = f"org.elasticsearch.distribution.integ-test-zip:elasticsearch:{version}:zip"
+        print(f"fetching {artifact} from Maven Central ...", flush=True)
+        subprocess.run(
+            ["mvn", "-q", "-B", "dependency:copy", f"-Dartifact={artifact}",
+             f"-DoutputDirectory={dist_dir}", "-Dmdep.overWriteIfNewer=true"],
+            check=True, cwd=ROOT, env=maven_env(),
+        )
+    staging = dist_dir / f".unpack-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    with zipfile.ZipFile(archive) as z:
+        z.extractall(staging)
+    for script in (staging / f"elasticsearch-{version}" / "bin").iterdir():
+        script.chmod(0o755)
+    jdk_bin = staging / f"elasticsearch-{version}" / "jdk"
+    assert not jdk_bin.exists(), "the integ-test-zip is expected to carry no JDK"
+    (staging / f"elasticsearch-{version}").rename(tree)
+    shutil.rmtree(staging, ignore_errors=True)
+    return tree
+
+
+def maven_env() -> dict:
+    env = dict(os.environ)
+    env["JAVA_HOME"] = java_home()
+    return env
+
+
+RUN_AS = "eslm"
+
+
+def ensure_run_as_user() -> None:
+    """Creates the unprivileged user that runs Elasticsearch when we are root."""
+    if subprocess.run(["id", "-u", RUN_AS], capture_output=True).returncode != 0:
+        subprocess.run(
+            ["useradd", "--system", "--user-group", "--no-create-home",
+             "--shell", "/usr/sbin/nologin", RUN_AS],
+            check=True,
+        )
+
+
+def run_as_prefix() -> list[str]:
+    """Command prefix that drops root for Elasticsearch (which refuses to run as root)."""
+    if os.geteuid() != 0:
+        return []
+    ensure_run_as_user()
+    return ["setpriv", f"--reuid={RUN_AS}", f"--regid={RUN_AS}", "--clear-groups", "--"]
+
+
+def check_reachable(path: Path) -> None:
+    """Every ancestor of the build folder must be searchable by the user running the node."""
+    if os.geteuid() != 0:
+        return
+    for parent in [path, *path.parents]:
+        if parent.exists() and not parent.stat().st_mode & 0o001:
+            raise SystemExit(
+                f"{parent} is not searchable by other users, so Elasticsearch (run as "
+                f"'{RUN_AS}', since it refuses root) cannot reach {path}: chmod o+x {parent}"
+            )
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Node:
+    """One Elasticsearch process with the plugin installed, on 127.0.0.1."""
+
+    def __init__(self, cluster: str, name: str, http_port: int, transport_port: int,
+                 seed_ports: list[int] | None = None, heap: str = "512m"):
+        self.cluster = cluster
+        self.name = name
+        self.http_port = http_port
+        self.transport_port = transport_port
+        self.seed_ports = seed_ports
+        self.heap = heap
+        self.home = BUILD / cluster / name
+        self.es = self.home / "es"
+        self.data = self.home / "data"
+        self.logs = self.home / "logs"
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}"
+
+    @property
+    def log_file(self) -> Path:
+        return self.logs / f"{self.cluster}.log"
+
+    def install(self, version: str, plugin: Path) -> None:
+        """A fresh copy of the distribution with the plugin installed by the real CLI."""
+        pristine = distribution(version)
+        shutil.rmtree(self.es, ignore_errors=True)
+        self.home.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(pristine, self.es, symlinks=True)
+        result = subprocess.run(
+            [str(self.es / "bin" / "elasticsearch-plugin"), "install", "--batch", plugin.as_uri()],
+            env=self._env(), capture_output=True, text=True,
+        )
+        if result.returncode != 0:
+            raise RuntimeError(
+                f"elasticsearch-plugin install failed ({result.returncode}):\n"
+                f"{result.stdout}\n{result.stderr}"
+            )
+        self.install_output = result.stdout + result.stderr
+        if os.geteuid() == 0:
+            ensure_run_as_user()
+            check_reachable(self.home)
+            subprocess.run(["chown", "-R", f"{RUN_AS}:{RUN_AS}", str(self.home)], check=True)
+
+    def _env(self) -> dict:
+        env = dict(os.environ)
+        env["ES_JAVA_HOME"] = java_home()
+        env.pop("JAVA_HOME", None)  # ignored by Elasticsearch, with a warning
+        env["HOME"] = str(self.home)
+        env["ES_JAVA_OPTS"] = f"-Xms{self.heap} -Xmx{self.heap} --enable-native-access=ALL-UNNAMED"
+        return env
+
+    def settings(self) -> list[str]:
+        s = {
+            "cluster.name": self.cluster,
+            "node.name": self.name,
+            "network.host": "127.0.0.1",
+            "http.port": str(self.http_port),
+            "transport.port": str(self.transport_port),
+            "path.data": str(self.data),
+            "path.logs": str(self.logs),
+            "xpack.security.enabled": "false",
+            "cluster.routing.allocation.disk.threshold_enabled": "false",
+        }
+        if self.seed_ports is None:
+            s["discovery.type"] = "single-node"
+        else:
+            s["discovery.seed_hosts"] = ",".join(f"127.0.0.1:{p}" for p in self.seed_ports)
+        return [arg for k, v in s.items() for arg in ("-E", f"{k}={v}")]
+
+    @property
+    def pid_file(self) -> Path:
+        return self.home / "es.pid"
+
+    def start(self, stdout=None) -> None:
+        """Starts the node. With `stdout` given it runs in the caller's process group (so Ctrl-C
+        reaches it); otherwise in a session of its own, output to logs/stdout.txt."""
+        for d in (self.logs, self.data):
+            d.mkdir(parents=True, exist_ok=True)
+            if os.geteuid() == 0:
+                shutil.chown(d, RUN_AS, RUN_AS)
+        self.pid_file.unlink(missing_ok=True)
+        out = stdout if stdout is not None else open(self.home / "stdout.txt", "ab")
+        self.process = subprocess.Popen(
+            [*run_as_prefix(), str(self.es / "bin" / "elasticsearch"), "-p", str(self.pid_file),
+             *self.settings()],
+            env=self._env(), stdout=out, stderr=subprocess.STDOUT, start_new_session=stdout is None,
+        )
+
+    def get(self, path: str, timeout: float = 5.0) -> dict:
+        with urllib.request.urlopen(self.url + path, timeout=timeout) as r:
+            return json.load(r)
+
+    def wait_until_ready(self, timeout: float = 180.0) -> dict:
+        """Polls the cluster health until the node answers (this distribution serves no `GET /`);
+        fails at once if the process dies. Returns the node's `_nodes/_local` entry."""
+        deadline = time.monotonic() + timeout
+        last_error = None
+        while time.monotonic() < deadline:
+            if self.process is not None and self.process.poll() is not None:
+                raise RuntimeError(
+                    f"{self.name} exited with {self.process.returncode}; see {self.logs}\n"
+                    + self.tail_log()
+                )
+            try:
+                self.get("/_cluster/health?wait_for_status=yellow&timeout=2s")
+                return next(iter(self.get("/_nodes/_local")["nodes"].values()))
+            except (urllib.error.URLError, ConnectionError, OSError, StopIteration) as e:
+                last_error = e
+            time.sleep(0.25)
+        raise TimeoutError(f"{self.name} did not answer on {self.url} within {timeout}s: {last_error}")
+
+    def stop(self, timeout: float = 60.0) -> int | None:
+        """SIGTERM, then wait (SIGKILL after `timeout`). Returns the exit code."""
+        if self.process is None or self.process.poll() is not None:
+            return None if self.process is None else self.process.returncode
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            return self.process.wait()
+
+    def kill(self) -> None:
+        """kill -9 of the server JVM (from its pid file) and its launcher: no clean-up at all."""
+        if self.pid_file.exists():
+            try:
+                os.kill(int(self.pid_file.read_text().strip()), signal.SIGKILL)
+            except (ProcessLookupError, ValueError):
+                pass
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+    def tail_log(self, lines: int = 40) -> str:
+        for f in (self.log_file, self.home / "stdout.txt"):
+            if f.exists():
+                return "\n".join(f.read_text(errors="replace").splitlines()[-lines:])
+        return "(no log yet)"
+
+
+def run(args: argparse.Namespace) -> int:
+    version = es_version()
+    node = Node("eslm-run", "node-0", args.port, args.transport_port)
+    print(f"installing {plugin_zip(version).name} into Elasticsearch {version} ...", flush=True)
+    node.install(version, plugin_zip(version))
+    print(f"starting Elasticsearch {version} on {node.url} (data: {node.data}) ...", flush=True)
+    node.start(stdout=open(node.home / "stdout.txt", "ab"))
+    try:
+        info = node.wait_until_ready()
+        print(f"\nElasticsearch {info['version']} with the lock manager is up at {node.url}")
+        print(f"logs: {node.log_file}\n", flush=True)
+        print("Try it:")
+        print(f"  curl -s -XPOST '{node.url}/_locks/orders-42/_acquire' -H 'Content-Type: application/json' -d '{{\"owner\":\"worker-1\"}}'")
+        print(f"  curl -s '{node.url}/_locks/orders-42'")
+        print(f"  curl -s -XPOST '{node.url}/_locks/orders-42/_release' -H 'Content-Type: application/json' -d '{{\"owner\":\"worker-1\"}}'")
+        print(f"  curl -s '{node.url}/_locks/_node/diagnostics?pretty'")
+        print("\nCtrl-C stops the node.", flush=True)
+        return node.process.wait()
+    except KeyboardInterrupt:
+        print("\nstopping ...", flush=True)
+        code = node.stop()
+        print(f"stopped (exit code {code})")
+        return 0
+    finally:
+        node.stop()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="install the plugin and run one node in the foreground")
+    r.add_argument("--port", type=int, default=9200, help="HTTP port (default 9200)")
+    r.add_argument("--transport-port", type=int, default=9300, help="transport port (default 9300)")
+    sub.add_parser("version", help="print the Elasticsearch version in use")
+    sub.add_parser("fetch", help="fetch and unpack the Elasticsearch distribution")
+    args = parser.parse_args()
+    if args.command == "run":
+        return run(args)
+    if args.command == "version":
+        print(es_version())
+        return 0
+    if args.command == "fetch":
+        print(distribution(es_version()))
+        return 0
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

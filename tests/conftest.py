@@ -1,0 +1,61 @@
+"""Shared fixtures: real Elasticsearch nodes from the integ-test-zip with the plugin installed by
+`bin/elasticsearch-plugin install` (see scripts/node.py). Nothing here mocks Elasticsearch or the
+native library."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import requests
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+
+import node as esnode  # noqa: E402
+
+
+class Client:
+    """A tiny JSON-over-HTTP client bound to one node, with keep-alive."""
+
+    def __init__(self, base_url: str):
+        self.base_url = base_url
+        self.session = requests.Session()
+
+    def request(self, method: str, path: str, body=None, raw: str | bytes | None = None,
+                timeout: float = 30.0) -> requests.Response:
+        headers = {}
+        data = None
+        if raw is not None:
+            data = raw
+            headers["Content-Type"] = "application/json"
+        elif body is not None:
+            return self.session.request(method, self.base_url + path, json=body, timeout=timeout)
+        return self.session.request(method, self.base_url + path, data=data, headers=headers,
+                                    timeout=timeout)
+
+    def post(self, path: str, body=None, **kw) -> requests.Response:
+        return self.request("POST", path, body, **kw)
+
+    def get(self, path: str, **kw) -> requests.Response:
+        return self.request("GET", path, **kw)
+
+
+@pytest.fixture(scope="session")
+def single_node():
+    """One node for the whole session; stopped (and checked to stop cleanly) at the end."""
+    version = esnode.es_version()
+    node = esnode.Node("eslm-it-single", "node-0", esnode.free_port(), esnode.free_port())
+    node.install(version, esnode.plugin_zip(version))
+    node.start()
+    try:
+        node.wait_until_ready()
+        yield node
+    finally:
+        code = node.stop()
+        assert code in (0, 143, None), f"node exited with {code}:\n{node.tail_log()}"
+
+
+@pytest.fixture()
+def client(single_node) -> Client:
+    return Client(single_node.url)
