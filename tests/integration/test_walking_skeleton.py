@@ -133,3 +133,24 @@ def test_diagnostics_report_versions_and_lock_count(client):
     assert client.post(f"/_locks/{k}/_acquire", {"owner": "d"}).status_code == 200
     after = client.get("/_locks/_node/diagnostics").json()
     assert after["core"]["held_keys"] == before["core"]["held_keys"] + 1
+
+
+def test_fencing_token_as_external_version_refuses_a_stale_holders_write(client):
+    k = key()
+    index = f"fenced-{uuid.uuid4().hex[:6]}"
+    old = client.post(f"/_locks/{k}/_acquire", {"owner": "old"}).json()["fencing_token"]
+    assert client.post(f"/_locks/{k}/_release", {"owner": "old"}).status_code == 200
+    new = client.post(f"/_locks/{k}/_acquire", {"owner": "new"}).json()["fencing_token"]
+    assert new > old
+
+    def write(token: int, who: str):
+        return client.request(
+            "PUT", f"/{index}/_doc/{k}?version={token}&version_type=external_gte", {"by": who}
+        )
+
+    assert write(new, "new").status_code in (200, 201)
+    stale = write(old, "old")
+    assert stale.status_code == 409, stale.text
+    assert stale.json()["error"]["type"] == "version_conflict_engine_exception"
+    doc = client.get(f"/{index}/_doc/{k}").json()
+    assert doc["_source"] == {"by": "new"} and doc["_version"] == new
