@@ -205,6 +205,16 @@ impl Partition {
     pub fn epoch(&self) -> u64 {
         self.table.lock().epoch()
     }
+
+    /// See [`LockTable::set_config`].
+    pub fn set_config(&self, config: Config) -> Result<(), LockError> {
+        self.table.lock().set_config(config)
+    }
+
+    /// The partition's settings.
+    pub fn config(&self) -> Config {
+        *self.table.lock().config()
+    }
 }
 
 #[cfg(test)]

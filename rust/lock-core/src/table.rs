@@ -338,6 +338,17 @@ impl LockTable {
         &self.config
     }
 
+    /// Replaces the settings (dynamic cluster settings changed). Applies to requests from now
+    /// on; locks already granted keep their leases and waiters their deadlines.
+    ///
+    /// # Errors
+    /// [`LockError::InvalidArgument`] naming the bad setting; the old settings stay.
+    pub fn set_config(&mut self, config: Config) -> Result<(), LockError> {
+        config.validate()?;
+        self.config = config;
+        Ok(())
+    }
+
     /// The epoch tokens are issued in.
     pub fn epoch(&self) -> u64 {
         self.epoch
@@ -1169,8 +1180,10 @@ impl LockTable {
         }
     }
 
-    /// Cheap test: can any other owner be waiting for `owner`? Only if it holds a lock, or one
-    /// of its waiters has a waiter ranked behind it.
+    /// Cheap pre-test for a cycle through `owner`: somebody must wait for it, i.e. it holds a
+    /// lock, or a later incompatible waiter of another owner queues behind one of its waiters —
+    /// and that owner must itself be waited for (checked one level deep, within a budget;
+    /// beyond it the full search runs).
     fn may_be_waited_for(&self, owner: OwnerIdx) -> bool {
         let Some(o) = self.owners.get(owner as usize).and_then(Option::as_ref) else {
             return false;
@@ -1181,19 +1194,61 @@ impl LockTable {
         if o.locks > 0 {
             return true;
         }
-        o.waiters.iter().any(|wid| {
+        let mut budget = 64usize;
+        for wid in &o.waiters {
             let w = self.waiter(*wid);
-            w.keys.iter().any(|(k, _)| {
-                self.key_state(*k).queue.as_ref().is_some_and(|q| {
-                    q.range((Bound::Excluded(w.qkey), Bound::Unbounded)).next().is_some()
-                })
-            })
-        })
+            for &(k, m) in &w.keys {
+                let Some(q) = self.key_state(k).queue.as_ref() else { continue };
+                for (_, e) in q.range((Bound::Excluded(w.qkey), Bound::Unbounded)) {
+                    budget = budget.saturating_sub(1);
+                    if budget == 0 {
+                        return true;
+                    }
+                    let e = self.waiter(*e);
+                    if e.owner == owner || e.mode_on(k).compatible_with(m) {
+                        continue;
+                    }
+                    if self.has_incoming_edges(e.owner) {
+                        return true;
+                    }
+                }
+            }
+        }
+        false
     }
 
-    /// The waiters blocking nothing but whom `w` waits for: edges of the owner wait-for graph,
-    /// as (blocking owner, via waiter).
-    fn blockers_of(&self, wid: WaiterId, out: &mut Vec<(OwnerIdx, WaiterId)>) {
+    /// Whether any owner can wait for `owner`: it holds a lock, or one of its waiters has a
+    /// waiter queued behind it.
+    fn has_incoming_edges(&self, owner: OwnerIdx) -> bool {
+        let Some(o) = self.owners.get(owner as usize).and_then(Option::as_ref) else {
+            return false;
+        };
+        o.locks > 0
+            || o.waiters.iter().any(|wid| {
+                let w = self.waiter(*wid);
+                w.keys.iter().any(|(k, _)| {
+                    self.key_state(*k).queue.as_ref().is_some_and(|q| {
+                        q.range((Bound::Excluded(w.qkey), Bound::Unbounded)).next().is_some()
+                    })
+                })
+            })
+    }
+
+    /// The wait-for edges out of waiter `wid`, as (blocking owner, via waiter): holders of
+    /// another owner in an incompatible mode, and earlier incompatible waiters of another owner.
+    ///
+    /// `scanned` remembers, per (key, mode), how far the queue was already scanned in this
+    /// search: every owner before that point was already reached, so a search costs one pass
+    /// over each queue per mode instead of one per waiter. Scans by the search's start owner are
+    /// not remembered: they skip the start owner's own waiters, which a later scan by another
+    /// owner must see (an edge back to the start closes the cycle).
+    fn blockers_of(
+        &self,
+        wid: WaiterId,
+        remember: bool,
+        scanned: &mut HashMap<(KeyIdx, u8), QueueKey>,
+        out: &mut Vec<(OwnerIdx, WaiterId)>,
+    ) {
         let w = self.waiter(wid);
         for &(k, m) in &w.keys {
             let ks = self.key_state(k);
@@ -1202,13 +1257,23 @@ impl LockTable {
                     out.push((h.owner, wid));
                 }
             }
-            if let Some(q) = &ks.queue {
-                for (_, e) in q.range(..w.qkey) {
-                    let e = self.waiter(*e);
-                    if e.owner != w.owner && !e.mode_on(k).compatible_with(m) {
-                        out.push((e.owner, wid));
-                    }
+            let Some(q) = &ks.queue else { continue };
+            let from = scanned.get(&(k, m.bit())).copied();
+            if from.is_some_and(|f| f >= w.qkey) {
+                continue;
+            }
+            let range = match from {
+                Some(f) => q.range((Bound::Included(f), Bound::Excluded(w.qkey))),
+                None => q.range((Bound::Unbounded, Bound::Excluded(w.qkey))),
+            };
+            for (_, e) in range {
+                let e = self.waiter(*e);
+                if e.owner != w.owner && !e.mode_on(k).compatible_with(m) {
+                    out.push((e.owner, wid));
                 }
+            }
+            if remember {
+                scanned.insert((k, m.bit()), w.qkey);
             }
         }
     }
@@ -1220,8 +1285,9 @@ impl LockTable {
         let mut parent: HashMap<OwnerIdx, (OwnerIdx, WaiterId)> = HashMap::new();
         let mut stack: Vec<OwnerIdx> = Vec::new();
         let mut edges = Vec::new();
+        let mut scanned = HashMap::new();
         for &wid in start {
-            self.blockers_of(wid, &mut edges);
+            self.blockers_of(wid, false, &mut scanned, &mut edges);
         }
         let visit = |from: OwnerIdx,
                      edges: &mut Vec<(OwnerIdx, WaiterId)>,
@@ -1244,7 +1310,7 @@ impl LockTable {
             let x = stack.pop()?;
             if let Some(o) = self.owners.get(x as usize).and_then(Option::as_ref) {
                 for &wid in &o.waiters {
-                    self.blockers_of(wid, &mut edges);
+                    self.blockers_of(wid, x != owner, &mut scanned, &mut edges);
                 }
             }
             closing = visit(x, &mut edges, &mut parent, &mut stack);
