@@ -10,6 +10,11 @@
 #include <stdlib.h>
 
 /**
+ * Which partition an op addresses; node-wide ops ignore it.
+ */
+#define ALL_PARTITIONS -1
+
+/**
  * Status of a C ABI call. The numbers equal the core's `ErrorCode`s and never change.
  */
 enum LmStatus
@@ -65,12 +70,15 @@ typedef int32_t LmStatus;
 #endif // __STDC_VERSION__ >= 202311L
 
 /**
- * Creates a node core issuing tokens in `epoch`; writes its handle (never 0) to `*out_handle`.
+ * Creates a node core from `config_json` (`{"config"?: {...}, "partitions"?: [{"id", "epoch"}]}`;
+ * `{}` gives partition 0 in epoch 1 with default settings); writes its handle (never 0) to
+ * `*out_handle`.
  *
  * # Safety
- * `out_handle` must be valid for a write; `out_json` null or valid for a write.
+ * `config_json` must be a NUL-terminated string; `out_handle` valid for a write; `out_json`
+ * null or valid for a write.
  */
-LmStatus eslm_core_new(uint64_t epoch, uint64_t *out_handle, char **out_json);
+LmStatus eslm_core_new(const char *config_json, uint64_t *out_handle, char **out_json);
 
 /**
  * Destroys a node core. Idempotent: destroying a closed or unknown handle is `LM_STATUS_OK`.
@@ -78,28 +86,18 @@ LmStatus eslm_core_new(uint64_t epoch, uint64_t *out_handle, char **out_json);
 LmStatus eslm_core_destroy(uint64_t handle);
 
 /**
- * Try-lock. `request_json`: `{"key", "owner", "mode"?}`.
+ * Runs bridge operation `op` (see `ESLM_OP_*` in the README / `ops::Op`) on `partition`
+ * (-1 for node-wide ops) with `args_json`; writes the answer envelope
+ * `{"result", "events", "tick_in_ms"}` or the error details to `*out_json`.
  *
  * # Safety
- * `request_json` must be a NUL-terminated string; `out_json` null or valid for a write.
+ * `args_json` must be a NUL-terminated string; `out_json` null or valid for a write.
  */
-LmStatus eslm_acquire(uint64_t handle, const char *request_json, char **out_json);
-
-/**
- * Release by the holder. `request_json`: `{"key", "owner", "fencing_token"?}`.
- *
- * # Safety
- * As [`eslm_acquire`].
- */
-LmStatus eslm_release(uint64_t handle, const char *request_json, char **out_json);
-
-/**
- * Holders of `key`.
- *
- * # Safety
- * `key` must be a NUL-terminated string; `out_json` null or valid for a write.
- */
-LmStatus eslm_key_info(uint64_t handle, const char *key, char **out_json);
+LmStatus eslm_call(uint64_t handle,
+                   int32_t op,
+                   int32_t partition,
+                   const char *args_json,
+                   char **out_json);
 
 /**
  * Frees a string written by this library. Null is ignored.

@@ -9,7 +9,7 @@ use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::handle::CORES;
-use crate::node::NodeCore;
+use crate::node::{NodeConfig, NodeCore};
 use crate::ops::{self, BridgeError};
 use crate::panic_message;
 
@@ -90,13 +90,16 @@ unsafe fn c_str<'a>(s: *const c_char, field: &'static str) -> Result<&'a str, Br
         .map_err(|_| lock_core::LockError::invalid(field, "must be valid UTF-8").into())
 }
 
-/// Creates a node core issuing tokens in `epoch`; writes its handle (never 0) to `*out_handle`.
+/// Creates a node core from `config_json` (`{"config"?: {...}, "partitions"?: [{"id", "epoch"}]}`;
+/// `{}` gives partition 0 in epoch 1 with default settings); writes its handle (never 0) to
+/// `*out_handle`.
 ///
 /// # Safety
-/// `out_handle` must be valid for a write; `out_json` null or valid for a write.
+/// `config_json` must be a NUL-terminated string; `out_handle` valid for a write; `out_json`
+/// null or valid for a write.
 #[no_mangle]
 pub unsafe extern "C" fn eslm_core_new(
-    epoch: u64,
+    config_json: *const c_char,
     out_handle: *mut u64,
     out_json: *mut *mut c_char,
 ) -> LmStatus {
@@ -104,7 +107,11 @@ pub unsafe extern "C" fn eslm_core_new(
         if out_handle.is_null() {
             return Err(lock_core::LockError::invalid("out_handle", "must not be null").into());
         }
-        let handle = CORES.insert(NodeCore::new(epoch)?);
+        // SAFETY: forwarded caller promise.
+        let config = unsafe { c_str(config_json, "config") }?;
+        let config: NodeConfig =
+            serde_json::from_str(config).map_err(|e| BridgeError::BadPayload(e.to_string()))?;
+        let handle = CORES.insert(NodeCore::new(config)?);
         // SAFETY: checked non-null; the caller promises it is valid for a write.
         unsafe { *out_handle = handle };
         Ok(format!("{{\"handle\":{handle}}}"))
@@ -120,54 +127,24 @@ pub extern "C" fn eslm_core_destroy(handle: u64) -> LmStatus {
     })
 }
 
-/// Try-lock. `request_json`: `{"key", "owner", "mode"?}`.
+/// Runs bridge operation `op` (see `ESLM_OP_*` in the README / `ops::Op`) on `partition`
+/// (-1 for node-wide ops) with `args_json`; writes the answer envelope
+/// `{"result", "events", "tick_in_ms"}` or the error details to `*out_json`.
 ///
 /// # Safety
-/// `request_json` must be a NUL-terminated string; `out_json` null or valid for a write.
+/// `args_json` must be a NUL-terminated string; `out_json` null or valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn eslm_acquire(
+pub unsafe extern "C" fn eslm_call(
     handle: u64,
-    request_json: *const c_char,
+    op: i32,
+    partition: i32,
+    args_json: *const c_char,
     out_json: *mut *mut c_char,
 ) -> LmStatus {
     run_c(out_json, || {
         // SAFETY: forwarded caller promise.
-        let request = unsafe { c_str(request_json, "request") }?;
-        ops::acquire(&*CORES.get(handle)?, request)
-    })
-}
-
-/// Release by the holder. `request_json`: `{"key", "owner", "fencing_token"?}`.
-///
-/// # Safety
-/// As [`eslm_acquire`].
-#[no_mangle]
-pub unsafe extern "C" fn eslm_release(
-    handle: u64,
-    request_json: *const c_char,
-    out_json: *mut *mut c_char,
-) -> LmStatus {
-    run_c(out_json, || {
-        // SAFETY: forwarded caller promise.
-        let request = unsafe { c_str(request_json, "request") }?;
-        ops::release(&*CORES.get(handle)?, request)
-    })
-}
-
-/// Holders of `key`.
-///
-/// # Safety
-/// `key` must be a NUL-terminated string; `out_json` null or valid for a write.
-#[no_mangle]
-pub unsafe extern "C" fn eslm_key_info(
-    handle: u64,
-    key: *const c_char,
-    out_json: *mut *mut c_char,
-) -> LmStatus {
-    run_c(out_json, || {
-        // SAFETY: forwarded caller promise.
-        let key = unsafe { c_str(key, "key") }?;
-        ops::key_info(&*CORES.get(handle)?, key)
+        let args = unsafe { c_str(args_json, "args") }?;
+        ops::call(&*CORES.get(handle)?, op, partition, args)
     })
 }
 
@@ -200,23 +177,31 @@ mod tests {
     fn c_abi_round_trip_with_status_codes() {
         let mut handle = 0u64;
         let mut out: *mut c_char = std::ptr::null_mut();
-        // SAFETY: valid out-pointers.
-        assert_eq!(unsafe { eslm_core_new(1, &mut handle, &mut out) }, LmStatus::Ok);
-        take(out);
-        assert_ne!(handle, 0);
-
-        let req = CString::new(r#"{"key":"k","owner":"a"}"#).expect("cstring");
+        let config = CString::new("{}").expect("cstring");
         // SAFETY: valid strings and out-pointers throughout.
         unsafe {
-            assert_eq!(eslm_acquire(handle, req.as_ptr(), &mut out), LmStatus::Ok);
+            assert_eq!(eslm_core_new(config.as_ptr(), &mut handle, &mut out), LmStatus::Ok);
+            take(out);
+            assert_ne!(handle, 0);
+
+            let req = CString::new(r#"{"key":"k","owner":"a"}"#).expect("cstring");
+            assert_eq!(eslm_call(handle, 1, 0, req.as_ptr(), &mut out), LmStatus::Ok);
             assert!(take(out).contains("\"fencing_token\""));
             let other = CString::new(r#"{"key":"k","owner":"b"}"#).expect("cstring");
-            assert_eq!(eslm_acquire(handle, other.as_ptr(), &mut out), LmStatus::Conflict);
+            assert_eq!(eslm_call(handle, 1, 0, other.as_ptr(), &mut out), LmStatus::Conflict);
             assert!(take(out).contains("\"holders\""));
-            assert_eq!(eslm_acquire(handle, std::ptr::null(), &mut out), LmStatus::InvalidArgument);
-            assert!(take(out).contains("\"field\":\"request\""));
-            assert_eq!(eslm_acquire(0, req.as_ptr(), &mut out), LmStatus::InvalidArgument);
+            assert_eq!(
+                eslm_call(handle, 1, 0, std::ptr::null(), &mut out),
+                LmStatus::InvalidArgument
+            );
+            assert!(take(out).contains("\"field\":\"args\""));
+            assert_eq!(eslm_call(0, 1, 0, req.as_ptr(), &mut out), LmStatus::InvalidArgument);
             take(out);
+            let bad = CString::new("{not json").expect("cstring");
+            let mut h2 = 0u64;
+            assert_eq!(eslm_core_new(bad.as_ptr(), &mut h2, &mut out), LmStatus::InvalidArgument);
+            take(out);
+            assert_eq!(h2, 0);
         }
         assert_eq!(eslm_core_destroy(handle), LmStatus::Ok);
         assert_eq!(eslm_core_destroy(handle), LmStatus::Ok, "idempotent");

@@ -13,13 +13,13 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use jni::objects::{JClass, JObject, JString, JThrowable, JValue};
-use jni::sys::{jboolean, jlong, jstring, JNI_FALSE, JNI_TRUE};
+use jni::sys::{jboolean, jint, jlong, jstring, JNI_FALSE, JNI_TRUE};
 use jni::JNIEnv;
 use lock_core::LockError;
 
 use crate::handle::CORES;
 use crate::logging;
-use crate::node::NodeCore;
+use crate::node::{NodeConfig, NodeCore};
 use crate::ops::{self, BridgeError};
 use crate::panic_message;
 
@@ -152,19 +152,19 @@ pub extern "system" fn Java_org_eslm_bridge_LockNative_version<'local>(
     })
 }
 
-/// `static native long coreNew(long epoch)`: a new node core; never returns 0.
+/// `static native long coreNew(String nodeConfigJson)`: a new node core; never returns 0.
 #[no_mangle]
 pub extern "system" fn Java_org_eslm_bridge_LockNative_coreNew<'local>(
     mut env: JNIEnv<'local>,
     _class: JClass<'local>,
-    epoch: jlong,
+    config: JString<'local>,
 ) -> jlong {
-    run_jni(&mut env, 0, |_env| {
+    run_jni(&mut env, 0, |env| {
         logging::install_in_jvm();
-        let epoch = u64::try_from(epoch).map_err(|_| {
-            LockError::invalid("epoch", format!("must not be negative, got {epoch}"))
-        })?;
-        let handle = CORES.insert(NodeCore::new(epoch)?);
+        let config = java_string(env, &config, "config")?;
+        let config: NodeConfig =
+            serde_json::from_str(&config).map_err(|e| BridgeError::BadPayload(e.to_string()))?;
+        let handle = CORES.insert(NodeCore::new(config)?);
         Ok(handle as jlong)
     })
 }
@@ -182,60 +182,20 @@ pub extern "system" fn Java_org_eslm_bridge_LockNative_coreDestroy<'local>(
     })
 }
 
-/// `static native String acquire(long handle, String requestJson)`.
+/// `static native String call(long handle, int op, int partition, String argsJson)`: one
+/// operation of [`ops::call`]; answers its JSON envelope (result, events, next tick).
 #[no_mangle]
-pub extern "system" fn Java_org_eslm_bridge_LockNative_acquire<'local>(
+pub extern "system" fn Java_org_eslm_bridge_LockNative_call<'local>(
     mut env: JNIEnv<'local>,
     _class: JClass<'local>,
     handle: jlong,
-    request: JString<'local>,
+    op: jint,
+    partition: jint,
+    args: JString<'local>,
 ) -> jstring {
     run_jni(&mut env, std::ptr::null_mut(), |env| {
-        let request = java_string(env, &request, "request")?;
-        let answer = ops::acquire(&*core(handle)?, &request)?;
-        new_java_string(env, &answer)
-    })
-}
-
-/// `static native String release(long handle, String requestJson)`.
-#[no_mangle]
-pub extern "system" fn Java_org_eslm_bridge_LockNative_release<'local>(
-    mut env: JNIEnv<'local>,
-    _class: JClass<'local>,
-    handle: jlong,
-    request: JString<'local>,
-) -> jstring {
-    run_jni(&mut env, std::ptr::null_mut(), |env| {
-        let request = java_string(env, &request, "request")?;
-        let answer = ops::release(&*core(handle)?, &request)?;
-        new_java_string(env, &answer)
-    })
-}
-
-/// `static native String keyInfo(long handle, String key)`.
-#[no_mangle]
-pub extern "system" fn Java_org_eslm_bridge_LockNative_keyInfo<'local>(
-    mut env: JNIEnv<'local>,
-    _class: JClass<'local>,
-    handle: jlong,
-    key: JString<'local>,
-) -> jstring {
-    run_jni(&mut env, std::ptr::null_mut(), |env| {
-        let key = java_string(env, &key, "key")?;
-        let answer = ops::key_info(&*core(handle)?, &key)?;
-        new_java_string(env, &answer)
-    })
-}
-
-/// `static native String diagnostics(long handle)`.
-#[no_mangle]
-pub extern "system" fn Java_org_eslm_bridge_LockNative_diagnostics<'local>(
-    mut env: JNIEnv<'local>,
-    _class: JClass<'local>,
-    handle: jlong,
-) -> jstring {
-    run_jni(&mut env, std::ptr::null_mut(), |env| {
-        let answer = ops::diagnostics(&*core(handle)?)?;
+        let args = java_string(env, &args, "args")?;
+        let answer = ops::call(&*core(handle)?, op, partition, &args)?;
         new_java_string(env, &answer)
     })
 }

@@ -1,16 +1,80 @@
-//! Every bridge operation as "JSON in, JSON out", shared by the JNI and the C entry points so
-//! that both speak exactly the same protocol.
+//! Every bridge operation as "op code + JSON in, JSON envelope out", shared by the JNI and the
+//! C entry points so that both speak exactly the same protocol.
 //!
-//! Requests are the `lock-core` request records (`deny_unknown_fields`); answers are the core's
-//! answer records. Failures become a [`BridgeError`], whose [`BridgeError::details_json`] is the
-//! structured form that Java turns into an Elasticsearch exception.
+//! A successful call answers an envelope:
+//!
+//! ```json
+//! {"result": <the op's answer>, "events": [<lock_core::Event>...], "tick_in_ms": <ms> | null}
+//! ```
+//!
+//! `events` are what the call caused besides its own answer (a release grants the next waiter,
+//! a lease ran out); `tick_in_ms` is when the caller must call [`Op::Tick`] next so that leases
+//! and waits expire on time with no request arriving. Failures become a [`BridgeError`], whose
+//! [`BridgeError::details_json`] is the structured form Java turns into an Elasticsearch
+//! exception. Events a failed call caused stay queued until the next call or tick.
 
-use lock_core::{AcquireRequest, ErrorCode, LockError, ReleaseRequest};
-use serde::Serialize;
-use serde_json::json;
+use lock_core::{
+    AcquireRequest, Config, DowngradeRequest, ErrorCode, Event, ListFilter, LockError,
+    MultiAcquireRequest, MultiReleaseRequest, ReleaseRequest, RenewRequest, Scope,
+};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 
 use crate::handle::HandleError;
 use crate::node::NodeCore;
+
+/// Operation codes of [`call`]; stable numbers shared with `org.eslm.bridge.NativeOp`.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Acquire = 1,
+    Release = 2,
+    Renew = 3,
+    AcquireMany = 4,
+    ReleaseMany = 5,
+    Cancel = 6,
+    SessionCreate = 7,
+    SessionKeepalive = 8,
+    SessionEnd = 9,
+    KeyInfo = 10,
+    List = 11,
+    Stats = 12,
+    Diagnostics = 13,
+    ForceRelease = 14,
+    Tick = 15,
+    Configure = 16,
+    Downgrade = 17,
+}
+
+impl Op {
+    /// The op for a code, or an invalid-argument error naming `op`.
+    pub fn from_code(code: i32) -> Result<Op, BridgeError> {
+        use Op::*;
+        const ALL: [Op; 17] = [
+            Acquire,
+            Release,
+            Renew,
+            AcquireMany,
+            ReleaseMany,
+            Cancel,
+            SessionCreate,
+            SessionKeepalive,
+            SessionEnd,
+            KeyInfo,
+            List,
+            Stats,
+            Diagnostics,
+            ForceRelease,
+            Tick,
+            Configure,
+            Downgrade,
+        ];
+        ALL.into_iter()
+            .find(|op| *op as i32 == code)
+            .ok_or_else(|| LockError::invalid("op", format!("unknown bridge op [{code}]")).into())
+    }
+}
 
 /// Why a bridge call failed.
 #[derive(Debug)]
@@ -47,25 +111,37 @@ impl BridgeError {
         }
     }
 
-    /// Structured details: `{"code": .., "message": .., "field"?: .., "key"?: .., "holders"?: [..]}`.
+    /// Structured details: `{"code", "message", ...}` plus the outcome's own fields (`field`,
+    /// `key`, `holders`, `owner`, `cycle`, `session`, `limit`, `retry_after_ms`, ...).
     pub fn details_json(&self) -> String {
         let mut v = json!({ "code": self.code(), "message": self.message() });
         if let BridgeError::Lock(e) = self {
-            match e {
+            let extra = match e {
                 LockError::InvalidArgument { field, reason } => {
-                    v["field"] = json!(field);
-                    v["reason"] = json!(reason);
+                    json!({ "field": field, "reason": reason })
                 }
-                LockError::Conflict { key, holders } => {
-                    v["key"] = json!(key);
-                    v["holders"] = json!(holders);
+                LockError::Conflict { key, holders } => json!({ "key": key, "holders": holders }),
+                LockError::NotHeld { key, owner } => json!({ "key": key, "owner": owner }),
+                LockError::WaitTimeout { key, owner, waited_ms } => {
+                    json!({ "key": key, "owner": owner, "waited_ms": waited_ms })
                 }
-                LockError::NotHeld { key, owner } => {
-                    v["key"] = json!(key);
-                    v["owner"] = json!(owner);
+                LockError::Deadlock { key, owner, cycle } => {
+                    json!({ "key": key, "owner": owner, "cycle": cycle })
+                }
+                LockError::SessionNotFound { session } => json!({ "session": session }),
+                LockError::LimitExceeded { limit, max } => json!({ "limit": limit, "max": max }),
+                LockError::PartitionUnavailable { retry_after_ms } => {
+                    json!({ "retry_after_ms": retry_after_ms })
+                }
+                LockError::WaiterNotFound { waiter_id } => json!({ "waiter_id": waiter_id }),
+                LockError::Cancelled { key, owner, reason } => {
+                    json!({ "key": key, "owner": owner, "reason": reason })
                 }
                 #[allow(unreachable_patterns)]
-                _ => {}
+                _ => json!({}),
+            };
+            if let (Value::Object(target), Value::Object(source)) = (&mut v, extra) {
+                target.extend(source);
             }
         }
         v.to_string()
@@ -84,71 +160,352 @@ impl From<HandleError> for BridgeError {
     }
 }
 
-fn decode<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, BridgeError> {
+fn decode<T: DeserializeOwned>(json: &str) -> Result<T, BridgeError> {
     serde_json::from_str(json).map_err(|e| BridgeError::BadPayload(e.to_string()))
 }
 
-fn encode<T: Serialize>(value: &T) -> Result<String, BridgeError> {
-    serde_json::to_string(value).map_err(|e| BridgeError::Internal(e.to_string()))
+fn to_value<T: Serialize>(value: &T) -> Result<Value, BridgeError> {
+    serde_json::to_value(value).map_err(|e| BridgeError::Internal(e.to_string()))
 }
 
-/// Try-lock; answers a `Grant`.
-pub fn acquire(core: &NodeCore, request_json: &str) -> Result<String, BridgeError> {
-    let req: AcquireRequest = decode(request_json)?;
-    let grant = core.partition().try_acquire(&req, core.now())?;
-    encode(&grant)
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CancelArgs {
+    waiter_id: u64,
 }
 
-/// Release by the holder; answers `Released`.
-pub fn release(core: &NodeCore, request_json: &str) -> Result<String, BridgeError> {
-    let req: ReleaseRequest = decode(request_json)?;
-    let released = core.partition().release(&req)?;
-    encode(&released)
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SessionCreateArgs {
+    owner: String,
+    #[serde(default)]
+    ttl_ms: Option<u64>,
 }
 
-/// Holders of one key; answers `KeyInfo`.
-pub fn key_info(core: &NodeCore, key: &str) -> Result<String, BridgeError> {
-    let info = core.partition().key_info(key, core.now())?;
-    encode(&info)
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SessionArgs {
+    session: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KeyArgs {
+    key: String,
+    #[serde(default)]
+    scope: Scope,
+}
+
+/// Which partition an op addresses; node-wide ops ignore it.
+pub const ALL_PARTITIONS: i32 = -1;
+
+/// Runs `op` with `args_json` on `partition` of `core` and answers the envelope.
+pub fn call(
+    core: &NodeCore,
+    op: i32,
+    partition: i32,
+    args_json: &str,
+) -> Result<String, BridgeError> {
+    let op = Op::from_code(op)?;
+    let now = core.now();
+    let one = || -> Result<_, BridgeError> {
+        let id = u32::try_from(partition).map_err(|_| {
+            LockError::invalid("partition", format!("must be a partition id, got [{partition}]"))
+        })?;
+        Ok(core.partition(id)?)
+    };
+    let mut touched = Vec::new();
+    let result = match op {
+        Op::Acquire => {
+            let p = one()?;
+            let r = to_value(&p.acquire(&decode::<AcquireRequest>(args_json)?, now)?)?;
+            touched.push(p);
+            r
+        }
+        Op::AcquireMany => {
+            let p = one()?;
+            let r = to_value(&p.acquire_many(&decode::<MultiAcquireRequest>(args_json)?, now)?)?;
+            touched.push(p);
+            r
+        }
+        Op::Release => {
+            let p = one()?;
+            let r = to_value(&p.release_at(&decode::<ReleaseRequest>(args_json)?, now)?)?;
+            touched.push(p);
+            r
+        }
+        Op::ReleaseMany => {
+            let p = one()?;
+            let r = to_value(&p.release_many(&decode::<MultiReleaseRequest>(args_json)?, now)?)?;
+            touched.push(p);
+            r
+        }
+        Op::Renew => {
+            let p = one()?;
+            let r = to_value(&p.renew(&decode::<RenewRequest>(args_json)?, now)?)?;
+            touched.push(p);
+            r
+        }
+        Op::Downgrade => {
+            let p = one()?;
+            let r = to_value(&p.downgrade(&decode::<DowngradeRequest>(args_json)?, now)?)?;
+            touched.push(p);
+            r
+        }
+        Op::Cancel => {
+            let p = one()?;
+            p.cancel(decode::<CancelArgs>(args_json)?.waiter_id, now)?;
+            touched.push(p);
+            json!({ "cancelled": true })
+        }
+        Op::ForceRelease => {
+            let p = one()?;
+            let args: KeyArgs = decode(args_json)?;
+            let released = p.force_release(&args.key, args.scope, now)?;
+            if released.is_empty() {
+                return Err(LockError::NotHeld { key: args.key, owner: "anyone".into() }.into());
+            }
+            tracing::warn!(key = %args.key, ?released, "lock force-released by an administrator");
+            touched.push(p);
+            to_value(&released)?
+        }
+        Op::SessionCreate => {
+            let p = one()?;
+            let args: SessionCreateArgs = decode(args_json)?;
+            let r = to_value(&p.create_session(&args.owner, args.ttl_ms, now)?)?;
+            touched.push(p);
+            r
+        }
+        Op::SessionKeepalive => {
+            let p = one()?;
+            let r = to_value(&p.keepalive(&decode::<SessionArgs>(args_json)?.session, now)?)?;
+            touched.push(p);
+            r
+        }
+        Op::SessionEnd => {
+            let p = one()?;
+            let r = to_value(&p.end_session(&decode::<SessionArgs>(args_json)?.session, now)?)?;
+            touched.push(p);
+            r
+        }
+        Op::KeyInfo => {
+            let p = one()?;
+            let args: KeyArgs = decode(args_json)?;
+            p.advance(now);
+            let r = to_value(&p.key_info_scoped(&args.key, args.scope, now)?)?;
+            touched.push(p);
+            r
+        }
+        Op::List => {
+            let filter: ListFilter = decode(args_json)?;
+            let mut locks = Vec::new();
+            for (_, p) in core.partitions() {
+                p.advance(now);
+                locks.extend(p.list_locks(&filter));
+                touched.push(p);
+            }
+            let size = if filter.size == 0 { 100 } else { filter.size };
+            locks.sort_by(|a, b| a.key.cmp(&b.key).then(a.owner.cmp(&b.owner)));
+            locks.truncate(size);
+            to_value(&locks)?
+        }
+        Op::Stats => {
+            let mut partitions = Vec::new();
+            for (id, p) in core.partitions() {
+                p.advance(now);
+                partitions.push((id, p.stats()));
+                touched.push(p);
+            }
+            node_stats(&partitions)?
+        }
+        Op::Diagnostics => diagnostics(core, now)?,
+        Op::Tick => {
+            for (_, p) in core.partitions() {
+                p.advance(now);
+                touched.push(p);
+            }
+            json!({ "now_ms": now })
+        }
+        Op::Configure => {
+            core.set_config(decode::<Config>(args_json)?)?;
+            to_value(&core.config())?
+        }
+    };
+    let mut events: Vec<Event> = Vec::new();
+    for p in &touched {
+        events.extend(p.drain_events());
+    }
+    let envelope = json!({
+        "result": result,
+        "events": to_value(&events)?,
+        "tick_in_ms": core.next_deadline_in(),
+    });
+    Ok(envelope.to_string())
+}
+
+/// The node's lock statistics as `GET /_locks/_stats` shows them: counters and gauges summed
+/// over the node's partitions; time percentiles are the largest partition's (an upper bound,
+/// exact with one partition); `partitions` keeps the per-partition detail.
+fn node_stats(partitions: &[(u32, lock_core::PartitionStats)]) -> Result<Value, BridgeError> {
+    let sum = |f: &dyn Fn(&lock_core::PartitionStats) -> u64| -> u64 {
+        partitions.iter().map(|(_, s)| f(s)).sum()
+    };
+    let times = |f: &dyn Fn(&lock_core::PartitionStats) -> &lock_core::HistogramSummary| {
+        let max = |g: &dyn Fn(&lock_core::HistogramSummary) -> u64| {
+            partitions.iter().map(|(_, s)| g(f(s))).max().unwrap_or(0)
+        };
+        json!({
+            "count": partitions.iter().map(|(_, s)| f(s).count).sum::<u64>(),
+            "p50": max(&|h| h.p50_ms),
+            "p90": max(&|h| h.p90_ms),
+            "p99": max(&|h| h.p99_ms),
+            "max": max(&|h| h.max_ms),
+        })
+    };
+    let mut hot: Vec<lock_core::HotKey> =
+        partitions.iter().flat_map(|(_, s)| s.hottest_keys.iter().cloned()).collect();
+    hot.sort_by_key(|h| std::cmp::Reverse(h.contended));
+    hot.truncate(10);
+    let detail: Vec<Value> = partitions
+        .iter()
+        .map(|(id, s)| json!({ "id": id, "epoch": s.epoch, "held": s.held_locks, "waiting": s.waiting }))
+        .collect();
+    Ok(json!({
+        "acquires": sum(&|s| s.counters.acquires),
+        "grants": sum(&|s| s.counters.immediate_grants + s.counters.grants_after_wait),
+        "reentrant_grants": sum(&|s| s.counters.reentrant_grants),
+        "queued": sum(&|s| s.counters.queued),
+        "conflicts": sum(&|s| s.counters.conflicts),
+        "timeouts": sum(&|s| s.counters.wait_timeouts),
+        "expiries": sum(&|s| s.counters.lease_expiries),
+        "deadlocks": sum(&|s| s.counters.deadlocks),
+        "cancelled": sum(&|s| s.counters.cancelled),
+        "releases": sum(&|s| s.counters.releases),
+        "renewals": sum(&|s| s.counters.renewals),
+        "limit_rejections": sum(&|s| s.counters.limit_rejections),
+        "held": sum(&|s| s.held_locks as u64),
+        "waiting": sum(&|s| s.waiting as u64),
+        "sessions": sum(&|s| s.sessions as u64),
+        "wait_time_ms": times(&|s| &s.wait_time),
+        "hold_time_ms": times(&|s| &s.hold_time),
+        "hot_keys": to_value(&hot)?,
+        "partitions": detail,
+    }))
 }
 
 /// Node-local facts for `GET /_locks/_node/diagnostics`.
-pub fn diagnostics(core: &NodeCore) -> Result<String, BridgeError> {
-    encode(&json!({
+fn diagnostics(core: &NodeCore, now: u64) -> Result<Value, BridgeError> {
+    let mut partitions = Vec::new();
+    let mut oldest = Vec::new();
+    let mut hot = Vec::new();
+    for (id, p) in core.partitions() {
+        p.advance(now);
+        let stats = p.stats();
+        partitions.push(json!({
+            "id": id,
+            "epoch": stats.epoch,
+            "state": "active",
+            "held": stats.held_locks,
+            "held_keys": stats.held_keys,
+            "waiting": stats.waiting,
+            "sessions": stats.sessions,
+        }));
+        for w in p.oldest_waiters(10) {
+            oldest.push(json!({ "partition": id, "waiter": to_value(&w)? }));
+        }
+        hot.extend(stats.hottest_keys);
+    }
+    oldest.sort_by_key(|w| std::cmp::Reverse(w["waiter"]["waited_ms"].as_u64().unwrap_or(0)));
+    oldest.truncate(10);
+    hot.sort_by_key(|h| std::cmp::Reverse(h.contended));
+    hot.truncate(10);
+    Ok(json!({
         "core_version": lock_core::VERSION,
         "bridge_version": crate::BRIDGE_VERSION,
-        "epoch": core.partition().epoch(),
-        "held_keys": core.partition().held_keys(),
-        "uptime_ms": core.now(),
+        "uptime_ms": now,
+        "config": to_value(&core.config())?,
+        "partitions": partitions,
+        "oldest_waiters": oldest,
+        "hot_keys": to_value(&hot)?,
     }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::node::NodeConfig;
+
+    fn core() -> NodeCore {
+        NodeCore::new(NodeConfig { config: Config::default(), partitions: vec![] }).expect("core")
+    }
+
+    fn ok(core: &NodeCore, op: Op, args: &str) -> Value {
+        serde_json::from_str(&call(core, op as i32, 0, args).expect("call")).expect("envelope")
+    }
 
     #[test]
     fn acquire_conflict_release_round_trip_through_json() {
-        let core = NodeCore::new(2).expect("core");
-        let g: serde_json::Value =
-            serde_json::from_str(&acquire(&core, r#"{"key":"k","owner":"a"}"#).expect("grant"))
-                .expect("json");
-        assert_eq!(g["owner"], "a");
-        assert_eq!(g["fencing_token"].as_u64().expect("token") >> 40, 2);
+        let core = core();
+        let g = ok(&core, Op::Acquire, r#"{"key":"k","owner":"a"}"#);
+        assert_eq!(g["result"]["granted"]["owner"], "a");
+        assert_eq!(g["result"]["granted"]["fencing_token"].as_u64().expect("token") >> 40, 1);
+        assert!(g["tick_in_ms"].as_u64().is_some(), "a lease is a deadline");
 
-        let err = acquire(&core, r#"{"key":"k","owner":"b"}"#).expect_err("conflict");
+        let err =
+            call(&core, Op::Acquire as i32, 0, r#"{"key":"k","owner":"b"}"#).expect_err("conflict");
         assert_eq!(err.code(), ErrorCode::Conflict as i32);
-        let d: serde_json::Value = serde_json::from_str(&err.details_json()).expect("json");
+        let d: Value = serde_json::from_str(&err.details_json()).expect("json");
         assert_eq!(d["holders"][0]["owner"], "a");
 
-        let err = acquire(&core, r#"{"key":"","owner":"b"}"#).expect_err("blank key");
-        let d: serde_json::Value = serde_json::from_str(&err.details_json()).expect("json");
+        let err =
+            call(&core, Op::Acquire as i32, 0, r#"{"key":"","owner":"b"}"#).expect_err("blank key");
+        let d: Value = serde_json::from_str(&err.details_json()).expect("json");
         assert_eq!(d["field"], "key");
+        assert!(matches!(call(&core, Op::Acquire as i32, 0, "{"), Err(BridgeError::BadPayload(_))));
+        assert!(call(&core, 999, 0, "{}").is_err(), "unknown op");
+        assert!(call(&core, Op::Acquire as i32, 7, r#"{"key":"k","owner":"a"}"#).is_err());
 
-        assert!(matches!(acquire(&core, "{"), Err(BridgeError::BadPayload(_))));
-        release(&core, r#"{"key":"k","owner":"a"}"#).expect("release");
-        let info: serde_json::Value =
-            serde_json::from_str(&key_info(&core, "k").expect("info")).expect("json");
-        assert_eq!(info["holders"].as_array().map(Vec::len), Some(0));
+        ok(&core, Op::Release, r#"{"key":"k","owner":"a"}"#);
+        let info = ok(&core, Op::KeyInfo, r#"{"key":"k"}"#);
+        assert_eq!(info["result"]["holders"].as_array().map(Vec::len), Some(0));
+    }
+
+    #[test]
+    fn a_release_hands_over_to_the_queued_waiter_as_an_event() {
+        let core = core();
+        ok(&core, Op::Acquire, r#"{"key":"k","owner":"a"}"#);
+        let q =
+            ok(&core, Op::Acquire, r#"{"key":"k","owner":"b","wait_ms":60000,"request_id":42}"#);
+        assert!(q["result"]["queued"]["waiter_id"].as_u64().is_some(), "{q}");
+        let r = ok(&core, Op::Release, r#"{"key":"k","owner":"a"}"#);
+        let events = r["events"].as_array().expect("events");
+        assert_eq!(events.len(), 1, "{r}");
+        assert_eq!(events[0]["event"], "granted");
+        assert_eq!(events[0]["request_id"], 42);
+        assert_eq!(events[0]["grants"][0]["owner"], "b");
+    }
+
+    #[test]
+    fn configure_applies_to_partitions_and_refuses_bad_settings() {
+        let core = core();
+        let cfg = Config { max_wait_ms: 1234, ..Config::default() };
+        let answer = ok(&core, Op::Configure, &serde_json::to_string(&cfg).expect("json"));
+        assert_eq!(answer["result"]["max_wait_ms"], 1234);
+        let bad = Config { default_lease_ms: 10, max_lease_ms: 5, ..Config::default() };
+        assert!(call(&core, Op::Configure as i32, -1, &serde_json::to_string(&bad).expect("json"))
+            .is_err());
+        assert_eq!(core.config().max_wait_ms, 1234, "old settings stay");
+    }
+
+    #[test]
+    fn diagnostics_and_stats_report_partitions() {
+        let core = core();
+        ok(&core, Op::Acquire, r#"{"key":"k","owner":"a"}"#);
+        let d = ok(&core, Op::Diagnostics, "{}");
+        assert_eq!(d["result"]["partitions"][0]["held"], 1);
+        let s = ok(&core, Op::Stats, "{}");
+        assert_eq!(s["result"]["held"], 1);
+        assert_eq!(s["result"]["acquires"], 1);
+        assert_eq!(s["result"]["partitions"][0]["held"], 1);
     }
 }

@@ -54,17 +54,16 @@ public final class LockNative {
 
     static native String version();
 
-    static native long coreNew(long epoch);
+    /** A node core from {@code {"config"?: {...}, "partitions"?: [{"id", "epoch"}]}}. */
+    static native long coreNew(String nodeConfigJson);
 
     static native boolean coreDestroy(long handle);
 
-    static native String acquire(long handle, String requestJson);
-
-    static native String release(long handle, String requestJson);
-
-    static native String keyInfo(long handle, String key);
-
-    static native String diagnostics(long handle);
+    /**
+     * One operation ({@link NativeOp#code()}) on {@code partition} ({@code -1} for node-wide ops);
+     * answers {@code {"result", "events", "tick_in_ms"}}.
+     */
+    static native String call(long handle, int op, int partition, String argsJson);
 
     /** Panics in Rust on purpose; tests prove the panic arrives as an {@link AssertionError}. */
     static native void testOnlyPanic(String message);

@@ -11,35 +11,30 @@ import java.util.concurrent.atomic.AtomicLong;
  * memory, because handles are registry ids, not pointers.
  */
 public final class NativeLockCore implements Closeable {
+    /** The partition argument of node-wide operations. */
+    public static final int ALL_PARTITIONS = -1;
+
     private final AtomicLong handle;
 
     private NativeLockCore(long handle) {
         this.handle = new AtomicLong(handle);
     }
 
-    /** A new core whose fencing tokens carry {@code epoch}. The library must be loaded. */
-    public static NativeLockCore create(long epoch) {
-        return new NativeLockCore(LockNative.coreNew(epoch));
+    /**
+     * A new core. {@code nodeConfigJson}: {@code {"config"?: {...}, "partitions"?: [{"id", "epoch"}]}};
+     * {@code {}} is partition 0 in epoch 1 with default settings. The library must be loaded.
+     */
+    public static NativeLockCore create(String nodeConfigJson) {
+        return new NativeLockCore(LockNative.coreNew(nodeConfigJson));
     }
 
-    /** Try-lock; answers the grant as JSON. */
-    public String acquire(String requestJson) {
-        return LockNative.acquire(handle(), requestJson);
-    }
-
-    /** Release by the holder; answers the release as JSON. */
-    public String release(String requestJson) {
-        return LockNative.release(handle(), requestJson);
-    }
-
-    /** Holders of one key as JSON. */
-    public String keyInfo(String key) {
-        return LockNative.keyInfo(handle(), key);
-    }
-
-    /** Node-local facts as JSON. */
-    public String diagnostics() {
-        return LockNative.diagnostics(handle());
+    /**
+     * Runs one operation; answers the envelope {@code {"result", "events", "tick_in_ms"}}.
+     *
+     * @throws NativeLockException for lock outcomes, {@link IllegalArgumentException} for bad input
+     */
+    public String call(NativeOp op, int partition, String argsJson) {
+        return LockNative.call(handle(), op.code(), partition, argsJson);
     }
 
     /** Whether {@link #close()} has run. */

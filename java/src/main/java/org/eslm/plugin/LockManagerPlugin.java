@@ -2,53 +2,95 @@ package org.eslm.plugin;
 
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
+import org.elasticsearch.cluster.node.DiscoveryNode;
 import org.elasticsearch.cluster.node.DiscoveryNodes;
+import org.elasticsearch.cluster.service.ClusterService;
+import org.elasticsearch.common.settings.Setting;
+import org.elasticsearch.common.settings.Settings;
 import org.elasticsearch.features.NodeFeature;
 import org.elasticsearch.plugins.ActionPlugin;
 import org.elasticsearch.plugins.Plugin;
 import org.elasticsearch.rest.RestHandler;
 import org.eslm.action.TransportAcquireLockAction;
+import org.eslm.action.TransportForceReleaseLockAction;
 import org.eslm.action.TransportGetLockAction;
+import org.eslm.action.TransportLockSessionAction;
+import org.eslm.action.TransportLockStatsAction;
 import org.eslm.action.TransportNodeDiagnosticsAction;
 import org.eslm.action.TransportReleaseLockAction;
+import org.eslm.action.TransportRenewLockAction;
 import org.eslm.bridge.LockNative;
 import org.eslm.bridge.NativeLockCore;
 import org.eslm.rest.RestAcquireLockAction;
+import org.eslm.rest.RestCatLocksAction;
+import org.eslm.rest.RestForceReleaseLockAction;
 import org.eslm.rest.RestGetLockAction;
+import org.eslm.rest.RestLockSessionAction;
+import org.eslm.rest.RestLockStatsAction;
 import org.eslm.rest.RestNodeDiagnosticsAction;
 import org.eslm.rest.RestReleaseLockAction;
+import org.eslm.rest.RestRenewLockAction;
 import org.eslm.service.LockService;
+import org.eslm.service.LockSettings;
 
 import java.nio.file.Path;
 import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 /**
- * The plugin's wiring and nothing else: loads the native library, creates the node's lock
- * service, and registers transport actions and REST handlers. Lock semantics live in Rust.
+ * The plugin's wiring and nothing else: registers settings, loads the native library, creates
+ * the node's lock service, and registers transport actions and REST handlers. Lock semantics
+ * live in Rust.
  */
 public class LockManagerPlugin extends Plugin implements ActionPlugin {
     /** The plugin's name in {@code plugin-descriptor.properties}, and so its directory under {@code plugins/}. */
     public static final String NAME = "lock-manager";
     /** Where the zip puts the native library, relative to the plugin directory. */
     public static final String NATIVE_LIBRARY = "native/linux-x86_64/libeslm.so";
-    /** Fencing epoch of the single-node core. Cluster routing replaces it with the shard's primary term. */
-    static final long SINGLE_NODE_EPOCH = 1;
 
     private static final Logger logger = LogManager.getLogger(LockManagerPlugin.class);
 
     private volatile LockService lockService;
 
     @Override
+    public List<Setting<?>> getSettings() {
+        return LockSettings.ALL;
+    }
+
+    @Override
     public Collection<?> createComponents(PluginServices services) {
+        Settings settings = services.environment().settings();
+        LockSettings.DURABILITY.get(settings); // validates: refuses to start on an unsupported mode
+        LockSettings.Values values = LockSettings.Values.of(settings);
+
         Path library = services.environment().pluginsDir().resolve(NAME).resolve(NATIVE_LIBRARY);
         LockNative.load(library);
         BuildInfo buildInfo = BuildInfo.current();
         logger.info("loaded native lock library [{}] from [{}]", buildInfo.nativeVersion(), buildInfo.nativeLibrary());
-        lockService = new LockService(NativeLockCore.create(SINGLE_NODE_EPOCH));
-        return List.of(lockService, buildInfo);
+
+        ClusterService clusterService = services.clusterService();
+        Map<String, Object> nodeConfig = Map.of("config", values.coreConfig());
+        NativeLockCore core = NativeLockCore.create(LockService.toJson(nodeConfig));
+        Supplier<Map<String, Object>> nodeInfo = () -> {
+            DiscoveryNode node = clusterService.localNode();
+            Map<String, Object> info = new LinkedHashMap<>();
+            info.put("node", Map.of("id", node.getId(), "name", node.getName()));
+            info.put("plugin", buildInfo.asMap());
+            return info;
+        };
+        LockService service = new LockService(core, services.threadPool(), () -> clusterService.localNode().getName(), nodeInfo, values);
+        clusterService.getClusterSettings()
+            .addSettingsUpdateConsumer(
+                updated -> service.applySettings(LockSettings.Values.of(updated)),
+                LockSettings.DYNAMIC,
+                updated -> LockSettings.Values.of(updated) // rejects e.g. a default above the max
+            );
+        lockService = service;
+        return List.of(service, buildInfo);
     }
 
     @Override
@@ -56,7 +98,11 @@ public class LockManagerPlugin extends Plugin implements ActionPlugin {
         return List.of(
             new ActionHandler(TransportAcquireLockAction.TYPE, TransportAcquireLockAction.class),
             new ActionHandler(TransportReleaseLockAction.TYPE, TransportReleaseLockAction.class),
+            new ActionHandler(TransportRenewLockAction.TYPE, TransportRenewLockAction.class),
+            new ActionHandler(TransportForceReleaseLockAction.TYPE, TransportForceReleaseLockAction.class),
+            new ActionHandler(TransportLockSessionAction.TYPE, TransportLockSessionAction.class),
             new ActionHandler(TransportGetLockAction.TYPE, TransportGetLockAction.class),
+            new ActionHandler(TransportLockStatsAction.TYPE, TransportLockStatsAction.class),
             new ActionHandler(TransportNodeDiagnosticsAction.TYPE, TransportNodeDiagnosticsAction.class)
         );
     }
@@ -67,7 +113,21 @@ public class LockManagerPlugin extends Plugin implements ActionPlugin {
         Supplier<DiscoveryNodes> nodesInCluster,
         Predicate<NodeFeature> clusterSupportsFeature
     ) {
-        return List.of(new RestAcquireLockAction(), new RestReleaseLockAction(), new RestGetLockAction(), new RestNodeDiagnosticsAction());
+        Supplier<LockSettings.Values> settings = () -> {
+            LockService service = lockService;
+            return service != null ? service.settings() : LockSettings.Values.of(services.settings());
+        };
+        return List.of(
+            new RestAcquireLockAction(settings),
+            new RestReleaseLockAction(settings),
+            new RestRenewLockAction(settings),
+            new RestForceReleaseLockAction(settings),
+            new RestLockSessionAction(settings),
+            new RestGetLockAction(),
+            new RestCatLocksAction(),
+            new RestLockStatsAction(),
+            new RestNodeDiagnosticsAction()
+        );
     }
 
     @Override

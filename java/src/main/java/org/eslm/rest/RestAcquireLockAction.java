@@ -1,20 +1,29 @@
 package org.eslm.rest;
 
 import org.elasticsearch.client.internal.node.NodeClient;
-import org.elasticsearch.rest.BaseRestHandler;
 import org.elasticsearch.rest.RestRequest;
-import org.elasticsearch.rest.action.RestToXContentListener;
 import org.elasticsearch.xcontent.XContentParser;
-import org.eslm.action.AcquireLockRequest;
 import org.eslm.action.TransportAcquireLockAction;
+import org.eslm.bridge.NativeOp;
+import org.eslm.service.LockSettings;
 
 import java.io.IOException;
 import java.util.List;
+import java.util.function.Supplier;
 
 import static org.elasticsearch.rest.RestRequest.Method.POST;
 
-/** {@code POST /_locks/{key}/_acquire} with body {@code {"owner", "mode"?}}. */
-public final class RestAcquireLockAction extends BaseRestHandler {
+/**
+ * {@code POST /_locks/{key}/_acquire} (one key) and {@code POST /_locks/_acquire} (many keys,
+ * all-or-nothing). See docs/API.md for the body.
+ */
+public final class RestAcquireLockAction extends LockRestHandler {
+    private final Supplier<LockSettings.Values> settings;
+
+    public RestAcquireLockAction(Supplier<LockSettings.Values> settings) {
+        this.settings = settings;
+    }
+
     @Override
     public String getName() {
         return "locks_acquire_action";
@@ -22,16 +31,20 @@ public final class RestAcquireLockAction extends BaseRestHandler {
 
     @Override
     public List<Route> routes() {
-        return List.of(new Route(POST, "/_locks/{key}/_acquire"));
+        return List.of(new Route(POST, "/_locks/{key}/_acquire"), new Route(POST, "/_locks/_acquire"));
     }
 
     @Override
     protected RestChannelConsumer prepareRequest(RestRequest request, NodeClient client) throws IOException {
         // Parse now: the body is released when this method returns.
-        AcquireLockRequest acquire;
-        try (XContentParser parser = RestBodies.requiredParser(request)) {
-            acquire = AcquireLockRequest.fromXContent(request.param("key"), parser);
+        String key = request.param("key");
+        try (XContentParser parser = requiredParser(request)) {
+            if (key == null) {
+                LockBodies.Args args = LockBodies.multiAcquire(parser, settings.get());
+                return send(request, client, TransportAcquireLockAction.TYPE, NativeOp.ACQUIRE_MANY, args.routing == null ? "" : args.routing, args);
+            }
+            LockBodies.Args args = LockBodies.acquire(key, parser, settings.get());
+            return send(request, client, TransportAcquireLockAction.TYPE, NativeOp.ACQUIRE, key, args);
         }
-        return channel -> client.execute(TransportAcquireLockAction.TYPE, acquire, new RestToXContentListener<>(channel));
     }
 }

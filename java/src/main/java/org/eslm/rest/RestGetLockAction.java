@@ -1,18 +1,21 @@
 package org.eslm.rest;
 
 import org.elasticsearch.client.internal.node.NodeClient;
-import org.elasticsearch.rest.BaseRestHandler;
 import org.elasticsearch.rest.RestRequest;
-import org.elasticsearch.rest.action.RestToXContentListener;
-import org.eslm.action.GetLockRequest;
 import org.eslm.action.TransportGetLockAction;
+import org.eslm.bridge.NativeOp;
 
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 import static org.elasticsearch.rest.RestRequest.Method.GET;
 
-/** {@code GET /_locks/{key}}: holders of one key (200 with an empty list when free). */
-public final class RestGetLockAction extends BaseRestHandler {
+/**
+ * {@code GET /_locks/{key}} (holders and waiters; {@code ?scope=tree} for a tree node) and
+ * {@code GET /_locks} (held locks, filtered by {@code owner} and {@code prefix}, at most {@code size}).
+ */
+public final class RestGetLockAction extends LockRestHandler {
     @Override
     public String getName() {
         return "locks_get_action";
@@ -20,12 +23,45 @@ public final class RestGetLockAction extends BaseRestHandler {
 
     @Override
     public List<Route> routes() {
-        return List.of(new Route(GET, "/_locks/{key}"));
+        return List.of(new Route(GET, "/_locks/{key}"), new Route(GET, "/_locks"));
     }
 
     @Override
     protected RestChannelConsumer prepareRequest(RestRequest request, NodeClient client) {
-        GetLockRequest get = new GetLockRequest(request.param("key"));
-        return channel -> client.execute(TransportGetLockAction.TYPE, get, new RestToXContentListener<>(channel));
+        String key = request.param("key");
+        Map<String, Object> args = new LinkedHashMap<>();
+        if (key != null) {
+            args.put("key", key);
+            args.put("scope", scopeParam(request));
+            return send(request, client, TransportGetLockAction.TYPE, NativeOp.KEY_INFO, key, args);
+        }
+        return send(request, client, TransportGetLockAction.TYPE, NativeOp.LIST, null, listFilter(request));
+    }
+
+    static String scopeParam(RestRequest request) {
+        String scope = request.param("scope", "key");
+        if (scope.equals("key") == false && scope.equals("tree") == false) {
+            throw new IllegalArgumentException("[scope] must be one of [key, tree], got [" + scope + "]");
+        }
+        return scope;
+    }
+
+    /** The core's {@code ListFilter} from {@code owner}, {@code prefix} and {@code size} (1..10000, default 100). */
+    static Map<String, Object> listFilter(RestRequest request) {
+        Map<String, Object> filter = new LinkedHashMap<>();
+        String owner = request.param("owner");
+        String prefix = request.param("prefix");
+        int size = request.paramAsInt("size", 100);
+        if (size < 1 || size > 10_000) {
+            throw new IllegalArgumentException("[size] must be 1..10000, got [" + size + "]");
+        }
+        if (owner != null) {
+            filter.put("owner", owner);
+        }
+        if (prefix != null) {
+            filter.put("prefix", prefix);
+        }
+        filter.put("size", size);
+        return filter;
     }
 }

@@ -1,18 +1,17 @@
 package org.eslm.rest;
 
 import org.elasticsearch.client.internal.node.NodeClient;
-import org.elasticsearch.rest.BaseRestHandler;
 import org.elasticsearch.rest.RestRequest;
-import org.elasticsearch.rest.action.RestToXContentListener;
-import org.eslm.action.NodeDiagnosticsRequest;
 import org.eslm.action.TransportNodeDiagnosticsAction;
+import org.eslm.bridge.NativeOp;
 
 import java.util.List;
+import java.util.Map;
 
 import static org.elasticsearch.rest.RestRequest.Method.GET;
 
 /** {@code GET /_locks/_node/diagnostics}: the receiving node's lock manager, for admins. */
-public final class RestNodeDiagnosticsAction extends BaseRestHandler {
+public final class RestNodeDiagnosticsAction extends LockRestHandler {
     @Override
     public String getName() {
         return "locks_node_diagnostics_action";
@@ -25,10 +24,6 @@ public final class RestNodeDiagnosticsAction extends BaseRestHandler {
 
     @Override
     protected RestChannelConsumer prepareRequest(RestRequest request, NodeClient client) {
-        return channel -> client.execute(
-            TransportNodeDiagnosticsAction.TYPE,
-            new NodeDiagnosticsRequest(),
-            new RestToXContentListener<>(channel)
-        );
+        return send(request, client, TransportNodeDiagnosticsAction.TYPE, NativeOp.DIAGNOSTICS, null, Map.of());
     }
 }

@@ -1,20 +1,26 @@
 package org.eslm.rest;
 
 import org.elasticsearch.client.internal.node.NodeClient;
-import org.elasticsearch.rest.BaseRestHandler;
 import org.elasticsearch.rest.RestRequest;
-import org.elasticsearch.rest.action.RestToXContentListener;
 import org.elasticsearch.xcontent.XContentParser;
-import org.eslm.action.ReleaseLockRequest;
 import org.eslm.action.TransportReleaseLockAction;
+import org.eslm.bridge.NativeOp;
+import org.eslm.service.LockSettings;
 
 import java.io.IOException;
 import java.util.List;
+import java.util.function.Supplier;
 
 import static org.elasticsearch.rest.RestRequest.Method.POST;
 
-/** {@code POST /_locks/{key}/_release} with body {@code {"owner", "fencing_token"?}}. */
-public final class RestReleaseLockAction extends BaseRestHandler {
+/** {@code POST /_locks/{key}/_release} and {@code POST /_locks/_release} (many keys, or {@code all}). */
+public final class RestReleaseLockAction extends LockRestHandler {
+    private final Supplier<LockSettings.Values> settings;
+
+    public RestReleaseLockAction(Supplier<LockSettings.Values> settings) {
+        this.settings = settings;
+    }
+
     @Override
     public String getName() {
         return "locks_release_action";
@@ -22,15 +28,20 @@ public final class RestReleaseLockAction extends BaseRestHandler {
 
     @Override
     public List<Route> routes() {
-        return List.of(new Route(POST, "/_locks/{key}/_release"));
+        return List.of(new Route(POST, "/_locks/{key}/_release"), new Route(POST, "/_locks/_release"));
     }
 
     @Override
     protected RestChannelConsumer prepareRequest(RestRequest request, NodeClient client) throws IOException {
-        ReleaseLockRequest release;
-        try (XContentParser parser = RestBodies.requiredParser(request)) {
-            release = ReleaseLockRequest.fromXContent(request.param("key"), parser);
+        String key = request.param("key");
+        try (XContentParser parser = requiredParser(request)) {
+            if (key == null) {
+                LockBodies.Args args = LockBodies.multiRelease(parser, settings.get());
+                return send(request, client, TransportReleaseLockAction.TYPE, NativeOp.RELEASE_MANY, "", args);
+            }
+            LockBodies.Args args = LockBodies.RELEASE.parse(parser, settings.get()).require("owner");
+            args.put("key", key);
+            return send(request, client, TransportReleaseLockAction.TYPE, NativeOp.RELEASE, key, args);
         }
-        return channel -> client.execute(TransportReleaseLockAction.TYPE, release, new RestToXContentListener<>(channel));
     }
 }

@@ -3,104 +3,328 @@ package org.eslm.service;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.elasticsearch.ElasticsearchStatusException;
+import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.common.Strings;
 import org.elasticsearch.common.xcontent.XContentHelper;
+import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.rest.RestStatus;
+import org.elasticsearch.tasks.CancellableTask;
+import org.elasticsearch.tasks.Task;
+import org.elasticsearch.tasks.TaskCancelledException;
+import org.elasticsearch.threadpool.ThreadPool;
 import org.elasticsearch.xcontent.XContentBuilder;
 import org.elasticsearch.xcontent.json.JsonXContent;
+import org.eslm.action.LockOpRequest;
 import org.eslm.bridge.NativeLockCore;
 import org.eslm.bridge.NativeLockException;
+import org.eslm.bridge.NativeOp;
 
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 /**
- * The node's lock service: turns typed calls into bridge JSON, and native outcomes into
- * Elasticsearch exceptions. It holds no lock logic of its own — every decision is the Rust core's.
+ * The node's lock service: the one place Java talks to the Rust core.
  *
- * <p>Every method returns at once: the core never blocks the calling thread.
+ * <p>It holds no lock logic. It sends each operation across the bridge, shapes the core's answer
+ * into the documented REST body, turns native outcomes into Elasticsearch exceptions, and
+ * delivers what the core decides later:
+ * <ul>
+ *   <li><b>Waiting without threads.</b> A request that may wait gets a request id and a
+ *   {@link Pending} entry before it crosses the bridge. If the core queues it, the calling thread
+ *   returns at once; the request's listener is completed when the core's event for that id
+ *   (granted, timed out, deadlock victim, cancelled) comes back in the answer of a later call.</li>
+ *   <li><b>Time.</b> Every answer says when the core's next deadline (a lease, a wait, a
+ *   session) falls; the service schedules one tick on the generic pool for the earliest such
+ *   moment, so expiries happen on time with no request arriving.</li>
+ *   <li><b>Clients that go away.</b> A waiting request runs in a cancellable task; cancelling it
+ *   cancels the waiter. If the grant won the race, the lock is released at once, so no lock
+ *   outlives a client that can no longer release it.</li>
+ * </ul>
  */
 public final class LockService implements Closeable {
     private static final Logger logger = LogManager.getLogger(LockService.class);
+    /** The partition every key maps to on a single node (cluster routing assigns real ones). */
+    static final int SINGLE_PARTITION = 0;
 
     private final NativeLockCore core;
+    private final ThreadPool threadPool;
+    private final Supplier<String> localNodeName;
+    /** {@code node} ({@code id}, {@code name}) and {@code plugin} (build info) for diagnostics. */
+    private final Supplier<Map<String, Object>> nodeInfo;
+    private final Map<Long, Pending> pending = new ConcurrentHashMap<>();
+    private final AtomicLong requestIds = new AtomicLong();
+    /** {@link System#nanoTime()} of the earliest scheduled tick, or {@link Long#MAX_VALUE}. */
+    private final AtomicLong nextTickNanos = new AtomicLong(Long.MAX_VALUE);
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private volatile LockSettings.Values settings;
 
-    public LockService(NativeLockCore core) {
+    public LockService(
+        NativeLockCore core,
+        ThreadPool threadPool,
+        Supplier<String> localNodeName,
+        Supplier<Map<String, Object>> nodeInfo,
+        LockSettings.Values settings
+    ) {
         this.core = core;
+        this.threadPool = threadPool;
+        this.localNodeName = localNodeName;
+        this.nodeInfo = nodeInfo;
+        this.settings = settings;
     }
 
-    /**
-     * Try-lock {@code key} for {@code owner}.
-     *
-     * @return the grant: key, owner, mode, fencing_token, waited_ms, reentrant
-     * @throws LockConflictException when another owner holds the key incompatibly
-     * @throws IllegalArgumentException for an invalid key or owner (the message names the field)
-     */
-    public Map<String, Object> acquire(String key, String owner, LockMode mode) {
-        String request = json(b -> b.field("key", key).field("owner", owner).field("mode", mode.wireName()));
-        return call(() -> core.acquire(request));
+    /** The settings in force. */
+    public LockSettings.Values settings() {
+        return settings;
     }
 
-    /**
-     * Releases {@code owner}'s hold on {@code key}; with a token, only that grant.
-     *
-     * @throws LockNotHeldException when the owner (or that token) does not hold the key
-     */
-    public Map<String, Object> release(String key, String owner, Long fencingToken) {
-        String request = json(b -> {
-            b.field("key", key).field("owner", owner);
-            if (fencingToken != null) {
-                b.field("fencing_token", fencingToken.longValue());
-            }
-        });
-        return call(() -> core.release(request));
+    /** Pushes changed dynamic settings to the core. @throws IllegalArgumentException when the core refuses them */
+    public void applySettings(LockSettings.Values values) {
+        handle(call(NativeOp.CONFIGURE, NativeLockCore.ALL_PARTITIONS, toJson(values.coreConfig())));
+        this.settings = values;
     }
 
-    /** The holders of {@code key}; a free key has none. */
-    public Map<String, Object> keyInfo(String key) {
-        return call(() -> core.keyInfo(key));
-    }
+    /** A request waiting for the core's decision. */
+    private static final class Pending {
+        final long requestId;
+        final NativeOp op;
+        final int partition;
+        final ActionListener<Map<String, Object>> listener;
+        volatile Long waiterId;
+        volatile boolean cancelled;
 
-    /** Node-local facts from the core (versions, epoch, counts). */
-    public Map<String, Object> diagnostics() {
-        return call(core::diagnostics);
-    }
-
-    @Override
-    public void close() {
-        core.close();
-        logger.info("lock core closed");
-    }
-
-    private interface JsonBody {
-        void write(XContentBuilder builder) throws IOException;
-    }
-
-    private static String json(JsonBody body) {
-        try (XContentBuilder builder = JsonXContent.contentBuilder()) {
-            builder.startObject();
-            body.write(builder);
-            builder.endObject();
-            return Strings.toString(builder);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        Pending(long requestId, NativeOp op, int partition, ActionListener<Map<String, Object>> listener) {
+            this.requestId = requestId;
+            this.op = op;
+            this.partition = partition;
+            this.listener = listener;
         }
     }
 
-    private static Map<String, Object> parse(String json) {
-        return XContentHelper.convertToMap(JsonXContent.jsonXContent, json, false);
+    /**
+     * Runs one operation and completes {@code listener} with the documented REST body: at once,
+     * or — for an acquire that queues — when the core grants, times out, picks it as a deadlock
+     * victim or drops it. Never blocks the calling thread.
+     */
+    public void execute(LockOpRequest request, Task task, ActionListener<Map<String, Object>> listener) {
+        if (closed.get()) {
+            listener.onFailure(new ElasticsearchStatusException("lock service is closed", RestStatus.SERVICE_UNAVAILABLE));
+            return;
+        }
+        int partition = request.key() == null ? NativeLockCore.ALL_PARTITIONS : SINGLE_PARTITION;
+        switch (request.op()) {
+            case ACQUIRE, ACQUIRE_MANY -> acquire(request, partition, task, listener);
+            case DIAGNOSTICS -> ActionListener.completeWith(listener, this::diagnostics);
+            default -> ActionListener.completeWith(listener, () -> {
+                Map<String, Object> envelope = call(request.op(), partition, request.argsJson());
+                handle(envelope);
+                return ResponseShapes.shape(request.op(), envelope.get("result"), localNodeName.get());
+            });
+        }
     }
 
-    private interface NativeCall {
-        String run();
-    }
-
-    private static Map<String, Object> call(NativeCall nativeCall) {
+    private void acquire(LockOpRequest request, int partition, Task task, ActionListener<Map<String, Object>> listener) {
+        long requestId = requestIds.incrementAndGet();
+        Map<String, Object> args = parse(request.argsJson());
+        args.put("request_id", requestId);
+        Pending p = new Pending(requestId, request.op(), partition, listener);
+        // Registered before the call: the grant event may be drained by another thread's call
+        // before this one returns.
+        pending.put(requestId, p);
+        Map<String, Object> envelope;
         try {
-            return parse(nativeCall.run());
+            envelope = call(request.op(), partition, toJson(args));
+        } catch (Exception e) {
+            pending.remove(requestId);
+            listener.onFailure(e);
+            tickSoon();
+            return;
+        }
+        Map<?, ?> result = (Map<?, ?>) envelope.get("result");
+        if (result.containsKey("granted")) {
+            pending.remove(requestId);
+            listener.onResponse(ResponseShapes.granted(request.op(), result.get("granted")));
+        } else {
+            Map<?, ?> queued = (Map<?, ?>) result.get("queued");
+            p.waiterId = ((Number) queued.get("waiter_id")).longValue();
+            if (task instanceof CancellableTask cancellable) {
+                cancellable.addListener(() -> cancel(p));
+            }
+        }
+        handle(envelope);
+    }
+
+    /** The client went away: drop its waiter (or give back a grant that won the race). */
+    private void cancel(Pending p) {
+        p.cancelled = true;
+        Long waiterId = p.waiterId;
+        if (waiterId == null || pending.containsKey(p.requestId) == false) {
+            return; // not queued yet (acquire() re-checks), or already answered
+        }
+        try {
+            handle(call(NativeOp.CANCEL, p.partition, "{\"waiter_id\":" + waiterId + "}"));
+        } catch (NativeLockException | IllegalArgumentException e) {
+            logger.debug("waiter [{}] was answered before its cancellation: {}", waiterId, e.getMessage());
+        }
+    }
+
+    /** Delivers the events of an answer and schedules the next tick. */
+    private void handle(Map<String, Object> envelope) {
+        Object events = envelope.get("events");
+        if (events instanceof List<?> list) {
+            for (Object event : list) {
+                try {
+                    dispatch((Map<?, ?>) event);
+                } catch (Exception e) {
+                    logger.error(() -> "failed to deliver lock event " + event, e);
+                }
+            }
+        }
+        if (envelope.get("tick_in_ms") instanceof Number inMs) {
+            scheduleTick(inMs.longValue());
+        }
+    }
+
+    private void dispatch(Map<?, ?> event) {
+        String type = (String) event.get("event");
+        switch (type) {
+            case "lease_expired" -> logger.info(
+                "lease of [{}] held by [{}] expired (token {}, held {}ms)",
+                event.get("key"), event.get("owner"), event.get("fencing_token"), event.get("held_ms")
+            );
+            case "session_expired" -> logger.info(
+                "session [{}] of [{}] expired; released {}", event.get("session"), event.get("owner"), event.get("released")
+            );
+            default -> {
+                long requestId = ((Number) event.get("request_id")).longValue();
+                Pending p = pending.remove(requestId);
+                if (type.equals("granted")) {
+                    deliverGrant(p, event);
+                } else if (p != null) {
+                    p.listener.onFailure(waitFailure(type, event));
+                }
+            }
+        }
+    }
+
+    private void deliverGrant(Pending p, Map<?, ?> event) {
+        List<?> grants = (List<?>) event.get("grants");
+        if (p == null || p.cancelled) {
+            // Nobody will ever release this: give it back now (with its token, so only this grant).
+            int partition = p == null ? SINGLE_PARTITION : p.partition;
+            for (Object g : grants) {
+                Map<?, ?> grant = (Map<?, ?>) g;
+                Map<String, Object> release = new LinkedHashMap<>();
+                release.put("key", grant.get("key"));
+                release.put("owner", grant.get("owner"));
+                release.put("fencing_token", grant.get("fencing_token"));
+                release.put("scope", grant.get("scope"));
+                try {
+                    handle(call(NativeOp.RELEASE, partition, toJson(release)));
+                    logger.debug("released [{}] granted to a request whose client went away", grant.get("key"));
+                } catch (Exception e) {
+                    logger.warn(() -> "could not release [" + grant.get("key") + "] granted to a cancelled request", e);
+                }
+            }
+            if (p != null) {
+                p.listener.onFailure(new TaskCancelledException("client went away before the grant"));
+            }
+            return;
+        }
+        p.listener.onResponse(ResponseShapes.granted(p.op, p.op == NativeOp.ACQUIRE ? grants.get(0) : grants));
+    }
+
+    private static Exception waitFailure(String type, Map<?, ?> event) {
+        String key = String.valueOf(event.get("key"));
+        String owner = String.valueOf(event.get("owner"));
+        return switch (type) {
+            case "wait_timed_out" -> new LockWaitTimeoutException(
+                "[" + owner + "] waited " + event.get("waited_ms") + "ms for lock [" + key + "] without being granted",
+                key,
+                ((Number) event.get("waited_ms")).longValue()
+            );
+            case "deadlock_victim" -> new DeadlockException(
+                "[" + owner + "] waiting for [" + key + "] was chosen as the victim of deadlock " + event.get("cycle"),
+                key,
+                stringList(event.get("cycle"))
+            );
+            case "cancelled" -> switch (String.valueOf(event.get("reason"))) {
+                case "session_ended", "session_expired" -> new SessionNotFoundException(
+                    "the session of [" + owner + "] ended while it waited for [" + key + "]",
+                    String.valueOf(event.get("session"))
+                );
+                default -> new TaskCancelledException("waiting for [" + key + "] was cancelled");
+            };
+            default -> new ElasticsearchStatusException("unexpected lock event [" + type + "]", RestStatus.INTERNAL_SERVER_ERROR);
+        };
+    }
+
+    private void scheduleTick(long inMs) {
+        if (closed.get()) {
+            return;
+        }
+        long delayMs = Math.max(1, inMs);
+        long at = System.nanoTime() + TimeValue.timeValueMillis(delayMs).nanos();
+        while (true) {
+            long current = nextTickNanos.get();
+            if (current - at <= 0 && current != Long.MAX_VALUE) {
+                return; // an earlier or equal tick is already scheduled
+            }
+            if (nextTickNanos.compareAndSet(current, at)) {
+                break;
+            }
+        }
+        threadPool.schedule(this::tick, TimeValue.timeValueMillis(delayMs), threadPool.generic());
+    }
+
+    private void tickSoon() {
+        scheduleTick(1);
+    }
+
+    private void tick() {
+        nextTickNanos.set(Long.MAX_VALUE);
+        if (closed.get()) {
+            return;
+        }
+        try {
+            handle(call(NativeOp.TICK, NativeLockCore.ALL_PARTITIONS, "{}"));
+        } catch (Exception e) {
+            logger.error("lock core tick failed; retrying in 1s", e);
+            scheduleTick(1000);
+        }
+    }
+
+    /** This node's lock statistics (counters, gauges, wait/hold percentiles, hot keys). */
+    public Map<String, Object> stats() {
+        Map<String, Object> envelope = call(NativeOp.STATS, NativeLockCore.ALL_PARTITIONS, "{}");
+        handle(envelope);
+        @SuppressWarnings("unchecked")
+        Map<String, Object> stats = (Map<String, Object>) envelope.get("result");
+        return stats;
+    }
+
+    private Map<String, Object> diagnostics() {
+        Map<String, Object> envelope = call(NativeOp.DIAGNOSTICS, NativeLockCore.ALL_PARTITIONS, "{}");
+        handle(envelope);
+        Map<String, Object> body = new LinkedHashMap<>(nodeInfo.get());
+        body.put("settings", settings.asMap());
+        body.put("pending_requests", pending.size());
+        body.put("core", envelope.get("result"));
+        return body;
+    }
+
+    /** One bridge call, with native outcomes mapped to Elasticsearch exceptions. */
+    private Map<String, Object> call(NativeOp op, int partition, String argsJson) {
+        try {
+            return parse(core.call(op, partition, argsJson));
         } catch (NativeLockException e) {
             throw translate(e);
         }
@@ -108,17 +332,19 @@ public final class LockService implements Closeable {
 
     /** Maps a native lock outcome to the exception the REST layer renders (type and status). */
     static RuntimeException translate(NativeLockException e) {
-        Map<String, Object> details = parse(e.detailsJson());
+        Map<String, Object> d = parse(e.detailsJson());
+        String key = String.valueOf(d.get("key"));
         return switch (e.code()) {
-            case NativeLockException.CONFLICT -> new LockConflictException(
-                e.getMessage(),
-                (String) details.get("key"),
-                owners(details.get("holders"))
+            case NativeLockException.CONFLICT -> new LockConflictException(e.getMessage(), key, holderNames(d.get("holders")));
+            case NativeLockException.NOT_HELD -> new LockNotHeldException(e.getMessage(), key, String.valueOf(d.get("owner")));
+            case NativeLockException.WAIT_TIMEOUT -> new LockWaitTimeoutException(e.getMessage(), key, number(d.get("waited_ms")));
+            case NativeLockException.DEADLOCK -> new DeadlockException(e.getMessage(), key, stringList(d.get("cycle")));
+            case NativeLockException.SESSION_NOT_FOUND -> new SessionNotFoundException(e.getMessage(), String.valueOf(d.get("session")));
+            case NativeLockException.LIMIT_EXCEEDED -> new LockLimitExceededException(
+                e.getMessage(), String.valueOf(d.get("limit")), number(d.get("max"))
             );
-            case NativeLockException.NOT_HELD -> new LockNotHeldException(
-                e.getMessage(),
-                (String) details.get("key"),
-                (String) details.get("owner")
+            case NativeLockException.PARTITION_UNAVAILABLE -> new LockPartitionUnavailableException(
+                e.getMessage(), number(d.get("retry_after_ms"))
             );
             default -> new ElasticsearchStatusException(
                 "unexpected lock core outcome [" + e.code() + "]: " + e.getMessage(),
@@ -127,10 +353,58 @@ public final class LockService implements Closeable {
         };
     }
 
-    private static List<String> owners(Object holders) {
+    private static long number(Object o) {
+        return o instanceof Number n ? n.longValue() : -1;
+    }
+
+    private static List<String> holderNames(Object holders) {
+        List<String> names = new ArrayList<>();
         if (holders instanceof List<?> list) {
-            return list.stream().map(h -> String.valueOf(((Map<?, ?>) h).get("owner"))).toList();
+            for (Object h : list) {
+                names.add(String.valueOf(((Map<?, ?>) h).get("owner")));
+            }
         }
-        return List.of();
+        return names;
+    }
+
+    private static List<String> stringList(Object o) {
+        List<String> out = new ArrayList<>();
+        if (o instanceof List<?> list) {
+            list.forEach(v -> out.add(String.valueOf(v)));
+        }
+        return out;
+    }
+
+    static Map<String, Object> parse(String json) {
+        return XContentHelper.convertToMap(JsonXContent.jsonXContent, json, true);
+    }
+
+    /** JSON text of a map, for the bridge. */
+    public static String toJson(Map<String, ?> map) {
+        try (XContentBuilder builder = JsonXContent.contentBuilder()) {
+            builder.map(map);
+            return Strings.toString(builder);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Number of requests waiting for the core (diagnostics, tests). */
+    public int pendingRequests() {
+        return pending.size();
+    }
+
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true) == false) {
+            return;
+        }
+        for (Pending p : pending.values()) {
+            if (pending.remove(p.requestId) != null) {
+                p.listener.onFailure(new ElasticsearchStatusException("node is shutting down", RestStatus.SERVICE_UNAVAILABLE));
+            }
+        }
+        core.close();
+        logger.info("lock core closed");
     }
 }

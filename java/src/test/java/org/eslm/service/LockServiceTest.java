@@ -1,8 +1,11 @@
 package org.eslm.service;
 
+import org.elasticsearch.ElasticsearchException;
 import org.elasticsearch.rest.RestStatus;
-import org.eslm.bridge.NativeLockCore;
 import org.eslm.NativeTestSupport;
+import org.eslm.bridge.NativeLockCore;
+import org.eslm.bridge.NativeLockException;
+import org.eslm.bridge.NativeOp;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -10,40 +13,99 @@ import java.util.List;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The service's translation of native outcomes into Elasticsearch exceptions, on the real core. */
+/** Translation of real native outcomes into Elasticsearch exceptions, and the REST body shapes. */
 class LockServiceTest {
     @BeforeAll
     static void loadLibrary() {
         NativeTestSupport.setUp();
     }
 
-    @Test
-    void conflictBecomes409NamingTheHolderAndNotHeldBecomes404() {
-        try (LockService service = new LockService(NativeLockCore.create(7))) {
-            Map<String, Object> grant = service.acquire("k", "a", LockMode.EXCLUSIVE);
-            assertEquals(7L, ((Number) grant.get("fencing_token")).longValue() >>> 40, "epoch in the high bits");
+    private static RuntimeException outcome(NativeLockCore core, NativeOp op, String args) {
+        NativeLockException e = assertThrows(NativeLockException.class, () -> core.call(op, 0, args));
+        return LockService.translate(e);
+    }
 
-            LockConflictException conflict = assertThrows(LockConflictException.class, () -> service.acquire("k", "b", LockMode.EXCLUSIVE));
+    @Test
+    void nativeOutcomesBecomeTypedExceptionsWithStatusAndDetails() {
+        try (NativeLockCore core = NativeLockCore.create("{}")) {
+            core.call(NativeOp.ACQUIRE, 0, "{\"key\":\"k\",\"owner\":\"a\"}");
+            LockConflictException conflict = assertInstanceOf(
+                LockConflictException.class,
+                outcome(core, NativeOp.ACQUIRE, "{\"key\":\"k\",\"owner\":\"b\"}")
+            );
             assertEquals(RestStatus.CONFLICT, conflict.status());
             assertEquals(List.of("a"), conflict.getMetadata("es.holders"));
+            assertEquals("lock_conflict_exception", ElasticsearchException.getExceptionName(conflict));
 
-            LockNotHeldException notHeld = assertThrows(LockNotHeldException.class, () -> service.release("k", "b", null));
+            LockNotHeldException notHeld = assertInstanceOf(
+                LockNotHeldException.class,
+                outcome(core, NativeOp.RELEASE, "{\"key\":\"k\",\"owner\":\"b\"}")
+            );
             assertEquals(RestStatus.NOT_FOUND, notHeld.status());
-            assertEquals(List.of("b"), notHeld.getMetadata("es.owner"));
 
-            assertThrows(LockNotHeldException.class, () -> service.release("k", "a", 12345L), "wrong token never releases");
-            service.release("k", "a", ((Number) grant.get("fencing_token")).longValue());
-            assertTrue(((List<?>) service.keyInfo("k").get("holders")).isEmpty());
+            SessionNotFoundException session = assertInstanceOf(
+                SessionNotFoundException.class,
+                outcome(core, NativeOp.SESSION_KEEPALIVE, "{\"session\":\"nope\"}")
+            );
+            assertEquals(RestStatus.NOT_FOUND, session.status());
+            assertEquals(List.of("nope"), session.getMetadata("es.session"));
         }
     }
 
     @Test
-    void modeNamesAreParsedWithTheFieldNamed() {
-        assertEquals(LockMode.SHARED, LockMode.parse("shared"));
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> LockMode.parse("EXCLUSIVE"));
-        assertTrue(e.getMessage().startsWith("[mode] must be one of [exclusive, shared]"), e.getMessage());
+    void limitsBecome429() {
+        String config = "{\"config\":{\"limits\":{\"max_keys_per_request\":2}}}";
+        try (NativeLockCore core = NativeLockCore.create(config)) {
+            RuntimeException e = outcome(
+                core,
+                NativeOp.ACQUIRE_MANY,
+                "{\"owner\":\"a\",\"locks\":[{\"key\":\"x\"},{\"key\":\"y\"},{\"key\":\"z\"}]}"
+            );
+            LockLimitExceededException limit = assertInstanceOf(LockLimitExceededException.class, e);
+            assertEquals(RestStatus.TOO_MANY_REQUESTS, limit.status());
+        }
+    }
+
+    @Test
+    void grantsAreShapedAsTheApiDocuments() {
+        Map<String, Object> grant = Map.of(
+            "key", "k", "owner", "a", "mode", "exclusive", "scope", "key",
+            "fencing_token", 5, "lease_ms", 100, "waited_ms", 3, "reentrant", false
+        );
+        Map<String, Object> single = ResponseShapes.granted(NativeOp.ACQUIRE, grant);
+        assertEquals(true, single.get("acquired"));
+        assertEquals(5, single.get("fencing_token"));
+        assertTrue(single.containsKey("session") == false, "no null session field");
+
+        Map<String, Object> multi = ResponseShapes.granted(
+            NativeOp.ACQUIRE_MANY,
+            List.of(grant, Map.of("key", "j", "owner", "a", "mode", "shared", "scope", "key", "fencing_token", 6, "lease_ms", 50, "waited_ms", 9))
+        );
+        assertEquals("a", multi.get("owner"));
+        assertEquals(50L, multi.get("lease_ms"), "the shortest lease of the set");
+        assertEquals(9L, multi.get("waited_ms"));
+        assertEquals(2, ((List<?>) multi.get("locks")).size());
+    }
+
+    @Test
+    void settingsAreCrossChecked() {
+        var ok = LockSettings.Values.of(org.elasticsearch.common.settings.Settings.EMPTY);
+        assertEquals(30_000L, ok.coreConfig().get("default_lease_ms"));
+        IllegalArgumentException e = assertThrows(
+            IllegalArgumentException.class,
+            () -> LockSettings.Values.of(
+                org.elasticsearch.common.settings.Settings.builder().put("locks.lease.default", "20m").put("locks.lease.max", "10m").build()
+            )
+        );
+        assertTrue(e.getMessage().contains("[locks.lease.default]"), e.getMessage());
+        IllegalArgumentException durability = assertThrows(
+            IllegalArgumentException.class,
+            () -> LockSettings.DURABILITY.get(org.elasticsearch.common.settings.Settings.builder().put("locks.durability", "replicated").build())
+        );
+        assertTrue(durability.getMessage().contains("not supported yet"), durability.getMessage());
     }
 }

@@ -1,0 +1,102 @@
+package org.eslm.action;
+
+import org.elasticsearch.action.ActionRequest;
+import org.elasticsearch.action.ActionRequestValidationException;
+import org.elasticsearch.common.io.stream.StreamInput;
+import org.elasticsearch.common.io.stream.StreamOutput;
+import org.elasticsearch.tasks.CancellableTask;
+import org.elasticsearch.tasks.Task;
+import org.elasticsearch.tasks.TaskId;
+import org.eslm.bridge.NativeOp;
+
+import java.io.IOException;
+import java.util.Map;
+import java.util.Objects;
+
+import static org.elasticsearch.action.ValidateActions.addValidationError;
+
+/**
+ * One lock operation, already parsed and validated by its REST handler: the bridge op, the key it
+ * routes by ({@code null} for node-wide reads) and the core's arguments as JSON.
+ *
+ * <p>Requests that may wait create a {@link CancellableTask}, so that a client that goes away
+ * (the REST layer runs them through {@code RestCancellableNodeClient}) cancels its waiter.
+ */
+public final class LockOpRequest extends ActionRequest {
+    private final NativeOp op;
+    private final String key;
+    private final String argsJson;
+    private final boolean waits;
+
+    public LockOpRequest(NativeOp op, String key, String argsJson, boolean waits) {
+        this.op = Objects.requireNonNull(op, "op");
+        this.key = key;
+        this.argsJson = Objects.requireNonNull(argsJson, "argsJson");
+        this.waits = waits;
+    }
+
+    public LockOpRequest(StreamInput in) throws IOException {
+        super(in);
+        this.op = in.readEnum(NativeOp.class);
+        this.key = in.readOptionalString();
+        this.argsJson = in.readString();
+        this.waits = in.readBoolean();
+    }
+
+    @Override
+    public void writeTo(StreamOutput out) throws IOException {
+        super.writeTo(out);
+        out.writeEnum(op);
+        out.writeOptionalString(key);
+        out.writeString(argsJson);
+        out.writeBoolean(waits);
+    }
+
+    @Override
+    public ActionRequestValidationException validate() {
+        return argsJson.isEmpty() ? addValidationError("bridge arguments are empty", null) : null;
+    }
+
+    @Override
+    public Task createTask(long id, String type, String action, TaskId parentTaskId, Map<String, String> headers) {
+        if (waits) {
+            return new CancellableTask(id, type, action, getDescription(), parentTaskId, headers);
+        }
+        return super.createTask(id, type, action, parentTaskId, headers);
+    }
+
+    @Override
+    public String getDescription() {
+        return "lock " + op.name().toLowerCase(java.util.Locale.ROOT) + (key == null ? "" : " [" + key + "]");
+    }
+
+    public NativeOp op() {
+        return op;
+    }
+
+    public String key() {
+        return key;
+    }
+
+    public String argsJson() {
+        return argsJson;
+    }
+
+    public boolean waits() {
+        return waits;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof LockOpRequest that
+            && op == that.op
+            && Objects.equals(key, that.key)
+            && argsJson.equals(that.argsJson)
+            && waits == that.waits;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(op, key, argsJson, waits);
+    }
+}

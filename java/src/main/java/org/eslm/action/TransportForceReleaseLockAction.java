@@ -1,0 +1,20 @@
+package org.eslm.action;
+
+import org.elasticsearch.action.ActionType;
+import org.elasticsearch.action.support.ActionFilters;
+import org.elasticsearch.injection.guice.Inject;
+import org.elasticsearch.transport.TransportService;
+import org.eslm.bridge.NativeOp;
+import org.eslm.service.LockService;
+
+import java.util.Set;
+
+/** Admin: takes a key's locks from their holders (logged). */
+public final class TransportForceReleaseLockAction extends TransportLockOpAction {
+    public static final ActionType<LockOpResponse> TYPE = new ActionType<>("cluster:admin/locks/force_release");
+
+    @Inject
+    public TransportForceReleaseLockAction(TransportService transportService, ActionFilters actionFilters, LockService locks) {
+        super(TYPE, Set.of(NativeOp.FORCE_RELEASE), transportService, actionFilters, locks);
+    }
+}

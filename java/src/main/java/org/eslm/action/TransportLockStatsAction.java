@@ -1,0 +1,72 @@
+package org.eslm.action;
+
+import org.elasticsearch.action.ActionType;
+import org.elasticsearch.action.FailedNodeException;
+import org.elasticsearch.action.support.ActionFilters;
+import org.elasticsearch.action.support.nodes.TransportNodesAction;
+import org.elasticsearch.cluster.node.DiscoveryNode;
+import org.elasticsearch.cluster.service.ClusterService;
+import org.elasticsearch.common.io.stream.StreamInput;
+import org.elasticsearch.injection.guice.Inject;
+import org.elasticsearch.tasks.Task;
+import org.elasticsearch.threadpool.ThreadPool;
+import org.elasticsearch.transport.AbstractTransportRequest;
+import org.elasticsearch.transport.TransportService;
+import org.eslm.service.LockService;
+
+import java.io.IOException;
+import java.util.List;
+
+/** Gathers lock statistics from every node's core ({@code cluster:monitor/locks/stats}). */
+public final class TransportLockStatsAction extends TransportNodesAction<
+    LockStatsRequest,
+    LockStatsResponse,
+    TransportLockStatsAction.NodeRequest,
+    NodeLockStatsResponse,
+    Void> {
+
+    public static final ActionType<LockStatsResponse> TYPE = new ActionType<>("cluster:monitor/locks/stats");
+
+    private final LockService locks;
+
+    @Inject
+    public TransportLockStatsAction(
+        ThreadPool threadPool,
+        ClusterService clusterService,
+        TransportService transportService,
+        ActionFilters actionFilters,
+        LockService locks
+    ) {
+        super(TYPE.name(), clusterService, transportService, actionFilters, NodeRequest::new, threadPool.executor(ThreadPool.Names.MANAGEMENT));
+        this.locks = locks;
+    }
+
+    @Override
+    protected LockStatsResponse newResponse(LockStatsRequest request, List<NodeLockStatsResponse> nodes, List<FailedNodeException> failures) {
+        return new LockStatsResponse(clusterService.getClusterName(), nodes, failures);
+    }
+
+    @Override
+    protected NodeRequest newNodeRequest(LockStatsRequest request) {
+        return new NodeRequest();
+    }
+
+    @Override
+    protected NodeLockStatsResponse newNodeResponse(StreamInput in, DiscoveryNode node) throws IOException {
+        return new NodeLockStatsResponse(in, node);
+    }
+
+    @Override
+    protected NodeLockStatsResponse nodeOperation(NodeRequest request, Task task) {
+        return new NodeLockStatsResponse(clusterService.localNode(), locks.stats());
+    }
+
+    /** The per-node request: nothing to say but "your stats, please". */
+    public static final class NodeRequest extends AbstractTransportRequest {
+        public NodeRequest() {}
+
+        public NodeRequest(StreamInput in) throws IOException {
+            super(in);
+        }
+    }
+}

@@ -1,0 +1,32 @@
+package org.eslm.bridge;
+
+/** Operation codes of {@code LockNative.call}; the numbers equal {@code ops::Op} in rust/lock-jni. */
+public enum NativeOp {
+    ACQUIRE(1),
+    RELEASE(2),
+    RENEW(3),
+    ACQUIRE_MANY(4),
+    RELEASE_MANY(5),
+    CANCEL(6),
+    SESSION_CREATE(7),
+    SESSION_KEEPALIVE(8),
+    SESSION_END(9),
+    KEY_INFO(10),
+    LIST(11),
+    STATS(12),
+    DIAGNOSTICS(13),
+    FORCE_RELEASE(14),
+    TICK(15),
+    CONFIGURE(16),
+    DOWNGRADE(17);
+
+    private final int code;
+
+    NativeOp(int code) {
+        this.code = code;
+    }
+
+    public int code() {
+        return code;
+    }
+}

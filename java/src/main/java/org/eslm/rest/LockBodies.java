@@ -1,0 +1,224 @@
+package org.eslm.rest;
+
+import org.elasticsearch.core.TimeValue;
+import org.elasticsearch.xcontent.ObjectParser;
+import org.elasticsearch.xcontent.ObjectParser.ValueType;
+import org.elasticsearch.xcontent.ParseField;
+import org.elasticsearch.xcontent.XContentParser;
+import org.eslm.service.LockMode;
+import org.eslm.service.LockSettings;
+
+import java.io.IOException;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Strict parsers of the REST bodies. Each turns a body into the core's argument record (see
+ * rust/lock-core/src/types.rs) as a map: names are mapped ({@code wait} becomes {@code wait_ms}),
+ * values are checked for type and range, durations against the configured caps. Unknown fields,
+ * wrong types and bad values fail with the field named; lock rules (key syntax, priorities,
+ * tree paths) are checked by the core.
+ */
+final class LockBodies {
+    private LockBodies() {}
+
+    /** A parsed body: the core's arguments, plus the routing value (which the core never sees). */
+    static final class Args extends LinkedHashMap<String, Object> {
+        private static final long serialVersionUID = 1L;
+        String routing;
+
+        /** @throws IllegalArgumentException {@code [field] is required} when absent */
+        Args require(String field) {
+            if (containsKey(field) == false) {
+                throw new IllegalArgumentException("[" + field + "] is required");
+            }
+            return this;
+        }
+    }
+
+    private static final ParseField OWNER = new ParseField("owner");
+    private static final ParseField MODE = new ParseField("mode");
+    private static final ParseField SCOPE = new ParseField("scope");
+    private static final ParseField PRIORITY = new ParseField("priority");
+    private static final ParseField WAIT = new ParseField("wait");
+    private static final ParseField LEASE = new ParseField("lease");
+    private static final ParseField SESSION = new ParseField("session");
+    private static final ParseField ROUTING = new ParseField("routing");
+    private static final ParseField TOKEN = new ParseField("fencing_token");
+    private static final ParseField KEY = new ParseField("key");
+    private static final ParseField LOCKS = new ParseField("locks");
+    private static final ParseField ALL = new ParseField("all");
+    private static final ParseField TTL = new ParseField("ttl");
+    private static final ParseField REASON = new ParseField("reason");
+
+    static final ObjectParser<Args, LockSettings.Values> ACQUIRE = new ObjectParser<>("lock_acquire_request", Args::new);
+    static final ObjectParser<Args, LockSettings.Values> MULTI_ACQUIRE = new ObjectParser<>("lock_multi_acquire_request", Args::new);
+    static final ObjectParser<Args, LockSettings.Values> RELEASE = new ObjectParser<>("lock_release_request", Args::new);
+    static final ObjectParser<Args, LockSettings.Values> MULTI_RELEASE = new ObjectParser<>("lock_multi_release_request", Args::new);
+    static final ObjectParser<Args, LockSettings.Values> RENEW = new ObjectParser<>("lock_renew_request", Args::new);
+    static final ObjectParser<Args, LockSettings.Values> SESSION_CREATE = new ObjectParser<>("lock_session_request", Args::new);
+    static final ObjectParser<Args, LockSettings.Values> FORCE_RELEASE = new ObjectParser<>("lock_force_release_request", Args::new);
+    private static final ObjectParser<Args, LockSettings.Values> LOCK_ITEM = new ObjectParser<>("lock", Args::new);
+    private static final ObjectParser<Args, LockSettings.Values> RELEASE_ITEM = new ObjectParser<>("lock", Args::new);
+
+    static {
+        for (ObjectParser<Args, LockSettings.Values> p : List.of(ACQUIRE, MULTI_ACQUIRE, RELEASE, MULTI_RELEASE, RENEW, SESSION_CREATE)) {
+            p.declareString((a, v) -> a.put("owner", v), OWNER);
+        }
+        for (ObjectParser<Args, LockSettings.Values> p : List.of(ACQUIRE, LOCK_ITEM)) {
+            p.declareString((a, v) -> a.put("mode", LockMode.parse(v).wireName()), MODE);
+        }
+        for (ObjectParser<Args, LockSettings.Values> p : List.of(ACQUIRE, LOCK_ITEM, RELEASE, RELEASE_ITEM, RENEW, FORCE_RELEASE)) {
+            p.declareString((a, v) -> a.put("scope", scope(v)), SCOPE);
+        }
+        for (ObjectParser<Args, LockSettings.Values> p : List.of(ACQUIRE, MULTI_ACQUIRE)) {
+            p.declareField((a, v) -> a.put("priority", v), LockBodies::priority, PRIORITY, ValueType.VALUE);
+            p.declareField(
+                (a, v) -> a.put("wait_ms", v),
+                (parser, s) -> duration(parser, "wait", s.waitMax(), LockSettings.WAIT_MAX.getKey()),
+                WAIT,
+                ValueType.VALUE
+            );
+            p.declareString((a, v) -> a.put("session", v), SESSION);
+        }
+        for (ObjectParser<Args, LockSettings.Values> p : List.of(ACQUIRE, MULTI_ACQUIRE, RENEW)) {
+            p.declareField(
+                (a, v) -> a.put("lease_ms", v),
+                (parser, s) -> duration(parser, "lease", s.leaseMax(), LockSettings.LEASE_MAX.getKey()),
+                LEASE,
+                ValueType.VALUE
+            );
+        }
+        for (ObjectParser<Args, LockSettings.Values> p : List.of(RELEASE, RENEW)) {
+            p.declareLong((a, v) -> {
+                if (v < 0) {
+                    throw new IllegalArgumentException("[fencing_token] must not be negative, got [" + v + "]");
+                }
+                a.put("fencing_token", v);
+            }, TOKEN);
+        }
+        ACQUIRE.declareString((a, v) -> a.routing = v, ROUTING);
+        MULTI_ACQUIRE.declareString((a, v) -> a.routing = v, ROUTING);
+        LOCK_ITEM.declareString((a, v) -> a.put("key", v), KEY);
+        RELEASE_ITEM.declareString((a, v) -> a.put("key", v), KEY);
+        MULTI_ACQUIRE.declareObjectArray((a, v) -> a.put("locks", v), (parser, s) -> LOCK_ITEM.parse(parser, s).require("key"), LOCKS);
+        MULTI_RELEASE.declareObjectArray((a, v) -> a.put("locks", v), (parser, s) -> RELEASE_ITEM.parse(parser, s).require("key"), LOCKS);
+        MULTI_RELEASE.declareBoolean((a, v) -> a.put("all", v), ALL);
+        SESSION_CREATE.declareField(
+            (a, v) -> a.put("ttl_ms", v),
+            (parser, s) -> duration(parser, "ttl", s.leaseMax(), LockSettings.LEASE_MAX.getKey()),
+            TTL,
+            ValueType.VALUE
+        );
+        FORCE_RELEASE.declareString((a, v) -> a.routing = v, REASON); // kept only for the log line
+    }
+
+    /** Parses an acquire body for {@code key}; fills in the default wait. */
+    static Args acquire(String key, XContentParser parser, LockSettings.Values settings) throws IOException {
+        Args args = ACQUIRE.parse(parser, settings).require("owner");
+        args.put("key", key);
+        defaultWait(args, settings);
+        requireNonBlank("routing", args.routing);
+        return args;
+    }
+
+    /** Parses a multi-lock body: at least one key, each named once. */
+    static Args multiAcquire(XContentParser parser, LockSettings.Values settings) throws IOException {
+        Args args = MULTI_ACQUIRE.parse(parser, settings).require("owner").require("locks");
+        List<?> locks = (List<?>) args.get("locks");
+        if (locks.isEmpty()) {
+            throw new IllegalArgumentException("[locks] must name at least one key");
+        }
+        Set<String> seen = new HashSet<>();
+        for (Object l : locks) {
+            Map<?, ?> lock = (Map<?, ?>) l;
+            Object scope = lock.containsKey("scope") ? lock.get("scope") : "key";
+            String id = scope + ":" + lock.get("key");
+            if (seen.add(id) == false) {
+                throw new IllegalArgumentException("[locks] names key [" + lock.get("key") + "] more than once");
+            }
+        }
+        defaultWait(args, settings);
+        requireNonBlank("routing", args.routing);
+        return args;
+    }
+
+    /** Parses a multi-release body: {@code locks} or {@code all: true}, not both. */
+    static Args multiRelease(XContentParser parser, LockSettings.Values settings) throws IOException {
+        Args args = MULTI_RELEASE.parse(parser, settings).require("owner");
+        boolean all = Boolean.TRUE.equals(args.get("all"));
+        if (all == args.containsKey("locks")) {
+            throw new IllegalArgumentException("[locks] or [all: true] is required, not both");
+        }
+        if (all == false && ((List<?>) args.get("locks")).isEmpty()) {
+            throw new IllegalArgumentException("[locks] must name at least one key");
+        }
+        return args;
+    }
+
+    private static void defaultWait(Args args, LockSettings.Values settings) {
+        if (args.containsKey("wait_ms") == false && settings.waitDefault().millis() > 0) {
+            args.put("wait_ms", settings.waitDefault().millis());
+        }
+    }
+
+    private static void requireNonBlank(String field, String value) {
+        if (value != null && value.isBlank()) {
+            throw new IllegalArgumentException("[" + field + "] must not be blank");
+        }
+    }
+
+    private static String scope(String value) {
+        if ("key".equals(value) || "tree".equals(value)) {
+            return value;
+        }
+        throw new IllegalArgumentException("[scope] must be one of [key, tree], got [" + value + "]");
+    }
+
+    /** An integer level or a class name; the core checks the range and the names. */
+    private static Object priority(XContentParser parser, LockSettings.Values settings) throws IOException {
+        if (parser.currentToken() == XContentParser.Token.VALUE_STRING) {
+            return parser.text();
+        }
+        if (parser.currentToken() == XContentParser.Token.VALUE_NUMBER
+            && (parser.numberType() == XContentParser.NumberType.INT || parser.numberType() == XContentParser.NumberType.LONG)) {
+            return parser.longValue();
+        }
+        throw new IllegalArgumentException("[priority] must be an integer 0..9, [background] or [foreground], got [" + parser.text() + "]");
+    }
+
+    /**
+     * A duration in milliseconds: an Elasticsearch time string ({@code 500ms}, {@code 2s}) or a
+     * whole number of milliseconds; never negative, never above {@code max}.
+     */
+    static long duration(XContentParser parser, String field, TimeValue max, String maxSetting) throws IOException {
+        long millis;
+        XContentParser.Token token = parser.currentToken();
+        if (token == XContentParser.Token.VALUE_NUMBER) {
+            XContentParser.NumberType type = parser.numberType();
+            if (type != XContentParser.NumberType.INT && type != XContentParser.NumberType.LONG) {
+                throw new IllegalArgumentException("[" + field + "] must be whole milliseconds or a time value like [500ms], got [" + parser.text() + "]");
+            }
+            millis = parser.longValue();
+        } else if (token == XContentParser.Token.VALUE_STRING) {
+            String text = parser.text();
+            try {
+                millis = TimeValue.parseTimeValue(text, null, field).millis();
+            } catch (RuntimeException e) {
+                throw new IllegalArgumentException("[" + field + "] must be a time value like [500ms], [2s] or [1m], got [" + text + "]");
+            }
+        } else {
+            throw new IllegalArgumentException("[" + field + "] must be a time value like [500ms], [2s] or [1m]");
+        }
+        if (millis < 0) {
+            throw new IllegalArgumentException("[" + field + "] must not be negative, got [" + parser.text() + "]");
+        }
+        if (millis > max.millis()) {
+            throw new IllegalArgumentException("[" + field + "] must be at most [" + max + "] (" + maxSetting + "), got [" + parser.text() + "]");
+        }
+        return millis;
+    }
+}

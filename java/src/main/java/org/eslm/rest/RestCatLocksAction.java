@@ -1,0 +1,80 @@
+package org.eslm.rest;
+
+import org.elasticsearch.client.internal.node.NodeClient;
+import org.elasticsearch.common.Table;
+import org.elasticsearch.rest.RestRequest;
+import org.elasticsearch.rest.RestResponse;
+import org.elasticsearch.rest.action.RestResponseListener;
+import org.elasticsearch.rest.action.cat.AbstractCatAction;
+import org.elasticsearch.rest.action.cat.RestTable;
+import org.eslm.action.LockOpRequest;
+import org.eslm.action.LockOpResponse;
+import org.eslm.action.TransportGetLockAction;
+import org.eslm.bridge.NativeOp;
+import org.eslm.service.LockService;
+
+import java.util.List;
+import java.util.Map;
+
+import static org.elasticsearch.rest.RestRequest.Method.GET;
+
+/** {@code GET /_cat/locks}: held locks as a table ({@code v}, {@code h}, {@code format}, {@code help}, {@code owner}, {@code prefix}, {@code size}). */
+public final class RestCatLocksAction extends AbstractCatAction {
+    @Override
+    public String getName() {
+        return "cat_locks_action";
+    }
+
+    @Override
+    public List<Route> routes() {
+        return List.of(new Route(GET, "/_cat/locks"));
+    }
+
+    @Override
+    protected void documentation(StringBuilder sb) {
+        sb.append("/_cat/locks\n");
+    }
+
+    @Override
+    protected RestChannelConsumer doCatRequest(RestRequest request, NodeClient client) {
+        LockOpRequest list = new LockOpRequest(NativeOp.LIST, null, LockService.toJson(RestGetLockAction.listFilter(request)), false);
+        return channel -> client.execute(TransportGetLockAction.TYPE, list, new RestResponseListener<LockOpResponse>(channel) {
+            @Override
+            public RestResponse buildResponse(LockOpResponse response) throws Exception {
+                return RestTable.buildResponse(buildTable(request, response), channel);
+            }
+        });
+    }
+
+    @Override
+    protected Table getTableWithHeader(RestRequest request) {
+        return new Table().startHeaders()
+            .addCell("key", "alias:k;desc:lock key or tree path")
+            .addCell("scope", "alias:s;desc:key or tree")
+            .addCell("owner", "alias:o;desc:holder")
+            .addCell("mode", "alias:m;desc:exclusive or shared")
+            .addCell("token", "alias:t;desc:fencing token")
+            .addCell("lease_ms", "alias:l;desc:lease left in ms")
+            .addCell("held_ms", "alias:hm;desc:held for ms")
+            .addCell("node", "alias:n;desc:node holding the lock")
+            .endHeaders();
+    }
+
+    private Table buildTable(RestRequest request, LockOpResponse response) {
+        Table table = getTableWithHeader(request);
+        for (Object l : (List<?>) response.body().get("locks")) {
+            Map<?, ?> lock = (Map<?, ?>) l;
+            table.startRow()
+                .addCell(lock.get("key"))
+                .addCell(lock.get("scope"))
+                .addCell(lock.get("owner"))
+                .addCell(lock.get("mode"))
+                .addCell(lock.get("fencing_token"))
+                .addCell(lock.get("lease_ms"))
+                .addCell(lock.get("held_ms"))
+                .addCell(lock.get("node"))
+                .endRow();
+        }
+        return table;
+    }
+}

@@ -1,0 +1,52 @@
+package org.eslm.rest;
+
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.elasticsearch.client.internal.node.NodeClient;
+import org.elasticsearch.rest.RestRequest;
+import org.elasticsearch.xcontent.XContentParser;
+import org.eslm.action.TransportForceReleaseLockAction;
+import org.eslm.bridge.NativeOp;
+import org.eslm.service.LockSettings;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.function.Supplier;
+
+import static org.elasticsearch.rest.RestRequest.Method.POST;
+
+/** {@code POST /_locks/{key}/_force_release}: admin eviction of a key's holders (logged). */
+public final class RestForceReleaseLockAction extends LockRestHandler {
+    private static final Logger logger = LogManager.getLogger(RestForceReleaseLockAction.class);
+    private final Supplier<LockSettings.Values> settings;
+
+    public RestForceReleaseLockAction(Supplier<LockSettings.Values> settings) {
+        this.settings = settings;
+    }
+
+    @Override
+    public String getName() {
+        return "locks_force_release_action";
+    }
+
+    @Override
+    public List<Route> routes() {
+        return List.of(new Route(POST, "/_locks/{key}/_force_release"));
+    }
+
+    @Override
+    protected RestChannelConsumer prepareRequest(RestRequest request, NodeClient client) throws IOException {
+        String key = request.param("key");
+        LockBodies.Args args = new LockBodies.Args();
+        if (request.hasContent()) {
+            try (XContentParser parser = request.contentParser()) {
+                args = LockBodies.FORCE_RELEASE.parse(parser, settings.get());
+            }
+        }
+        String reason = args.routing; // the parser keeps "reason" aside: it is for the log only
+        args.routing = null;
+        args.put("key", key);
+        logger.warn("force-release of lock [{}] requested{}", key, reason == null ? "" : ", reason [" + reason + "]");
+        return send(request, client, TransportForceReleaseLockAction.TYPE, NativeOp.FORCE_RELEASE, key, args);
+    }
+}

@@ -1,0 +1,43 @@
+package org.eslm.rest;
+
+import org.elasticsearch.client.internal.node.NodeClient;
+import org.elasticsearch.rest.RestRequest;
+import org.elasticsearch.xcontent.XContentParser;
+import org.eslm.action.TransportRenewLockAction;
+import org.eslm.bridge.NativeOp;
+import org.eslm.service.LockSettings;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.function.Supplier;
+
+import static org.elasticsearch.rest.RestRequest.Method.POST;
+
+/** {@code POST /_locks/{key}/_renew}: extend a held lock's lease. */
+public final class RestRenewLockAction extends LockRestHandler {
+    private final Supplier<LockSettings.Values> settings;
+
+    public RestRenewLockAction(Supplier<LockSettings.Values> settings) {
+        this.settings = settings;
+    }
+
+    @Override
+    public String getName() {
+        return "locks_renew_action";
+    }
+
+    @Override
+    public List<Route> routes() {
+        return List.of(new Route(POST, "/_locks/{key}/_renew"));
+    }
+
+    @Override
+    protected RestChannelConsumer prepareRequest(RestRequest request, NodeClient client) throws IOException {
+        String key = request.param("key");
+        try (XContentParser parser = requiredParser(request)) {
+            LockBodies.Args args = LockBodies.RENEW.parse(parser, settings.get()).require("owner");
+            args.put("key", key);
+            return send(request, client, TransportRenewLockAction.TYPE, NativeOp.RENEW, key, args);
+        }
+    }
+}

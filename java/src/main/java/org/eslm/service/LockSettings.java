@@ -1,0 +1,139 @@
+package org.eslm.service;
+
+import org.elasticsearch.common.settings.Setting;
+import org.elasticsearch.common.settings.Setting.Property;
+import org.elasticsearch.common.settings.Settings;
+import org.elasticsearch.core.TimeValue;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The plugin's settings (DESIGN.md §7). Dynamic ones can be changed with the cluster settings
+ * API; every change is validated as a whole (e.g. the default lease may not exceed the max) and
+ * pushed to the Rust core, which applies it to requests from then on.
+ */
+public final class LockSettings {
+    private static final TimeValue ONE_DAY = TimeValue.timeValueDays(1);
+    private static final TimeValue ONE_YEAR = TimeValue.timeValueDays(365);
+
+    public static final Setting<TimeValue> LEASE_DEFAULT = Setting.timeSetting(
+        "locks.lease.default", TimeValue.timeValueSeconds(30), TimeValue.timeValueMillis(1), ONE_YEAR,
+        Property.NodeScope, Property.Dynamic
+    );
+    public static final Setting<TimeValue> LEASE_MAX = Setting.timeSetting(
+        "locks.lease.max", TimeValue.timeValueMinutes(10), TimeValue.timeValueMillis(1), ONE_YEAR,
+        Property.NodeScope, Property.Dynamic
+    );
+    public static final Setting<TimeValue> WAIT_DEFAULT = Setting.timeSetting(
+        "locks.wait.default", TimeValue.ZERO, TimeValue.ZERO, ONE_YEAR,
+        Property.NodeScope, Property.Dynamic
+    );
+    public static final Setting<TimeValue> WAIT_MAX = Setting.timeSetting(
+        "locks.wait.max", TimeValue.timeValueMinutes(5), TimeValue.ZERO, ONE_YEAR,
+        Property.NodeScope, Property.Dynamic
+    );
+    /** A waiter gains one priority level per this much waiting; 0 turns aging off. */
+    public static final Setting<TimeValue> PRIORITY_AGING = Setting.timeSetting(
+        "locks.priority.aging", TimeValue.timeValueSeconds(1), TimeValue.ZERO, ONE_DAY,
+        Property.NodeScope, Property.Dynamic
+    );
+    /** Most requests queued on one key. */
+    public static final Setting<Integer> MAX_WAITERS = Setting.intSetting(
+        "locks.max_waiters", 10_000, 1, 1_000_000, Property.NodeScope, Property.Dynamic
+    );
+    /** Most keys in one multi-lock request. */
+    public static final Setting<Integer> MAX_KEYS_PER_REQUEST = Setting.intSetting(
+        "locks.max_keys_per_request", 100, 1, 10_000, Property.NodeScope, Property.Dynamic
+    );
+    /** Number of lock partitions (shards of the lock index, used by cluster routing). */
+    public static final Setting<Integer> PARTITIONS = Setting.intSetting(
+        "locks.partitions", 16, 1, 1024, Property.NodeScope
+    );
+    /** Only {@code memory} today: holders live in the owner's memory; a crashed owner's partition waits out a grace period. */
+    public static final Setting<String> DURABILITY = new Setting<>("locks.durability", "memory", value -> {
+        if ("memory".equals(value) == false) {
+            throw new IllegalArgumentException(
+                "[locks.durability] must be [memory]; [" + value + "] is not supported yet (replicated durability is planned)"
+            );
+        }
+        return value;
+    }, Property.NodeScope);
+
+    /** The settings whose changes are pushed to the core. */
+    public static final List<Setting<?>> DYNAMIC = List.of(
+        LEASE_DEFAULT, LEASE_MAX, WAIT_DEFAULT, WAIT_MAX, PRIORITY_AGING, MAX_WAITERS, MAX_KEYS_PER_REQUEST
+    );
+
+    /** Every setting the plugin registers. */
+    public static final List<Setting<?>> ALL = List.of(
+        LEASE_DEFAULT, LEASE_MAX, WAIT_DEFAULT, WAIT_MAX, PRIORITY_AGING, MAX_WAITERS, MAX_KEYS_PER_REQUEST, PARTITIONS, DURABILITY
+    );
+
+    private LockSettings() {}
+
+    /**
+     * The values in force, read once per request so a request sees one consistent set.
+     */
+    public record Values(
+        TimeValue leaseDefault,
+        TimeValue leaseMax,
+        TimeValue waitDefault,
+        TimeValue waitMax,
+        TimeValue aging,
+        int maxWaiters,
+        int maxKeysPerRequest
+    ) {
+        /** Reads and cross-checks the values. @throws IllegalArgumentException naming the settings */
+        public static Values of(Settings settings) {
+            Values v = new Values(
+                LEASE_DEFAULT.get(settings),
+                LEASE_MAX.get(settings),
+                WAIT_DEFAULT.get(settings),
+                WAIT_MAX.get(settings),
+                PRIORITY_AGING.get(settings),
+                MAX_WAITERS.get(settings),
+                MAX_KEYS_PER_REQUEST.get(settings)
+            );
+            if (v.leaseDefault.compareTo(v.leaseMax) > 0) {
+                throw new IllegalArgumentException(
+                    "[" + LEASE_DEFAULT.getKey() + "] (" + v.leaseDefault + ") must not exceed [" + LEASE_MAX.getKey() + "] (" + v.leaseMax + ")"
+                );
+            }
+            if (v.waitDefault.compareTo(v.waitMax) > 0) {
+                throw new IllegalArgumentException(
+                    "[" + WAIT_DEFAULT.getKey() + "] (" + v.waitDefault + ") must not exceed [" + WAIT_MAX.getKey() + "] (" + v.waitMax + ")"
+                );
+            }
+            return v;
+        }
+
+        /** The core's {@code Config} record (rust/lock-core/src/config.rs); other fields keep their defaults. */
+        public Map<String, Object> coreConfig() {
+            Map<String, Object> limits = new LinkedHashMap<>();
+            limits.put("max_waiters_per_key", maxWaiters);
+            limits.put("max_keys_per_request", maxKeysPerRequest);
+            Map<String, Object> config = new LinkedHashMap<>();
+            config.put("default_lease_ms", leaseDefault.millis());
+            config.put("max_lease_ms", leaseMax.millis());
+            config.put("max_wait_ms", waitMax.millis());
+            config.put("aging_ms", aging.millis());
+            config.put("limits", limits);
+            return config;
+        }
+
+        /** The effective settings, for diagnostics. */
+        public Map<String, Object> asMap() {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put(LEASE_DEFAULT.getKey(), leaseDefault.getStringRep());
+            m.put(LEASE_MAX.getKey(), leaseMax.getStringRep());
+            m.put(WAIT_DEFAULT.getKey(), waitDefault.getStringRep());
+            m.put(WAIT_MAX.getKey(), waitMax.getStringRep());
+            m.put(PRIORITY_AGING.getKey(), aging.getStringRep());
+            m.put(MAX_WAITERS.getKey(), maxWaiters);
+            m.put(MAX_KEYS_PER_REQUEST.getKey(), maxKeysPerRequest);
+            return m;
+        }
+    }
+}

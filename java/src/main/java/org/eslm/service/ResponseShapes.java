@@ -1,0 +1,113 @@
+package org.eslm.service;
+
+import org.eslm.bridge.NativeOp;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Turns the core's answers (rust/lock-core records, as parsed JSON) into the REST bodies that
+ * docs/API.md documents. Field names only: no decision is made here.
+ */
+final class ResponseShapes {
+    private ResponseShapes() {}
+
+    /** The body of an answered operation other than a grant. */
+    static Map<String, Object> shape(NativeOp op, Object result, String node) {
+        return switch (op) {
+            case RELEASE -> flagged("released", result);
+            case RENEW -> flagged("renewed", result);
+            case SESSION_END -> flagged("ended", result);
+            case RELEASE_MANY -> Map.of("released", result);
+            case FORCE_RELEASE -> {
+                List<Map<String, Object>> released = new ArrayList<>();
+                for (Object r : (List<?>) result) {
+                    Map<?, ?> m = (Map<?, ?>) r;
+                    Map<String, Object> one = new LinkedHashMap<>();
+                    one.put("owner", m.get("owner"));
+                    one.put("fencing_token", m.get("fencing_token"));
+                    released.add(one);
+                }
+                yield Map.of("released", released);
+            }
+            case KEY_INFO -> keyInfo(result, node);
+            case LIST -> {
+                List<Map<String, Object>> locks = new ArrayList<>();
+                for (Object l : (List<?>) result) {
+                    Map<String, Object> lock = copy(l);
+                    lock.put("node", node);
+                    locks.add(lock);
+                }
+                yield Map.of("locks", locks);
+            }
+            default -> copy(result);
+        };
+    }
+
+    /** The body of a granted acquire: one grant, or (multi-lock) the list of grants. */
+    static Map<String, Object> granted(NativeOp op, Object grantOrGrants) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("acquired", true);
+        if (op == NativeOp.ACQUIRE) {
+            Map<String, Object> grant = copy(grantOrGrants);
+            if (grant.get("session") == null) {
+                grant.remove("session");
+            }
+            body.putAll(grant);
+            return body;
+        }
+        List<?> grants = (List<?>) grantOrGrants;
+        List<Map<String, Object>> locks = new ArrayList<>();
+        long leaseMs = Long.MAX_VALUE;
+        long waitedMs = 0;
+        Object owner = null;
+        Object session = null;
+        for (Object g : grants) {
+            Map<?, ?> grant = (Map<?, ?>) g;
+            owner = grant.get("owner");
+            session = grant.get("session");
+            leaseMs = Math.min(leaseMs, ((Number) grant.get("lease_ms")).longValue());
+            waitedMs = Math.max(waitedMs, ((Number) grant.get("waited_ms")).longValue());
+            Map<String, Object> lock = new LinkedHashMap<>();
+            lock.put("key", grant.get("key"));
+            lock.put("mode", grant.get("mode"));
+            lock.put("scope", grant.get("scope"));
+            lock.put("fencing_token", grant.get("fencing_token"));
+            locks.add(lock);
+        }
+        body.put("owner", owner);
+        body.put("locks", locks);
+        body.put("lease_ms", grants.isEmpty() ? 0 : leaseMs);
+        body.put("waited_ms", waitedMs);
+        if (session != null) {
+            body.put("session", session);
+        }
+        return body;
+    }
+
+    private static Map<String, Object> keyInfo(Object result, String node) {
+        Map<String, Object> info = copy(result);
+        List<Map<String, Object>> holders = new ArrayList<>();
+        for (Object h : (List<?>) info.get("holders")) {
+            Map<String, Object> holder = copy(h);
+            holder.put("node", node);
+            holders.add(holder);
+        }
+        info.put("holders", holders);
+        return info;
+    }
+
+    private static Map<String, Object> flagged(String flag, Object result) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put(flag, true);
+        body.putAll(copy(result));
+        return body;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> copy(Object map) {
+        return new LinkedHashMap<>((Map<String, Object>) map);
+    }
+}

@@ -1,0 +1,113 @@
+package org.eslm.rest;
+
+import org.elasticsearch.common.io.stream.BytesStreamOutput;
+import org.elasticsearch.common.io.stream.StreamInput;
+import org.elasticsearch.common.settings.Settings;
+import org.elasticsearch.xcontent.XContentParseException;
+import org.elasticsearch.xcontent.XContentParser;
+import org.elasticsearch.xcontent.XContentParserConfiguration;
+import org.elasticsearch.xcontent.json.JsonXContent;
+import org.eslm.action.LockOpRequest;
+import org.eslm.action.LockOpResponse;
+import org.eslm.bridge.NativeOp;
+import org.eslm.service.LockSettings;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Bodies parse strictly into the core's arguments; requests and responses survive the wire. */
+class LockBodiesTest {
+    private static final LockSettings.Values DEFAULTS = LockSettings.Values.of(Settings.EMPTY);
+
+    private static XContentParser parser(String json) throws IOException {
+        return JsonXContent.jsonXContent.createParser(XContentParserConfiguration.EMPTY, json);
+    }
+
+    private static String rootMessage(Throwable t) {
+        while (t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t.getMessage();
+    }
+
+    @Test
+    void acquireBodyMapsNamesAndDurations() throws IOException {
+        LockBodies.Args args = LockBodies.acquire(
+            "k",
+            parser("{\"owner\":\"w\",\"mode\":\"shared\",\"scope\":\"tree\",\"priority\":\"background\",\"wait\":\"2s\",\"lease\":1500,\"session\":\"s1\"}"),
+            DEFAULTS
+        );
+        assertEquals(
+            Map.of("owner", "w", "mode", "shared", "scope", "tree", "priority", "background", "wait_ms", 2000L, "lease_ms", 1500L, "session", "s1", "key", "k"),
+            Map.copyOf(args)
+        );
+        LockBodies.Args minimal = LockBodies.acquire("k", parser("{\"owner\":\"w\"}"), DEFAULTS);
+        assertEquals(Map.of("owner", "w", "key", "k"), Map.copyOf(minimal), "try-lock by default: no wait");
+        LockSettings.Values waiting = LockSettings.Values.of(Settings.builder().put("locks.wait.default", "3s").build());
+        assertEquals(3000L, LockBodies.acquire("k", parser("{\"owner\":\"w\"}"), waiting).get("wait_ms"));
+    }
+
+    @Test
+    void badAcquireBodiesNameTheField() {
+        record Case(String body, String expected) {}
+        for (Case c : List.of(
+            new Case("{\"owner\":\"w\",\"ownr\":1}", "unknown field [ownr]"),
+            new Case("{}", "[owner] is required"),
+            new Case("{\"owner\":\"w\",\"mode\":\"x\"}", "[mode] must be one of"),
+            new Case("{\"owner\":\"w\",\"scope\":\"branch\"}", "[scope] must be one of"),
+            new Case("{\"owner\":\"w\",\"wait\":\"-5s\"}", "[wait]"),
+            new Case("{\"owner\":\"w\",\"wait\":-5}", "[wait] must not be negative"),
+            new Case("{\"owner\":\"w\",\"wait\":\"forever\"}", "[wait] must be a time value"),
+            new Case("{\"owner\":\"w\",\"wait\":\"6m\"}", "[wait] must be at most [5m] (locks.wait.max)"),
+            new Case("{\"owner\":\"w\",\"lease\":\"11m\"}", "[lease] must be at most [10m] (locks.lease.max)"),
+            new Case("{\"owner\":\"w\",\"lease\":1.5}", "[lease] must be whole milliseconds"),
+            new Case("{\"owner\":\"w\",\"priority\":1.5}", "[priority] must be an integer"),
+            new Case("{\"owner\":\"w\",\"routing\":\" \"}", "[routing] must not be blank")
+        )) {
+            Exception e = assertThrows(Exception.class, () -> LockBodies.acquire("k", parser(c.body), DEFAULTS), c.body);
+            String text = e.getMessage() + " / " + rootMessage(e);
+            assertTrue(text.contains(c.expected), c.body + " -> " + text);
+        }
+    }
+
+    @Test
+    void multiLockBodiesRefuseDuplicatesAndEmptyLists() {
+        Exception dup = assertThrows(
+            Exception.class,
+            () -> LockBodies.multiAcquire(parser("{\"owner\":\"w\",\"locks\":[{\"key\":\"a\"},{\"key\":\"a\"}]}"), DEFAULTS)
+        );
+        assertTrue(rootMessage(dup).contains("[locks] names key [a] more than once"), rootMessage(dup));
+        Exception empty = assertThrows(Exception.class, () -> LockBodies.multiAcquire(parser("{\"owner\":\"w\",\"locks\":[]}"), DEFAULTS));
+        assertTrue(rootMessage(empty).contains("[locks] must name at least one key"), rootMessage(empty));
+        XContentParseException noKey = assertThrows(
+            XContentParseException.class,
+            () -> LockBodies.multiAcquire(parser("{\"owner\":\"w\",\"locks\":[{\"mode\":\"shared\"}]}"), DEFAULTS)
+        );
+        assertTrue(rootMessage(noKey).contains("[key] is required"), rootMessage(noKey));
+        Exception both = assertThrows(
+            Exception.class,
+            () -> LockBodies.multiRelease(parser("{\"owner\":\"w\",\"all\":true,\"locks\":[{\"key\":\"a\"}]}"), DEFAULTS)
+        );
+        assertTrue(rootMessage(both).contains("not both"), rootMessage(both));
+    }
+
+    @Test
+    void requestsAndResponsesRoundTripOnTheWire() throws IOException {
+        LockOpRequest request = new LockOpRequest(NativeOp.ACQUIRE, "k/ü", "{\"owner\":\"w\"}", true);
+        LockOpResponse response = new LockOpResponse(Map.of("acquired", true, "fencing_token", Long.MAX_VALUE, "locks", List.of(Map.of("key", "a"))));
+        try (BytesStreamOutput out = new BytesStreamOutput()) {
+            request.writeTo(out);
+            response.writeTo(out);
+            try (StreamInput in = out.bytes().streamInput()) {
+                assertEquals(request, new LockOpRequest(in));
+                assertEquals(response, new LockOpResponse(in));
+            }
+        }
+    }
+}
