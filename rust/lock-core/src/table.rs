@@ -557,14 +557,11 @@ impl LockTable {
         // ---- the holdings needed: targets (joined with what is held) and tree ancestors ----
         let mut needed: SmallVec<[(Scope, &str, Mode); 4]> = SmallVec::new();
         for (s, ex) in specs.iter().zip(&existing) {
+            // Targets already held stay in: a waiter queues on them too, so that it still
+            // gets them if the owner lets them go while it waits. Keys the owner holds in a
+            // covering mode never block it (see `blocked_at`).
             let mode = match ex {
-                Some(l) => {
-                    let held = self.lock(*l).mode;
-                    if held.covers(s.mode) {
-                        continue;
-                    }
-                    held.join(s.mode)
-                }
+                Some(l) => self.lock(*l).mode.join(s.mode),
                 None => s.mode,
             };
             push_needed(&mut needed, s.scope, s.name, mode);
@@ -614,6 +611,10 @@ impl LockTable {
             // for this owner: look for a cycle through it.
             if !slot(&self.owners, owner).waiters.is_empty() {
                 self.resolve_deadlocks(owner, None);
+                // A key the owner now holds no longer blocks its own waiters there.
+                let mut dirty: Vec<KeyIdx> =
+                    targets.iter().flat_map(|t| self.key_and_ancestors(t.key)).collect();
+                self.pump(&mut dirty);
             }
             self.release_owner_ref_if_unused(owner);
             return Ok(Acquired::Granted(grants));
@@ -751,8 +752,14 @@ impl LockTable {
 
     /// Whether `mode` on key `k` for `owner` is blocked by a holder of another owner or by a
     /// waiter ranked before `qkey`.
+    ///
+    /// A key on which the owner already holds a covering mode never blocks: every other holder
+    /// is compatible with that holding, and every waiter it would pass waits for it already.
     fn blocked_at(&self, k: KeyIdx, owner: OwnerIdx, mode: Mode, qkey: QueueKey) -> bool {
         let ks = self.key_state(k);
+        if ks.holders.iter().any(|h| h.owner == owner && h.mode.covers(mode)) {
+            return false;
+        }
         if ks.holders.iter().any(|h| h.owner != owner && !h.mode.compatible_with(mode)) {
             return true;
         }
@@ -791,14 +798,15 @@ impl LockTable {
                 Some(l) => {
                     let mode = self.lock(l).mode.join(t.mode);
                     self.set_lock_mode(l, mode);
+                    // An upgrade keeps the lock's lease regime: a lock held under a session
+                    // stays under it; a lock with its own lease gets a fresh one (never the
+                    // session marker — see `regression_upgrade_with_session_made_lease_endless`).
                     let lk = self.lock_mut(l);
                     lk.token = token;
                     if lk.session == NO_SESSION {
-                        lk.lease_until = lease_until;
-                        self.push_deadline(
-                            lease_until,
-                            DeadlineKind::Lease { lock: l, token: token.0 },
-                        );
+                        let until = now.saturating_add(lease_ms);
+                        lk.lease_until = until;
+                        self.push_deadline(until, DeadlineKind::Lease { lock: l, token: token.0 });
                     }
                     self.counters.upgrades += 1;
                     grants.push(self.grant_record(l, waited_ms, false));
@@ -1252,6 +1260,9 @@ impl LockTable {
         let w = self.waiter(wid);
         for &(k, m) in &w.keys {
             let ks = self.key_state(k);
+            if ks.holders.iter().any(|h| h.owner == w.owner && h.mode.covers(m)) {
+                continue;
+            }
             for h in &ks.holders {
                 if h.owner != w.owner && !h.mode.compatible_with(m) {
                     out.push((h.owner, wid));
@@ -1519,6 +1530,12 @@ impl LockTable {
         let g = self.grant_record(l, 0, false);
         self.prune_deadlines();
         Ok(g)
+    }
+
+    fn key_and_ancestors(&self, k: KeyIdx) -> SmallVec<[KeyIdx; 8]> {
+        let mut v = self.ancestor_keys_if_tree(k);
+        v.push(k);
+        v
     }
 
     fn ancestor_keys_if_tree(&self, k: KeyIdx) -> SmallVec<[KeyIdx; 8]> {

@@ -131,7 +131,9 @@ impl Mode {
 }
 
 /// Whether a key names a single lock or a node of a lock tree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Scope {
     /// A plain key: one lock, no relation to other keys.

@@ -1,0 +1,694 @@
+//! Property test: random operation sequences with a random clock, checked after every step
+//! against a small reference model that recomputes every rule from first principles.
+//!
+//! The model only sees what the API shows (answers and events) and keeps its own holders,
+//! waiters and sessions. After every step it checks:
+//!
+//! - **safety**: no two owners hold incompatible modes on a key, counting the intention modes
+//!   that tree locks put on their ancestors (the model derives those from the paths itself);
+//! - **agreement**: the table's held locks equal the model's (owner, key, mode, token);
+//! - **decisions**: an acquire is granted at once exactly when the model finds it unblocked;
+//!   a conflict or queue happens only when the model finds it blocked;
+//! - **order**: a grant never passes an earlier-ranked, still-waiting, incompatible request
+//!   (rank = arrival − priority·aging, FIFO on ties; upgrades first);
+//! - **liveness**: no waiter that the model finds grantable is left waiting;
+//! - **tokens**: strictly increasing per key; a reentrant grant returns the held token;
+//! - **leases**: no lock outlives its lease or its session; none expires early;
+//! - **completion**: every waiter ends with exactly one event (granted / timed out / cancelled /
+//!   deadlock victim), and at the end of the run every waiter has ended.
+//!
+//! Cases: `PROPTEST_CASES`, else 10,000 when `CI=true`, else 1,000.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use lock_core::{
+    AcquireOutcome, AcquireRequest, Config, DowngradeRequest, Event, FencingToken, Grant,
+    ListFilter, LockError, LockItem, LockTable, Millis, Mode, MultiAcquireRequest, MultiOutcome,
+    PriorityValue, ReleaseRequest, RenewRequest, Scope, WaiterId, ALL_MODES,
+};
+use proptest::prelude::*;
+
+const AGING_MS: u64 = 40;
+const OWNERS: [&str; 4] = ["o0", "o1", "o2", "o3"];
+const TARGETS: [(Scope, &str); 7] = [
+    (Scope::Key, "k0"),
+    (Scope::Key, "k1"),
+    (Scope::Key, "k2"),
+    (Scope::Tree, "/a"),
+    (Scope::Tree, "/a/b"),
+    (Scope::Tree, "/a/c"),
+    (Scope::Tree, "/a/b/x"),
+];
+
+#[derive(Debug, Clone)]
+enum Op {
+    Acquire {
+        owner: usize,
+        target: usize,
+        mode: usize,
+        prio: u8,
+        wait: u64,
+        lease: u64,
+        session: bool,
+    },
+    Multi {
+        owner: usize,
+        t1: usize,
+        m1: usize,
+        t2: usize,
+        m2: usize,
+        prio: u8,
+        wait: u64,
+    },
+    Release {
+        owner: usize,
+        target: usize,
+    },
+    Renew {
+        owner: usize,
+        target: usize,
+        lease: u64,
+    },
+    Downgrade {
+        owner: usize,
+        target: usize,
+        mode: usize,
+    },
+    Cancel {
+        pick: usize,
+    },
+    Session {
+        owner: usize,
+        ttl: u64,
+    },
+    Keepalive {
+        owner: usize,
+    },
+    EndSession {
+        owner: usize,
+    },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let o = 0..OWNERS.len();
+    let t = 0..TARGETS.len();
+    let m = 0..ALL_MODES.len();
+    prop_oneof![
+        6 => (o.clone(), t.clone(), m.clone(), 0u8..10, prop_oneof![Just(0u64), 1u64..120], 1u64..200, any::<bool>())
+            .prop_map(|(owner, target, mode, prio, wait, lease, session)| Op::Acquire { owner, target, mode, prio, wait, lease, session }),
+        2 => (o.clone(), t.clone(), m.clone(), t.clone(), m.clone(), 0u8..10, 0u64..120)
+            .prop_map(|(owner, t1, m1, t2, m2, prio, wait)| Op::Multi { owner, t1, m1, t2, m2, prio, wait }),
+        4 => (o.clone(), t.clone()).prop_map(|(owner, target)| Op::Release { owner, target }),
+        1 => (o.clone(), t.clone(), 1u64..200).prop_map(|(owner, target, lease)| Op::Renew { owner, target, lease }),
+        1 => (o.clone(), t.clone(), m).prop_map(|(owner, target, mode)| Op::Downgrade { owner, target, mode }),
+        1 => (0usize..8).prop_map(|pick| Op::Cancel { pick }),
+        1 => (o.clone(), 20u64..300).prop_map(|(owner, ttl)| Op::Session { owner, ttl }),
+        1 => o.clone().prop_map(|owner| Op::Keepalive { owner }),
+        1 => o.prop_map(|owner| Op::EndSession { owner }),
+    ]
+}
+
+type Lk = (Scope, String);
+
+#[derive(Debug, Clone)]
+struct MHolder {
+    mode: Mode,
+    token: FencingToken,
+    /// `None` when held under a session.
+    lease_until: Option<Millis>,
+    session: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+struct MWaiter {
+    owner: String,
+    rank: (i128, u64),
+    needs: Vec<(Lk, Mode)>,
+}
+
+#[derive(Default)]
+struct Model {
+    now: Millis,
+    seq: u64,
+    /// (scope, key) -> owner -> holder
+    holders: BTreeMap<Lk, BTreeMap<String, MHolder>>,
+    waiters: BTreeMap<WaiterId, MWaiter>,
+    /// owner -> (session id, expires at, ttl)
+    sessions: HashMap<String, (String, Millis, Millis)>,
+    max_token: HashMap<Lk, FencingToken>,
+    ended: BTreeSet<WaiterId>,
+}
+
+fn ancestors(key: &str) -> Vec<String> {
+    key.char_indices()
+        .skip(1)
+        .filter(|(_, c)| *c == '/')
+        .map(|(i, _)| key[..i].to_owned())
+        .collect()
+}
+
+impl Model {
+    /// Every (owner, mode) holding on a key, with intention modes from tree locks below it.
+    fn effective_holders(&self, lk: &Lk) -> Vec<(String, Mode)> {
+        let mut out = Vec::new();
+        for ((scope, key), hs) in &self.holders {
+            for (owner, h) in hs {
+                if (scope, key) == (&lk.0, &lk.1) {
+                    out.push((owner.clone(), h.mode));
+                } else if *scope == Scope::Tree
+                    && lk.0 == Scope::Tree
+                    && ancestors(key).contains(&lk.1)
+                {
+                    out.push((owner.clone(), h.mode.intention()));
+                }
+            }
+        }
+        out
+    }
+
+    /// What a request of `owner` for `targets` must hold, and whether it is only upgrades.
+    fn needs(&self, owner: &str, targets: &[(Lk, Mode)]) -> (Vec<(Lk, Mode)>, bool, bool) {
+        let mut needs: Vec<(Lk, Mode)> = Vec::new();
+        let mut push = |lk: Lk, m: Mode| {
+            if let Some(e) = needs.iter_mut().find(|e| e.0 == lk) {
+                e.1 = e.1.join(m);
+            } else {
+                needs.push((lk, m));
+            }
+        };
+        let mut all_reentrant = true;
+        let mut all_upgrades = true;
+        for (lk, mode) in targets {
+            let held = self.holders.get(lk).and_then(|hs| hs.get(owner)).map(|h| h.mode);
+            let m = match held {
+                Some(h) if h.covers(*mode) => h,
+                Some(h) => {
+                    all_reentrant = false;
+                    h.join(*mode)
+                }
+                None => {
+                    all_reentrant = false;
+                    all_upgrades = false;
+                    *mode
+                }
+            };
+            push(lk.clone(), m);
+            if lk.0 == Scope::Tree {
+                for a in ancestors(&lk.1) {
+                    push((Scope::Tree, a), m.intention());
+                }
+            }
+        }
+        (needs, all_reentrant, all_upgrades)
+    }
+
+    fn blocked(
+        &self,
+        owner: &str,
+        needs: &[(Lk, Mode)],
+        rank: (i128, u64),
+        skip: Option<WaiterId>,
+    ) -> bool {
+        needs.iter().any(|(lk, m)| {
+            let eff = self.effective_holders(lk);
+            // A key the owner already holds in a covering mode never blocks it.
+            if eff.iter().any(|(o, hm)| o == owner && hm.covers(*m)) {
+                return false;
+            }
+            eff.iter().any(|(o, hm)| o != owner && !hm.compatible_with(*m))
+                || self.waiters.iter().any(|(id, w)| {
+                    Some(*id) != skip
+                        && w.rank < rank
+                        && w.needs.iter().any(|(wl, wm)| {
+                            wl == lk && (w.owner == owner || !wm.compatible_with(*m))
+                        })
+                })
+        })
+    }
+
+    fn rank(&mut self, prio: u8, upgrades_only: bool) -> (i128, u64) {
+        self.seq += 1;
+        if upgrades_only {
+            (i128::MIN, self.seq)
+        } else {
+            (i128::from(self.now) - i128::from(prio) * i128::from(AGING_MS), self.seq)
+        }
+    }
+
+    fn apply_grant(&mut self, g: &Grant) -> Result<(), String> {
+        let lk = (g.scope, g.key.clone());
+        let prev = self.holders.get(&lk).and_then(|hs| hs.get(&g.owner)).cloned();
+        if g.reentrant {
+            let p = prev.ok_or_else(|| format!("reentrant grant of {} without a hold", g.key))?;
+            if p.token != g.fencing_token {
+                return Err(format!("reentrant grant of {} changed the token", g.key));
+            }
+            return Ok(());
+        }
+        if let Some(max) = self.max_token.get(&lk) {
+            if g.fencing_token <= *max {
+                return Err(format!(
+                    "token on {} did not rise: {:?} after {:?}",
+                    g.key, g.fencing_token, max
+                ));
+            }
+        }
+        self.max_token.insert(lk.clone(), g.fencing_token);
+        let lease_until = g.session.is_none().then_some(self.now + g.lease_ms);
+        self.holders.entry(lk).or_default().insert(
+            g.owner.clone(),
+            MHolder {
+                mode: g.mode,
+                token: g.fencing_token,
+                lease_until,
+                session: g.session.clone(),
+            },
+        );
+        Ok(())
+    }
+
+    fn remove_holder(&mut self, lk: &Lk, owner: &str) -> Option<MHolder> {
+        let hs = self.holders.get_mut(lk)?;
+        let h = hs.remove(owner);
+        if hs.is_empty() {
+            self.holders.remove(lk);
+        }
+        h
+    }
+
+    fn end_waiter(&mut self, id: WaiterId) -> Result<MWaiter, String> {
+        if !self.ended.insert(id) {
+            return Err(format!("waiter {id} ended twice"));
+        }
+        self.waiters.remove(&id).ok_or_else(|| format!("event for unknown waiter {id}"))
+    }
+
+    fn apply_events(&mut self, events: Vec<Event>) -> Result<(), String> {
+        for e in events {
+            match e {
+                Event::Granted { waiter_id, grants, owner, .. } => {
+                    let w =
+                        self.waiters.get(&waiter_id).cloned().ok_or("grant of unknown waiter")?;
+                    if w.owner != owner {
+                        return Err("grant for the wrong owner".into());
+                    }
+                    // Order: nothing earlier and incompatible may still wait.
+                    if self.blocked_by_waiters(&w, waiter_id) {
+                        return Err(format!("waiter {waiter_id} barged past an earlier waiter"));
+                    }
+                    self.end_waiter(waiter_id)?;
+                    for g in &grants {
+                        self.apply_grant(g)?;
+                    }
+                }
+                Event::WaitTimedOut { waiter_id, .. }
+                | Event::Cancelled { waiter_id, .. }
+                | Event::DeadlockVictim { waiter_id, .. } => {
+                    self.end_waiter(waiter_id)?;
+                }
+                Event::LeaseExpired { key, scope, owner, fencing_token, .. } => {
+                    let lk = (scope, key.clone());
+                    let h = self.remove_holder(&lk, &owner).ok_or("expiry of a lock not held")?;
+                    if h.token != fencing_token {
+                        return Err("expiry with a wrong token".into());
+                    }
+                    if h.lease_until.is_none_or(|u| u > self.now) {
+                        return Err(format!("lease of {key} expired early"));
+                    }
+                }
+                Event::SessionExpired { session, owner, .. } => {
+                    match self.sessions.get(&owner) {
+                        Some((id, exp, _)) if *id == session => {
+                            if *exp > self.now {
+                                return Err("session expired early".into());
+                            }
+                        }
+                        _ => return Err("expiry of an unknown session".into()),
+                    }
+                    self.sessions.remove(&owner);
+                    self.drop_session_locks(&session);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn blocked_by_waiters(&self, w: &MWaiter, id: WaiterId) -> bool {
+        w.needs.iter().any(|(lk, m)| {
+            if self.effective_holders(lk).iter().any(|(o, hm)| *o == w.owner && hm.covers(*m)) {
+                return false;
+            }
+            self.waiters.iter().any(|(eid, e)| {
+                *eid != id
+                    && e.rank < w.rank
+                    && e.needs
+                        .iter()
+                        .any(|(el, em)| el == lk && (e.owner == w.owner || !em.compatible_with(*m)))
+            })
+        })
+    }
+
+    fn drop_session_locks(&mut self, session: &str) {
+        for hs in self.holders.values_mut() {
+            hs.retain(|_, h| h.session.as_deref() != Some(session));
+        }
+        self.holders.retain(|_, hs| !hs.is_empty());
+    }
+
+    fn check(&self, t: &LockTable) -> Result<(), String> {
+        t.check_invariants()?;
+        // Safety, from the model's own view of intention modes.
+        let mut keys: BTreeSet<Lk> = self.holders.keys().cloned().collect();
+        for (scope, key) in self.holders.keys() {
+            if *scope == Scope::Tree {
+                keys.extend(ancestors(key).into_iter().map(|a| (Scope::Tree, a)));
+            }
+        }
+        for lk in &keys {
+            let hs = self.effective_holders(lk);
+            for (i, (oa, ma)) in hs.iter().enumerate() {
+                for (ob, mb) in &hs[i + 1..] {
+                    if oa != ob && !ma.compatible_with(*mb) {
+                        return Err(format!(
+                            "incompatible holders on {lk:?}: {oa} {ma:?} / {ob} {mb:?}"
+                        ));
+                    }
+                }
+            }
+        }
+        // Leases and sessions.
+        for (lk, hs) in &self.holders {
+            for (o, h) in hs {
+                if h.lease_until.is_some_and(|u| u <= self.now) {
+                    return Err(format!("{o}'s lock on {lk:?} outlived its lease"));
+                }
+                if let Some(s) = &h.session {
+                    if self.sessions.get(o).is_none_or(|(id, exp, _)| id != s || *exp <= self.now) {
+                        return Err(format!("{o}'s lock on {lk:?} outlived its session"));
+                    }
+                }
+            }
+        }
+        // Agreement with the table.
+        let table: BTreeSet<(String, String, String, u64)> = t
+            .list_locks(&ListFilter { size: 10_000, ..Default::default() })
+            .into_iter()
+            .map(|l| (l.key, l.owner, l.mode.short().to_owned(), l.fencing_token.0))
+            .collect();
+        let model: BTreeSet<(String, String, String, u64)> = self
+            .holders
+            .iter()
+            .flat_map(|((_, k), hs)| {
+                hs.iter()
+                    .map(move |(o, h)| (k.clone(), o.clone(), h.mode.short().to_owned(), h.token.0))
+            })
+            .collect();
+        if table != model {
+            return Err(format!("held locks differ:\n table {table:?}\n model {model:?}"));
+        }
+        if t.waiting() != self.waiters.len() {
+            return Err(format!(
+                "waiters differ: table {} model {}",
+                t.waiting(),
+                self.waiters.len()
+            ));
+        }
+        // Liveness: everything still waiting is blocked.
+        for (id, w) in &self.waiters {
+            if !self.blocked(&w.owner, &w.needs, w.rank, Some(*id)) {
+                return Err(format!("waiter {id} of {} is grantable but waits", w.owner));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn config() -> Config {
+    Config {
+        aging_ms: AGING_MS,
+        default_lease_ms: 100,
+        max_lease_ms: 1_000,
+        max_wait_ms: 1_000,
+        ..Default::default()
+    }
+}
+
+fn lk(i: usize) -> Lk {
+    let (s, k) = TARGETS[i % TARGETS.len()];
+    (s, k.to_owned())
+}
+
+/// Runs one acquire-like call and checks the decision against the model.
+fn check_acquire(
+    m: &mut Model,
+    owner: &str,
+    targets: &[(Lk, Mode)],
+    prio: u8,
+    wait: u64,
+    outcome: Result<Result<Vec<Grant>, (WaiterId, u64)>, LockError>,
+) -> Result<(), String> {
+    let (needs, all_reentrant, upgrades_only) = m.needs(owner, targets);
+    let rank = if all_reentrant { (i128::MIN, 0) } else { m.rank(prio, upgrades_only) };
+    let blocked = !all_reentrant && m.blocked(owner, &needs, rank, None);
+    match outcome {
+        Ok(Ok(grants)) => {
+            if blocked {
+                return Err(format!("{owner} granted {targets:?} though blocked"));
+            }
+            for g in &grants {
+                m.apply_grant(g)?;
+            }
+        }
+        Ok(Err((id, _deadline))) => {
+            if !blocked || wait == 0 {
+                return Err(format!("{owner} queued for {targets:?} though free or a try-lock"));
+            }
+            m.waiters.insert(id, MWaiter { owner: owner.to_owned(), rank, needs });
+        }
+        Err(LockError::Conflict { .. }) => {
+            if !blocked || wait != 0 {
+                return Err(format!("{owner} refused {targets:?} though free: {blocked} {wait}"));
+            }
+        }
+        Err(LockError::Deadlock { .. }) => {
+            if !blocked || wait == 0 {
+                return Err("deadlock for a request that did not wait".into());
+            }
+        }
+        Err(LockError::SessionNotFound { .. } | LockError::LimitExceeded { .. }) => {}
+        Err(e) => return Err(format!("unexpected error {e}")),
+    }
+    Ok(())
+}
+
+fn run(ops: Vec<(u64, Op)>) -> Result<(), String> {
+    let mut t = LockTable::with_config(1, config()).map_err(|e| e.to_string())?;
+    let mut m = Model::default();
+    for (dt, op) in ops {
+        m.now += dt;
+        t.advance(m.now);
+        m.apply_events(t.drain_events())?;
+        m.check(&t)?;
+        let now = m.now;
+        match op {
+            Op::Acquire { owner, target, mode, prio, wait, lease, session } => {
+                let owner = OWNERS[owner];
+                let (scope, key) = lk(target);
+                let session =
+                    if session { m.sessions.get(owner).map(|s| s.0.clone()) } else { None };
+                let req = AcquireRequest {
+                    key: key.clone(),
+                    owner: owner.into(),
+                    mode: ALL_MODES[mode],
+                    scope,
+                    priority: Some(PriorityValue::Level(i64::from(prio))),
+                    wait_ms: Some(wait),
+                    lease_ms: Some(lease),
+                    session,
+                    request_id: 0,
+                };
+                let out = t.acquire(&req, now).map(|o| match o {
+                    AcquireOutcome::Granted(g) => Ok(vec![g]),
+                    AcquireOutcome::Queued(q) => Err((q.waiter_id, q.deadline)),
+                });
+                check_acquire(&mut m, owner, &[((scope, key), ALL_MODES[mode])], prio, wait, out)?;
+            }
+            Op::Multi { owner, t1, m1, t2, m2, prio, wait } => {
+                let owner = OWNERS[owner];
+                let items = [(lk(t1), ALL_MODES[m1]), (lk(t2), ALL_MODES[m2])];
+                let req = MultiAcquireRequest {
+                    owner: owner.into(),
+                    locks: items
+                        .iter()
+                        .map(|((s, k), m)| LockItem { key: k.clone(), mode: *m, scope: *s })
+                        .collect(),
+                    priority: Some(PriorityValue::Level(i64::from(prio))),
+                    wait_ms: Some(wait),
+                    ..Default::default()
+                };
+                let out = t.acquire_many(&req, now).map(|o| match o {
+                    MultiOutcome::Granted(g) => Ok(g),
+                    MultiOutcome::Queued(q) => Err((q.waiter_id, q.deadline)),
+                });
+                // The table merges a key named twice; so does the model's `needs`.
+                let mut merged: Vec<(Lk, Mode)> = Vec::new();
+                for (l, md) in items {
+                    if let Some(e) = merged.iter_mut().find(|e| e.0 == l) {
+                        e.1 = e.1.join(md);
+                    } else {
+                        merged.push((l, md));
+                    }
+                }
+                check_acquire(&mut m, owner, &merged, prio, wait, out)?;
+            }
+            Op::Release { owner, target } => {
+                let owner = OWNERS[owner];
+                let (scope, key) = lk(target);
+                let r = t.release_at(
+                    &ReleaseRequest {
+                        key: key.clone(),
+                        owner: owner.into(),
+                        fencing_token: None,
+                        scope,
+                    },
+                    now,
+                );
+                let held = m.remove_holder(&(scope, key), owner);
+                if r.is_ok() != held.is_some() {
+                    return Err(format!("release by {owner}: table {r:?}, model held {held:?}"));
+                }
+            }
+            Op::Renew { owner, target, lease } => {
+                let owner = OWNERS[owner];
+                let (scope, key) = lk(target);
+                let r = t.renew(
+                    &RenewRequest {
+                        key: key.clone(),
+                        owner: owner.into(),
+                        scope,
+                        lease_ms: Some(lease),
+                        fencing_token: None,
+                    },
+                    now,
+                );
+                let lk = (scope, key);
+                let held = m.holders.get(&lk).and_then(|hs| hs.get(owner)).cloned();
+                match (r, held) {
+                    (Ok(_), Some(h)) => {
+                        if let Some(s) = &h.session {
+                            if let Some(e) = m.sessions.get_mut(owner).filter(|e| &e.0 == s) {
+                                e.1 = now + e.2;
+                            }
+                        } else if let Some(hm) =
+                            m.holders.get_mut(&lk).and_then(|hs| hs.get_mut(owner))
+                        {
+                            hm.lease_until = Some(now + lease);
+                        }
+                    }
+                    (Err(LockError::NotHeld { .. }), None) => {}
+                    (r, h) => return Err(format!("renew: table {r:?}, model {h:?}")),
+                }
+            }
+            Op::Downgrade { owner, target, mode } => {
+                let owner = OWNERS[owner];
+                let (scope, key) = lk(target);
+                let mode = ALL_MODES[mode];
+                let r = t.downgrade(
+                    &DowngradeRequest {
+                        key: key.clone(),
+                        owner: owner.into(),
+                        mode,
+                        scope,
+                        fencing_token: None,
+                    },
+                    now,
+                );
+                let lk = (scope, key);
+                let held = m.holders.get(&lk).and_then(|hs| hs.get(owner)).map(|h| h.mode);
+                match (r, held) {
+                    (Ok(g), Some(h)) if h.covers(mode) => {
+                        if g.mode != mode {
+                            return Err("downgrade answered the wrong mode".into());
+                        }
+                        if let Some(hm) = m.holders.get_mut(&lk).and_then(|hs| hs.get_mut(owner)) {
+                            hm.mode = mode;
+                        }
+                    }
+                    (Err(LockError::InvalidArgument { .. }), Some(h)) if !h.covers(mode) => {}
+                    (Err(LockError::NotHeld { .. }), None) => {}
+                    (r, h) => return Err(format!("downgrade: table {r:?}, model {h:?}")),
+                }
+            }
+            Op::Cancel { pick } => {
+                let ids: Vec<WaiterId> = m.waiters.keys().copied().collect();
+                let id = if ids.is_empty() || pick >= ids.len() {
+                    1_000_000 + pick as u64
+                } else {
+                    ids[pick]
+                };
+                let r = t.cancel(id, now);
+                if r.is_ok() != m.waiters.contains_key(&id) {
+                    return Err(format!("cancel {id}: {r:?}"));
+                }
+            }
+            Op::Session { owner, ttl } => {
+                let owner = OWNERS[owner];
+                if !m.sessions.contains_key(owner) {
+                    let s = t.create_session(owner, Some(ttl), now).map_err(|e| e.to_string())?;
+                    m.sessions.insert(owner.to_owned(), (s.session, now + ttl, ttl));
+                }
+            }
+            Op::Keepalive { owner } => {
+                if let Some((id, _, ttl)) = m.sessions.get(OWNERS[owner]).cloned() {
+                    let s = t.keepalive(&id, now).map_err(|e| e.to_string())?;
+                    if s.ttl_ms != ttl {
+                        return Err("session ttl changed".into());
+                    }
+                    m.sessions.insert(OWNERS[owner].to_owned(), (id, now + ttl, ttl));
+                }
+            }
+            Op::EndSession { owner } => {
+                if let Some((id, _, _)) = m.sessions.remove(OWNERS[owner]) {
+                    t.end_session(&id, now).map_err(|e| e.to_string())?;
+                    m.drop_session_locks(&id);
+                }
+            }
+        }
+        m.apply_events(t.drain_events())?;
+        m.check(&t)?;
+    }
+    // Completion: far in the future every waiter has ended (granted ones at that time, with a
+    // fresh lease) and, once more that far, every lease has run out.
+    for _ in 0..2 {
+        m.now += 10_000;
+        t.advance(m.now);
+        m.apply_events(t.drain_events())?;
+        m.check(&t)?;
+    }
+    if !m.waiters.is_empty() || t.held_locks() != 0 {
+        return Err(format!("left over: {} waiters, {} locks", m.waiters.len(), t.held_locks()));
+    }
+    Ok(())
+}
+
+fn cases() -> u32 {
+    if let Some(n) = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()) {
+        return n;
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        10_000
+    } else {
+        1_000
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), max_shrink_iters: 2_000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn table_matches_the_reference_model(ops in proptest::collection::vec((0u64..40, op()), 1..40)) {
+        if let Err(e) = run(ops) {
+            prop_assert!(false, "{}", e);
+        }
+    }
+}

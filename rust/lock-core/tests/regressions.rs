@@ -1,0 +1,106 @@
+//! Regression tests, each named after the bug it caught (found by the model test unless noted).
+
+mod common;
+
+use common::*;
+use lock_core::{AcquireRequest, Mode, Scope};
+
+/// An owner holding a lock with its own lease upgraded it through a session-bound request: the
+/// upgrade stored the "held by session" lease marker on a lock outside the session, so the lock
+/// never expired.
+#[test]
+fn regression_upgrade_with_session_made_lease_endless() {
+    let mut t = table();
+    let s = t.create_session("o", Some(20), 0).expect("session");
+    grant(
+        &mut t,
+        &AcquireRequest { lease_ms: Some(10), ..req("k", "o", Mode::IntentionShared) },
+        0,
+    );
+    let up = AcquireRequest {
+        session: Some(s.session),
+        lease_ms: Some(1),
+        ..req("k", "o", Mode::IntentionExclusive)
+    };
+    let g = grant(&mut t, &up, 0);
+    assert_eq!(g.mode, Mode::IntentionExclusive);
+    assert!(g.lease_ms > 0 && g.lease_ms <= t.config().default_lease_ms);
+    t.advance(1_000_000);
+    assert_eq!(t.held_locks(), 0, "the upgraded lock must still expire");
+    check(&t);
+}
+
+/// Keep tree and plain namespaces apart even when names look alike.
+#[test]
+fn regression_tree_and_plain_key_with_same_name_are_distinct() {
+    let mut t = table();
+    grant(&mut t, &tree("/a", "o1", Mode::Exclusive), 0);
+    grant(&mut t, &req("/a", "o2", Mode::Exclusive), 0);
+    assert_eq!(t.key_info_scoped("/a", Scope::Tree, 0).expect("tree").holders[0].owner, "o1");
+    assert_eq!(t.key_info("/a", 0).expect("plain").holders[0].owner, "o2");
+    check(&t);
+}
+
+/// A multi-lock naming a key its owner already held queued only on the other keys; the owner
+/// released the held key while waiting, the key's state was freed, and the later grant looked
+/// up the freed key: a panic ("slab index refers to a live entry").
+#[test]
+fn regression_waiter_with_a_held_target_survives_its_release() {
+    use lock_core::{LockItem, MultiAcquireRequest};
+    let mut t = table();
+    grant(&mut t, &req("k0", "o1", Mode::Shared), 0);
+    grant(&mut t, &AcquireRequest { lease_ms: Some(36), ..tree("/a", "o2", Mode::Shared) }, 0);
+    let multi = MultiAcquireRequest {
+        owner: "o1".into(),
+        locks: vec![
+            LockItem { key: "k0".into(), mode: Mode::Shared, scope: Scope::Key },
+            LockItem { key: "/a".into(), mode: Mode::IntentionExclusive, scope: Scope::Tree },
+        ],
+        wait_ms: Some(100),
+        ..Default::default()
+    };
+    t.acquire_many(&multi, 0).expect("queued");
+    release(&mut t, "k0", "o1", 1);
+    check(&t);
+    t.advance(36);
+    let ev = t.drain_events();
+    assert_eq!(granted_owners(&ev), ["o1"], "{ev:?}");
+    assert_eq!(t.key_info("k0", 36).expect("info").holders[0].owner, "o1", "k0 granted again");
+    check(&t);
+}
+
+/// An owner's own earlier waiter blocked its later one on a tree ancestor; the owner then took
+/// that ancestor at once with a higher priority, which made the later waiter grantable (a held
+/// covering mode never blocks its owner) — but nothing re-examined the queue, so it waited.
+#[test]
+fn regression_immediate_grant_unblocks_the_owners_own_waiters() {
+    use lock_core::{LockItem, MultiAcquireRequest, PriorityValue};
+    let mut t = table_with(|c| c.aging_ms = 40);
+    let item = |k: &str, m: Mode, s: Scope| LockItem { key: k.into(), mode: m, scope: s };
+    let multi = |items: Vec<LockItem>, prio: i64, wait: u64| MultiAcquireRequest {
+        owner: "o0".into(),
+        locks: items,
+        priority: Some(PriorityValue::Level(prio)),
+        wait_ms: Some(wait),
+        ..Default::default()
+    };
+    grant(&mut t, &req("k2", "o1", Mode::Exclusive), 0);
+    t.acquire_many(
+        &multi(
+            vec![
+                item("k2", Mode::IntentionShared, Scope::Key),
+                item("/a/c", Mode::IntentionShared, Scope::Tree),
+            ],
+            2,
+            34,
+        ),
+        0,
+    )
+    .expect("first waiter");
+    t.acquire_many(&multi(vec![item("/a/b", Mode::IntentionShared, Scope::Tree)], 0, 26), 0)
+        .expect("second waiter");
+    assert_eq!(t.waiting(), 2);
+    grant(&mut t, &with_priority(tree("/a", "o0", Mode::IntentionShared), 3), 0);
+    assert_eq!(granted_owners(&t.drain_events()), ["o0"], "the second waiter is granted");
+    check(&t);
+}
