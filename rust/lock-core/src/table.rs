@@ -994,13 +994,12 @@ impl LockTable {
     }
 
     fn pump_key(&mut self, k: KeyIdx, dirty: &mut Vec<KeyIdx>) {
-        // Modes still compatible with every waiter looked at so far (see module docs).
+        // Modes still compatible with every waiter looked at so far (see module docs). Once
+        // it (or the holders' mask) is empty, only waiters of owners that hold this key can
+        // still pass (a covering holding never blocks its owner); if there are none, stop.
         let mut wmask = ALL_MASK;
         let mut cursor: Option<QueueKey> = None;
         loop {
-            if wmask == 0 {
-                break;
-            }
             let ks = self.key_state(k);
             let Some(q) = ks.queue.as_ref() else { break };
             let next = match cursor {
@@ -1009,15 +1008,16 @@ impl LockTable {
             };
             let Some((&qk, &wid)) = next else { break };
             let hmask = ks.holders.iter().fold(ALL_MASK, |m, h| m & h.mode.compat_mask());
-            if hmask == 0 && !self.holder_owners_wait_on(k) {
-                // Held in a mode nothing else fits and no holder owner waits here: nothing on
-                // this key can be granted until a holder leaves.
+            if (wmask == 0 || hmask == 0) && !self.holder_owners_wait_on(k) {
                 break;
             }
             let w = self.waiter(wid);
             let m = w.mode_on(k);
             let owner_holds = ks.holders.iter().any(|h| h.owner == w.owner);
-            let maybe = wmask & m.bit() != 0 && (owner_holds || hmask & m.bit() != 0);
+            let own_covers =
+                owner_holds && ks.holders.iter().any(|h| h.owner == w.owner && h.mode.covers(m));
+            let maybe =
+                own_covers || (wmask & m.bit() != 0 && (owner_holds || hmask & m.bit() != 0));
             if maybe && self.waiter_grantable(wid) {
                 self.grant_waiter(wid, dirty);
                 continue;

@@ -104,3 +104,34 @@ fn regression_immediate_grant_unblocks_the_owners_own_waiters() {
     assert_eq!(granted_owners(&t.drain_events()), ["o0"], "the second waiter is granted");
     check(&t);
 }
+
+/// The queue scan stopped at the first waiter that nothing could pass (an exclusive one), but a
+/// later waiter whose owner had just taken a covering intention mode on the key is not blocked
+/// by it — and was left waiting.
+#[test]
+fn regression_queue_scan_stopped_before_a_waiter_its_owner_unblocked() {
+    let mut t = table_with(|c| c.aging_ms = 40);
+    use lock_core::{LockItem, MultiAcquireRequest, PriorityValue};
+    grant(
+        &mut t,
+        &AcquireRequest { lease_ms: Some(64), ..tree("/a", "o1", Mode::IntentionShared) },
+        0,
+    );
+    let multi = MultiAcquireRequest {
+        owner: "o2".into(),
+        locks: vec![
+            LockItem { key: "/a".into(), mode: Mode::Exclusive, scope: Scope::Tree },
+            LockItem { key: "k0".into(), mode: Mode::IntentionShared, scope: Scope::Key },
+        ],
+        priority: Some(PriorityValue::Level(2)),
+        wait_ms: Some(47),
+        ..Default::default()
+    };
+    t.acquire_many(&multi, 0).expect("o2 waits");
+    let w =
+        AcquireRequest { scope: Scope::Tree, ..waiting("/a/c", "o0", Mode::IntentionShared, 28) };
+    queue(&mut t, &with_priority(w, 0), 0);
+    grant(&mut t, &with_priority(tree("/a/b", "o0", Mode::IntentionShared), 3), 0);
+    assert_eq!(granted_owners(&t.drain_events()), ["o0"]);
+    check(&t);
+}
