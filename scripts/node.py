@@ -144,18 +144,21 @@ class Node:
     """One Elasticsearch process with the plugin installed, on 127.0.0.1."""
 
     def __init__(self, cluster: str, name: str, http_port: int, transport_port: int,
-                 seed_ports: list[int] | None = None, heap: str = "512m"):
+                 seed_ports: list[int] | None = None, heap: str = "512m",
+                 extra_settings: dict | None = None):
         self.cluster = cluster
         self.name = name
         self.http_port = http_port
         self.transport_port = transport_port
         self.seed_ports = seed_ports
         self.heap = heap
+        self.extra_settings = dict(extra_settings or {})  # more `-E k=v`, e.g. locks.* settings
         self.home = BUILD / cluster / name
         self.es = self.home / "es"
         self.data = self.home / "data"
         self.logs = self.home / "logs"
         self.process: subprocess.Popen | None = None
+        self.wait_for_locks = True
 
     @property
     def url(self) -> str:
@@ -210,6 +213,7 @@ class Node:
             s["discovery.type"] = "single-node"
         else:
             s["discovery.seed_hosts"] = ",".join(f"127.0.0.1:{p}" for p in self.seed_ports)
+        s.update({k: str(v) for k, v in self.extra_settings.items()})
         return [arg for k, v in s.items() for arg in ("-E", f"{k}={v}")]
 
     @property
@@ -248,6 +252,9 @@ class Node:
                 )
             try:
                 self.get("/_cluster/health?wait_for_status=yellow&timeout=2s")
+                if self.wait_for_locks:
+                    # The lock index is created by the master once the cluster forms.
+                    self.get("/_cluster/health/.locks?wait_for_status=yellow&timeout=2s")
                 return next(iter(self.get("/_nodes/_local")["nodes"].values()))
             except (urllib.error.URLError, ConnectionError, OSError, StopIteration) as e:
                 last_error = e

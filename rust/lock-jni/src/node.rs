@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use lock_core::{Config, LockError, Partition};
+use lock_core::{Config, LockError, Partition, PartitionSnapshot};
 use parking_lot::RwLock;
 use serde::Deserialize;
 
@@ -19,9 +19,10 @@ use serde::Deserialize;
 pub struct NodeConfig {
     #[serde(default)]
     pub config: Config,
-    /// `(partition id, epoch)` pairs; empty means partition 0 in epoch 1.
+    /// Partitions open from the start; absent means partition 0 in epoch 1 (a standalone
+    /// core). The plugin passes `[]` and opens partitions as the cluster assigns them.
     #[serde(default)]
-    pub partitions: Vec<PartitionSpec>,
+    pub partitions: Option<Vec<PartitionSpec>>,
 }
 
 /// A partition to open, with the epoch its tokens carry.
@@ -38,17 +39,15 @@ pub struct NodeCore {
     started: Instant,
     config: RwLock<Config>,
     partitions: RwLock<BTreeMap<u32, Arc<Partition>>>,
+    /// When each partition's recovery grace ends (core clock); absent = never in grace.
+    grace_until: RwLock<BTreeMap<u32, u64>>,
 }
 
 impl NodeCore {
     /// A node core with the given settings and partitions.
     pub fn new(node: NodeConfig) -> Result<Self, LockError> {
         node.config.validate()?;
-        let specs = if node.partitions.is_empty() {
-            vec![PartitionSpec { id: 0, epoch: 1 }]
-        } else {
-            node.partitions
-        };
+        let specs = node.partitions.unwrap_or_else(|| vec![PartitionSpec { id: 0, epoch: 1 }]);
         let mut partitions = BTreeMap::new();
         for spec in &specs {
             let partition = Partition::with_config(spec.epoch, node.config)?;
@@ -63,6 +62,7 @@ impl NodeCore {
             started: Instant::now(),
             config: RwLock::new(node.config),
             partitions: RwLock::new(partitions),
+            grace_until: RwLock::new(BTreeMap::new()),
         })
     }
 
@@ -98,6 +98,71 @@ impl NodeCore {
         *current = config;
         tracing::info!(?config, "lock settings updated");
         Ok(())
+    }
+
+    /// Opens partition `id` in `epoch` (it became this node's). With a `snapshot` (a planned
+    /// hand-over from the previous owner) its holders, leases, sessions and token counter carry
+    /// on; with `grace_ms` (the previous owner died) it grants nothing until every lease the
+    /// dead owner could have granted has run out. Already open: the epoch is raised if higher.
+    pub fn open_partition(
+        &self,
+        id: u32,
+        epoch: u64,
+        grace_ms: u64,
+        snapshot: Option<&PartitionSnapshot>,
+    ) -> Result<(), LockError> {
+        let now = self.now();
+        let config = self.config();
+        let mut partitions = self.partitions.write();
+        match (partitions.get(&id), snapshot) {
+            (Some(existing), None) => {
+                if epoch > existing.epoch() {
+                    existing.set_epoch(epoch)?;
+                }
+            }
+            (_, Some(snapshot)) => {
+                let imported = Partition::import(snapshot, epoch.max(snapshot.epoch), config, now)?;
+                partitions.insert(id, Arc::new(imported));
+            }
+            (None, None) => {
+                partitions.insert(id, Arc::new(Partition::with_config(epoch, config)?));
+            }
+        }
+        if grace_ms > 0 {
+            let until = now.saturating_add(grace_ms);
+            if let Some(p) = partitions.get(&id) {
+                p.begin_grace(until);
+            }
+            self.grace_until.write().insert(id, until);
+        }
+        tracing::info!(
+            partition = id,
+            epoch,
+            grace_ms,
+            handed_over = snapshot.is_some(),
+            "partition opened"
+        );
+        Ok(())
+    }
+
+    /// Closes partition `id` (it is no longer this node's); answers its state for the next
+    /// owner when `export` is set. Its waiters are dropped here; the plugin fails their requests
+    /// as retryable so that coordinators retry against the new owner.
+    pub fn close_partition(&self, id: u32, export: bool) -> Option<PartitionSnapshot> {
+        let removed = self.partitions.write().remove(&id);
+        self.grace_until.write().remove(&id);
+        let now = self.now();
+        removed
+            .map(|p| {
+                tracing::info!(partition = id, held = p.held_keys(), export, "partition closed");
+                p.export(now)
+            })
+            .filter(|_| export)
+    }
+
+    /// Whether partition `id` is still in recovery grace.
+    pub fn in_grace(&self, id: u32) -> bool {
+        self.grace_until.read().get(&id).is_some_and(|until| self.now() < *until)
     }
 
     /// Milliseconds from now until the earliest deadline of any partition, if there is one.

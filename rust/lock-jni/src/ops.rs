@@ -45,13 +45,15 @@ pub enum Op {
     Tick = 15,
     Configure = 16,
     Downgrade = 17,
+    OpenPartition = 18,
+    ClosePartition = 19,
 }
 
 impl Op {
     /// The op for a code, or an invalid-argument error naming `op`.
     pub fn from_code(code: i32) -> Result<Op, BridgeError> {
         use Op::*;
-        const ALL: [Op; 17] = [
+        const ALL: [Op; 19] = [
             Acquire,
             Release,
             Renew,
@@ -69,6 +71,8 @@ impl Op {
             Tick,
             Configure,
             Downgrade,
+            OpenPartition,
+            ClosePartition,
         ];
         ALL.into_iter()
             .find(|op| *op as i32 == code)
@@ -196,6 +200,23 @@ struct KeyArgs {
     scope: Scope,
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OpenArgs {
+    epoch: u64,
+    #[serde(default)]
+    grace_ms: u64,
+    #[serde(default)]
+    snapshot: Option<lock_core::PartitionSnapshot>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CloseArgs {
+    #[serde(default)]
+    export: bool,
+}
+
 /// Which partition an op addresses; node-wide ops ignore it.
 pub const ALL_PARTITIONS: i32 = -1;
 
@@ -208,12 +229,7 @@ pub fn call(
 ) -> Result<String, BridgeError> {
     let op = Op::from_code(op)?;
     let now = core.now();
-    let one = || -> Result<_, BridgeError> {
-        let id = u32::try_from(partition).map_err(|_| {
-            LockError::invalid("partition", format!("must be a partition id, got [{partition}]"))
-        })?;
-        Ok(core.partition(id)?)
-    };
+    let one = || -> Result<_, BridgeError> { Ok(core.partition(partition_id(partition)?)?) };
     let mut touched = Vec::new();
     let result = match op {
         Op::Acquire => {
@@ -326,6 +342,18 @@ pub fn call(
             }
             json!({ "now_ms": now })
         }
+        Op::OpenPartition => {
+            let id = partition_id(partition)?;
+            let args: OpenArgs = decode(args_json)?;
+            core.open_partition(id, args.epoch, args.grace_ms, args.snapshot.as_ref())?;
+            touched.push(core.partition(id)?);
+            json!({ "id": id, "epoch": core.partition(id)?.epoch(), "grace": core.in_grace(id) })
+        }
+        Op::ClosePartition => {
+            let args: CloseArgs = decode(args_json)?;
+            let snapshot = core.close_partition(partition_id(partition)?, args.export);
+            json!({ "snapshot": to_value(&snapshot)? })
+        }
         Op::Configure => {
             core.set_config(decode::<Config>(args_json)?)?;
             to_value(&core.config())?
@@ -393,6 +421,12 @@ fn node_stats(partitions: &[(u32, lock_core::PartitionStats)]) -> Result<Value, 
     }))
 }
 
+fn partition_id(partition: i32) -> Result<u32, BridgeError> {
+    u32::try_from(partition).map_err(|_| {
+        LockError::invalid("partition", format!("must be a partition id, got [{partition}]")).into()
+    })
+}
+
 /// Node-local facts for `GET /_locks/_node/diagnostics`.
 fn diagnostics(core: &NodeCore, now: u64) -> Result<Value, BridgeError> {
     let mut partitions = Vec::new();
@@ -404,7 +438,7 @@ fn diagnostics(core: &NodeCore, now: u64) -> Result<Value, BridgeError> {
         partitions.push(json!({
             "id": id,
             "epoch": stats.epoch,
-            "state": "active",
+            "state": if core.in_grace(id) { "grace" } else { "active" },
             "held": stats.held_locks,
             "held_keys": stats.held_keys,
             "waiting": stats.waiting,
@@ -436,7 +470,7 @@ mod tests {
     use crate::node::NodeConfig;
 
     fn core() -> NodeCore {
-        NodeCore::new(NodeConfig { config: Config::default(), partitions: vec![] }).expect("core")
+        NodeCore::new(NodeConfig { config: Config::default(), partitions: None }).expect("core")
     }
 
     fn ok(core: &NodeCore, op: Op, args: &str) -> Value {
@@ -495,6 +529,40 @@ mod tests {
         assert!(call(&core, Op::Configure as i32, -1, &serde_json::to_string(&bad).expect("json"))
             .is_err());
         assert_eq!(core.config().max_wait_ms, 1234, "old settings stay");
+    }
+
+    #[test]
+    fn partitions_hand_over_with_state_or_start_in_grace() {
+        let old = core();
+        ok(&old, Op::Acquire, r#"{"key":"k","owner":"a","lease_ms":60000}"#);
+        let closed: Value = serde_json::from_str(
+            &call(&old, Op::ClosePartition as i32, 0, r#"{"export":true}"#).expect("close"),
+        )
+        .expect("json");
+        let snapshot = closed["result"]["snapshot"].clone();
+        assert_eq!(snapshot["locks"][0]["owner"], "a");
+        assert!(call(&old, Op::KeyInfo as i32, 0, r#"{"key":"k"}"#).is_err(), "closed here");
+
+        let new = NodeCore::new(NodeConfig { config: Config::default(), partitions: Some(vec![]) })
+            .expect("core");
+        let args = json!({ "epoch": 1, "snapshot": snapshot }).to_string();
+        call(&new, Op::OpenPartition as i32, 3, &args).expect("open with state");
+        let err = call(&new, Op::Acquire as i32, 3, r#"{"key":"k","owner":"b"}"#)
+            .expect_err("holder carried over");
+        assert_eq!(err.code(), ErrorCode::Conflict as i32);
+
+        call(&new, Op::OpenPartition as i32, 4, r#"{"epoch":2,"grace_ms":60000}"#).expect("open");
+        let err =
+            call(&new, Op::Acquire as i32, 4, r#"{"key":"k","owner":"b"}"#).expect_err("grace");
+        assert_eq!(err.code(), ErrorCode::PartitionUnavailable as i32);
+        let d = ok(&new, Op::Diagnostics, "{}");
+        let states: Vec<&str> = d["result"]["partitions"]
+            .as_array()
+            .expect("partitions")
+            .iter()
+            .filter_map(|p| p["state"].as_str())
+            .collect();
+        assert!(states.contains(&"grace") && states.contains(&"active"), "{states:?}");
     }
 
     #[test]

@@ -27,12 +27,26 @@ public final class LockOpRequest extends ActionRequest {
     private final String key;
     private final String argsJson;
     private final boolean waits;
+    /** The partition the coordinating node routed this request to; -1 before routing. */
+    private final int partition;
 
     public LockOpRequest(NativeOp op, String key, String argsJson, boolean waits) {
+        this(op, key, argsJson, waits, -1);
+    }
+
+    public LockOpRequest(NativeOp op, String key, String argsJson, boolean waits, int partition) {
         this.op = Objects.requireNonNull(op, "op");
         this.key = key;
         this.argsJson = Objects.requireNonNull(argsJson, "argsJson");
         this.waits = waits;
+        this.partition = partition;
+    }
+
+    /** This request routed to {@code partition}, with (possibly updated) arguments. */
+    public LockOpRequest routed(int partition, String argsJson) {
+        LockOpRequest routed = new LockOpRequest(op, key, argsJson, waits, partition);
+        routed.setParentTask(getParentTask());
+        return routed;
     }
 
     public LockOpRequest(StreamInput in) throws IOException {
@@ -41,6 +55,7 @@ public final class LockOpRequest extends ActionRequest {
         this.key = in.readOptionalString();
         this.argsJson = in.readString();
         this.waits = in.readBoolean();
+        this.partition = in.readInt();
     }
 
     @Override
@@ -50,6 +65,7 @@ public final class LockOpRequest extends ActionRequest {
         out.writeOptionalString(key);
         out.writeString(argsJson);
         out.writeBoolean(waits);
+        out.writeInt(partition);
     }
 
     @Override
@@ -86,17 +102,22 @@ public final class LockOpRequest extends ActionRequest {
         return waits;
     }
 
+    public int partition() {
+        return partition;
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof LockOpRequest that
             && op == that.op
             && Objects.equals(key, that.key)
             && argsJson.equals(that.argsJson)
-            && waits == that.waits;
+            && waits == that.waits
+            && partition == that.partition;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(op, key, argsJson, waits);
+        return Objects.hash(op, key, argsJson, waits, partition);
     }
 }

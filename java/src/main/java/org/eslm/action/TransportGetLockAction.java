@@ -2,6 +2,7 @@ package org.eslm.action;
 
 import org.elasticsearch.action.ActionType;
 import org.elasticsearch.action.support.ActionFilters;
+import org.elasticsearch.cluster.service.ClusterService;
 import org.elasticsearch.injection.guice.Inject;
 import org.elasticsearch.transport.TransportService;
 import org.eslm.bridge.NativeOp;
@@ -9,12 +10,12 @@ import org.eslm.service.LockService;
 
 import java.util.Set;
 
-/** Reads holders and waiters of a key, or lists held locks. */
+/** Reads the holders and waiters of one key, on the key's owner. */
 public final class TransportGetLockAction extends TransportLockOpAction {
     public static final ActionType<LockOpResponse> TYPE = new ActionType<>("cluster:monitor/locks/get");
 
     @Inject
-    public TransportGetLockAction(TransportService transportService, ActionFilters actionFilters, LockService locks) {
-        super(TYPE, Set.of(NativeOp.KEY_INFO, NativeOp.LIST), transportService, actionFilters, locks);
+    public TransportGetLockAction(TransportService transportService, ActionFilters actionFilters, ClusterService clusterService, LockService locks) {
+        super(TYPE, Set.of(NativeOp.KEY_INFO), transportService, actionFilters, clusterService, locks);
     }
 }

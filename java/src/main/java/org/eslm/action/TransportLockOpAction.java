@@ -1,15 +1,37 @@
 package org.eslm.action;
 
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.elasticsearch.ExceptionsHelper;
 import org.elasticsearch.action.ActionListener;
+import org.elasticsearch.action.ActionListenerResponseHandler;
 import org.elasticsearch.action.ActionType;
 import org.elasticsearch.action.support.ActionFilters;
 import org.elasticsearch.action.support.HandledTransportAction;
+import org.elasticsearch.cluster.ClusterState;
+import org.elasticsearch.cluster.ClusterStateObserver;
+import org.elasticsearch.cluster.node.DiscoveryNode;
+import org.elasticsearch.cluster.service.ClusterService;
 import org.elasticsearch.common.util.concurrent.EsExecutors;
+import org.elasticsearch.core.TimeValue;
+import org.elasticsearch.node.NodeClosedException;
+import org.elasticsearch.tasks.CancellableTask;
 import org.elasticsearch.tasks.Task;
+import org.elasticsearch.threadpool.ThreadPool;
+import org.elasticsearch.transport.ConnectTransportException;
+import org.elasticsearch.transport.NodeDisconnectedException;
+import org.elasticsearch.transport.NodeNotConnectedException;
+import org.elasticsearch.transport.TransportRequestOptions;
 import org.elasticsearch.transport.TransportService;
 import org.eslm.bridge.NativeOp;
+import org.eslm.cluster.PartitionTable;
+import org.eslm.service.LockException;
+import org.eslm.service.LockPartitionUnavailableException;
 import org.eslm.service.LockService;
 
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -18,23 +40,44 @@ import java.util.Set;
  * decide who may lock and who may look, and each accepts only its own bridge ops (a request
  * cannot smuggle a force-release through a read action).
  *
- * <p>Runs on the calling thread: the core answers in microseconds and never blocks; a request
- * that has to wait is completed later from the core's events.
+ * <p>Two roles, one action name:
+ * <ul>
+ *   <li><b>Coordinating node</b> (request not yet routed): finds the key's partition and its
+ *   owner in the cluster state and sends the request there (possibly to itself). If the owner
+ *   is unknown, moving or gone, it waits for the next cluster state and retries, within the
+ *   request's wait budget (at least {@link #ROUTING_BUDGET}); a waiter re-sent to a new owner
+ *   queues there with the wait it has left.</li>
+ *   <li><b>Owner node</b> (request carries its partition): runs it in the local core. Lock
+ *   outcomes go back as data ({@link LockOpResponse#failure}), since Elasticsearch cannot
+ *   serialize plugin exceptions; the coordinator rethrows them typed.</li>
+ * </ul>
+ * Nothing blocks: waits are listeners, retries are cluster-state observers or scheduled tasks.
  */
 public abstract class TransportLockOpAction extends HandledTransportAction<LockOpRequest, LockOpResponse> {
+    private static final Logger logger = LogManager.getLogger(TransportLockOpAction.class);
+    /** How long a request that does not wait may spend finding a partition's owner. */
+    static final TimeValue ROUTING_BUDGET = TimeValue.timeValueSeconds(10);
+
     private final LockService locks;
     private final Set<NativeOp> ops;
+    private final TransportService transportService;
+    private final ClusterService clusterService;
+    private final ThreadPool threadPool;
 
     protected TransportLockOpAction(
         ActionType<LockOpResponse> type,
         Set<NativeOp> ops,
         TransportService transportService,
         ActionFilters actionFilters,
+        ClusterService clusterService,
         LockService locks
     ) {
         super(type.name(), transportService, actionFilters, LockOpRequest::new, EsExecutors.DIRECT_EXECUTOR_SERVICE);
         this.locks = locks;
         this.ops = Set.copyOf(ops);
+        this.transportService = transportService;
+        this.clusterService = clusterService;
+        this.threadPool = transportService.getThreadPool();
     }
 
     @Override
@@ -43,6 +86,222 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
             listener.onFailure(new IllegalArgumentException("action [" + actionName + "] does not run [" + request.op() + "]"));
             return;
         }
-        locks.execute(request, task, listener.map(LockOpResponse::new));
+        if (request.key() == null) {
+            locks.execute(request, task, listener.map(LockOpResponse::new)); // node-local read
+        } else if (request.partition() >= 0) {
+            runOnOwner(task, request, listener);
+        } else {
+            long budgetMs = Math.max(waitMs(request), ROUTING_BUDGET.millis());
+            route(task, request, listener, System.nanoTime() + TimeValue.timeValueMillis(budgetMs).nanos(), System.nanoTime());
+        }
+    }
+
+    /** Owner side: run in the local core; lock outcomes travel back as data. */
+    private void runOnOwner(Task task, LockOpRequest request, ActionListener<LockOpResponse> listener) {
+        locks.execute(request, task, ActionListener.wrap(body -> listener.onResponse(new LockOpResponse(body)), e -> {
+            if (ExceptionsHelper.unwrapCause(e) instanceof LockException lockException) {
+                listener.onResponse(LockOpResponse.failure(lockException));
+            } else {
+                listener.onFailure(e);
+            }
+        }));
+    }
+
+    /** Coordinator side: send to the partition's owner, retrying on ownership changes. */
+    private void route(Task task, LockOpRequest request, ActionListener<LockOpResponse> listener, long deadline, long started) {
+        if (task instanceof CancellableTask cancellable && cancellable.notifyIfCancelled(listener)) {
+            return;
+        }
+        ClusterState state = clusterService.state();
+        PartitionTable table = PartitionTable.of(state);
+        Target target;
+        try {
+            target = table == null ? null : target(table, request, state);
+        } catch (IllegalArgumentException e) {
+            listener.onFailure(e);
+            return;
+        }
+        if (target == null) {
+            retryOnNextState(task, request, listener, deadline, started, "lock partition has no active owner");
+            return;
+        }
+        String args;
+        try {
+            args = argsFor(request, target, started);
+        } catch (IllegalArgumentException e) {
+            listener.onFailure(e);
+            return;
+        }
+        LockOpRequest routed = request.routed(target.partition, args);
+        ActionListener<LockOpResponse> handler = ActionListener.wrap(response -> {
+            LockException failure = response.failureException();
+            if (failure == null) {
+                listener.onResponse(withGlobalSession(response, target.partition));
+            } else if (failure instanceof LockPartitionUnavailableException unavailable) {
+                retryUnavailable(task, request, listener, deadline, started, unavailable);
+            } else {
+                listener.onFailure(failure);
+            }
+        }, e -> {
+            Throwable cause = ExceptionsHelper.unwrapCause(e);
+            if (cause instanceof ConnectTransportException
+                || cause instanceof NodeClosedException
+                || cause instanceof NodeDisconnectedException
+                || cause instanceof NodeNotConnectedException) {
+                retryOnNextState(task, request, listener, deadline, started, "owner node [" + target.node.getName() + "] is unreachable");
+            } else {
+                listener.onFailure(e);
+            }
+        });
+        transportService.sendChildRequest(
+            target.node,
+            actionName,
+            routed,
+            task,
+            TransportRequestOptions.EMPTY,
+            new ActionListenerResponseHandler<>(handler, LockOpResponse::new, EsExecutors.DIRECT_EXECUTOR_SERVICE)
+        );
+    }
+
+    /**
+     * The owner said the partition is unavailable. Moving (no retry hint): try again on the next
+     * cluster state. In recovery grace: a waiting request waits the grace out if its budget
+     * allows; anything else fails with 503 (retryable by the client).
+     */
+    private void retryUnavailable(
+        Task task,
+        LockOpRequest request,
+        ActionListener<LockOpResponse> listener,
+        long deadline,
+        long started,
+        LockPartitionUnavailableException unavailable
+    ) {
+        long retryAfterMs = unavailable.getMetadata("es.retry_after_ms") == null
+            ? 0
+            : Long.parseLong(unavailable.getMetadata("es.retry_after_ms").get(0));
+        if (retryAfterMs <= 0) {
+            retryOnNextState(task, request, listener, deadline, started, unavailable.getMessage());
+            return;
+        }
+        long leftMs = TimeValue.nsecToMSec(deadline - System.nanoTime());
+        if (waitMs(request) > 0 && retryAfterMs < leftMs) {
+            threadPool.schedule(() -> route(task, request, listener, deadline, started), TimeValue.timeValueMillis(retryAfterMs), threadPool.generic());
+        } else {
+            listener.onFailure(unavailable);
+        }
+    }
+
+    private void retryOnNextState(
+        Task task,
+        LockOpRequest request,
+        ActionListener<LockOpResponse> listener,
+        long deadline,
+        long started,
+        String why
+    ) {
+        long leftMs = TimeValue.nsecToMSec(deadline - System.nanoTime());
+        if (leftMs <= 0) {
+            listener.onFailure(new LockPartitionUnavailableException(why + "; gave up after the request's budget", 0));
+            return;
+        }
+        logger.debug("retrying lock request [{}] on the next cluster state: {}", request.getDescription(), why);
+        ClusterStateObserver observer = new ClusterStateObserver(
+            clusterService,
+            TimeValue.timeValueMillis(Math.min(leftMs, 1000)),
+            logger,
+            threadPool.getThreadContext()
+        );
+        observer.waitForNextChange(new ClusterStateObserver.Listener() {
+            @Override
+            public void onNewClusterState(ClusterState state) {
+                route(task, request, listener, deadline, started);
+            }
+
+            @Override
+            public void onClusterServiceClose() {
+                listener.onFailure(new NodeClosedException(clusterService.localNode()));
+            }
+
+            @Override
+            public void onTimeout(TimeValue timeout) {
+                route(task, request, listener, deadline, started); // the owner may be back without a new state
+            }
+        });
+    }
+
+    private record Target(int partition, DiscoveryNode node) {}
+
+    /** Session ids leave the cluster with their partition in them (see {@link SessionIds}). */
+    private static LockOpResponse withGlobalSession(LockOpResponse response, int partition) {
+        if (response.body().get("session") instanceof String session) {
+            Map<String, Object> body = new LinkedHashMap<>(response.body());
+            body.put("session", SessionIds.global(partition, session));
+            return new LockOpResponse(body);
+        }
+        return response;
+    }
+
+    /** The partition of the request's routing value and its owner, or {@code null} while it has none. */
+    private static Target target(PartitionTable table, LockOpRequest request, ClusterState state) {
+        int partition = partitionOf(table, request);
+        String owner = table.owner(partition);
+        DiscoveryNode node = owner == null ? null : state.nodes().get(owner);
+        return node == null ? null : new Target(partition, node);
+    }
+
+    /**
+     * Sessions live in one partition, named in their id ({@code <partition>_<id>}); everything
+     * else routes by the request's routing value. A multi-lock must stay in one partition.
+     */
+    private static int partitionOf(PartitionTable table, LockOpRequest request) {
+        Map<String, Object> args = LockService.parseJson(request.argsJson());
+        Object session = args.get("session");
+        if (session != null && request.op() != NativeOp.SESSION_CREATE) {
+            int partition = SessionIds.partition(String.valueOf(session));
+            if (partition >= table.size()) {
+                throw new IllegalArgumentException("[session] [" + session + "] names no partition of this cluster");
+            }
+            if (request.op() == NativeOp.ACQUIRE || request.op() == NativeOp.ACQUIRE_MANY) {
+                int keys = table.partitionOf(request.key());
+                if (keys != partition) {
+                    throw new IllegalArgumentException(
+                        "[session] lives in lock partition [" + partition + "] but the lock routes to [" + keys + "]: "
+                            + "create the session with the same [routing] as its locks"
+                    );
+                }
+            }
+            return partition;
+        }
+        int partition = table.partitionOf(request.key());
+        if (request.op() == NativeOp.ACQUIRE_MANY && args.get("locks") instanceof List<?> locks && request.key().isEmpty() == false) {
+            for (Object l : locks) {
+                String key = RoutingValues.of(String.valueOf(((Map<?, ?>) l).get("key")), String.valueOf(((Map<?, ?>) l).get("scope")), null);
+                if (args.containsKey("routing") == false && table.size() > 1 && table.partitionOf(key) != partition) {
+                    throw new IllegalArgumentException(
+                        "[locks] span lock partitions; give them a common [routing] to lock them together"
+                    );
+                }
+            }
+        }
+        return partition;
+    }
+
+    /** The core's arguments for this attempt: the wait left, and the session id without its partition. */
+    private static String argsFor(LockOpRequest request, Target target, long started) {
+        Map<String, Object> args = new LinkedHashMap<>(LockService.parseJson(request.argsJson()));
+        args.remove("routing"); // used for routing here; the core never sees it
+        if (args.get("session") != null && request.op() != NativeOp.SESSION_CREATE) {
+            args.put("session", SessionIds.local(String.valueOf(args.get("session"))));
+        }
+        if (args.get("wait_ms") instanceof Number wait) {
+            long spentMs = TimeValue.nsecToMSec(System.nanoTime() - started);
+            args.put("wait_ms", Math.max(0, wait.longValue() - spentMs));
+        }
+        return LockService.toJson(args);
+    }
+
+    private static long waitMs(LockOpRequest request) {
+        Object wait = LockService.parseJson(request.argsJson()).get("wait_ms");
+        return wait instanceof Number n ? n.longValue() : 0;
     }
 }

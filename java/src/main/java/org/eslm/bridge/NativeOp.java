@@ -18,7 +18,9 @@ public enum NativeOp {
     FORCE_RELEASE(14),
     TICK(15),
     CONFIGURE(16),
-    DOWNGRADE(17);
+    DOWNGRADE(17),
+    OPEN_PARTITION(18),
+    CLOSE_PARTITION(19);
 
     private final int code;
 

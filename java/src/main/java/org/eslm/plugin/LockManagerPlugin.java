@@ -10,6 +10,12 @@ import org.elasticsearch.common.settings.Settings;
 import org.elasticsearch.features.NodeFeature;
 import org.elasticsearch.plugins.ActionPlugin;
 import org.elasticsearch.plugins.Plugin;
+import org.elasticsearch.plugins.SystemIndexPlugin;
+import org.elasticsearch.indices.SystemIndexDescriptor;
+import org.eslm.action.PartitionHandoffAction;
+import org.eslm.action.TransportListLocksAction;
+import org.eslm.cluster.LockIndex;
+import org.eslm.cluster.PartitionManager;
 import org.elasticsearch.rest.RestHandler;
 import org.eslm.action.TransportAcquireLockAction;
 import org.eslm.action.TransportForceReleaseLockAction;
@@ -46,7 +52,7 @@ import java.util.function.Supplier;
  * the node's lock service, and registers transport actions and REST handlers. Lock semantics
  * live in Rust.
  */
-public class LockManagerPlugin extends Plugin implements ActionPlugin {
+public class LockManagerPlugin extends Plugin implements ActionPlugin, SystemIndexPlugin {
     /** The plugin's name in {@code plugin-descriptor.properties}, and so its directory under {@code plugins/}. */
     public static final String NAME = "lock-manager";
     /** Where the zip puts the native library, relative to the plugin directory. */
@@ -73,7 +79,8 @@ public class LockManagerPlugin extends Plugin implements ActionPlugin {
         logger.info("loaded native lock library [{}] from [{}]", buildInfo.nativeVersion(), buildInfo.nativeLibrary());
 
         ClusterService clusterService = services.clusterService();
-        Map<String, Object> nodeConfig = Map.of("config", values.coreConfig());
+        // No partitions yet: PartitionManager opens those whose primary this node holds.
+        Map<String, Object> nodeConfig = Map.of("config", values.coreConfig(), "partitions", List.of());
         NativeLockCore core = NativeLockCore.create(LockService.toJson(nodeConfig));
         Supplier<Map<String, Object>> nodeInfo = () -> {
             DiscoveryNode node = clusterService.localNode();
@@ -89,8 +96,16 @@ public class LockManagerPlugin extends Plugin implements ActionPlugin {
                 LockSettings.DYNAMIC,
                 updated -> LockSettings.Values.of(updated) // rejects e.g. a default above the max
             );
+        PartitionManager partitions = new PartitionManager(
+            service,
+            services.client(),
+            services.threadPool(),
+            LockSettings.PARTITIONS.get(settings),
+            LockSettings.recoveryGrace(settings, values.leaseMax())
+        );
+        clusterService.addListener(partitions);
         lockService = service;
-        return List.of(service, buildInfo);
+        return List.of(service, buildInfo, partitions);
     }
 
     @Override
@@ -103,6 +118,8 @@ public class LockManagerPlugin extends Plugin implements ActionPlugin {
             new ActionHandler(TransportLockSessionAction.TYPE, TransportLockSessionAction.class),
             new ActionHandler(TransportGetLockAction.TYPE, TransportGetLockAction.class),
             new ActionHandler(TransportLockStatsAction.TYPE, TransportLockStatsAction.class),
+            new ActionHandler(TransportListLocksAction.TYPE, TransportListLocksAction.class),
+            new ActionHandler(PartitionHandoffAction.TYPE, PartitionHandoffAction.Transport.class),
             new ActionHandler(TransportNodeDiagnosticsAction.TYPE, TransportNodeDiagnosticsAction.class)
         );
     }
@@ -128,6 +145,21 @@ public class LockManagerPlugin extends Plugin implements ActionPlugin {
             new RestLockStatsAction(),
             new RestNodeDiagnosticsAction()
         );
+    }
+
+    @Override
+    public Collection<SystemIndexDescriptor> getSystemIndexDescriptors(Settings settings) {
+        return List.of(LockIndex.descriptor());
+    }
+
+    @Override
+    public String getFeatureName() {
+        return "lock_manager";
+    }
+
+    @Override
+    public String getFeatureDescription() {
+        return "Cluster-wide locks: the lock index's shards are the lock partitions";
     }
 
     @Override

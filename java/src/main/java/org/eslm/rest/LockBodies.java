@@ -5,6 +5,7 @@ import org.elasticsearch.xcontent.ObjectParser;
 import org.elasticsearch.xcontent.ObjectParser.ValueType;
 import org.elasticsearch.xcontent.ParseField;
 import org.elasticsearch.xcontent.XContentParser;
+import org.eslm.action.RoutingValues;
 import org.eslm.service.LockMode;
 import org.eslm.service.LockSettings;
 
@@ -100,8 +101,9 @@ final class LockBodies {
                 a.put("fencing_token", v);
             }, TOKEN);
         }
-        ACQUIRE.declareString((a, v) -> a.routing = v, ROUTING);
-        MULTI_ACQUIRE.declareString((a, v) -> a.routing = v, ROUTING);
+        for (ObjectParser<Args, LockSettings.Values> p : List.of(ACQUIRE, MULTI_ACQUIRE, RELEASE, MULTI_RELEASE, RENEW, SESSION_CREATE)) {
+            p.declareString((a, v) -> a.routing = v, ROUTING);
+        }
         LOCK_ITEM.declareString((a, v) -> a.put("key", v), KEY);
         RELEASE_ITEM.declareString((a, v) -> a.put("key", v), KEY);
         MULTI_ACQUIRE.declareObjectArray((a, v) -> a.put("locks", v), (parser, s) -> LOCK_ITEM.parse(parser, s).require("key"), LOCKS);
@@ -121,8 +123,25 @@ final class LockBodies {
         Args args = ACQUIRE.parse(parser, settings).require("owner");
         args.put("key", key);
         defaultWait(args, settings);
-        requireNonBlank("routing", args.routing);
+        keepRouting(args);
         return args;
+    }
+
+    /** The value the request routes by: see {@link RoutingValues}. */
+    static String routingValue(Args args) {
+        if (args.get("locks") instanceof List<?> locks && locks.isEmpty() == false) {
+            Map<?, ?> first = (Map<?, ?>) locks.get(0);
+            return RoutingValues.of(String.valueOf(first.get("key")), (String) first.get("scope"), args.routing);
+        }
+        return RoutingValues.of((String) args.get("key"), (String) args.get("scope"), args.routing);
+    }
+
+    /** Checks {@code routing} and keeps it in the arguments for the coordinating node (which strips it). */
+    private static void keepRouting(Args args) {
+        requireNonBlank("routing", args.routing);
+        if (args.routing != null) {
+            args.put("routing", args.routing);
+        }
     }
 
     /** Parses a multi-lock body: at least one key, each named once. */
@@ -142,13 +161,30 @@ final class LockBodies {
             }
         }
         defaultWait(args, settings);
-        requireNonBlank("routing", args.routing);
+        keepRouting(args);
+        return args;
+    }
+
+    /** Parses a release or renew body for {@code key}. */
+    static Args keyed(ObjectParser<Args, LockSettings.Values> parser, String key, XContentParser body, LockSettings.Values settings)
+        throws IOException {
+        Args args = parser.parse(body, settings).require("owner");
+        args.put("key", key);
+        keepRouting(args);
+        return args;
+    }
+
+    /** Parses a session body; the session lives in the partition of its routing (default: its owner). */
+    static Args session(XContentParser body, LockSettings.Values settings) throws IOException {
+        Args args = SESSION_CREATE.parse(body, settings).require("owner");
+        keepRouting(args);
         return args;
     }
 
     /** Parses a multi-release body: {@code locks} or {@code all: true}, not both. */
     static Args multiRelease(XContentParser parser, LockSettings.Values settings) throws IOException {
         Args args = MULTI_RELEASE.parse(parser, settings).require("owner");
+        keepRouting(args);
         boolean all = Boolean.TRUE.equals(args.get("all"));
         if (all == args.containsKey("locks")) {
             throw new IllegalArgumentException("[locks] or [all: true] is required, not both");

@@ -41,10 +41,10 @@ public final class RestAcquireLockAction extends LockRestHandler {
         try (XContentParser parser = requiredParser(request)) {
             if (key == null) {
                 LockBodies.Args args = LockBodies.multiAcquire(parser, settings.get());
-                return send(request, client, TransportAcquireLockAction.TYPE, NativeOp.ACQUIRE_MANY, args.routing == null ? "" : args.routing, args);
+                return send(request, client, TransportAcquireLockAction.TYPE, NativeOp.ACQUIRE_MANY, LockBodies.routingValue(args), args);
             }
             LockBodies.Args args = LockBodies.acquire(key, parser, settings.get());
-            return send(request, client, TransportAcquireLockAction.TYPE, NativeOp.ACQUIRE, key, args);
+            return send(request, client, TransportAcquireLockAction.TYPE, NativeOp.ACQUIRE, LockBodies.routingValue(args), args);
         }
     }
 }

@@ -7,10 +7,7 @@ import org.elasticsearch.rest.RestResponse;
 import org.elasticsearch.rest.action.RestResponseListener;
 import org.elasticsearch.rest.action.cat.AbstractCatAction;
 import org.elasticsearch.rest.action.cat.RestTable;
-import org.eslm.action.LockOpRequest;
-import org.eslm.action.LockOpResponse;
-import org.eslm.action.TransportGetLockAction;
-import org.eslm.bridge.NativeOp;
+import org.eslm.action.TransportListLocksAction;
 import org.eslm.service.LockService;
 
 import java.util.List;
@@ -37,10 +34,11 @@ public final class RestCatLocksAction extends AbstractCatAction {
 
     @Override
     protected RestChannelConsumer doCatRequest(RestRequest request, NodeClient client) {
-        LockOpRequest list = new LockOpRequest(NativeOp.LIST, null, LockService.toJson(RestGetLockAction.listFilter(request)), false);
-        return channel -> client.execute(TransportGetLockAction.TYPE, list, new RestResponseListener<LockOpResponse>(channel) {
+        Map<String, Object> filter = RestGetLockAction.listFilter(request);
+        TransportListLocksAction.Request list = new TransportListLocksAction.Request(LockService.toJson(filter), (Integer) filter.get("size"));
+        return channel -> client.execute(TransportListLocksAction.TYPE, list, new RestResponseListener<TransportListLocksAction.Response>(channel) {
             @Override
-            public RestResponse buildResponse(LockOpResponse response) throws Exception {
+            public RestResponse buildResponse(TransportListLocksAction.Response response) throws Exception {
                 return RestTable.buildResponse(buildTable(request, response), channel);
             }
         });
@@ -60,9 +58,9 @@ public final class RestCatLocksAction extends AbstractCatAction {
             .endHeaders();
     }
 
-    private Table buildTable(RestRequest request, LockOpResponse response) {
+    private Table buildTable(RestRequest request, TransportListLocksAction.Response response) {
         Table table = getTableWithHeader(request);
-        for (Object l : (List<?>) response.body().get("locks")) {
+        for (Object l : response.locks()) {
             Map<?, ?> lock = (Map<?, ?>) l;
             table.startRow()
                 .addCell(lock.get("key"))

@@ -47,6 +47,7 @@ public final class RestForceReleaseLockAction extends LockRestHandler {
         args.routing = null;
         args.put("key", key);
         logger.warn("force-release of lock [{}] requested{}", key, reason == null ? "" : ", reason [" + reason + "]");
-        return send(request, client, TransportForceReleaseLockAction.TYPE, NativeOp.FORCE_RELEASE, key, args);
+        String routing = org.eslm.action.RoutingValues.of(key, (String) args.get("scope"), request.param("routing"));
+        return send(request, client, TransportForceReleaseLockAction.TYPE, NativeOp.FORCE_RELEASE, routing, args);
     }
 }

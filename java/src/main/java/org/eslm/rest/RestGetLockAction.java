@@ -2,7 +2,10 @@ package org.eslm.rest;
 
 import org.elasticsearch.client.internal.node.NodeClient;
 import org.elasticsearch.rest.RestRequest;
+import org.elasticsearch.rest.action.RestToXContentListener;
 import org.eslm.action.TransportGetLockAction;
+import org.eslm.action.TransportListLocksAction;
+import org.eslm.service.LockService;
 import org.eslm.bridge.NativeOp;
 
 import java.util.LinkedHashMap;
@@ -33,9 +36,12 @@ public final class RestGetLockAction extends LockRestHandler {
         if (key != null) {
             args.put("key", key);
             args.put("scope", scopeParam(request));
-            return send(request, client, TransportGetLockAction.TYPE, NativeOp.KEY_INFO, key, args);
+            String routing = org.eslm.action.RoutingValues.of(key, (String) args.get("scope"), request.param("routing"));
+            return send(request, client, TransportGetLockAction.TYPE, NativeOp.KEY_INFO, routing, args);
         }
-        return send(request, client, TransportGetLockAction.TYPE, NativeOp.LIST, null, listFilter(request));
+        Map<String, Object> filter = listFilter(request);
+        TransportListLocksAction.Request list = new TransportListLocksAction.Request(LockService.toJson(filter), (Integer) filter.get("size"));
+        return channel -> client.execute(TransportListLocksAction.TYPE, list, new RestToXContentListener<>(channel));
     }
 
     static String scopeParam(RestRequest request) {

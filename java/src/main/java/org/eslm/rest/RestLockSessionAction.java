@@ -46,8 +46,9 @@ public final class RestLockSessionAction extends LockRestHandler {
         String id = request.param("id");
         if (id == null) {
             try (XContentParser parser = requiredParser(request)) {
-                LockBodies.Args args = LockBodies.SESSION_CREATE.parse(parser, settings.get()).require("owner");
-                return send(request, client, TransportLockSessionAction.TYPE, NativeOp.SESSION_CREATE, "", args);
+                LockBodies.Args args = LockBodies.session(parser, settings.get());
+                String routing = args.routing != null ? args.routing : (String) args.get("owner");
+                return send(request, client, TransportLockSessionAction.TYPE, NativeOp.SESSION_CREATE, routing, args);
             }
         }
         NativeOp op = request.method() == DELETE ? NativeOp.SESSION_END : NativeOp.SESSION_KEEPALIVE;

@@ -37,11 +37,11 @@ public final class RestReleaseLockAction extends LockRestHandler {
         try (XContentParser parser = requiredParser(request)) {
             if (key == null) {
                 LockBodies.Args args = LockBodies.multiRelease(parser, settings.get());
-                return send(request, client, TransportReleaseLockAction.TYPE, NativeOp.RELEASE_MANY, "", args);
+                String routing = args.routing != null ? args.routing : args.get("locks") instanceof java.util.List<?> l ? LockBodies.routingValue(args) : (String) args.get("owner");
+                return send(request, client, TransportReleaseLockAction.TYPE, NativeOp.RELEASE_MANY, routing, args);
             }
-            LockBodies.Args args = LockBodies.RELEASE.parse(parser, settings.get()).require("owner");
-            args.put("key", key);
-            return send(request, client, TransportReleaseLockAction.TYPE, NativeOp.RELEASE, key, args);
+            LockBodies.Args args = LockBodies.keyed(LockBodies.RELEASE, key, parser, settings.get());
+            return send(request, client, TransportReleaseLockAction.TYPE, NativeOp.RELEASE, LockBodies.routingValue(args), args);
         }
     }
 }

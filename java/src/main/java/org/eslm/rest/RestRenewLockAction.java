@@ -35,9 +35,8 @@ public final class RestRenewLockAction extends LockRestHandler {
     protected RestChannelConsumer prepareRequest(RestRequest request, NodeClient client) throws IOException {
         String key = request.param("key");
         try (XContentParser parser = requiredParser(request)) {
-            LockBodies.Args args = LockBodies.RENEW.parse(parser, settings.get()).require("owner");
-            args.put("key", key);
-            return send(request, client, TransportRenewLockAction.TYPE, NativeOp.RENEW, key, args);
+            LockBodies.Args args = LockBodies.keyed(LockBodies.RENEW, key, parser, settings.get());
+            return send(request, client, TransportRenewLockAction.TYPE, NativeOp.RENEW, LockBodies.routingValue(args), args);
         }
     }
 }

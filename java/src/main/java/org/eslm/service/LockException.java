@@ -6,6 +6,9 @@ import org.elasticsearch.common.io.stream.StreamOutput;
 import org.elasticsearch.rest.RestStatus;
 
 import java.io.IOException;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 
 /**
  * Base of the plugin's lock outcomes. Each subclass fixes its HTTP status; Elasticsearch renders
@@ -30,4 +33,48 @@ public abstract class LockException extends ElasticsearchException {
 
     @Override
     public abstract RestStatus status();
+
+    /** {@code {"type", "reason", "metadata"}}: enough to {@link #rebuild} the same exception on another node. */
+    public static Map<String, Object> describe(LockException e) {
+        Map<String, Object> metadata = new LinkedHashMap<>();
+        for (String key : e.getMetadataKeys()) {
+            metadata.put(key, e.getMetadata(key));
+        }
+        Map<String, Object> d = new LinkedHashMap<>();
+        d.put("type", getExceptionName(e));
+        d.put("reason", e.getMessage());
+        d.put("metadata", metadata);
+        return d;
+    }
+
+    /** The exception {@link #describe} described. */
+    public static LockException rebuild(Map<String, Object> d) {
+        String reason = String.valueOf(d.get("reason"));
+        @SuppressWarnings("unchecked")
+        Map<String, List<String>> md = (Map<String, List<String>>) d.getOrDefault("metadata", Map.of());
+        String key = first(md, "es.key");
+        return switch (String.valueOf(d.get("type"))) {
+            case "lock_conflict_exception" -> new LockConflictException(reason, key, md.getOrDefault("es.holders", List.of()));
+            case "lock_not_held_exception" -> new LockNotHeldException(reason, key, first(md, "es.owner"));
+            case "lock_wait_timeout_exception" -> new LockWaitTimeoutException(reason, key, number(md, "es.waited_ms"));
+            case "deadlock_exception" -> new DeadlockException(reason, key, md.getOrDefault("es.cycle", List.of()));
+            case "session_not_found_exception" -> new SessionNotFoundException(reason, first(md, "es.session"));
+            case "lock_limit_exceeded_exception" -> new LockLimitExceededException(reason, first(md, "es.limit"), number(md, "es.max"));
+            case "lock_partition_unavailable_exception" -> new LockPartitionUnavailableException(reason, number(md, "es.retry_after_ms"));
+            default -> throw new IllegalStateException("unknown lock exception type [" + d.get("type") + "]: " + reason);
+        };
+    }
+
+    private static String first(Map<String, List<String>> md, String key) {
+        List<String> values = md.get(key);
+        return values == null || values.isEmpty() ? "" : values.get(0);
+    }
+
+    private static long number(Map<String, List<String>> md, String key) {
+        try {
+            return Long.parseLong(first(md, key));
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
 }

@@ -52,8 +52,6 @@ import java.util.function.Supplier;
  */
 public final class LockService implements Closeable {
     private static final Logger logger = LogManager.getLogger(LockService.class);
-    /** The partition every key maps to on a single node (cluster routing assigns real ones). */
-    static final int SINGLE_PARTITION = 0;
 
     private final NativeLockCore core;
     private final ThreadPool threadPool;
@@ -65,6 +63,8 @@ public final class LockService implements Closeable {
     /** {@link System#nanoTime()} of the earliest scheduled tick, or {@link Long#MAX_VALUE}. */
     private final AtomicLong nextTickNanos = new AtomicLong(Long.MAX_VALUE);
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** Partitions this node serves, with their epochs. Only the cluster-state listener changes it. */
+    private final Map<Integer, Long> openPartitions = new ConcurrentHashMap<>();
     private volatile LockSettings.Values settings;
 
     public LockService(
@@ -119,16 +119,87 @@ public final class LockService implements Closeable {
             listener.onFailure(new ElasticsearchStatusException("lock service is closed", RestStatus.SERVICE_UNAVAILABLE));
             return;
         }
-        int partition = request.key() == null ? NativeLockCore.ALL_PARTITIONS : SINGLE_PARTITION;
+        int partition = request.key() == null ? NativeLockCore.ALL_PARTITIONS : request.partition();
+        if (partition != NativeLockCore.ALL_PARTITIONS && openPartitions.containsKey(partition) == false) {
+            listener.onFailure(notServed(partition));
+            return;
+        }
         switch (request.op()) {
             case ACQUIRE, ACQUIRE_MANY -> acquire(request, partition, task, listener);
             case DIAGNOSTICS -> ActionListener.completeWith(listener, this::diagnostics);
             default -> ActionListener.completeWith(listener, () -> {
-                Map<String, Object> envelope = call(request.op(), partition, request.argsJson());
+                Map<String, Object> envelope = callRouted(request.op(), partition, request.argsJson());
                 handle(envelope);
                 return ResponseShapes.shape(request.op(), envelope.get("result"), localNodeName.get());
             });
         }
+    }
+
+    private LockPartitionUnavailableException notServed(int partition) {
+        return new LockPartitionUnavailableException(
+            "lock partition [" + partition + "] is not served by node [" + localNodeName.get() + "] (it is moving); retry",
+            0
+        );
+    }
+
+    /** A call on one partition; if the partition closed under it, the failure is the retryable one. */
+    private Map<String, Object> callRouted(NativeOp op, int partition, String argsJson) {
+        try {
+            return call(op, partition, argsJson);
+        } catch (IllegalArgumentException e) {
+            if (partition >= 0 && openPartitions.containsKey(partition) == false) {
+                throw notServed(partition);
+            }
+            throw e;
+        }
+    }
+
+    /** Whether this node serves {@code partition}. */
+    public boolean isOpen(int partition) {
+        return openPartitions.containsKey(partition);
+    }
+
+    /** The partitions this node serves, with their epochs. */
+    public Map<Integer, Long> openPartitions() {
+        return Map.copyOf(openPartitions);
+    }
+
+    /**
+     * Starts serving {@code partition} in {@code epoch}: from a hand-over {@code snapshot} of the
+     * previous owner (nothing lost, no grace), or empty with {@code graceMs} of recovery grace when
+     * the previous owner died (no grants until its leases have surely run out).
+     */
+    public void openPartition(int partition, long epoch, long graceMs, Map<String, Object> snapshot) {
+        Map<String, Object> args = new LinkedHashMap<>();
+        args.put("epoch", epoch);
+        args.put("grace_ms", graceMs);
+        if (snapshot != null) {
+            args.put("snapshot", snapshot);
+        }
+        handle(call(NativeOp.OPEN_PARTITION, partition, toJson(args)));
+        openPartitions.put(partition, epoch);
+        logger.info("serving lock partition [{}] in epoch [{}]{}", partition, epoch,
+            snapshot != null ? " (handed over)" : graceMs > 0 ? " after " + graceMs + "ms of recovery grace" : "");
+    }
+
+    /**
+     * Stops serving {@code partition}: its waiting requests fail as retryable (their coordinators
+     * re-queue them at the new owner); with {@code export}, answers its state for the new owner.
+     */
+    public Map<String, Object> closePartition(int partition, boolean export) {
+        if (openPartitions.remove(partition) == null) {
+            return null;
+        }
+        Map<String, Object> envelope = call(NativeOp.CLOSE_PARTITION, partition, "{\"export\":" + export + "}");
+        for (Pending p : pending.values()) {
+            if (p.partition == partition && pending.remove(p.requestId) != null) {
+                p.listener.onFailure(notServed(partition));
+            }
+        }
+        logger.info("stopped serving lock partition [{}]", partition);
+        @SuppressWarnings("unchecked")
+        Map<String, Object> snapshot = (Map<String, Object>) ((Map<?, ?>) envelope.get("result")).get("snapshot");
+        return snapshot;
     }
 
     private void acquire(LockOpRequest request, int partition, Task task, ActionListener<Map<String, Object>> listener) {
@@ -141,7 +212,7 @@ public final class LockService implements Closeable {
         pending.put(requestId, p);
         Map<String, Object> envelope;
         try {
-            envelope = call(request.op(), partition, toJson(args));
+            envelope = callRouted(request.op(), partition, toJson(args));
         } catch (Exception e) {
             pending.remove(requestId);
             listener.onFailure(e);
@@ -217,9 +288,14 @@ public final class LockService implements Closeable {
 
     private void deliverGrant(Pending p, Map<?, ?> event) {
         List<?> grants = (List<?>) event.get("grants");
-        if (p == null || p.cancelled) {
-            // Nobody will ever release this: give it back now (with its token, so only this grant).
-            int partition = p == null ? SINGLE_PARTITION : p.partition;
+        if (p == null) {
+            // Its request was already answered (its partition closed, or the node is closing):
+            // the grant lives in a partition this node no longer serves.
+            logger.debug("grant for an answered request ignored: {}", event);
+            return;
+        }
+        if (p.cancelled) {
+            int partition = p.partition;
             for (Object g : grants) {
                 Map<?, ?> grant = (Map<?, ?>) g;
                 Map<String, Object> release = new LinkedHashMap<>();
@@ -234,9 +310,7 @@ public final class LockService implements Closeable {
                     logger.warn(() -> "could not release [" + grant.get("key") + "] granted to a cancelled request", e);
                 }
             }
-            if (p != null) {
-                p.listener.onFailure(new TaskCancelledException("client went away before the grant"));
-            }
+            p.listener.onFailure(new TaskCancelledException("client went away before the grant"));
             return;
         }
         p.listener.onResponse(ResponseShapes.granted(p.op, p.op == NativeOp.ACQUIRE ? grants.get(0) : grants));
@@ -373,6 +447,11 @@ public final class LockService implements Closeable {
             list.forEach(v -> out.add(String.valueOf(v)));
         }
         return out;
+    }
+
+    /** A JSON object as a map. */
+    public static Map<String, Object> parseJson(String json) {
+        return parse(json);
     }
 
     static Map<String, Object> parse(String json) {

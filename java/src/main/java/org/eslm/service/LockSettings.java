@@ -47,9 +47,15 @@ public final class LockSettings {
     public static final Setting<Integer> MAX_KEYS_PER_REQUEST = Setting.intSetting(
         "locks.max_keys_per_request", 100, 1, 10_000, Property.NodeScope, Property.Dynamic
     );
-    /** Number of lock partitions (shards of the lock index, used by cluster routing). */
+    /**
+     * Number of lock partitions: shards of the lock index, each owned by the node holding its
+     * primary. Default 1: every multi-lock, tree lock and session is atomic whatever its keys,
+     * and one core partition serves millions of operations a second, far more than HTTP brings
+     * to one node. More partitions spread ownership (and failover) over nodes; then locks that
+     * must be taken together need a common {@code routing}. Read when the lock index is created.
+     */
     public static final Setting<Integer> PARTITIONS = Setting.intSetting(
-        "locks.partitions", 16, 1, 1024, Property.NodeScope
+        "locks.partitions", 1, 1, 1024, Property.NodeScope
     );
     /** Only {@code memory} today: holders live in the owner's memory; a crashed owner's partition waits out a grace period. */
     public static final Setting<String> DURABILITY = new Setting<>("locks.durability", "memory", value -> {
@@ -61,6 +67,21 @@ public final class LockSettings {
         return value;
     }, Property.NodeScope);
 
+    /**
+     * How long a partition whose owner died grants nothing on its new owner: long enough for
+     * every lease the dead owner may have granted to run out, plus the time the cluster needs to
+     * notice a dead node. Unset: {@code locks.lease.max} + 30s.
+     */
+    public static final Setting<TimeValue> RECOVERY_GRACE = Setting.timeSetting(
+        "locks.recovery.grace", TimeValue.MINUS_ONE, TimeValue.MINUS_ONE, ONE_YEAR, Property.NodeScope
+    );
+
+    /** The grace in force for {@code settings}. */
+    public static TimeValue recoveryGrace(Settings settings, TimeValue leaseMax) {
+        TimeValue grace = RECOVERY_GRACE.get(settings);
+        return grace.millis() >= 0 ? grace : TimeValue.timeValueMillis(leaseMax.millis() + 30_000);
+    }
+
     /** The settings whose changes are pushed to the core. */
     public static final List<Setting<?>> DYNAMIC = List.of(
         LEASE_DEFAULT, LEASE_MAX, WAIT_DEFAULT, WAIT_MAX, PRIORITY_AGING, MAX_WAITERS, MAX_KEYS_PER_REQUEST
@@ -68,7 +89,8 @@ public final class LockSettings {
 
     /** Every setting the plugin registers. */
     public static final List<Setting<?>> ALL = List.of(
-        LEASE_DEFAULT, LEASE_MAX, WAIT_DEFAULT, WAIT_MAX, PRIORITY_AGING, MAX_WAITERS, MAX_KEYS_PER_REQUEST, PARTITIONS, DURABILITY
+        LEASE_DEFAULT, LEASE_MAX, WAIT_DEFAULT, WAIT_MAX, PRIORITY_AGING, MAX_WAITERS, MAX_KEYS_PER_REQUEST, PARTITIONS, DURABILITY,
+        RECOVERY_GRACE
     );
 
     private LockSettings() {}

@@ -1,0 +1,118 @@
+package org.eslm.action;
+
+import org.elasticsearch.action.ActionListener;
+import org.elasticsearch.action.ActionListenerResponseHandler;
+import org.elasticsearch.action.ActionRequest;
+import org.elasticsearch.action.ActionRequestValidationException;
+import org.elasticsearch.action.ActionResponse;
+import org.elasticsearch.action.ActionType;
+import org.elasticsearch.action.support.ActionFilters;
+import org.elasticsearch.action.support.HandledTransportAction;
+import org.elasticsearch.cluster.node.DiscoveryNode;
+import org.elasticsearch.cluster.service.ClusterService;
+import org.elasticsearch.common.io.stream.StreamInput;
+import org.elasticsearch.common.io.stream.StreamOutput;
+import org.elasticsearch.common.util.concurrent.EsExecutors;
+import org.elasticsearch.injection.guice.Inject;
+import org.elasticsearch.tasks.Task;
+import org.elasticsearch.transport.TransportService;
+import org.eslm.cluster.PartitionManager;
+
+import java.io.IOException;
+
+/**
+ * {@code internal:locks/partition/handoff}: a node that became a partition's owner asks the
+ * previous owner for the partition's state (holders, leases, sessions, token counter). The
+ * previous owner stops serving the partition and answers its snapshot, or none if it has
+ * nothing to hand over (then the new owner waits out the recovery grace).
+ */
+public final class PartitionHandoffAction {
+    public static final ActionType<Response> TYPE = new ActionType<>("internal:locks/partition/handoff");
+
+    private PartitionHandoffAction() {}
+
+    /** Asks {@code from} for partition {@code partition} of {@code epoch}. */
+    public static final class Request extends ActionRequest {
+        final String from;
+        final int partition;
+
+        public Request(String from, int partition) {
+            this.from = from;
+            this.partition = partition;
+        }
+
+        Request(StreamInput in) throws IOException {
+            super(in);
+            this.from = in.readString();
+            this.partition = in.readVInt();
+        }
+
+        @Override
+        public void writeTo(StreamOutput out) throws IOException {
+            super.writeTo(out);
+            out.writeString(from);
+            out.writeVInt(partition);
+        }
+
+        @Override
+        public ActionRequestValidationException validate() {
+            return null;
+        }
+    }
+
+    /** The snapshot as bridge JSON, or {@code null} when the previous owner has none. */
+    public static final class Response extends ActionResponse {
+        private final String snapshotJson;
+
+        public Response(String snapshotJson) {
+            this.snapshotJson = snapshotJson;
+        }
+
+        Response(StreamInput in) throws IOException {
+            this.snapshotJson = in.readOptionalString();
+        }
+
+        @Override
+        public void writeTo(StreamOutput out) throws IOException {
+            out.writeOptionalString(snapshotJson);
+        }
+
+        public String snapshotJson() {
+            return snapshotJson;
+        }
+    }
+
+    /** Forwards the request to the previous owner, which hands its partition over. */
+    public static final class Transport extends HandledTransportAction<Request, Response> {
+        private final TransportService transportService;
+        private final ClusterService clusterService;
+        private final PartitionManager partitions;
+
+        @Inject
+        public Transport(TransportService transportService, ActionFilters actionFilters, ClusterService clusterService, PartitionManager partitions) {
+            super(TYPE.name(), transportService, actionFilters, Request::new, EsExecutors.DIRECT_EXECUTOR_SERVICE);
+            this.transportService = transportService;
+            this.clusterService = clusterService;
+            this.partitions = partitions;
+        }
+
+        @Override
+        protected void doExecute(Task task, Request request, ActionListener<Response> listener) {
+            if (request.from.equals(clusterService.localNode().getId())) {
+                ActionListener.completeWith(listener, () -> new Response(partitions.handOver(request.partition)));
+                return;
+            }
+            DiscoveryNode from = clusterService.state().nodes().get(request.from);
+            if (from == null) {
+                listener.onResponse(new Response((String) null));
+                return;
+            }
+            transportService.sendRequest(
+                from,
+                TYPE.name(),
+                request,
+                new ActionListenerResponseHandler<>(listener, Response::new, EsExecutors.DIRECT_EXECUTOR_SERVICE)
+            );
+        }
+    }
+}

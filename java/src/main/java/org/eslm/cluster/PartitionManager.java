@@ -1,0 +1,163 @@
+package org.eslm.cluster;
+
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.elasticsearch.ResourceAlreadyExistsException;
+import org.elasticsearch.action.ActionListener;
+import org.elasticsearch.action.admin.indices.create.CreateIndexRequest;
+import org.elasticsearch.client.internal.Client;
+import org.elasticsearch.cluster.ClusterChangedEvent;
+import org.elasticsearch.cluster.ClusterState;
+import org.elasticsearch.cluster.ClusterStateListener;
+import org.elasticsearch.common.util.concurrent.ThreadContext;
+import org.elasticsearch.core.TimeValue;
+import org.elasticsearch.threadpool.ThreadPool;
+import org.eslm.action.PartitionHandoffAction;
+import org.eslm.service.LockService;
+
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Follows cluster state and makes this node serve exactly the partitions whose primary it holds
+ * (DESIGN.md §3, docs/ARCHITECTURE.md "Partitions, owners, epochs"):
+ * <ul>
+ *   <li>the elected master creates the lock index when it is missing;</li>
+ *   <li>a partition this node gained is opened in epoch = primary term: with the previous
+ *   owner's state when that node is still in the cluster (a planned move: relocation, shutdown),
+ *   else empty and in recovery grace (the owner died: its leases must run out first), except a
+ *   brand-new index (term 1, no previous owner), which needs no grace;</li>
+ *   <li>a partition this node lost is closed; its state is kept for the new owner to fetch;</li>
+ *   <li>a node without an elected master serves nothing (it may be cut off).</li>
+ * </ul>
+ */
+public final class PartitionManager implements ClusterStateListener {
+    private static final Logger logger = LogManager.getLogger(PartitionManager.class);
+
+    private final LockService locks;
+    private final Client client;
+    private final ThreadPool threadPool;
+    private final int partitionCount;
+    private final TimeValue grace;
+    private final AtomicBoolean creatingIndex = new AtomicBoolean();
+    /** Partitions being handed over to this node (state requested, not yet open). */
+    private final Set<Integer> opening = ConcurrentHashMap.newKeySet();
+    /** State of partitions this node lost, kept until the new owner fetches it. */
+    private final Map<Integer, Map<String, Object>> handedOff = new ConcurrentHashMap<>();
+
+    public PartitionManager(LockService locks, Client client, ThreadPool threadPool, int partitionCount, TimeValue grace) {
+        this.locks = locks;
+        this.client = client;
+        this.threadPool = threadPool;
+        this.partitionCount = partitionCount;
+        this.grace = grace;
+    }
+
+    @Override
+    public void clusterChanged(ClusterChangedEvent event) {
+        ClusterState state = event.state();
+        if (state.nodes().getMasterNodeId() == null) {
+            closeAll("no elected master");
+            return;
+        }
+        PartitionTable table = PartitionTable.of(state);
+        if (table == null) {
+            closeAll("lock index missing");
+            if (state.nodes().isLocalNodeElectedMaster()) {
+                createIndex();
+            }
+            return;
+        }
+        PartitionTable previous = PartitionTable.of(event.previousState());
+        String local = state.nodes().getLocalNodeId();
+        for (int p = 0; p < table.size(); p++) {
+            boolean owned = local.equals(table.owner(p));
+            if (owned && locks.isOpen(p)) {
+                if (table.epoch(p) > locks.openPartitions().get(p)) {
+                    locks.openPartition(p, table.epoch(p), 0, null); // same node, promoted again: raise the epoch
+                }
+            } else if (owned) {
+                gained(p, table.epoch(p), previous == null ? null : previous.owner(p), state);
+            } else if (locks.isOpen(p)) {
+                lost(p);
+            }
+        }
+    }
+
+    /** Closes a partition this node lost and keeps its state a while for the new owner to fetch. */
+    private void lost(int p) {
+        Map<String, Object> snapshot = locks.closePartition(p, true);
+        if (snapshot != null) {
+            handedOff.put(p, snapshot);
+            threadPool.schedule(() -> handedOff.remove(p, snapshot), TimeValue.timeValueMinutes(1), threadPool.generic());
+        }
+    }
+
+    private void gained(int p, long epoch, String previousOwner, ClusterState state) {
+        if (opening.add(p) == false) {
+            return;
+        }
+        String local = state.nodes().getLocalNodeId();
+        if (previousOwner != null && previousOwner.equals(local) == false && state.nodes().nodeExists(previousOwner)) {
+            client.execute(PartitionHandoffAction.TYPE, new PartitionHandoffAction.Request(previousOwner, p), ActionListener.wrap(
+                response -> open(p, epoch, response.snapshotJson() == null ? grace.millis() : 0, response.snapshotJson()),
+                e -> {
+                    logger.warn(() -> "hand-over of lock partition [" + p + "] from [" + previousOwner + "] failed; starting in grace", e);
+                    open(p, epoch, grace.millis(), null);
+                }
+            ));
+        } else {
+            // No live previous owner: a brand-new index needs no grace; otherwise the owner died.
+            open(p, epoch, epoch <= 1 && previousOwner == null ? 0 : grace.millis(), null);
+        }
+    }
+
+    private void open(int p, long epoch, long graceMs, String snapshotJson) {
+        try {
+            locks.openPartition(p, epoch, graceMs, snapshotJson == null ? null : LockService.parseJson(snapshotJson));
+        } catch (Exception e) {
+            logger.error(() -> "failed to open lock partition [" + p + "]", e);
+        } finally {
+            opening.remove(p);
+        }
+    }
+
+    /**
+     * The previous owner's side of a hand-over: stop serving {@code partition} now (if still
+     * serving it) and answer its state; {@code null} when there is none to hand over.
+     */
+    public String handOver(int partition) {
+        Map<String, Object> snapshot = locks.isOpen(partition) ? locks.closePartition(partition, true) : handedOff.remove(partition);
+        return snapshot == null ? null : LockService.toJson(snapshot);
+    }
+
+    private void closeAll(String why) {
+        for (Integer p : locks.openPartitions().keySet()) {
+            logger.warn("stopped serving lock partition [{}]: {}", p, why);
+            locks.closePartition(p, false);
+        }
+    }
+
+    @SuppressWarnings("try") // the stored context restores the caller's thread context on close
+    private void createIndex() {
+        if (creatingIndex.compareAndSet(false, true) == false) {
+            return;
+        }
+        ThreadContext threadContext = threadPool.getThreadContext();
+        try (ThreadContext.StoredContext ignored = threadContext.stashContext()) {
+            threadContext.markAsSystemContext();
+            CreateIndexRequest request = new CreateIndexRequest(LockIndex.NAME).settings(LockIndex.settings(partitionCount));
+            client.admin().indices().create(request, ActionListener.wrap(r -> {
+                logger.info("created lock index [{}] with [{}] partitions", LockIndex.NAME, partitionCount);
+                creatingIndex.set(false);
+            }, e -> {
+                creatingIndex.set(false);
+                if (e instanceof ResourceAlreadyExistsException == false) {
+                    logger.warn("failed to create lock index [" + LockIndex.NAME + "]", e);
+                }
+            }));
+        }
+    }
+}
