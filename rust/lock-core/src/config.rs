@@ -59,6 +59,9 @@ pub struct Config {
     pub aging_ms: Millis,
     /// Number of hottest keys tracked (a bounded top-k sketch).
     pub hot_keys: usize,
+    /// Unused keys and owners kept interned before a sweep frees them, so a key locked and
+    /// unlocked over and over costs no allocation.
+    pub idle_cache: usize,
     pub limits: Limits,
 }
 
@@ -70,6 +73,7 @@ impl Default for Config {
             max_wait_ms: 300_000,
             aging_ms: 1_000,
             hot_keys: 16,
+            idle_cache: 4096,
             limits: Limits::default(),
         }
     }

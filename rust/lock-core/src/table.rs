@@ -54,6 +54,8 @@ type KeyIdx = u32;
 type OwnerIdx = u32;
 type LockIdx = u32;
 type SessIdx = u32;
+/// Keys to re-examine after a change; inline for the common few.
+type Dirty = SmallVec<[KeyIdx; 8]>;
 
 /// "No session" in a `u32` session slot.
 const NO_SESSION: SessIdx = u32::MAX;
@@ -86,6 +88,8 @@ type WaitQueue = BTreeMap<QueueKey, WaiterId>;
 struct KeyState {
     name: Box<str>,
     scope: Scope,
+    /// Listed in `idle_keys` (so it is listed once).
+    idle: bool,
     holders: SmallVec<[HolderEntry; 1]>,
     queue: Option<Box<WaitQueue>>,
 }
@@ -107,6 +111,8 @@ struct Lock {
 #[derive(Debug)]
 struct OwnerState {
     name: Box<str>,
+    /// Listed in `idle_owners` (so it is listed once).
+    idle: bool,
     /// Locks + waiters + sessions referring to this owner; freed at 0.
     refs: u32,
     locks: u32,
@@ -245,10 +251,12 @@ pub struct LockTable {
     key_index: HashTable<KeyIdx>,
     keys: Vec<Option<KeyState>>,
     free_keys: Vec<KeyIdx>,
+    idle_keys: Vec<KeyIdx>,
     held_keys: usize,
     owner_index: HashTable<OwnerIdx>,
     owners: Vec<Option<OwnerState>>,
     free_owners: Vec<OwnerIdx>,
+    idle_owners: Vec<OwnerIdx>,
     locks: Vec<Lock>,
     free_locks: Vec<LockIdx>,
     live_locks: usize,
@@ -309,10 +317,12 @@ impl LockTable {
             key_index: HashTable::new(),
             keys: Vec::new(),
             free_keys: Vec::new(),
+            idle_keys: Vec::new(),
             held_keys: 0,
             owner_index: HashTable::new(),
             owners: Vec::new(),
             free_owners: Vec::new(),
+            idle_owners: Vec::new(),
             locks: Vec::new(),
             free_locks: Vec::new(),
             live_locks: 0,
@@ -507,7 +517,7 @@ impl LockTable {
             });
         }
         // Merge duplicates (stronger mode wins), keep first-seen order.
-        let mut specs: Vec<Spec<'_>> = Vec::with_capacity(raw_specs.len());
+        let mut specs: SmallVec<[Spec<'_>; 1]> = SmallVec::new();
         for s in raw_specs {
             self.validate_name(s.name, s.scope)?;
             if let Some(e) = specs.iter_mut().find(|e| e.scope == s.scope && e.name == s.name) {
@@ -531,12 +541,14 @@ impl LockTable {
         let owner = self.find_owner(owner_name);
         // Per spec: Some(lock) when the owner holds this target already.
         let mut existing: SmallVec<[Option<LockIdx>; 1]> = SmallVec::new();
+        // Per spec: its key's slab number when interned (looked up once).
+        let mut spec_keys: SmallVec<[Option<KeyIdx>; 1]> = SmallVec::new();
         let mut all_reentrant = true;
         let mut all_upgrades = true;
         for s in &specs {
-            let lock = owner.and_then(|o| {
-                self.find_key(s.scope, s.name).and_then(|k| self.find_target_lock(o, k))
-            });
+            let k = self.find_key(s.scope, s.name);
+            spec_keys.push(k);
+            let lock = owner.zip(k).and_then(|(o, k)| self.find_target_lock(o, k));
             match lock {
                 Some(l) if self.lock(l).mode.covers(s.mode) => {}
                 Some(_) => all_reentrant = false,
@@ -555,8 +567,8 @@ impl LockTable {
         }
 
         // ---- the holdings needed: targets (joined with what is held) and tree ancestors ----
-        let mut needed: SmallVec<[(Scope, &str, Mode); 4]> = SmallVec::new();
-        for (s, ex) in specs.iter().zip(&existing) {
+        let mut needed: SmallVec<[Needed<'_>; 4]> = SmallVec::new();
+        for ((s, ex), k) in specs.iter().zip(&existing).zip(&spec_keys) {
             // Targets already held stay in: a waiter queues on them too, so that it still
             // gets them if the owner lets them go while it waits. Keys the owner holds in a
             // covering mode never block it (see `blocked_at`).
@@ -564,10 +576,11 @@ impl LockTable {
                 Some(l) => self.lock(*l).mode.join(s.mode),
                 None => s.mode,
             };
-            push_needed(&mut needed, s.scope, s.name, mode);
+            push_needed(&mut needed, s.scope, s.name, mode, *k);
             if s.scope == Scope::Tree {
                 for anc in tree_ancestors(s.name) {
-                    push_needed(&mut needed, Scope::Tree, anc, mode.intention());
+                    let ak = self.find_key(Scope::Tree, anc);
+                    push_needed(&mut needed, Scope::Tree, anc, mode.intention(), ak);
                 }
             }
         }
@@ -581,8 +594,8 @@ impl LockTable {
         };
 
         // ---- grantable now? ----
-        let blocked = needed.iter().find_map(|&(scope, name, mode)| {
-            let k = self.find_key(scope, name)?;
+        let blocked = needed.iter().find_map(|&(_, _, mode, k)| {
+            let k = k?;
             self.blocked_at(k, owner.unwrap_or(u32::MAX), mode, qkey).then_some(k)
         });
 
@@ -595,13 +608,25 @@ impl LockTable {
                     max: self.config.limits.max_locks as u64,
                 });
             }
-            let owner = self.intern_owner(owner_name);
-            for &(scope, name, _) in &needed {
-                self.intern_key(scope, name);
+            let owner = match owner {
+                Some(o) => {
+                    slot_mut(&mut self.owners, o).refs += 1;
+                    o
+                }
+                None => self.intern_owner(owner_name),
+            };
+            for &(scope, name, _, k) in &needed {
+                if k.is_none() {
+                    self.intern_key(scope, name);
+                }
             }
             let mut targets: SmallVec<[Target; 1]> = SmallVec::new();
-            for s in &specs {
-                targets.push(Target { key: self.intern_key(s.scope, s.name), mode: s.mode });
+            for (s, k) in specs.iter().zip(&spec_keys) {
+                let key = match k {
+                    Some(k) => *k,
+                    None => self.intern_key(s.scope, s.name),
+                };
+                targets.push(Target { key, mode: s.mode });
             }
             let token = self.next_token()?;
             let grants =
@@ -612,7 +637,7 @@ impl LockTable {
             if !slot(&self.owners, owner).waiters.is_empty() {
                 self.resolve_deadlocks(owner, None);
                 // A key the owner now holds no longer blocks its own waiters there.
-                let mut dirty: Vec<KeyIdx> =
+                let mut dirty: Dirty =
                     targets.iter().flat_map(|t| self.key_and_ancestors(t.key)).collect();
                 self.pump(&mut dirty);
             }
@@ -635,8 +660,8 @@ impl LockTable {
                 max: self.config.limits.max_waiters as u64,
             });
         }
-        for &(scope, name, _) in &needed {
-            if let Some(k) = self.find_key(scope, name) {
+        for &(_, _, _, k) in &needed {
+            if let Some(k) = k {
                 let len = self.key_state(k).queue.as_ref().map_or(0, |q| q.len());
                 if len >= self.config.limits.max_waiters_per_key {
                     self.counters.limit_rejections += 1;
@@ -649,8 +674,8 @@ impl LockTable {
         }
         let owner = self.intern_owner(owner_name);
         let mut keys: SmallVec<[(KeyIdx, Mode); 1]> = SmallVec::new();
-        for &(scope, name, mode) in &needed {
-            keys.push((self.intern_key(scope, name), mode));
+        for &(scope, name, mode, k) in &needed {
+            keys.push((k.unwrap_or_else(|| self.intern_key(scope, name)), mode));
         }
         let mut targets: SmallVec<[Target; 1]> = SmallVec::new();
         for s in &specs {
@@ -678,7 +703,7 @@ impl LockTable {
             // This request was the victim: it is already removed; answer it directly.
             self.counters.deadlocks += 1;
             let key = self.key_state(blocked_key).name.to_string();
-            let mut dirty = Vec::new();
+            let mut dirty = Dirty::new();
             dirty.push(blocked_key);
             self.pump(&mut dirty);
             return Err(LockError::Deadlock {
@@ -689,7 +714,7 @@ impl LockTable {
         }
         // Queueing may have made a later-ranked waiter wait for nothing new, but it can also be
         // immediately grantable in a corner (its blockers vanished during `advance`): pump.
-        let mut dirty: Vec<KeyIdx> = Vec::new();
+        let mut dirty = Dirty::new();
         if let Some(w) = self.waiters.get(&id) {
             dirty.extend(w.keys.iter().map(|(k, _)| *k));
         }
@@ -952,7 +977,7 @@ impl LockTable {
     }
 
     /// Takes a waiter out of every structure; its keys go to `dirty`.
-    fn remove_waiter(&mut self, id: WaiterId, dirty: &mut Vec<KeyIdx>) -> Option<Waiter> {
+    fn remove_waiter(&mut self, id: WaiterId, dirty: &mut Dirty) -> Option<Waiter> {
         let w = self.waiters.remove(&id)?;
         for &(k, _) in &w.keys {
             let ks = slot_mut(&mut self.keys, k);
@@ -977,8 +1002,8 @@ impl LockTable {
 
     /// Grants whatever became grantable on the `dirty` keys, in queue order, until nothing
     /// changes; then frees keys nobody holds or waits for.
-    fn pump(&mut self, dirty: &mut Vec<KeyIdx>) {
-        let mut touched: Vec<KeyIdx> = Vec::new();
+    fn pump(&mut self, dirty: &mut Dirty) {
+        let mut touched: Dirty = Dirty::new();
         while let Some(k) = dirty.pop() {
             if self.keys.get(k as usize).is_none_or(Option::is_none) {
                 continue;
@@ -986,14 +1011,16 @@ impl LockTable {
             touched.push(k);
             self.pump_key(k, dirty);
         }
-        touched.sort_unstable();
-        touched.dedup();
+        if touched.len() > 1 {
+            touched.sort_unstable();
+            touched.dedup();
+        }
         for k in touched {
             self.free_key_if_unused(k);
         }
     }
 
-    fn pump_key(&mut self, k: KeyIdx, dirty: &mut Vec<KeyIdx>) {
+    fn pump_key(&mut self, k: KeyIdx, dirty: &mut Dirty) {
         // Modes still compatible with every waiter looked at so far (see module docs). Once
         // it (or the holders' mask) is empty, only waiters of owners that hold this key can
         // still pass (a covering holding never blocks its owner); if there are none, stop.
@@ -1041,7 +1068,7 @@ impl LockTable {
         w.keys.iter().all(|&(k, m)| !self.blocked_at(k, w.owner, m, w.qkey))
     }
 
-    fn grant_waiter(&mut self, wid: WaiterId, dirty: &mut Vec<KeyIdx>) {
+    fn grant_waiter(&mut self, wid: WaiterId, dirty: &mut Dirty) {
         let now = self.now;
         // The owner stays referenced through the grant: pin it across the waiter's removal.
         let Some(owner) = self.waiters.get(&wid).map(|w| w.owner) else { return };
@@ -1105,7 +1132,7 @@ impl LockTable {
     }
 
     fn drop_waiter(&mut self, wid: WaiterId, reason: CancelReason) {
-        let mut dirty = Vec::new();
+        let mut dirty = Dirty::new();
         if let Some(owner) = self.waiters.get(&wid).map(|w| w.owner) {
             slot_mut(&mut self.owners, owner).refs += 1;
             if let Some(w) = self.remove_waiter(wid, &mut dirty) {
@@ -1162,7 +1189,7 @@ impl LockTable {
                 .collect();
             let vpos = cycle.iter().position(|w| *w == victim).unwrap_or(0);
             names.rotate_left(vpos);
-            let mut dirty = Vec::new();
+            let mut dirty = Dirty::new();
             let vowner = self.waiter(victim).owner;
             slot_mut(&mut self.owners, vowner).refs += 1;
             let Some(w) = self.remove_waiter(victim, &mut dirty) else {
@@ -1375,7 +1402,7 @@ impl LockTable {
         validate_owner(owner)?;
         let l = self.find_held(key, scope, owner, token)?;
         let lk = *self.lock(l);
-        let mut dirty = Vec::new();
+        let mut dirty = Dirty::new();
         self.remove_lock(l, &mut dirty);
         self.counters.releases += 1;
         self.pump(&mut dirty);
@@ -1417,7 +1444,7 @@ impl LockTable {
                 let mine: Vec<LockIdx> = (0..self.locks.len() as LockIdx)
                     .filter(|&l| self.locks[l as usize].live && self.locks[l as usize].owner == o)
                     .collect();
-                let mut dirty = Vec::new();
+                let mut dirty = Dirty::new();
                 for l in mine {
                     let lk = *self.lock(l);
                     out.push(Released {
@@ -1460,7 +1487,7 @@ impl LockTable {
                 .filter(|h| self.lock(h.lock).key == k)
                 .map(|h| h.lock)
                 .collect();
-            let mut dirty = Vec::new();
+            let mut dirty = Dirty::new();
             for l in targets {
                 let lk = *self.lock(l);
                 out.push(Released {
@@ -1524,7 +1551,7 @@ impl LockTable {
         self.set_lock_mode(l, req.mode);
         self.counters.downgrades += 1;
         let k = self.lock(l).key;
-        let mut dirty = vec![k];
+        let mut dirty: Dirty = smallvec::smallvec![k];
         dirty.extend(self.ancestor_keys_if_tree(k));
         self.pump(&mut dirty);
         let g = self.grant_record(l, 0, false);
@@ -1547,7 +1574,7 @@ impl LockTable {
     }
 
     /// Removes a lock and its holder entries; its keys go to `dirty`.
-    fn remove_lock(&mut self, l: LockIdx, dirty: &mut Vec<KeyIdx>) {
+    fn remove_lock(&mut self, l: LockIdx, dirty: &mut Dirty) {
         let lk = *self.lock(l);
         let mut keys = self.ancestor_keys_if_tree(lk.key);
         keys.push(lk.key);
@@ -1700,7 +1727,7 @@ impl LockTable {
         }
         let mut locks: Vec<LockIdx> = s.locks.iter().copied().collect();
         locks.sort_unstable();
-        let mut dirty = Vec::new();
+        let mut dirty = Dirty::new();
         let mut released = Vec::new();
         for l in locks {
             if self.locks.get(l as usize).is_some_and(|lk| lk.live && lk.session == idx) {
@@ -1727,7 +1754,7 @@ impl LockTable {
             self.now = now;
         }
         let now = self.now;
-        let mut dirty = Vec::new();
+        let mut dirty = Dirty::new();
         while let Some(Reverse(d)) = self.deadlines.peek().copied() {
             if d.at > now {
                 break;
@@ -2092,7 +2119,7 @@ impl LockTable {
                     .iter()
                     .any(|&(kk, m)| t.blocked_at(kk, o, m, QueueKey { rank: i128::MIN, seq: 0 }));
             if conflict {
-                let mut dirty: Vec<KeyIdx> = needed.iter().map(|(k, _)| *k).collect();
+                let mut dirty: Dirty = needed.iter().map(|(k, _)| *k).collect();
                 t.owner_unref_keep(o);
                 t.pump(&mut dirty);
                 return Err(LockError::invalid(
@@ -2156,8 +2183,13 @@ impl LockTable {
         match entry {
             Entry::Occupied(o) => *o.get(),
             Entry::Vacant(v) => {
-                let state =
-                    KeyState { name: name.into(), scope, holders: SmallVec::new(), queue: None };
+                let state = KeyState {
+                    name: name.into(),
+                    scope,
+                    idle: false,
+                    holders: SmallVec::new(),
+                    queue: None,
+                };
                 let idx = match self.free_keys.pop() {
                     Some(i) => {
                         if let Some(slot) = keys.get_mut(i as usize) {
@@ -2177,18 +2209,52 @@ impl LockTable {
     }
 
     fn free_key_if_unused(&mut self, k: KeyIdx) {
-        let Some(ks) = self.keys.get(k as usize).and_then(Option::as_ref) else { return };
-        if !ks.holders.is_empty() || ks.queue.is_some() {
-            return;
+        let Some(ks) = self.keys.get_mut(k as usize).and_then(Option::as_mut) else { return };
+        if ks.holders.is_empty() && ks.queue.is_none() && !ks.idle {
+            ks.idle = true;
+            self.idle_keys.push(k);
+            if self.idle_keys.len() > self.config.idle_cache {
+                self.sweep_idle();
+            }
         }
-        let h = hash_key(&self.hasher, ks.scope, &ks.name);
-        if let Ok(e) = self.key_index.find_entry(h, |&i| i == k) {
-            e.remove();
+    }
+
+    /// Frees every idle key and owner that is still unused.
+    fn sweep_idle(&mut self) {
+        for k in std::mem::take(&mut self.idle_keys) {
+            let Some(ks) = self.keys.get_mut(k as usize).and_then(Option::as_mut) else {
+                continue;
+            };
+            ks.idle = false;
+            if !ks.holders.is_empty() || ks.queue.is_some() {
+                continue;
+            }
+            let h = hash_key(&self.hasher, ks.scope, &ks.name);
+            if let Ok(e) = self.key_index.find_entry(h, |&i| i == k) {
+                e.remove();
+            }
+            if let Some(slot) = self.keys.get_mut(k as usize) {
+                *slot = None;
+            }
+            self.free_keys.push(k);
         }
-        if let Some(slot) = self.keys.get_mut(k as usize) {
-            *slot = None;
+        for o in std::mem::take(&mut self.idle_owners) {
+            let Some(os) = self.owners.get_mut(o as usize).and_then(Option::as_mut) else {
+                continue;
+            };
+            os.idle = false;
+            if os.refs > 0 {
+                continue;
+            }
+            let h = hash_owner(&self.hasher, &os.name);
+            if let Ok(e) = self.owner_index.find_entry(h, |&i| i == o) {
+                e.remove();
+            }
+            if let Some(slot) = self.owners.get_mut(o as usize) {
+                *slot = None;
+            }
+            self.free_owners.push(o);
         }
-        self.free_keys.push(k);
     }
 
     fn find_owner(&self, name: &str) -> Option<OwnerIdx> {
@@ -2220,8 +2286,13 @@ impl LockTable {
         let idx = match entry {
             Entry::Occupied(o) => *o.get(),
             Entry::Vacant(v) => {
-                let state =
-                    OwnerState { name: name.into(), refs: 0, locks: 0, waiters: Vec::new() };
+                let state = OwnerState {
+                    name: name.into(),
+                    idle: false,
+                    refs: 0,
+                    locks: 0,
+                    waiters: Vec::new(),
+                };
                 let idx = match self.free_owners.pop() {
                     Some(i) => {
                         if let Some(slot) = owners.get_mut(i as usize) {
@@ -2254,17 +2325,13 @@ impl LockTable {
     fn owner_unref(&mut self, owner: OwnerIdx) {
         let Some(o) = self.owners.get_mut(owner as usize).and_then(Option::as_mut) else { return };
         o.refs = o.refs.saturating_sub(1);
-        if o.refs > 0 {
-            return;
+        if o.refs == 0 && !o.idle {
+            o.idle = true;
+            self.idle_owners.push(owner);
+            if self.idle_owners.len() > self.config.idle_cache {
+                self.sweep_idle();
+            }
         }
-        let h = hash_owner(&self.hasher, &o.name);
-        if let Ok(e) = self.owner_index.find_entry(h, |&i| i == owner) {
-            e.remove();
-        }
-        if let Some(slot) = self.owners.get_mut(owner as usize) {
-            *slot = None;
-        }
-        self.free_owners.push(owner);
     }
 
     fn find_target_lock(&self, owner: OwnerIdx, k: KeyIdx) -> Option<LockIdx> {
@@ -2310,8 +2377,8 @@ impl LockTable {
             if self.find_key(ks.scope, &ks.name) != Some(k) {
                 return Err(format!("key {} not indexed", ks.name));
             }
-            if ks.holders.is_empty() && ks.queue.is_none() {
-                return Err(format!("key {} is empty but not freed", ks.name));
+            if ks.holders.is_empty() && ks.queue.is_none() && !ks.idle {
+                return Err(format!("key {} is empty but neither freed nor idle", ks.name));
             }
             if !ks.holders.is_empty() {
                 held_keys += 1;
@@ -2433,16 +2500,20 @@ impl LockTable {
     }
 }
 
+/// One holding an acquire needs: scope, name, mode, and the key's slab number if interned.
+type Needed<'a> = (Scope, &'a str, Mode, Option<KeyIdx>);
+
 fn push_needed<'a>(
-    needed: &mut SmallVec<[(Scope, &'a str, Mode); 4]>,
+    needed: &mut SmallVec<[Needed<'a>; 4]>,
     scope: Scope,
     name: &'a str,
     mode: Mode,
+    k: Option<KeyIdx>,
 ) {
     if let Some(e) = needed.iter_mut().find(|e| e.0 == scope && e.1 == name) {
         e.2 = e.2.join(mode);
     } else {
-        needed.push((scope, name, mode));
+        needed.push((scope, name, mode, k));
     }
 }
 

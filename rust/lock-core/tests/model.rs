@@ -429,6 +429,8 @@ fn config() -> Config {
         default_lease_ms: 100,
         max_lease_ms: 1_000,
         max_wait_ms: 1_000,
+        // Sweep unused keys and owners almost at once, so the sweep is exercised too.
+        idle_cache: 1,
         ..Default::default()
     }
 }

@@ -139,7 +139,7 @@ fn partitions_stay_consistent_under_concurrent_callers() {
         std::env::var("STRESS_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5eed);
     let ops: usize =
         std::env::var("STRESS_OPS").ok().and_then(|s| s.parse().ok()).unwrap_or(50_000);
-    let cfg = Config { aging_ms: 20, ..Config::default() };
+    let cfg = Config { aging_ms: 20, idle_cache: 8, ..Config::default() };
     let parts = [
         Arc::new(Partition::with_config(1, cfg).expect("p0")),
         Arc::new(Partition::with_config(2, cfg).expect("p1")),
