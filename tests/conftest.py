@@ -59,3 +59,46 @@ def single_node():
 @pytest.fixture()
 def client(single_node) -> Client:
     return Client(single_node.url)
+
+
+# --- issue 4: lock API clients and a node with short priority aging ----------------------------
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "integration"))
+
+from lockclient import AGING_MS, LockClient  # noqa: E402
+
+
+@pytest.fixture()
+def locks(single_node):
+    """A `LockClient` (one method per lock endpoint) on the shared node."""
+    lc = LockClient(single_node.url)
+    yield lc
+    lc.close()
+
+
+@pytest.fixture(scope="session")
+def aging_node():
+    """A second node, started only when a test asks for it, with `locks.priority.aging` set to
+    AGING_MS at start-up (`-E`), so aging bounds can be checked in well under a second per level.
+    Fresh data folder each run: no cluster settings carried over."""
+    import shutil
+
+    version = esnode.es_version()
+    node = esnode.Node("eslm-it-aging", "node-0", esnode.free_port(), esnode.free_port(),
+                       extra_settings={"locks.priority.aging": f"{AGING_MS}ms"})
+    shutil.rmtree(node.data, ignore_errors=True)
+    node.install(version, esnode.plugin_zip(version))
+    node.start()
+    try:
+        node.wait_until_ready()
+        yield node
+    finally:
+        code = node.stop()
+        assert code in (0, 143, None), f"node exited with {code}:\n{node.tail_log()}"
+
+
+@pytest.fixture()
+def aging_locks(aging_node):
+    lc = LockClient(aging_node.url)
+    yield lc
+    lc.close()
