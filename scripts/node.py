@@ -169,9 +169,11 @@ class Node:
         return self.logs / f"{self.cluster}.log"
 
     def install(self, version: str, plugin: Path) -> None:
-        """A fresh copy of the distribution with the plugin installed by the real CLI."""
+        """A fresh node: its folder (data and logs too) is wiped, then a fresh copy of the
+        distribution gets the plugin installed by the real CLI. Locks live in memory, so a
+        node's data holds nothing a new run needs; a restart keeps it (see `start`)."""
         pristine = distribution(version)
-        shutil.rmtree(self.es, ignore_errors=True)
+        shutil.rmtree(self.home, ignore_errors=True)
         self.home.mkdir(parents=True, exist_ok=True)
         shutil.copytree(pristine, self.es, symlinks=True)
         result = subprocess.run(
@@ -288,6 +290,38 @@ class Node:
             if f.exists():
                 return "\n".join(f.read_text(errors="replace").splitlines()[-lines:])
         return "(no log yet)"
+
+
+class Cluster:
+    """`size` nodes on loopback forming one cluster (every node master-eligible)."""
+
+    def __init__(self, name: str, size: int, extra_settings: dict | None = None, heap: str = "384m"):
+        transport_ports = [free_port() for _ in range(size)]
+        names = [f"node-{i}" for i in range(size)]
+        settings = {"cluster.initial_master_nodes": ",".join(names), **(extra_settings or {})}
+        self.nodes = [
+            Node(name, names[i], free_port(), transport_ports[i], seed_ports=transport_ports,
+                 heap=heap, extra_settings=settings)
+            for i in range(size)
+        ]
+
+    def start(self) -> None:
+        version = es_version()
+        for node in self.nodes:
+            node.install(version, plugin_zip(version))
+        for node in self.nodes:
+            node.start()
+        for node in self.nodes:
+            node.wait_until_ready()
+        # Every partition's replica placed too, so tests start from a settled cluster.
+        self.nodes[0].get("/_cluster/health/.locks?wait_for_status=green&timeout=120s", timeout=130)
+
+    def node(self, name: str) -> Node:
+        return next(n for n in self.nodes if n.name == name)
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,0 +1,203 @@
+"""Cluster-wide locks on real three-node clusters (DESIGN.md §3): mutual exclusion across nodes,
+an owner killed with kill -9, a planned move of a partition, a full cluster restart.
+
+Each test module starts its own cluster of real nodes from the integ-test-zip (plugin installed
+by `elasticsearch-plugin install`) and talks HTTP only."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+import time
+import uuid
+
+import pytest
+import requests
+
+import node as esnode
+
+pytestmark = pytest.mark.slow
+
+LEASE_MAX_S = 3
+GRACE_S = 5
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    c = esnode.Cluster(
+        f"eslm-it-cluster-{uuid.uuid4().hex[:4]}",
+        3,
+        extra_settings={
+            "locks.lease.max": f"{LEASE_MAX_S}s",
+            "locks.lease.default": f"{LEASE_MAX_S}s",
+            "locks.recovery.grace": f"{GRACE_S}s",
+        },
+    )
+    c.start()
+    try:
+        yield c
+    finally:
+        c.stop()
+
+
+def http(node, method, path, body=None, timeout=60):
+    return requests.request(method, node.url + path, json=body, timeout=timeout)
+
+
+def owner_of_partition(cluster, partition=0):
+    """The node serving `partition`, from the nodes' own diagnostics. Exactly one node may serve
+    it at a time; two would be a double owner, and fail the test."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        serving = []
+        for n in live(cluster):
+            try:
+                parts = http(n, "GET", "/_locks/_node/diagnostics", timeout=5).json()["core"]["partitions"]
+            except (requests.RequestException, KeyError):
+                continue
+            serving += [(n, p) for p in parts if p["id"] == partition]
+        assert len(serving) <= 1, f"partition {partition} served by {[(n.name, p) for n, p in serving]}"
+        if serving and serving[0][1]["state"] == "active":
+            return serving[0][0], serving[0][1]["epoch"]
+        time.sleep(0.2)
+    raise AssertionError("no node serves the partition")
+
+
+def live(cluster):
+    return [n for n in cluster.nodes if n.process is not None and n.process.poll() is None]
+
+
+def test_partition_is_served_by_the_primary_holder_with_the_primary_term_as_epoch(cluster):
+    owner, epoch = owner_of_partition(cluster)
+    shards = http(owner, "GET", "/_cat/shards/.locks?format=json&h=shard,prirep,node,state").json()
+    primary = [s for s in shards if s["prirep"] == "p" and s["shard"] == "0"][0]
+    assert primary["node"] == owner.name and primary["state"] == "STARTED"
+    k = f"epoch-{uuid.uuid4().hex[:6]}"
+    other = next(n for n in cluster.nodes if n is not owner)
+    token = http(other, "POST", f"/_locks/{k}/_acquire", {"owner": "e"}).json()["fencing_token"]
+    assert token >> 40 == epoch, "tokens carry the primary term"
+    http(other, "POST", f"/_locks/{k}/_release", {"owner": "e"})
+
+
+def test_mutual_exclusion_across_nodes(cluster):
+    """Clients on every node contend for the same keys: never two holders at once (checked with
+    an in-test holder table and with a protected document written under external versioning)."""
+    keys = [f"x-{uuid.uuid4().hex[:6]}" for _ in range(3)]
+    index = f"fenced-{uuid.uuid4().hex[:6]}"
+    holders: dict[str, str] = {}
+    grants: list[tuple[str, int]] = []
+    guard = threading.Lock()
+    violations: list[str] = []
+
+    def client(i: int) -> int:
+        node = cluster.nodes[i % 3]
+        s = requests.Session()
+        done = 0
+        for j in range(12):
+            k = keys[(i + j) % len(keys)]
+            me = f"c{i}"
+            r = s.post(f"{node.url}/_locks/{k}/_acquire", json={"owner": me, "wait": "20s"}, timeout=60)
+            assert r.status_code == 200, r.text
+            token = r.json()["fencing_token"]
+            with guard:
+                if k in holders:
+                    violations.append(f"{me} granted {k} while {holders[k]} holds it")
+                holders[k] = me
+                grants.append((k, token))
+            w = s.put(f"{node.url}/{index}/_doc/{k}?version={token}&version_type=external_gte",
+                      json={"by": me, "token": token}, timeout=60)
+            assert w.status_code in (200, 201), w.text
+            with guard:
+                del holders[k]
+            rel = s.post(f"{node.url}/_locks/{k}/_release", json={"owner": me, "fencing_token": token}, timeout=60)
+            assert rel.status_code == 200, rel.text
+            done += 1
+        return done
+
+    with concurrent.futures.ThreadPoolExecutor(12) as pool:
+        assert sum(pool.map(client, range(12))) == 144
+    assert violations == []
+    for k in keys:
+        tokens = [t for key, t in grants if key == k]
+        assert tokens == sorted(tokens) and len(set(tokens)) == len(tokens), "tokens rise in grant order"
+        doc = http(cluster.nodes[0], "GET", f"/{index}/_doc/{k}").json()
+        assert doc["_version"] == max(tokens)
+
+
+def test_planned_move_hands_holders_and_waiters_over_without_grace(cluster):
+    owner, epoch = owner_of_partition(cluster)
+    shards = http(owner, "GET", "/_cat/shards/.locks?format=json&h=shard,prirep,node").json()
+    with_copy = {s["node"] for s in shards if s["shard"] == "0"}
+    target = next(n for n in live(cluster) if n.name not in with_copy)  # a node with no copy yet
+    k = f"move-{uuid.uuid4().hex[:6]}"
+    held = http(target, "POST", f"/_locks/{k}/_acquire", {"owner": "holder", "lease": f"{LEASE_MAX_S}s"}).json()
+    result: dict = {}
+
+    def waiter():
+        result["r"] = http(target, "POST", f"/_locks/{k}/_acquire", {"owner": "waiter", "wait": "30s"}, timeout=90)
+
+    t = threading.Thread(target=waiter)
+    t.start()
+    deadline = time.monotonic() + 20
+    while not http(owner, "GET", f"/_locks/{k}").json()["waiters"]:
+        assert time.monotonic() < deadline, "waiter never queued"
+        time.sleep(0.05)
+    # renew so the lease outlives the move
+    assert http(owner, "POST", f"/_locks/{k}/_renew", {"owner": "holder"}).status_code == 200
+
+    moved = http(owner, "POST", "/_cluster/reroute?metric=none", {
+        "commands": [{"move": {"index": ".locks", "shard": 0, "from_node": owner.name, "to_node": target.name}}]})
+    assert moved.status_code == 200, moved.text
+    deadline = time.monotonic() + 60
+    while owner_of_partition(cluster)[0] is not target:
+        assert time.monotonic() < deadline, "partition did not move"
+        time.sleep(0.2)
+
+    info = http(target, "GET", f"/_locks/{k}").json()
+    assert [h["owner"] for h in info["holders"]] == ["holder"], info
+    assert info["holders"][0]["fencing_token"] == held["fencing_token"], "holder kept its token"
+    diag = http(target, "GET", "/_locks/_node/diagnostics").json()["core"]["partitions"]
+    assert [p["state"] for p in diag if p["id"] == 0] == ["active"], "no grace after a planned move"
+
+    assert http(target, "POST", f"/_locks/{k}/_release", {"owner": "holder"}).status_code == 200
+    t.join(60)
+    r = result["r"]
+    assert r.status_code == 200, r.text
+    assert r.json()["owner"] == "waiter" and r.json()["fencing_token"] > held["fencing_token"]
+    http(target, "POST", f"/_locks/{k}/_release", {"owner": "waiter"})
+
+
+def test_kill_9_of_the_owner_frees_the_lock_after_lease_and_grace_with_a_larger_token(cluster):
+    owner, epoch = owner_of_partition(cluster)
+    survivors = [n for n in live(cluster) if n is not owner]
+    k = f"kill-{uuid.uuid4().hex[:6]}"
+    index = f"fenced-{uuid.uuid4().hex[:6]}"
+    old = http(survivors[0], "POST", f"/_locks/{k}/_acquire", {"owner": "old", "lease": f"{LEASE_MAX_S}s"}).json()
+    assert http(survivors[0], "PUT", f"/{index}/_doc/{k}?version={old['fencing_token']}&version_type=external_gte",
+                {"by": "old"}).status_code in (200, 201)
+
+    owner.kill()
+    killed_at = time.monotonic()
+    # The next waiter asks a survivor and waits; it must be granted once lease + grace are over.
+    r = None
+    deadline = killed_at + 90
+    while time.monotonic() < deadline:
+        r = http(survivors[1], "POST", f"/_locks/{k}/_acquire", {"owner": "new", "wait": "20s"}, timeout=60)
+        if r.status_code == 200:
+            break
+        assert r.status_code in (503, 409), r.text  # unavailable (grace) or still timing out
+    unavailable_s = time.monotonic() - killed_at
+    assert r is not None and r.status_code == 200, r.text if r is not None else "no answer"
+    new = r.json()
+    assert new["fencing_token"] > old["fencing_token"]
+    assert new["fencing_token"] >> 40 > old["fencing_token"] >> 40, "a new epoch after the failover"
+    # Lock unavailable no longer than lease + grace, plus failure detection and promotion.
+    assert unavailable_s <= LEASE_MAX_S + GRACE_S + 30, unavailable_s
+    print(f"\nunavailable after kill -9 of the owner: {unavailable_s:.1f}s")
+    (esnode.BUILD / "kill9-unavailability.txt").open("a").write(f"{unavailable_s:.2f}\n")
+
+    w = http(survivors[1], "PUT", f"/{index}/_doc/{k}?version={new['fencing_token']}&version_type=external_gte", {"by": "new"})
+    assert w.status_code in (200, 201), w.text
+    stale = http(survivors[0], "PUT", f"/{index}/_doc/{k}?version={old['fencing_token']}&version_type=external_gte", {"by": "old"})
+    assert stale.status_code == 409, stale.text
+    assert stale.json()["error"]["type"] == "version_conflict_engine_exception"
