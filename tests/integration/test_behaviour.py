@@ -318,10 +318,10 @@ def test_two_owner_deadlock_reports_one_victim(locks, a_priority, b_priority, vi
 def test_lease_expires_and_the_next_waiter_gets_a_larger_token(locks):
     k, holder, nxt = unique("lease"), unique("holder"), unique("next")
     expiries_before = ok(locks.stats())["total"]["expiries"]
+    started = time.monotonic()  # before the grant, so the lease cannot run out before started+1s
     old = ok(locks.acquire(k, holder, lease="1s"))
     assert old["lease_ms"] <= 1_000
     lc = LockClient(locks.base_url)
-    started = time.monotonic()
     with ThreadPoolExecutor(max_workers=1) as ex:
         fut = ex.submit(lc.acquire, k, nxt, wait="20s")
         wait_for_waiter(locks, k, nxt)
@@ -329,8 +329,8 @@ def test_lease_expires_and_the_next_waiter_gets_a_larger_token(locks):
         g = ok(fut.result(timeout=20))
     elapsed = time.monotonic() - started
     assert g["owner"] == nxt and g["fencing_token"] > old["fencing_token"]
-    assert 0.5 <= elapsed < 10, f"granted after {elapsed:.2f}s for a 1s lease"
-    assert g["waited_ms"] >= 500
+    assert 0.9 <= elapsed < 10, f"granted {elapsed:.2f}s after a 1s lease was granted"
+    assert g["waited_ms"] > 0
     assert locks.holders(k) == [nxt]
     assert_error(locks.release(k, holder, fencing_token=old["fencing_token"]), 404,
                  "lock_not_held_exception")
@@ -342,10 +342,10 @@ def test_lease_expires_and_the_next_waiter_gets_a_larger_token(locks):
 
 def test_an_unwatched_lease_expires_on_time(locks):
     k, holder = unique("lease"), unique("holder")
+    started = time.monotonic()  # before the grant: the lease ends at started + 1s at the earliest
     ok(locks.acquire(k, holder, lease="1s"))
-    started = time.monotonic()
     wait_until(lambda: locks.holders(k) == [], 10, interval=0.05, message="lease expired")
-    assert time.monotonic() - started >= 0.7, "expired before its lease ran out"
+    assert time.monotonic() - started >= 0.9, "expired before its lease ran out"
     assert_error(locks.renew(k, holder), 404, "lock_not_held_exception")
 
 

@@ -335,7 +335,12 @@ def test_cat_locks_follows_the_cat_conventions(locks, single_node):
     help_text = locks.cat(help="true").text
     for column in CAT_COLUMNS:
         assert column in help_text
-    ok(locks.release(k, me))
+
+    ok(locks.acquire(f"{k}-2", me))
+    filtered = ok(locks.cat(owner=me, prefix=k, format="json"))
+    assert sorted(r["key"] for r in filtered) == [k, f"{k}-2"]
+    assert len(ok(locks.cat(owner=me, size=1, format="json"))) == 1
+    ok(locks.multi_release(me, all=True))
 
 
 # --- GET /_locks/_stats ---------------------------------------------------------------------
@@ -373,6 +378,9 @@ def test_stats_per_node_and_total(locks, single_node):
     assert total["conflicts"] >= b["conflicts"] + 1
     assert total["timeouts"] >= b["timeouts"] + 1
     assert total["held"] >= 1
+
+    local = ok(locks.call("GET", "/_locks/_stats/_local"))
+    assert local["_nodes"]["total"] == 1 and list(local["nodes"]) == list(during["nodes"])
 
 
 # --- GET /_locks/_node/diagnostics ----------------------------------------------------------
