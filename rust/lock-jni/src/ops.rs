@@ -336,7 +336,13 @@ pub fn call(
         }
         Op::Diagnostics => diagnostics(core, now)?,
         Op::Tick => {
-            for (_, p) in core.partitions() {
+            if partition == ALL_PARTITIONS {
+                for (_, p) in core.partitions() {
+                    p.advance(now);
+                    touched.push(p);
+                }
+            } else {
+                let p = one()?;
                 p.advance(now);
                 touched.push(p);
             }

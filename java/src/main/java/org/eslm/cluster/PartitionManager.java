@@ -12,7 +12,9 @@ import org.elasticsearch.cluster.ClusterStateListener;
 import org.elasticsearch.common.util.concurrent.ThreadContext;
 import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.threadpool.ThreadPool;
+import org.eslm.action.OwnershipCheckAction;
 import org.eslm.action.PartitionHandoffAction;
+import org.elasticsearch.cluster.service.ClusterService;
 import org.eslm.service.LockService;
 
 import java.util.Map;
@@ -42,13 +44,25 @@ public final class PartitionManager implements ClusterStateListener {
     private final int partitionCount;
     private final TimeValue grace;
     private final AtomicBoolean creatingIndex = new AtomicBoolean();
+    private final AtomicBoolean confirming = new AtomicBoolean();
+    private final ClusterService clusterService;
+    /** How often owners ask the master to confirm their partitions (see {@link LockService#OWNERSHIP_WINDOW}). */
+    static final TimeValue CONFIRM_INTERVAL = TimeValue.timeValueMillis(500);
     /** Partitions being handed over to this node (state requested, not yet open). */
     private final Set<Integer> opening = ConcurrentHashMap.newKeySet();
     /** State of partitions this node lost, kept until the new owner fetches it. */
     private final Map<Integer, Map<String, Object>> handedOff = new ConcurrentHashMap<>();
 
-    public PartitionManager(LockService locks, Client client, ThreadPool threadPool, int partitionCount, TimeValue grace) {
+    public PartitionManager(
+        LockService locks,
+        ClusterService clusterService,
+        Client client,
+        ThreadPool threadPool,
+        int partitionCount,
+        TimeValue grace
+    ) {
         this.locks = locks;
+        this.clusterService = clusterService;
         this.client = client;
         this.threadPool = threadPool;
         this.partitionCount = partitionCount;
@@ -57,6 +71,9 @@ public final class PartitionManager implements ClusterStateListener {
 
     @Override
     public void clusterChanged(ClusterChangedEvent event) {
+        if (confirming.compareAndSet(false, true)) {
+            threadPool.scheduleWithFixedDelay(this::confirmOwnership, CONFIRM_INTERVAL, threadPool.generic());
+        }
         ClusterState state = event.state();
         if (state.nodes().getMasterNodeId() == null) {
             closeAll("no elected master");
@@ -122,6 +139,34 @@ public final class PartitionManager implements ClusterStateListener {
         } finally {
             opening.remove(p);
         }
+    }
+
+    /**
+     * Asks the elected master whether this node still owns its open partitions in their epochs;
+     * a yes keeps them granting for {@link LockService#OWNERSHIP_WINDOW}, a no closes them.
+     */
+    private void confirmOwnership() {
+        Map<Integer, Long> open = locks.openPartitions();
+        ClusterState state = clusterService.state();
+        String master = state.nodes().getMasterNodeId();
+        if (open.isEmpty() || master == null) {
+            return;
+        }
+        long askedAt = System.nanoTime();
+        client.execute(
+            OwnershipCheckAction.TYPE,
+            new OwnershipCheckAction.Request(master, state.nodes().getLocalNodeId(), open),
+            ActionListener.wrap(response -> {
+                for (Map.Entry<Integer, Boolean> e : response.owned().entrySet()) {
+                    if (e.getValue()) {
+                        locks.confirmOwnership(e.getKey(), askedAt);
+                    } else if (locks.isOpen(e.getKey()) && open.get(e.getKey()).equals(locks.openPartitions().get(e.getKey()))) {
+                        logger.warn("the master says this node no longer owns lock partition [{}]; closing it", e.getKey());
+                        lost(e.getKey());
+                    }
+                }
+            }, e -> logger.debug("could not confirm lock partition ownership with the master", e))
+        );
     }
 
     /**

@@ -12,6 +12,7 @@ import org.elasticsearch.plugins.ActionPlugin;
 import org.elasticsearch.plugins.Plugin;
 import org.elasticsearch.plugins.SystemIndexPlugin;
 import org.elasticsearch.indices.SystemIndexDescriptor;
+import org.eslm.action.OwnershipCheckAction;
 import org.eslm.action.PartitionHandoffAction;
 import org.eslm.action.TransportListLocksAction;
 import org.eslm.cluster.LockIndex;
@@ -98,6 +99,7 @@ public class LockManagerPlugin extends Plugin implements ActionPlugin, SystemInd
             );
         PartitionManager partitions = new PartitionManager(
             service,
+            clusterService,
             services.client(),
             services.threadPool(),
             LockSettings.PARTITIONS.get(settings),
@@ -120,6 +122,7 @@ public class LockManagerPlugin extends Plugin implements ActionPlugin, SystemInd
             new ActionHandler(TransportLockStatsAction.TYPE, TransportLockStatsAction.class),
             new ActionHandler(TransportListLocksAction.TYPE, TransportListLocksAction.class),
             new ActionHandler(PartitionHandoffAction.TYPE, PartitionHandoffAction.Transport.class),
+            new ActionHandler(OwnershipCheckAction.TYPE, OwnershipCheckAction.Transport.class),
             new ActionHandler(TransportNodeDiagnosticsAction.TYPE, TransportNodeDiagnosticsAction.class)
         );
     }

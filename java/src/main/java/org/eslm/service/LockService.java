@@ -65,6 +65,15 @@ public final class LockService implements Closeable {
     private final AtomicBoolean closed = new AtomicBoolean();
     /** Partitions this node serves, with their epochs. Only the cluster-state listener changes it. */
     private final Map<Integer, Long> openPartitions = new ConcurrentHashMap<>();
+    /**
+     * When the elected master last confirmed this node's ownership of each partition
+     * ({@link System#nanoTime()} of the question). A partition whose confirmation is older than
+     * {@link #OWNERSHIP_WINDOW} changes nothing: this node may be cut off, and a new owner may
+     * already be counting down its recovery grace.
+     */
+    private final Map<Integer, Long> confirmedAt = new ConcurrentHashMap<>();
+    /** How long an ownership confirmation stays good; well below any recovery grace. */
+    public static final TimeValue OWNERSHIP_WINDOW = TimeValue.timeValueSeconds(3);
     private volatile LockSettings.Values settings;
 
     public LockService(
@@ -124,6 +133,14 @@ public final class LockService implements Closeable {
             listener.onFailure(notServed(partition));
             return;
         }
+        if (partition != NativeLockCore.ALL_PARTITIONS && request.op() != NativeOp.KEY_INFO && confirmed(partition) == false) {
+            listener.onFailure(new LockPartitionUnavailableException(
+                "node [" + localNodeName.get() + "] cannot confirm with the elected master that it still owns lock partition ["
+                    + partition + "]; retry",
+                0
+            ));
+            return;
+        }
         switch (request.op()) {
             case ACQUIRE, ACQUIRE_MANY -> acquire(request, partition, task, listener);
             case DIAGNOSTICS -> ActionListener.completeWith(listener, this::diagnostics);
@@ -154,6 +171,16 @@ public final class LockService implements Closeable {
         }
     }
 
+    /** Records that the master confirmed this node's ownership of {@code partition} as asked at {@code askedAtNanos}. */
+    public void confirmOwnership(int partition, long askedAtNanos) {
+        confirmedAt.merge(partition, askedAtNanos, Math::max);
+    }
+
+    private boolean confirmed(int partition) {
+        Long at = confirmedAt.get(partition);
+        return at != null && System.nanoTime() - at < OWNERSHIP_WINDOW.nanos();
+    }
+
     /** Whether this node serves {@code partition}. */
     public boolean isOpen(int partition) {
         return openPartitions.containsKey(partition);
@@ -177,6 +204,7 @@ public final class LockService implements Closeable {
             args.put("snapshot", snapshot);
         }
         handle(call(NativeOp.OPEN_PARTITION, partition, toJson(args)));
+        confirmedAt.put(partition, System.nanoTime()); // opened from the state the master just published
         openPartitions.put(partition, epoch);
         logger.info("serving lock partition [{}] in epoch [{}]{}", partition, epoch,
             snapshot != null ? " (handed over)" : graceMs > 0 ? " after " + graceMs + "ms of recovery grace" : "");
@@ -190,6 +218,7 @@ public final class LockService implements Closeable {
         if (openPartitions.remove(partition) == null) {
             return null;
         }
+        confirmedAt.remove(partition);
         Map<String, Object> envelope = call(NativeOp.CLOSE_PARTITION, partition, "{\"export\":" + export + "}");
         for (Pending p : pending.values()) {
             if (p.partition == partition && pending.remove(p.requestId) != null) {
@@ -368,11 +397,23 @@ public final class LockService implements Closeable {
         if (closed.get()) {
             return;
         }
-        try {
-            handle(call(NativeOp.TICK, NativeLockCore.ALL_PARTITIONS, "{}"));
-        } catch (Exception e) {
-            logger.error("lock core tick failed; retrying in 1s", e);
-            scheduleTick(1000);
+        // Only partitions whose ownership is confirmed move on: expiries hand locks to waiters.
+        // The others are ticked again once confirmed (or closed).
+        boolean waitingForConfirmation = false;
+        for (Integer partition : openPartitions.keySet()) {
+            if (confirmed(partition) == false) {
+                waitingForConfirmation = true;
+                continue;
+            }
+            try {
+                handle(call(NativeOp.TICK, partition, "{}"));
+            } catch (Exception e) {
+                logger.error("lock core tick of partition [" + partition + "] failed; retrying in 1s", e);
+                scheduleTick(1000);
+            }
+        }
+        if (waitingForConfirmation) {
+            scheduleTick(500);
         }
     }
 

@@ -1,0 +1,140 @@
+package org.eslm.action;
+
+import org.elasticsearch.action.ActionListener;
+import org.elasticsearch.action.ActionListenerResponseHandler;
+import org.elasticsearch.action.ActionRequest;
+import org.elasticsearch.action.ActionRequestValidationException;
+import org.elasticsearch.action.ActionResponse;
+import org.elasticsearch.action.ActionType;
+import org.elasticsearch.action.support.ActionFilters;
+import org.elasticsearch.action.support.HandledTransportAction;
+import org.elasticsearch.cluster.ClusterState;
+import org.elasticsearch.cluster.node.DiscoveryNode;
+import org.elasticsearch.cluster.service.ClusterService;
+import org.elasticsearch.common.io.stream.StreamInput;
+import org.elasticsearch.common.io.stream.StreamOutput;
+import org.elasticsearch.common.util.concurrent.EsExecutors;
+import org.elasticsearch.core.TimeValue;
+import org.elasticsearch.injection.guice.Inject;
+import org.elasticsearch.tasks.Task;
+import org.elasticsearch.transport.TransportRequestOptions;
+import org.elasticsearch.transport.TransportService;
+import org.eslm.cluster.PartitionTable;
+
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * {@code internal:locks/ownership/check}: an owner asks the elected master whether it still owns
+ * its partitions in their epochs. Owners grant only while a recent answer said yes, so a node cut
+ * off from the cluster (or frozen and resumed) stops granting on its own before the recovery
+ * grace of the new owner ends — no double grant, even with a stale cluster state.
+ */
+public final class OwnershipCheckAction {
+    public static final ActionType<Response> TYPE = new ActionType<>("internal:locks/ownership/check");
+
+    private OwnershipCheckAction() {}
+
+    /** "I am {@code owner}; do I own these partitions in these epochs?" */
+    public static final class Request extends ActionRequest {
+        final String master;
+        final String owner;
+        final Map<Integer, Long> epochs;
+
+        public Request(String master, String owner, Map<Integer, Long> epochs) {
+            this.master = master;
+            this.owner = owner;
+            this.epochs = epochs;
+        }
+
+        Request(StreamInput in) throws IOException {
+            super(in);
+            this.master = in.readString();
+            this.owner = in.readString();
+            this.epochs = in.readMap(StreamInput::readVInt, StreamInput::readVLong);
+        }
+
+        @Override
+        public void writeTo(StreamOutput out) throws IOException {
+            super.writeTo(out);
+            out.writeString(master);
+            out.writeString(owner);
+            out.writeMap(epochs, StreamOutput::writeVInt, StreamOutput::writeVLong);
+        }
+
+        @Override
+        public ActionRequestValidationException validate() {
+            return null;
+        }
+    }
+
+    /** Per partition: still yours in that epoch? */
+    public static final class Response extends ActionResponse {
+        private final Map<Integer, Boolean> owned;
+
+        Response(Map<Integer, Boolean> owned) {
+            this.owned = owned;
+        }
+
+        Response(StreamInput in) throws IOException {
+            this.owned = in.readMap(StreamInput::readVInt, StreamInput::readBoolean);
+        }
+
+        @Override
+        public void writeTo(StreamOutput out) throws IOException {
+            out.writeMap(owned, StreamOutput::writeVInt, StreamOutput::writeBoolean);
+        }
+
+        public Map<Integer, Boolean> owned() {
+            return owned;
+        }
+    }
+
+    /** Sends the question to the master; the master answers from its own cluster state. */
+    public static final class Transport extends HandledTransportAction<Request, Response> {
+        private final TransportService transportService;
+        private final ClusterService clusterService;
+
+        @Inject
+        public Transport(TransportService transportService, ActionFilters actionFilters, ClusterService clusterService) {
+            super(TYPE.name(), transportService, actionFilters, Request::new, EsExecutors.DIRECT_EXECUTOR_SERVICE);
+            this.transportService = transportService;
+            this.clusterService = clusterService;
+        }
+
+        @Override
+        protected void doExecute(Task task, Request request, ActionListener<Response> listener) {
+            ClusterState state = clusterService.state();
+            if (request.master.equals(state.nodes().getLocalNodeId())) {
+                ActionListener.completeWith(listener, () -> answer(state, request));
+                return;
+            }
+            DiscoveryNode master = state.nodes().get(request.master);
+            if (master == null) {
+                listener.onFailure(new IllegalStateException("master [" + request.master + "] is not in this node's cluster state"));
+                return;
+            }
+            transportService.sendRequest(
+                master,
+                TYPE.name(),
+                request,
+                TransportRequestOptions.timeout(TimeValue.timeValueSeconds(5)),
+                new ActionListenerResponseHandler<>(listener, Response::new, EsExecutors.DIRECT_EXECUTOR_SERVICE)
+            );
+        }
+
+        private static Response answer(ClusterState state, Request request) {
+            Map<Integer, Boolean> owned = new HashMap<>();
+            PartitionTable table = state.nodes().isLocalNodeElectedMaster() ? PartitionTable.of(state) : null;
+            for (Map.Entry<Integer, Long> e : request.epochs.entrySet()) {
+                int p = e.getKey();
+                owned.put(
+                    p,
+                    table != null && p < table.size() && request.owner.equals(table.owner(p)) && table.epoch(p) == e.getValue()
+                );
+            }
+            return new Response(owned);
+        }
+    }
+}
