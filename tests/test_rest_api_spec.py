@@ -5,7 +5,7 @@ The structural rules are those of Elasticsearch's rest-api-spec schema
 (rest-api-spec/src/main/resources/schema.json in elastic/elasticsearch), checked by hand so no
 JSON-schema library is needed. docs/API.md lists each endpoint as a heading
 "### `METHOD /path`"; every (method, path) of every spec must have such a heading and every such
-heading must be covered by a spec."""
+heading must be covered by a spec. The plugin's REST routes must match the specs too."""
 
 from __future__ import annotations
 
@@ -156,3 +156,16 @@ def test_api_md_documents_settings_and_the_fencing_recipe():
         assert f"`{setting}`" in text, setting
     assert "version_type=external_gte" in text
     assert text.count("curl ") >= len(EXPECTED), "a curl example per endpoint"
+
+
+def test_every_rest_route_of_the_plugin_has_a_spec_and_back():
+    """The REST handlers' routes (java/src/main/java/org/eslm/rest) are exactly the spec paths."""
+    route = re.compile(r'new Route\(\s*(GET|POST|PUT|DELETE|HEAD)\s*,\s*"([^"]+)"\s*\)')
+    routes = set()
+    for java in (ROOT / "java" / "src" / "main" / "java" / "org" / "eslm" / "rest").glob("*.java"):
+        routes |= set(route.findall(java.read_text(encoding="utf-8")))
+    assert len(routes) >= len(EXPECTED), \
+        f"found only {sorted(routes)}: are routes still declared as `new Route(METHOD, \"/path\")`?"
+    assert routes == spec_endpoints(), (
+        f"routes without a spec: {sorted(routes - spec_endpoints())}; "
+        f"specs without a route: {sorted(spec_endpoints() - routes)}")
