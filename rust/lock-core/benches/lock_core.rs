@@ -84,11 +84,11 @@ fn handoff(c: &mut Criterion) {
     let mut g = c.benchmark_group("handoff");
     g.throughput(Throughput::Elements(1));
     for n in [100usize, 10_000] {
-        let cfg = Config { max_wait_ms: u64::MAX / 4, ..Config::default() };
+        let cfg = Config { max_wait_ms: 86_400_000, max_lease_ms: 86_400_000, ..Config::default() };
         let mut t = LockTable::with_config(1, cfg).expect("table");
         let wait = |o: usize| AcquireRequest {
-            wait_ms: Some(1_000_000_000),
-            lease_ms: Some(1_000_000_000),
+            wait_ms: Some(86_400_000),
+            lease_ms: Some(86_400_000),
             ..AcquireRequest::new("hot", format!("w{o}"))
         };
         match t.acquire(&wait(0), 0).expect("first") {

@@ -1,6 +1,27 @@
 //! Quick timing of uncontended acquire+release pairs (a profiling aid; the figures in
 //! bench/RESULTS.md come from `cargo bench`).
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
+
+struct Counting;
+static ALLOCS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards to `System` unchanged, counting calls.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: forwarded unchanged.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded unchanged.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
 
 use lock_core::{AcquireRequest, LockTable, ReleaseRequest};
 
@@ -16,6 +37,7 @@ fn main() {
         })
         .collect();
     let mut t = LockTable::new(1).expect("table");
+    let allocs = ALLOCS.load(Ordering::Relaxed);
     let start = Instant::now();
     for i in 0..n {
         let (a, r) = &reqs[i & 1023];
@@ -23,5 +45,10 @@ fn main() {
         std::hint::black_box(t.release_at(r, 0).expect("held"));
     }
     let el = start.elapsed();
-    println!("{n} pairs in {el:?}: {:.0} pairs/s", n as f64 / el.as_secs_f64());
+    let allocs = ALLOCS.load(Ordering::Relaxed) - allocs;
+    println!(
+        "{n} pairs in {el:?}: {:.0} pairs/s, {:.2} allocations per pair",
+        n as f64 / el.as_secs_f64(),
+        allocs as f64 / n as f64
+    );
 }

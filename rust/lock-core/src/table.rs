@@ -56,6 +56,8 @@ type LockIdx = u32;
 type SessIdx = u32;
 /// Keys to re-examine after a change; inline for the common few.
 type Dirty = SmallVec<[KeyIdx; 8]>;
+/// The grants of one request; inline for the common single key.
+type Grants = SmallVec<[Grant; 1]>;
 
 /// "No session" in a `u32` session slot.
 const NO_SESSION: SessIdx = u32::MAX;
@@ -188,7 +190,7 @@ struct Opts {
 
 /// What an acquire did, before it is shaped for the single- or multi-key API.
 enum Acquired {
-    Granted(Vec<Grant>),
+    Granted(Grants),
     Queued(Queued),
 }
 
@@ -483,7 +485,7 @@ impl LockTable {
         );
         self.prune_deadlines();
         match out? {
-            Acquired::Granted(gs) => Ok(MultiOutcome::Granted(gs)),
+            Acquired::Granted(gs) => Ok(MultiOutcome::Granted(gs.into_vec())),
             Acquired::Queued(q) => Ok(MultiOutcome::Queued(q)),
         }
     }
@@ -500,7 +502,7 @@ impl LockTable {
         request_id: u64,
         now: Millis,
     ) -> Result<Acquired, LockError> {
-        self.advance(now);
+        self.advance_to(now);
         let now = self.now;
         self.counters.acquires += 1;
 
@@ -646,7 +648,7 @@ impl LockTable {
         };
 
         // ---- conflict or queue ----
-        let blocked_name = self.key_state(blocked_key).name.to_string();
+        let blocked_name = self.key_state(blocked_key).name[..].to_owned();
         self.hot.hit(&blocked_name);
         if opts.wait_ms == 0 {
             self.counters.conflicts += 1;
@@ -702,7 +704,7 @@ impl LockTable {
         if let Some(victim_cycle) = self.resolve_deadlocks(owner, Some(id)) {
             // This request was the victim: it is already removed; answer it directly.
             self.counters.deadlocks += 1;
-            let key = self.key_state(blocked_key).name.to_string();
+            let key = self.key_state(blocked_key).name[..].to_owned();
             let mut dirty = Dirty::new();
             dirty.push(blocked_key);
             self.pump(&mut dirty);
@@ -811,10 +813,10 @@ impl LockTable {
         waited_ms: Millis,
         lease_ms: Millis,
         session: SessIdx,
-    ) -> Vec<Grant> {
+    ) -> Grants {
         let lease_until =
             if session == NO_SESSION { now.saturating_add(lease_ms) } else { SESSION_LEASE };
-        let mut grants = Vec::with_capacity(targets.len());
+        let mut grants = Grants::new();
         for t in targets {
             match self.find_target_lock(owner, t.key) {
                 Some(l) if self.lock(l).mode.covers(t.mode) => {
@@ -922,8 +924,8 @@ impl LockTable {
         let lk = self.lock(l);
         let ks = self.key_state(lk.key);
         Grant {
-            key: ks.name.to_string(),
-            owner: slot(&self.owners, lk.owner).name.to_string(),
+            key: ks.name[..].to_owned(),
+            owner: slot(&self.owners, lk.owner).name[..].to_owned(),
             mode: lk.mode,
             fencing_token: lk.token,
             waited_ms,
@@ -1092,12 +1094,12 @@ impl LockTable {
         self.unpin_owner(owner);
         self.counters.grants_after_wait += 1;
         self.wait_hist.record(waited);
-        let owner_name = slot(&self.owners, owner).name.to_string();
+        let owner_name = slot(&self.owners, owner).name[..].to_owned();
         self.events.push(Event::Granted {
             waiter_id: wid,
             request_id: w.request_id,
             owner: owner_name,
-            grants,
+            grants: grants.into_vec(),
         });
     }
 
@@ -1111,7 +1113,7 @@ impl LockTable {
         self.events.push(Event::WaitTimedOut {
             waiter_id: wid,
             request_id: w.request_id,
-            owner: slot(&self.owners, w.owner).name.to_string(),
+            owner: slot(&self.owners, w.owner).name[..].to_owned(),
             key,
             waited_ms: now.saturating_sub(w.enqueued_at),
         });
@@ -1122,7 +1124,7 @@ impl LockTable {
     /// # Errors
     /// [`LockError::WaiterNotFound`] when the waiter is not queued (any more).
     pub fn cancel(&mut self, waiter_id: WaiterId, now: Millis) -> Result<(), LockError> {
-        self.advance(now);
+        self.advance_to(now);
         if !self.waiters.contains_key(&waiter_id) {
             return Err(LockError::WaiterNotFound { waiter_id });
         }
@@ -1141,7 +1143,7 @@ impl LockTable {
                 self.events.push(Event::Cancelled {
                     waiter_id: wid,
                     request_id: w.request_id,
-                    owner: slot(&self.owners, owner).name.to_string(),
+                    owner: slot(&self.owners, owner).name[..].to_owned(),
                     key,
                     reason,
                 });
@@ -1185,7 +1187,7 @@ impl LockTable {
                 .expect("a cycle has at least one waiter");
             let mut names: Vec<String> = cycle
                 .iter()
-                .map(|w| slot(&self.owners, self.waiter(*w).owner).name.to_string())
+                .map(|w| slot(&self.owners, self.waiter(*w).owner).name[..].to_owned())
                 .collect();
             let vpos = cycle.iter().position(|w| *w == victim).unwrap_or(0);
             names.rotate_left(vpos);
@@ -1206,7 +1208,7 @@ impl LockTable {
             self.events.push(Event::DeadlockVictim {
                 waiter_id: victim,
                 request_id: w.request_id,
-                owner: slot(&self.owners, vowner).name.to_string(),
+                owner: slot(&self.owners, vowner).name[..].to_owned(),
                 key,
                 cycle: names,
             });
@@ -1385,7 +1387,7 @@ impl LockTable {
 
     /// [`LockTable::release`] at time `now`.
     pub fn release_at(&mut self, req: &ReleaseRequest, now: Millis) -> Result<Released, LockError> {
-        self.advance(now);
+        self.advance_to(now);
         let out = self.release_one(&req.key, req.scope, &req.owner, req.fencing_token);
         self.prune_deadlines();
         out
@@ -1433,7 +1435,7 @@ impl LockTable {
         req: &MultiReleaseRequest,
         now: Millis,
     ) -> Result<Vec<Released>, LockError> {
-        self.advance(now);
+        self.advance_to(now);
         validate_owner(&req.owner)?;
         for item in &req.locks {
             validate_key(&item.key)?;
@@ -1476,7 +1478,7 @@ impl LockTable {
         scope: Scope,
         now: Millis,
     ) -> Result<Vec<Released>, LockError> {
-        self.advance(now);
+        self.advance_to(now);
         validate_key(key)?;
         let mut out = Vec::new();
         if let Some(k) = self.find_key(scope, key) {
@@ -1492,7 +1494,7 @@ impl LockTable {
                 let lk = *self.lock(l);
                 out.push(Released {
                     key: key.to_owned(),
-                    owner: slot(&self.owners, lk.owner).name.to_string(),
+                    owner: slot(&self.owners, lk.owner).name[..].to_owned(),
                     fencing_token: lk.token,
                 });
                 self.remove_lock(l, &mut dirty);
@@ -1506,7 +1508,7 @@ impl LockTable {
 
     /// Extends a held lock's lease to `now + lease` (a session lock renews its session).
     pub fn renew(&mut self, req: &RenewRequest, now: Millis) -> Result<Renewed, LockError> {
-        self.advance(now);
+        self.advance_to(now);
         let now = self.now;
         validate_key(&req.key)?;
         validate_owner(&req.owner)?;
@@ -1537,7 +1539,7 @@ impl LockTable {
     /// Weakens a held lock (e.g. exclusive → shared, or for a tree lock X → S, which also turns
     /// the ancestors' IX into IS). The token stays; waiters that now fit are granted.
     pub fn downgrade(&mut self, req: &DowngradeRequest, now: Millis) -> Result<Grant, LockError> {
-        self.advance(now);
+        self.advance_to(now);
         validate_key(&req.key)?;
         validate_owner(&req.owner)?;
         let l = self.find_held(&req.key, req.scope, &req.owner, req.fencing_token)?;
@@ -1614,7 +1616,7 @@ impl LockTable {
         ttl_ms: Option<Millis>,
         now: Millis,
     ) -> Result<SessionInfo, LockError> {
-        self.advance(now);
+        self.advance_to(now);
         let now = self.now;
         validate_owner(owner)?;
         let ttl = match ttl_ms {
@@ -1681,7 +1683,7 @@ impl LockTable {
         let s = slot(&self.sessions, idx);
         Ok(SessionInfo {
             session: id.to_string(),
-            owner: slot(&self.owners, s.owner).name.to_string(),
+            owner: slot(&self.owners, s.owner).name[..].to_owned(),
             ttl_ms: s.ttl_ms,
             expires_in_ms: s.expires_at.saturating_sub(self.now),
             locks: s.locks.len(),
@@ -1690,7 +1692,7 @@ impl LockTable {
 
     /// Extends a session to `now + ttl`.
     pub fn keepalive(&mut self, session: &str, now: Millis) -> Result<SessionInfo, LockError> {
-        self.advance(now);
+        self.advance_to(now);
         let now = self.now;
         let idx = self.find_session(session)?;
         let s = slot_mut(&mut self.sessions, idx);
@@ -1704,7 +1706,7 @@ impl LockTable {
     /// Ends a session: releases all its locks and drops its waiters at once (each dropped
     /// waiter gets [`Event::Cancelled`]).
     pub fn end_session(&mut self, session: &str, now: Millis) -> Result<SessionEnded, LockError> {
-        self.advance(now);
+        self.advance_to(now);
         let idx = self.find_session(session)?;
         let (released, dropped) = self.close_session(idx, CancelReason::SessionEnded);
         self.prune_deadlines();
@@ -1750,6 +1752,13 @@ impl LockTable {
     /// outlives its lease as seen by any call. A `now` earlier than the latest seen is treated
     /// as the latest (the clock is monotonic).
     pub fn advance(&mut self, now: Millis) {
+        self.advance_to(now);
+        self.prune_deadlines();
+    }
+
+    /// [`LockTable::advance`] without the final heap pruning (the public calls prune once at
+    /// their end).
+    fn advance_to(&mut self, now: Millis) {
         if now > self.now {
             self.now = now;
         }
@@ -1768,9 +1777,9 @@ impl LockTable {
                     let lk = *self.lock(lock);
                     let ks = self.key_state(lk.key);
                     self.events.push(Event::LeaseExpired {
-                        key: ks.name.to_string(),
+                        key: ks.name[..].to_owned(),
                         scope: ks.scope,
-                        owner: slot(&self.owners, lk.owner).name.to_string(),
+                        owner: slot(&self.owners, lk.owner).name[..].to_owned(),
                         fencing_token: lk.token,
                         held_ms: now.saturating_sub(lk.granted_at),
                     });
@@ -1790,7 +1799,7 @@ impl LockTable {
                     if let Some(&idx) = self.session_index.get(&id) {
                         let s = slot(&self.sessions, idx);
                         let owner = s.owner;
-                        let owner_name = slot(&self.owners, owner).name.to_string();
+                        let owner_name = slot(&self.owners, owner).name[..].to_owned();
                         slot_mut(&mut self.owners, owner).refs += 1;
                         let (released, _) = self.close_session(idx, CancelReason::SessionExpired);
                         self.counters.sessions_expired += 1;
@@ -1805,7 +1814,6 @@ impl LockTable {
             }
             self.pump(&mut dirty);
         }
-        self.prune_deadlines();
     }
 
     /// The earliest time at which [`LockTable::advance`] has something to do, if any.
@@ -1903,7 +1911,7 @@ impl LockTable {
                 let w = self.waiter(*wid);
                 WaiterInfo {
                     waiter_id: *wid,
-                    owner: slot(&self.owners, w.owner).name.to_string(),
+                    owner: slot(&self.owners, w.owner).name[..].to_owned(),
                     mode: w.mode_on(k),
                     priority: w.priority,
                     waited_ms: now.saturating_sub(w.enqueued_at),
@@ -1921,7 +1929,7 @@ impl LockTable {
             .map(|h| {
                 let lk = self.lock(h.lock);
                 HolderInfo {
-                    owner: slot(&self.owners, h.owner).name.to_string(),
+                    owner: slot(&self.owners, h.owner).name[..].to_owned(),
                     mode: h.mode,
                     fencing_token: lk.token,
                     held_ms: now.saturating_sub(lk.granted_at),
@@ -1951,9 +1959,9 @@ impl LockTable {
             .map(|(i, l)| {
                 let ks = self.key_state(l.key);
                 LockInfo {
-                    key: ks.name.to_string(),
+                    key: ks.name[..].to_owned(),
                     scope: ks.scope,
-                    owner: slot(&self.owners, l.owner).name.to_string(),
+                    owner: slot(&self.owners, l.owner).name[..].to_owned(),
                     mode: l.mode,
                     fencing_token: l.token,
                     held_ms: self.now.saturating_sub(l.granted_at),
@@ -1993,7 +2001,7 @@ impl LockTable {
                 let t = w.targets.first().copied();
                 WaiterInfo {
                     waiter_id: *id,
-                    owner: slot(&self.owners, w.owner).name.to_string(),
+                    owner: slot(&self.owners, w.owner).name[..].to_owned(),
                     mode: t.map_or(Mode::Exclusive, |t| t.mode),
                     priority: w.priority,
                     waited_ms: self.now.saturating_sub(w.enqueued_at),
@@ -2017,9 +2025,9 @@ impl LockTable {
             .map(|(i, l)| {
                 let ks = self.key_state(l.key);
                 LockSnapshot {
-                    key: ks.name.to_string(),
+                    key: ks.name[..].to_owned(),
                     scope: ks.scope,
-                    owner: slot(&self.owners, l.owner).name.to_string(),
+                    owner: slot(&self.owners, l.owner).name[..].to_owned(),
                     mode: l.mode,
                     fencing_token: l.token,
                     held_ms: self.now.saturating_sub(l.granted_at),
@@ -2036,7 +2044,7 @@ impl LockTable {
             .flatten()
             .map(|s| SessionSnapshot {
                 session: s.id.to_string(),
-                owner: slot(&self.owners, s.owner).name.to_string(),
+                owner: slot(&self.owners, s.owner).name[..].to_owned(),
                 ttl_ms: s.ttl_ms,
                 expires_in_ms: s.expires_at.saturating_sub(self.now),
             })
@@ -2221,7 +2229,8 @@ impl LockTable {
 
     /// Frees every idle key and owner that is still unused.
     fn sweep_idle(&mut self) {
-        for k in std::mem::take(&mut self.idle_keys) {
+        let mut idle = std::mem::take(&mut self.idle_keys);
+        for k in idle.drain(..) {
             let Some(ks) = self.keys.get_mut(k as usize).and_then(Option::as_mut) else {
                 continue;
             };
@@ -2238,7 +2247,9 @@ impl LockTable {
             }
             self.free_keys.push(k);
         }
-        for o in std::mem::take(&mut self.idle_owners) {
+        self.idle_keys = idle;
+        let mut idle = std::mem::take(&mut self.idle_owners);
+        for o in idle.drain(..) {
             let Some(os) = self.owners.get_mut(o as usize).and_then(Option::as_mut) else {
                 continue;
             };
@@ -2255,6 +2266,7 @@ impl LockTable {
             }
             self.free_owners.push(o);
         }
+        self.idle_owners = idle;
     }
 
     fn find_owner(&self, name: &str) -> Option<OwnerIdx> {
@@ -2347,7 +2359,7 @@ impl LockTable {
     }
 
     fn key_name(&self, k: KeyIdx) -> String {
-        self.key_state(k).name.to_string()
+        self.key_state(k).name[..].to_owned()
     }
 
     fn lock(&self, l: LockIdx) -> &Lock {

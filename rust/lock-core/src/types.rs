@@ -543,15 +543,11 @@ pub fn tree_ancestors(path: &str) -> impl Iterator<Item = &str> {
 fn validate_id(field: &'static str, value: &str, max: usize) -> Result<(), LockError> {
     // Fast path for the common case: printable ASCII, not all spaces.
     let b = value.as_bytes();
-    if b.len() <= max {
-        let (mut printable, mut non_space) = (true, false);
-        for &c in b {
-            printable &= (0x20..0x7f).contains(&c);
-            non_space |= c != b' ';
-        }
-        if printable && non_space {
-            return Ok(());
-        }
+    if b.len() <= max
+        && b.iter().any(|&c| c != b' ')
+        && b.iter().all(|&c| c.wrapping_sub(0x20) < 0x5f)
+    {
+        return Ok(());
     }
     if value.trim().is_empty() {
         return Err(LockError::invalid(field, "must not be empty or blank"));
