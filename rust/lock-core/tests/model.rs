@@ -348,6 +348,60 @@ impl Model {
         })
     }
 
+    /// The owners `from` waits for directly: holders of another owner in a conflicting mode
+    /// and earlier conflicting waiters of another owner, on keys it does not already cover.
+    fn waits_for(&self, from: &str) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        for w in self.waiters.values().filter(|w| w.owner == from) {
+            for (lk, m) in &w.needs {
+                let eff = self.effective_holders(lk);
+                if eff.iter().any(|(o, hm)| o == from && hm.covers(*m)) {
+                    continue;
+                }
+                for (o, hm) in eff {
+                    if o != from && !hm.compatible_with(*m) {
+                        out.insert(o);
+                    }
+                }
+                for e in self.waiters.values() {
+                    if e.rank < w.rank && e.owner != from {
+                        if let Some((_, em)) = e.needs.iter().find(|(el, _)| el == lk) {
+                            if !em.compatible_with(*m) {
+                                out.insert(e.owner.clone());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn reaches(&self, from: &str, to: &str) -> bool {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![from.to_owned()];
+        while let Some(x) = stack.pop() {
+            for y in self.waits_for(&x) {
+                if y == to {
+                    return true;
+                }
+                if seen.insert(y.clone()) {
+                    stack.push(y);
+                }
+            }
+        }
+        false
+    }
+
+    /// Whether `a` and `b` lie on one wait-for cycle (`a == b`: on any cycle).
+    fn on_cycle(&self, a: &str, b: &str) -> bool {
+        if a == b {
+            self.reaches(a, a)
+        } else {
+            self.reaches(a, b) && self.reaches(b, a)
+        }
+    }
+
     fn drop_session_locks(&mut self, session: &str) {
         for hs in self.holders.values_mut() {
             hs.retain(|_, h| h.session.as_deref() != Some(session));
@@ -472,9 +526,17 @@ fn check_acquire(
                 return Err(format!("{owner} refused {targets:?} though free: {blocked} {wait}"));
             }
         }
-        Err(LockError::Deadlock { .. }) => {
+        Err(LockError::Deadlock { owner: victim, .. }) => {
             if !blocked || wait == 0 {
                 return Err("deadlock for a request that did not wait".into());
+            }
+            // No false positive: with the request queued, its owner is on a wait-for cycle.
+            let id = WaiterId::MAX;
+            m.waiters.insert(id, MWaiter { owner: owner.to_owned(), rank, needs });
+            let real = m.on_cycle(&victim, owner);
+            m.waiters.remove(&id);
+            if !real {
+                return Err(format!("deadlock reported for {victim} without a cycle"));
             }
         }
         Err(LockError::SessionNotFound { .. } | LockError::LimitExceeded { .. }) => {}
@@ -483,13 +545,50 @@ fn check_acquire(
     Ok(())
 }
 
+/// The first deadlock victim an acquire produced (if any) must share a wait-for cycle with the
+/// acquiring owner in the state the table saw (the model before applying this call's events).
+/// The events stay in the table for the usual processing.
+fn check_first_victim(m: &Model, owner: &str, t: &mut LockTable) -> Result<(), String> {
+    let events = t.drain_events();
+    let victim = events.iter().find_map(|e| match e {
+        Event::DeadlockVictim { owner, .. } => Some(owner.clone()),
+        _ => None,
+    });
+    let first_grant = events.iter().position(|e| matches!(e, Event::Granted { .. }));
+    let first_victim = events.iter().position(|e| matches!(e, Event::DeadlockVictim { .. }));
+    let checkable = match (first_victim, first_grant) {
+        (Some(v), Some(g)) => v < g,
+        (Some(_), None) => true,
+        _ => false,
+    };
+    if let (Some(v), true) = (victim, checkable) {
+        if !m.on_cycle(&v, owner) {
+            return Err(format!("{v} chosen as deadlock victim without a cycle through {owner}"));
+        }
+    }
+    PENDING.with(|p| p.borrow_mut().extend(events));
+    Ok(())
+}
+
+thread_local! {
+    /// Events taken out of the table by [`check_first_victim`], applied with the next drain.
+    static PENDING: std::cell::RefCell<Vec<Event>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn drain_all(t: &mut LockTable) -> Vec<Event> {
+    let mut v = PENDING.with(|p| std::mem::take(&mut *p.borrow_mut()));
+    v.extend(t.drain_events());
+    v
+}
+
 fn run(ops: Vec<(u64, Op)>) -> Result<(), String> {
+    PENDING.with(|p| p.borrow_mut().clear());
     let mut t = LockTable::with_config(1, config()).map_err(|e| e.to_string())?;
     let mut m = Model::default();
     for (dt, op) in ops {
         m.now += dt;
         t.advance(m.now);
-        m.apply_events(t.drain_events())?;
+        m.apply_events(drain_all(&mut t))?;
         m.check(&t)?;
         let now = m.now;
         match op {
@@ -514,6 +613,7 @@ fn run(ops: Vec<(u64, Op)>) -> Result<(), String> {
                     AcquireOutcome::Queued(q) => Err((q.waiter_id, q.deadline)),
                 });
                 check_acquire(&mut m, owner, &[((scope, key), ALL_MODES[mode])], prio, wait, out)?;
+                check_first_victim(&m, owner, &mut t)?;
             }
             Op::Multi { owner, t1, m1, t2, m2, prio, wait } => {
                 let owner = OWNERS[owner];
@@ -542,6 +642,7 @@ fn run(ops: Vec<(u64, Op)>) -> Result<(), String> {
                     }
                 }
                 check_acquire(&mut m, owner, &merged, prio, wait, out)?;
+                check_first_victim(&m, owner, &mut t)?;
             }
             Op::Release { owner, target } => {
                 let owner = OWNERS[owner];
@@ -656,7 +757,7 @@ fn run(ops: Vec<(u64, Op)>) -> Result<(), String> {
                 }
             }
         }
-        m.apply_events(t.drain_events())?;
+        m.apply_events(drain_all(&mut t))?;
         m.check(&t)?;
     }
     // Completion: far in the future every waiter has ended (granted ones at that time, with a
@@ -664,8 +765,24 @@ fn run(ops: Vec<(u64, Op)>) -> Result<(), String> {
     for _ in 0..2 {
         m.now += 10_000;
         t.advance(m.now);
-        m.apply_events(t.drain_events())?;
+        m.apply_events(drain_all(&mut t))?;
         m.check(&t)?;
+    }
+    if std::env::var_os("MODEL_STATS").is_some() {
+        use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+        static SEEN: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
+        let c = t.stats().counters;
+        let n = [c.deadlocks, c.grants_after_wait, c.wait_timeouts, c.upgrades];
+        for (s, v) in SEEN.iter().zip(n) {
+            s.fetch_add(v, Relaxed);
+        }
+        eprintln!(
+            "model stats so far: deadlocks {} grants_after_wait {} timeouts {} upgrades {}",
+            SEEN[0].load(Relaxed),
+            SEEN[1].load(Relaxed),
+            SEEN[2].load(Relaxed),
+            SEEN[3].load(Relaxed)
+        );
     }
     if !m.waiters.is_empty() || t.held_locks() != 0 {
         return Err(format!("left over: {} waiters, {} locks", m.waiters.len(), t.held_locks()));
