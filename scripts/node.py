@@ -257,6 +257,8 @@ class Node:
                 if self.wait_for_locks:
                     # The lock index is created by the master once the cluster forms.
                     self.get("/_cluster/health/.locks?wait_for_status=yellow&timeout=2s")
+                    if self.seed_ports is None and not self.get("/_locks/_node/diagnostics")["core"]["partitions"]:
+                        raise ConnectionError("lock partitions not open yet")
                 return next(iter(self.get("/_nodes/_local")["nodes"].values()))
             except (urllib.error.URLError, ConnectionError, OSError, StopIteration) as e:
                 last_error = e

@@ -459,6 +459,11 @@ fn diagnostics(core: &NodeCore, now: u64) -> Result<Value, BridgeError> {
     oldest.truncate(10);
     hot.sort_by_key(|h| std::cmp::Reverse(h.contended));
     hot.truncate(10);
+    // `acquires`: contended acquire requests (conflicts and queued) counted for the key.
+    let hot: Vec<Value> = hot
+        .iter()
+        .map(|h| json!({ "key": h.key, "acquires": h.contended, "error": h.error }))
+        .collect();
     Ok(json!({
         "core_version": lock_core::VERSION,
         "bridge_version": crate::BRIDGE_VERSION,
@@ -466,7 +471,7 @@ fn diagnostics(core: &NodeCore, now: u64) -> Result<Value, BridgeError> {
         "config": to_value(&core.config())?,
         "partitions": partitions,
         "oldest_waiters": oldest,
-        "hot_keys": to_value(&hot)?,
+        "hot_keys": hot,
     }))
 }
 

@@ -83,11 +83,17 @@ public class LockManagerPlugin extends Plugin implements ActionPlugin, SystemInd
         // No partitions yet: PartitionManager opens those whose primary this node holds.
         Map<String, Object> nodeConfig = Map.of("config", values.coreConfig(), "partitions", List.of());
         NativeLockCore core = NativeLockCore.create(LockService.toJson(nodeConfig));
+        Map<String, Object> staticSettings = Map.of(
+            LockSettings.PARTITIONS.getKey(), LockSettings.PARTITIONS.get(settings),
+            LockSettings.DURABILITY.getKey(), LockSettings.DURABILITY.get(settings),
+            LockSettings.RECOVERY_GRACE.getKey(), LockSettings.recoveryGrace(settings, values.leaseMax()).getStringRep()
+        );
         Supplier<Map<String, Object>> nodeInfo = () -> {
             DiscoveryNode node = clusterService.localNode();
             Map<String, Object> info = new LinkedHashMap<>();
             info.put("node", Map.of("id", node.getId(), "name", node.getName()));
             info.put("plugin", buildInfo.asMap());
+            info.put("static_settings", staticSettings);
             return info;
         };
         LockService service = new LockService(core, services.threadPool(), () -> clusterService.localNode().getName(), nodeInfo, values);

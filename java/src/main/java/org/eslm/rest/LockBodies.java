@@ -30,6 +30,26 @@ final class LockBodies {
     static final class Args extends LinkedHashMap<String, Object> {
         private static final long serialVersionUID = 1L;
         String routing;
+        /** Durations as written ({@code "2s"} or a number), checked against the caps after parsing. */
+        final transient Map<String, Object> raw = new LinkedHashMap<>();
+
+        /**
+         * Converts the raw durations: {@code wait} to {@code wait_ms} and so on, checked against
+         * the caps in force. Done after parsing so the error is a plain 400
+         * {@code illegal_argument_exception} naming the field and the setting.
+         */
+        Args durations(LockSettings.Values settings) {
+            convert("wait", "wait_ms", settings.waitMax(), LockSettings.WAIT_MAX.getKey());
+            convert("lease", "lease_ms", settings.leaseMax(), LockSettings.LEASE_MAX.getKey());
+            convert("ttl", "ttl_ms", settings.leaseMax(), LockSettings.LEASE_MAX.getKey());
+            return this;
+        }
+
+        private void convert(String field, String target, TimeValue max, String maxSetting) {
+            if (raw.containsKey(field)) {
+                put(target, duration(field, raw.get(field), max, maxSetting));
+            }
+        }
 
         /** @throws IllegalArgumentException {@code [field] is required} when absent */
         Args require(String field) {
@@ -77,21 +97,11 @@ final class LockBodies {
         }
         for (ObjectParser<Args, LockSettings.Values> p : List.of(ACQUIRE, MULTI_ACQUIRE)) {
             p.declareField((a, v) -> a.put("priority", v), LockBodies::priority, PRIORITY, ValueType.VALUE);
-            p.declareField(
-                (a, v) -> a.put("wait_ms", v),
-                (parser, s) -> duration(parser, "wait", s.waitMax(), LockSettings.WAIT_MAX.getKey()),
-                WAIT,
-                ValueType.VALUE
-            );
+            p.declareField((a, v) -> a.raw.put("wait", v), LockBodies::rawValue, WAIT, ValueType.VALUE);
             p.declareString((a, v) -> a.put("session", v), SESSION);
         }
         for (ObjectParser<Args, LockSettings.Values> p : List.of(ACQUIRE, MULTI_ACQUIRE, RENEW)) {
-            p.declareField(
-                (a, v) -> a.put("lease_ms", v),
-                (parser, s) -> duration(parser, "lease", s.leaseMax(), LockSettings.LEASE_MAX.getKey()),
-                LEASE,
-                ValueType.VALUE
-            );
+            p.declareField((a, v) -> a.raw.put("lease", v), LockBodies::rawValue, LEASE, ValueType.VALUE);
         }
         for (ObjectParser<Args, LockSettings.Values> p : List.of(RELEASE, RENEW)) {
             p.declareLong((a, v) -> {
@@ -109,18 +119,13 @@ final class LockBodies {
         MULTI_ACQUIRE.declareObjectArray((a, v) -> a.put("locks", v), (parser, s) -> LOCK_ITEM.parse(parser, s).require("key"), LOCKS);
         MULTI_RELEASE.declareObjectArray((a, v) -> a.put("locks", v), (parser, s) -> RELEASE_ITEM.parse(parser, s).require("key"), LOCKS);
         MULTI_RELEASE.declareBoolean((a, v) -> a.put("all", v), ALL);
-        SESSION_CREATE.declareField(
-            (a, v) -> a.put("ttl_ms", v),
-            (parser, s) -> duration(parser, "ttl", s.leaseMax(), LockSettings.LEASE_MAX.getKey()),
-            TTL,
-            ValueType.VALUE
-        );
+        SESSION_CREATE.declareField((a, v) -> a.raw.put("ttl", v), LockBodies::rawValue, TTL, ValueType.VALUE);
         FORCE_RELEASE.declareString((a, v) -> a.routing = v, REASON); // kept only for the log line
     }
 
     /** Parses an acquire body for {@code key}; fills in the default wait. */
     static Args acquire(String key, XContentParser parser, LockSettings.Values settings) throws IOException {
-        Args args = ACQUIRE.parse(parser, settings).require("owner");
+        Args args = ACQUIRE.parse(parser, settings).require("owner").durations(settings);
         args.put("key", key);
         defaultWait(args, settings);
         keepRouting(args);
@@ -146,7 +151,7 @@ final class LockBodies {
 
     /** Parses a multi-lock body: at least one key, each named once. */
     static Args multiAcquire(XContentParser parser, LockSettings.Values settings) throws IOException {
-        Args args = MULTI_ACQUIRE.parse(parser, settings).require("owner").require("locks");
+        Args args = MULTI_ACQUIRE.parse(parser, settings).require("owner").require("locks").durations(settings);
         List<?> locks = (List<?>) args.get("locks");
         if (locks.isEmpty()) {
             throw new IllegalArgumentException("[locks] must name at least one key");
@@ -168,7 +173,7 @@ final class LockBodies {
     /** Parses a release or renew body for {@code key}. */
     static Args keyed(ObjectParser<Args, LockSettings.Values> parser, String key, XContentParser body, LockSettings.Values settings)
         throws IOException {
-        Args args = parser.parse(body, settings).require("owner");
+        Args args = parser.parse(body, settings).require("owner").durations(settings);
         args.put("key", key);
         keepRouting(args);
         return args;
@@ -176,7 +181,7 @@ final class LockBodies {
 
     /** Parses a session body; the session lives in the partition of its routing (default: its owner). */
     static Args session(XContentParser body, LockSettings.Values settings) throws IOException {
-        Args args = SESSION_CREATE.parse(body, settings).require("owner");
+        Args args = SESSION_CREATE.parse(body, settings).require("owner").durations(settings);
         keepRouting(args);
         return args;
     }
@@ -226,34 +231,38 @@ final class LockBodies {
         throw new IllegalArgumentException("[priority] must be an integer 0..9, [background] or [foreground], got [" + parser.text() + "]");
     }
 
+    /** A duration as written: a string, or a number (kept with its type). */
+    private static Object rawValue(XContentParser parser, LockSettings.Values settings) throws IOException {
+        return switch (parser.currentToken()) {
+            case VALUE_NUMBER -> parser.numberValue();
+            case VALUE_STRING -> parser.text();
+            default -> throw new IllegalArgumentException("[" + parser.currentName() + "] must be a time value like [500ms], [2s] or [1m]");
+        };
+    }
+
     /**
      * A duration in milliseconds: an Elasticsearch time string ({@code 500ms}, {@code 2s}) or a
      * whole number of milliseconds; never negative, never above {@code max}.
      */
-    static long duration(XContentParser parser, String field, TimeValue max, String maxSetting) throws IOException {
+    static long duration(String field, Object value, TimeValue max, String maxSetting) {
         long millis;
-        XContentParser.Token token = parser.currentToken();
-        if (token == XContentParser.Token.VALUE_NUMBER) {
-            XContentParser.NumberType type = parser.numberType();
-            if (type != XContentParser.NumberType.INT && type != XContentParser.NumberType.LONG) {
-                throw new IllegalArgumentException("[" + field + "] must be whole milliseconds or a time value like [500ms], got [" + parser.text() + "]");
+        if (value instanceof Number n) {
+            if (n instanceof Integer == false && n instanceof Long == false) {
+                throw new IllegalArgumentException("[" + field + "] must be whole milliseconds or a time value like [500ms], got [" + value + "]");
             }
-            millis = parser.longValue();
-        } else if (token == XContentParser.Token.VALUE_STRING) {
-            String text = parser.text();
-            try {
-                millis = TimeValue.parseTimeValue(text, null, field).millis();
-            } catch (RuntimeException e) {
-                throw new IllegalArgumentException("[" + field + "] must be a time value like [500ms], [2s] or [1m], got [" + text + "]");
-            }
+            millis = n.longValue();
         } else {
-            throw new IllegalArgumentException("[" + field + "] must be a time value like [500ms], [2s] or [1m]");
+            try {
+                millis = TimeValue.parseTimeValue(String.valueOf(value), null, field).millis();
+            } catch (RuntimeException e) {
+                throw new IllegalArgumentException("[" + field + "] must be a time value like [500ms], [2s] or [1m], got [" + value + "]");
+            }
         }
         if (millis < 0) {
-            throw new IllegalArgumentException("[" + field + "] must not be negative, got [" + parser.text() + "]");
+            throw new IllegalArgumentException("[" + field + "] must not be negative, got [" + value + "]");
         }
         if (millis > max.millis()) {
-            throw new IllegalArgumentException("[" + field + "] must be at most [" + max + "] (" + maxSetting + "), got [" + parser.text() + "]");
+            throw new IllegalArgumentException("[" + field + "] must be at most [" + max + "] (" + maxSetting + "), got [" + value + "]");
         }
         return millis;
     }

@@ -430,7 +430,11 @@ public final class LockService implements Closeable {
         Map<String, Object> envelope = call(NativeOp.DIAGNOSTICS, NativeLockCore.ALL_PARTITIONS, "{}");
         handle(envelope);
         Map<String, Object> body = new LinkedHashMap<>(nodeInfo.get());
-        body.put("settings", settings.asMap());
+        Map<String, Object> effective = new LinkedHashMap<>(settings.asMap());
+        if (body.remove("static_settings") instanceof Map<?, ?> fixed) {
+            fixed.forEach((k, v) -> effective.put(String.valueOf(k), v));
+        }
+        body.put("settings", effective);
         body.put("pending_requests", pending.size());
         body.put("core", envelope.get("result"));
         return body;
@@ -456,7 +460,10 @@ public final class LockService implements Closeable {
             case NativeLockException.DEADLOCK -> new DeadlockException(e.getMessage(), key, stringList(d.get("cycle")));
             case NativeLockException.SESSION_NOT_FOUND -> new SessionNotFoundException(e.getMessage(), String.valueOf(d.get("session")));
             case NativeLockException.LIMIT_EXCEEDED -> new LockLimitExceededException(
-                e.getMessage(), String.valueOf(d.get("limit")), number(d.get("max"))
+                // The keys-per-request limit is about the request's [locks] field: name it.
+                ("max_keys_per_request".equals(d.get("limit")) ? "[locks] names too many keys: " : "") + e.getMessage(),
+                String.valueOf(d.get("limit")),
+                number(d.get("max"))
             );
             case NativeLockException.PARTITION_UNAVAILABLE -> new LockPartitionUnavailableException(
                 e.getMessage(), number(d.get("retry_after_ms"))
