@@ -1916,6 +1916,7 @@ impl LockTable {
                     priority: w.priority,
                     waited_ms: now.saturating_sub(w.enqueued_at),
                     wait_left_ms: w.deadline.saturating_sub(now),
+                    key: None,
                 }
             })
             .collect();
@@ -2006,6 +2007,7 @@ impl LockTable {
                     priority: w.priority,
                     waited_ms: self.now.saturating_sub(w.enqueued_at),
                     wait_left_ms: w.deadline.saturating_sub(self.now),
+                    key: t.map(|t| self.key_name(t.key)),
                 }
             })
             .collect()

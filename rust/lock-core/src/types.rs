@@ -452,6 +452,10 @@ pub struct WaiterInfo {
     pub waited_ms: Millis,
     /// Milliseconds until the request times out.
     pub wait_left_ms: Millis,
+    /// The key waited for (its first key for a multi-lock); set where the waiter is listed
+    /// without its key around it, e.g. in the oldest waiters of a partition.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
 }
 
 /// Everything known about one key. A free key has no holders and no waiters.
