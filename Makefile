@@ -10,7 +10,7 @@ export JAVA_HOME := $(JDK)
 MVN := mvn -B -q
 PYTEST_ARGS ?=
 
-.PHONY: run test build check rust-test java-test integration-test clean
+.PHONY: run test quick-test build check rust-test java-test integration-test clean
 
 ## Build the plugin zip (Rust release library + Java jar + zip) and run one node in the foreground.
 run:
@@ -19,6 +19,10 @@ run:
 
 ## Everything CI runs.
 test: check rust-test java-test integration-test
+
+## Everything but the multi-node cluster tests (a quicker loop while developing).
+quick-test: check rust-test java-test
+	python3 -m pytest tests -v -m "not slow" $(PYTEST_ARGS)
 
 ## Plugin zip in java/target/ (runs the Java unit tests too).
 build:
