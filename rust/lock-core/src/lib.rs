@@ -32,7 +32,9 @@ pub use error::{ErrorCode, LockError};
 pub use event::{CancelReason, Event};
 pub use partition::Partition;
 pub use stats::{Counters, Histogram, HistogramSummary, HotKey, PartitionStats};
-pub use table::{ListFilter, LockSnapshot, LockTable, PartitionSnapshot, SessionSnapshot};
+pub use table::{
+    ListFilter, LockSnapshot, LockTable, PartitionSnapshot, SessionSnapshot, MAX_TIME,
+};
 pub use types::{
     tree_ancestors, validate_key, validate_owner, validate_tree_path, AcquireOutcome,
     AcquireRequest, DowngradeRequest, FencingToken, Grant, HolderInfo, KeyInfo, LockInfo, LockItem,

@@ -63,6 +63,9 @@ type Grants = SmallVec<[Grant; 1]>;
 const NO_SESSION: SessIdx = u32::MAX;
 /// Lease end of a lock held under a session: the session's expiry governs it.
 const SESSION_LEASE: Millis = Millis::MAX;
+/// Latest time the table works with (about 146 million years of milliseconds); later clock
+/// values count as this, so `now + lease` can never reach [`SESSION_LEASE`].
+pub const MAX_TIME: Millis = 1 << 62;
 /// Every mode compatible: the neutral element of the queue-scan mask.
 const ALL_MASK: u8 = 0b11111;
 
@@ -1759,6 +1762,7 @@ impl LockTable {
     /// [`LockTable::advance`] without the final heap pruning (the public calls prune once at
     /// their end).
     fn advance_to(&mut self, now: Millis) {
+        let now = now.min(MAX_TIME);
         if now > self.now {
             self.now = now;
         }
@@ -2075,7 +2079,8 @@ impl LockTable {
             return Err(LockError::invalid("snapshot", "counter out of range"));
         }
         let mut t = LockTable::with_config(snapshot.epoch, config)?;
-        t.now = now;
+        t.now = now.min(MAX_TIME);
+        let now = t.now;
         t.counter = snapshot.counter;
         let newest = FencingToken::new(snapshot.epoch, snapshot.counter);
         let mut max_session = 0u64;

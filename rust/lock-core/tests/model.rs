@@ -531,11 +531,10 @@ fn check_acquire(
                 return Err("deadlock for a request that did not wait".into());
             }
             // No false positive: with the request queued, its owner is on a wait-for cycle.
-            let id = WaiterId::MAX;
-            m.waiters.insert(id, MWaiter { owner: owner.to_owned(), rank, needs });
-            let real = m.on_cycle(&victim, owner);
-            m.waiters.remove(&id);
-            if !real {
+            // It stays in the model (as `VICTIM_ID`) until `check_first_victim` has looked at
+            // the other victims chosen while it was queued.
+            m.waiters.insert(VICTIM_ID, MWaiter { owner: owner.to_owned(), rank, needs });
+            if !m.on_cycle(&victim, owner) {
                 return Err(format!("deadlock reported for {victim} without a cycle"));
             }
         }
@@ -548,7 +547,7 @@ fn check_acquire(
 /// The first deadlock victim an acquire produced (if any) must share a wait-for cycle with the
 /// acquiring owner in the state the table saw (the model before applying this call's events).
 /// The events stay in the table for the usual processing.
-fn check_first_victim(m: &Model, owner: &str, t: &mut LockTable) -> Result<(), String> {
+fn check_first_victim(m: &mut Model, owner: &str, t: &mut LockTable) -> Result<(), String> {
     let events = t.drain_events();
     let victim = events.iter().find_map(|e| match e {
         Event::DeadlockVictim { owner, .. } => Some(owner.clone()),
@@ -566,9 +565,13 @@ fn check_first_victim(m: &Model, owner: &str, t: &mut LockTable) -> Result<(), S
             return Err(format!("{v} chosen as deadlock victim without a cycle through {owner}"));
         }
     }
+    m.waiters.remove(&VICTIM_ID);
     PENDING.with(|p| p.borrow_mut().extend(events));
     Ok(())
 }
+
+/// Model id of a request that was refused as a deadlock victim (never queued in the table).
+const VICTIM_ID: WaiterId = WaiterId::MAX;
 
 thread_local! {
     /// Events taken out of the table by [`check_first_victim`], applied with the next drain.
@@ -613,7 +616,7 @@ fn run(ops: Vec<(u64, Op)>) -> Result<(), String> {
                     AcquireOutcome::Queued(q) => Err((q.waiter_id, q.deadline)),
                 });
                 check_acquire(&mut m, owner, &[((scope, key), ALL_MODES[mode])], prio, wait, out)?;
-                check_first_victim(&m, owner, &mut t)?;
+                check_first_victim(&mut m, owner, &mut t)?;
             }
             Op::Multi { owner, t1, m1, t2, m2, prio, wait } => {
                 let owner = OWNERS[owner];
@@ -642,7 +645,7 @@ fn run(ops: Vec<(u64, Op)>) -> Result<(), String> {
                     }
                 }
                 check_acquire(&mut m, owner, &merged, prio, wait, out)?;
-                check_first_victim(&m, owner, &mut t)?;
+                check_first_victim(&mut m, owner, &mut t)?;
             }
             Op::Release { owner, target } => {
                 let owner = OWNERS[owner];

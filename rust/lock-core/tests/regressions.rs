@@ -135,3 +135,21 @@ fn regression_queue_scan_stopped_before_a_waiter_its_owner_unblocked() {
     assert_eq!(granted_owners(&t.drain_events()), ["o0"]);
     check(&t);
 }
+
+/// A clock value near `u64::MAX` made `now + lease` saturate to the "held by a session" marker,
+/// so the lock never expired (found by reading the code after the fuzzer's JSON path allowed
+/// arbitrary `advance` steps). Times are now clamped far below that.
+#[test]
+fn regression_time_near_u64_max_made_leases_endless() {
+    let mut t = table();
+    let near_end = u64::MAX - 10;
+    grant(
+        &mut t,
+        &AcquireRequest { lease_ms: Some(100), ..req("k", "a", Mode::Exclusive) },
+        near_end,
+    );
+    check(&t);
+    assert!(t.next_deadline().is_some(), "the lease has a deadline");
+    t.advance(u64::MAX);
+    check(&t);
+}
