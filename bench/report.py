@@ -1,0 +1,248 @@
+"""Tables, plot and the RESULTS.md update of bench/run.py."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+START = "<!-- bench/run.py: peers:start (generated, do not edit by hand) -->"
+END = "<!-- bench/run.py: peers:end -->"
+LOCK_CORE = "## lock-core (in process)"
+
+PEER_ORDER = ["plugin", "doc-recipe", "zookeeper", "etcd", "redis"]
+LABEL = {"plugin": "plugin", "doc-recipe": "doc recipe", "zookeeper": "ZooKeeper",
+         "etcd": "etcd", "redis": "Redis"}
+
+
+def f(x, nd=1):
+    if x is None:
+        return "–"
+    if isinstance(x, float):
+        if abs(x) >= 100:
+            return f"{x:,.0f}"
+        return f"{x:.{nd}f}"
+    return str(x)
+
+
+def one_line(workload: str, r: dict) -> str:
+    if r.get("errors") and not r.get("grants"):
+        return "ERROR " + "; ".join(r["errors"])
+    s = (f"{f(r.get('grants_per_s'))}/s  pair p50 {f(r.get('pair_p50_ms'), 2)} ms "
+         f"p99 {f(r.get('pair_p99_ms'), 2)} ms  req/grant {f(r.get('requests_per_grant'), 2)}  "
+         f"cpu client {f(r.get('client_cpu_pct'))}% server {f(r.get('server_cpu_pct'))}%")
+    if "handoff_p50_ms" in r:
+        s += (f"  handoff p50 {f(r.get('handoff_p50_ms'), 2)} p99 {f(r.get('handoff_p99_ms'), 2)} ms"
+              f"  jain {f(r.get('jain'), 3)}  violations {r.get('mutual_exclusion_violations')}")
+    if "fg_wait_p50_ms" in r:
+        s += (f"  fg wait p50 {f(r.get('fg_wait_p50_ms'), 2)} p99 {f(r.get('fg_wait_p99_ms'), 2)} ms"
+              f"  bg wait p50 {f(r.get('bg_wait_p50_ms'), 2)} ms")
+    if r.get("errors"):
+        s += "  ERRORS: " + "; ".join(r["errors"])
+    return s
+
+
+def _get(results, w, p, k):
+    return results["workloads"].get(w, {}).get(p, {}).get(k)
+
+
+def table(results: dict) -> str:
+    peers = [p for p in PEER_ORDER if any(p in d for d in results["workloads"].values())]
+    rows = [
+        ("uncontended, 1 client: acquire+release p50 (ms)", "uncontended-1", "pair_p50_ms", 2),
+        ("uncontended, 1 client: p99 (ms)", "uncontended-1", "pair_p99_ms", 2),
+        ("uncontended, 1 client: pairs/s", "uncontended-1", "grants_per_s", 0),
+        ("uncontended, 16 clients: pairs/s", "uncontended-16", "grants_per_s", 0),
+        ("uncontended, 16 clients: p99 (ms)", "uncontended-16", "pair_p99_ms", 1),
+        ("uncontended, 64 clients: pairs/s", "uncontended-64", "grants_per_s", 0),
+        ("uncontended, 64 clients: p99 (ms)", "uncontended-64", "pair_p99_ms", 1),
+        ("contended, 16 clients: critical sections/s", "contended-16", "grants_per_s", 0),
+        ("contended, 16: hand-off p50 (ms)", "contended-16", "handoff_p50_ms", 2),
+        ("contended, 16: hand-off p99 (ms)", "contended-16", "handoff_p99_ms", 2),
+        ("contended, 16: Jain fairness", "contended-16", "jain", 3),
+        ("contended, 16: server requests per grant", "contended-16", "requests_per_grant", 1),
+        ("contended, 64 clients: critical sections/s", "contended-64", "grants_per_s", 0),
+        ("contended, 64: hand-off p50 (ms)", "contended-64", "handoff_p50_ms", 2),
+        ("contended, 64: hand-off p99 (ms)", "contended-64", "handoff_p99_ms", 2),
+        ("contended, 64: Jain fairness", "contended-64", "jain", 3),
+        ("contended, 64: server requests per grant", "contended-64", "requests_per_grant", 1),
+        ("contended, 64: server CPU ms per grant", "contended-64", "server_cpu_ms_per_grant", 2),
+        ("uncontended, 64: server CPU ms per pair", "uncontended-64", "server_cpu_ms_per_grant", 2),
+        ("uncontended, 64: client CPU % (of 1 core)", "uncontended-64", "client_cpu_pct", 0),
+    ]
+    out = ["| figure | " + " | ".join(LABEL[p] for p in peers) + " |",
+           "|---|" + "---:|" * len(peers)]
+    for label, w, k, nd in rows:
+        vals = []
+        for p in peers:
+            v = _get(results, w, p, k)
+            if v is None and _get(results, w, p, "errors"):
+                vals.append("error")
+            elif isinstance(v, float) and nd == 0:
+                vals.append(f"{v:,.0f}")
+            else:
+                vals.append(f(v, nd))
+        out.append(f"| {label} | " + " | ".join(vals) + " |")
+    mixed = results["workloads"].get("mixed-priority", {})
+    if mixed:
+        out += ["", "Mixed priority (one key; 4 background clients back to back, 2 foreground "
+                "clients every 10–30 ms; all hold ~1 ms):", "",
+                "| peer | foreground wait p50 (ms) | p99 | max | background wait p50 (ms) | "
+                "foreground grants | background grants |", "|---|---:|---:|---:|---:|---:|---:|"]
+        for p, r in mixed.items():
+            out.append(f"| {p} | {f(r.get('fg_wait_p50_ms'), 2)} | {f(r.get('fg_wait_p99_ms'), 2)} | "
+                       f"{f(r.get('fg_wait_max_ms'), 2)} | {f(r.get('bg_wait_p50_ms'), 2)} | "
+                       f"{r.get('fg_grants', '–')} | {r.get('bg_grants', '–')} |")
+    return "\n".join(out)
+
+
+def ratios(results: dict) -> list[str]:
+    """The issue's targets, as plugin / peer ratios."""
+    g = lambda w, p, k: _get(results, w, p, k)  # noqa: E731
+    lines = []
+    for w in ("contended-16", "contended-64"):
+        for p in PEER_ORDER[1:]:
+            a, b = g(w, "plugin", "grants_per_s"), g(w, p, "grants_per_s")
+            ha, hb = g(w, "plugin", "handoff_p50_ms"), g(w, p, "handoff_p50_ms")
+            if a and b:
+                lines.append(f"{w}: critical sections/s plugin/{LABEL[p]} = {a / b:.2f}×"
+                             + (f"; hand-off p50 {ha:.2f} vs {hb:.2f} ms ({hb / ha:.2f}× "
+                                f"{'faster' if hb >= ha else 'slower'})" if ha and hb else ""))
+    for w in ("uncontended-16", "uncontended-64"):
+        a, b = g(w, "plugin", "grants_per_s"), g(w, "doc-recipe", "grants_per_s")
+        if a and b:
+            lines.append(f"{w}: throughput plugin/doc recipe = {a / b:.2f}× (target ≥ 10×)")
+    a = g("uncontended-1", "plugin", "pair_p50_ms")
+    for p in ("zookeeper", "etcd", "redis", "doc-recipe"):
+        b = g("uncontended-1", p, "pair_p50_ms")
+        if a and b:
+            lines.append(f"uncontended-1: p50 plugin {a:.2f} ms vs {LABEL[p]} {b:.2f} ms "
+                         f"(plugin/{LABEL[p]} = {a / b:.2f})")
+    return lines
+
+
+def plot(results: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    peers = [p for p in PEER_ORDER if any(p in d for d in results["workloads"].values())]
+    colors = {"plugin": "#d62728", "doc-recipe": "#ff9896", "zookeeper": "#1f77b4",
+              "etcd": "#2ca02c", "redis": "#9467bd"}
+    fig, axes = plt.subplots(2, 3, figsize=(16, 9))
+    title = "Lock services on one machine (%s cores, client and servers share them) — %s%s" % (
+        results["machine"].get("cores"), results["started_utc"][:16].replace("T", " "),
+        " — QUICK smoke run" if results.get("quick") else "")
+    fig.suptitle(title, fontsize=13)
+
+    def bars(ax, groups, key, ylabel, log=False, higher_better=True):
+        import numpy as np
+
+        x = np.arange(len(groups))
+        w = 0.8 / max(1, len(peers))
+        for j, p in enumerate(peers):
+            vals = [(_get(results, g, p, key) or 0) for g in groups]
+            b = ax.bar(x + j * w - 0.4 + w / 2, vals, w, label=LABEL[p], color=colors[p])
+            for rect, v in zip(b, vals):
+                if v:
+                    ax.annotate(f"{v:,.0f}" if v >= 100 else f"{v:.2g}" if v < 1 else f"{v:.1f}",
+                                (rect.get_x() + rect.get_width() / 2, v), ha="center",
+                                va="bottom", fontsize=7, rotation=90)
+        ax.set_xticks(x, [g.replace("contended-", "contended\n").replace("uncontended\n", "uncontended\n") for g in groups])
+        ax.set_ylabel(ylabel)
+        if log:
+            ax.set_yscale("log")
+        ax.set_title(ylabel + ("  (higher is better)" if higher_better else "  (lower is better)"),
+                     fontsize=10)
+        ax.grid(axis="y", alpha=0.3)
+
+    bars(axes[0][0], ["uncontended-1"], "pair_p50_ms", "acquire+release p50, 1 client (ms)",
+         higher_better=False)
+    bars(axes[0][1], ["uncontended-1", "uncontended-16", "uncontended-64"], "grants_per_s",
+         "uncontended pairs/s", log=True)
+    bars(axes[0][2], ["contended-16", "contended-64"], "grants_per_s",
+         "contended critical sections/s (hold 1 ms)")
+    bars(axes[1][0], ["contended-16", "contended-64"], "handoff_p50_ms",
+         "hand-off p50: release → next grant (ms)", log=True, higher_better=False)
+    bars(axes[1][1], ["contended-16", "contended-64"], "requests_per_grant",
+         "server requests per granted lock", log=True, higher_better=False)
+    axes[0][0].legend(fontsize=8)
+
+    ax = axes[1][2]
+    mixed = results["workloads"].get("mixed-priority", {})
+    names = list(mixed)
+    import numpy as np
+
+    x = np.arange(len(names))
+    fg50 = [mixed[n].get("fg_wait_p50_ms") or 0 for n in names]
+    fg99 = [mixed[n].get("fg_wait_p99_ms") or 0 for n in names]
+    bg50 = [mixed[n].get("bg_wait_p50_ms") or 0 for n in names]
+    ax.bar(x - 0.27, fg50, 0.27, label="foreground p50", color="#d62728")
+    ax.bar(x, fg99, 0.27, label="foreground p99", color="#ff9896")
+    ax.bar(x + 0.27, bg50, 0.27, label="background p50", color="#7f7f7f")
+    ax.set_xticks(x, [n.replace(" (", "\n(") for n in names], fontsize=8)
+    ax.set_ylabel("wait for the lock (ms)")
+    ax.set_title("mixed priority: foreground wait under a background stream (lower is better)",
+                 fontsize=10)
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout(rect=(0, 0, 1, 0.96))
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def section(results: dict, json_path: Path, png_path: Path | None) -> str:
+    m = results["machine"]
+    rel = lambda p: p.relative_to(HERE).as_posix() if p and HERE in p.parents else str(p)  # noqa: E731
+    lines = [START, "", "## Peers side by side (bench/run.py)", "",
+             f"Run {results['started_utc']} with `{results['command']}` "
+             f"({results['duration_s']} s measured + {results['warmup_s']} s warm-up per workload; "
+             f"whole run {results.get('wall_s')} s). Raw figures: [`{rel(json_path)}`]({rel(json_path)}).",
+             ""]
+    if png_path:
+        lines += [f"![benchmark plot]({rel(png_path)})", ""]
+    lines += [f"Machine: {m.get('cpu')}, {m.get('cores')} cores, {m.get('memory')}, {m.get('os')}, "
+              f"kernel {m.get('kernel')}, Python {m.get('python')}. Load average before/after: "
+              f"{', '.join(f'{x:.2f}' for x in m.get('loadavg_before', []))} / "
+              f"{', '.join(f'{x:.2f}' for x in m.get('loadavg_after', []))}.", ""]
+    other = results.get("other_load_at_start", []) + results.get("other_load_at_end", [])
+    if other:
+        lines += ["Other processes were busy on the machine during this run (pid %CPU command, "
+                  "at start and end): " + "; ".join(f"`{o}`" for o in other) + ". The numbers "
+                  "are therefore noisy; ratios measured in the same run are the robust part.", ""]
+    lines += ["Versions:", ""]
+    lines += [f"- {k}: {v}" for k, v in results["versions"].items()]
+    lines += ["", table(results), "", "Key ratios (plugin against each peer):", ""]
+    lines += [f"- {r}" for r in ratios(results)]
+    errs = [f"{w}/{p}: {e}" for w, d in results["workloads"].items() for p, r in d.items()
+            for e in r.get("errors", [])] + results.get("errors", [])
+    if errs:
+        lines += ["", "Errors in this run:", ""] + [f"- {e}" for e in errs]
+    lines += ["", END]
+    return "\n".join(lines)
+
+
+HEADER = """# Benchmark results
+
+Figures of issue 6, measured side by side on one machine. The section between the
+`bench/run.py` markers is rewritten by every full run of `python3 bench/run.py`; the
+`{lock_core}` section is written by hand from `cargo bench -p lock-core` and is kept as it is.
+""".format(lock_core=LOCK_CORE)
+
+
+def update_results_md(md: Path, results: dict, json_path: Path, png_path: Path | None) -> None:
+    """Replaces the generated section between the markers (or inserts it after the title),
+    keeping every other section, in particular '## lock-core (in process)', as it is."""
+    new = section(results, json_path, png_path)
+    text = md.read_text() if md.exists() else HEADER
+    if START in text and END in text:
+        text = text[:text.index(START)] + new + text[text.index(END) + len(END):]
+    else:
+        # after the first heading's paragraph, before everything else
+        m = re.search(r"\n## ", text)
+        if m:
+            text = text[:m.start()] + "\n\n" + new + "\n" + text[m.start():]
+        else:
+            text = text.rstrip("\n") + "\n\n" + new + "\n"
+    md.write_text(text)

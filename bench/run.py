@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""Lock-service benchmark: this plugin against the peers a user would pick instead, side by side,
+one run, one machine (issue 6). See bench/README.md.
+
+    python3 bench/run.py            # full run (~15 min): results/<date>.json + .png, RESULTS.md
+    python3 bench/run.py --quick    # smoke mode, a few seconds per workload, writes to build/
+
+Installs what is missing (apt: zookeeper, etcd-server, redis-server; pip: kazoo, redis,
+matplotlib), starts every server on a free 127.0.0.1 port, runs each workload for a fixed time,
+stops everything it started (also on Ctrl-C / SIGTERM)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+import peers as P  # noqa: E402
+import report  # noqa: E402
+from workloads import Spec, run as run_workload  # noqa: E402
+
+BASE_PEERS = ["plugin", "doc-recipe", "zookeeper", "etcd", "redis"]
+
+WORKLOADS = [
+    Spec("uncontended-1", 1, contended=False),
+    Spec("uncontended-16", 16, contended=False),
+    Spec("uncontended-64", 64, contended=False),
+    Spec("contended-16", 16, contended=True, hold_s=0.001),
+    Spec("contended-64", 64, contended=True, hold_s=0.001),
+]
+# mixed priority: 4 background clients loop back to back on one key; 2 foreground clients come
+# every 10-30 ms; both hold ~1 ms. (peer, use_priority)
+MIXED = Spec("mixed-priority", 6, contended=True, hold_s=0.001, background=4,
+             fg_think_s=(0.010, 0.030))
+MIXED_PEERS = [("plugin", True), ("zookeeper-prefix", True), ("plugin", False),
+               ("zookeeper", False)]
+
+
+def machine() -> dict:
+    cpu = "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = "?"
+    try:
+        kb = int(Path("/proc/meminfo").read_text().split()[1])
+        mem = f"{kb / 1024 / 1024:.0f} GiB"
+    except (OSError, ValueError, IndexError):
+        pass
+    os_name = "?"
+    try:
+        for line in Path("/etc/os-release").read_text().splitlines():
+            if line.startswith("PRETTY_NAME="):
+                os_name = line.split("=", 1)[1].strip('"')
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "memory": mem, "os": os_name,
+            "kernel": platform.release(), "python": platform.python_version(),
+            "loadavg_before": os.getloadavg()}
+
+
+def other_load() -> list[str]:
+    """Heavy processes not started by this run (others' builds and tests share the CPU)."""
+    try:
+        out = subprocess.run(["ps", "-eo", "pid,pcpu,comm", "--sort=-pcpu"], capture_output=True,
+                             text=True, timeout=5).stdout.splitlines()[1:12]
+    except Exception:
+        return []
+    return [" ".join(line.split()) for line in out if float(line.split()[1]) >= 20.0]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="smoke mode: ~1.5 s per workload")
+    ap.add_argument("--duration", type=float, help="measured seconds per workload (default 15, quick 1.5)")
+    ap.add_argument("--warmup", type=float, help="warm-up seconds per workload (default 2, quick 0.5)")
+    ap.add_argument("--peers", default=",".join(BASE_PEERS), help="comma-separated subset")
+    ap.add_argument("--workloads", default="", help="comma-separated subset of workload names")
+    ap.add_argument("--out", help="folder for <date>.json/.png (default bench/results, quick: build/bench-quick)")
+    ap.add_argument("--no-results-md", action="store_true", help="do not update bench/RESULTS.md")
+    ap.add_argument("--no-install", action="store_true", help="fail instead of installing peers")
+    args = ap.parse_args()
+
+    duration = args.duration or (1.5 if args.quick else 15.0)
+    warmup = args.warmup if args.warmup is not None else (0.5 if args.quick else 2.0)
+    peers = [p for p in args.peers.split(",") if p]
+    for p in peers:
+        if p not in P.PEERS:
+            ap.error(f"unknown peer {p}; known: {', '.join(P.PEERS)}")
+    wl_filter = set(w for w in args.workloads.split(",") if w)
+    out = Path(args.out) if args.out else (ROOT / "build" / "bench-quick" if args.quick else HERE / "results")
+    out.mkdir(parents=True, exist_ok=True)
+    update_md = not (args.quick or args.no_results_md)
+    cmd = "python3 bench/run.py" + "".join(f" {a}" for a in sys.argv[1:])
+
+    def log(msg):
+        print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+    def on_term(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, on_term)
+
+    t_begin = time.monotonic()
+    need = set(peers) | ({"zookeeper-prefix", "zookeeper"} if "zookeeper" in peers else set())
+    if not args.no_install:
+        P.ensure_installed(sorted(need), log)
+
+    started: list = []
+    results = {"command": cmd, "started_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+               "quick": args.quick, "duration_s": duration, "warmup_s": warmup,
+               "machine": machine(), "other_load_at_start": other_load(),
+               "versions": {}, "workloads": {}, "errors": []}
+    workdir = Path(tempfile.mkdtemp(prefix="eslm-bench-"))
+    try:
+        instances = {}
+        for name in sorted(need, key=lambda n: list(P.PEERS).index(n)):
+            peer = P.PEERS[name]()
+            try:
+                peer.start(workdir, log)
+            except Exception as e:  # noqa: BLE001 - one broken peer does not stop the others
+                results["errors"].append(f"{name}: start failed: {e}")
+                log(f"!! {name} did not start: {e}")
+                continue
+            instances[name] = peer
+            started.append(peer)
+            try:
+                results["versions"][name] = peer.version()
+            except Exception as e:  # noqa: BLE001
+                results["versions"][name] = f"? ({e})"
+        seg = 0
+        for spec in WORKLOADS:
+            if wl_filter and spec.name not in wl_filter:
+                continue
+            for name in peers:
+                if name not in instances:
+                    continue
+                seg += 1
+                log(f"{spec.name:16s} {name:16s} ...")
+                try:
+                    r = run_workload(instances[name], spec, duration, warmup, f"{spec.name}-{seg}", log)
+                except Exception as e:  # noqa: BLE001
+                    r = {"errors": [f"{type(e).__name__}: {e}"], "trace": traceback.format_exc()}
+                results["workloads"].setdefault(spec.name, {})[name] = r
+                log("    " + report.one_line(spec.name, r))
+        if not wl_filter or MIXED.name in wl_filter:
+            for name, use_prio in MIXED_PEERS:
+                if name not in instances:
+                    continue
+                label = name if use_prio else f"{name} (no priority)"
+                spec = Spec(MIXED.name, MIXED.clients, True, MIXED.hold_s, MIXED.background,
+                            MIXED.fg_think_s, use_priority=use_prio)
+                seg += 1
+                log(f"{spec.name:16s} {label:16s} ...")
+                try:
+                    r = run_workload(instances[name], spec, duration, warmup, f"mixed-{seg}", log)
+                except Exception as e:  # noqa: BLE001
+                    r = {"errors": [f"{type(e).__name__}: {e}"], "trace": traceback.format_exc()}
+                r["priorities"] = use_prio
+                results["workloads"].setdefault(spec.name, {})[label] = r
+                log("    " + report.one_line(spec.name, r))
+        if "plugin" in instances:
+            try:
+                h = P.Http(P.ES.node.http_port)
+                results["plugin_stats"] = h.call("GET", "/_locks/_stats")[1].get("total")
+                h.close()
+            except Exception as e:  # noqa: BLE001
+                results["plugin_stats"] = f"? ({e})"
+    except KeyboardInterrupt:
+        log("interrupted: stopping the servers")
+        results["errors"].append("interrupted")
+    finally:
+        for peer in started:
+            try:
+                peer.stop()
+            except Exception:
+                pass
+        P.stop_shared()
+        results["machine"]["loadavg_after"] = os.getloadavg()
+        results["other_load_at_end"] = other_load()
+        results["wall_s"] = round(time.monotonic() - t_begin, 1)
+
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d")
+    json_path = out / f"{stamp}.json"
+    json_path.write_text(json.dumps(results, indent=1, sort_keys=False, default=str) + "\n")
+    log(f"wrote {json_path}")
+    png_path = out / f"{stamp}.png"
+    try:
+        report.plot(results, png_path)
+        log(f"wrote {png_path}")
+    except Exception as e:  # noqa: BLE001
+        log(f"!! plot failed: {e}")
+        results["errors"].append(f"plot: {e}")
+        png_path = None
+    if update_md:
+        md = HERE / "RESULTS.md"
+        report.update_results_md(md, results, json_path, png_path)
+        log(f"updated {md}")
+    print(report.table(results))
+    bad = [f"{w}/{p}: {e}" for w, d in results["workloads"].items() for p, r in d.items()
+           for e in r.get("errors", [])]
+    bad += results["errors"]
+    bad += [f"{w}/{p}: {r['mutual_exclusion_violations']} mutual exclusion violations"
+            for w, d in results["workloads"].items() for p, r in d.items()
+            if r.get("mutual_exclusion_violations")]
+    if bad:
+        print("ERRORS:\n  " + "\n  ".join(bad))
+        return 1
+    log(f"done in {results['wall_s']} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

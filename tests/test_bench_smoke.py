@@ -1,0 +1,47 @@
+"""Smoke test of the benchmark harness (issue 6): `python3 bench/run.py --quick` must run every
+peer and workload end to end, stop everything it started and write its JSON and plot, so the
+harness cannot rot. The figures themselves are not checked here (a quick run on a shared
+machine is noise); only that each workload granted locks, without errors and without two
+holders at once."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.slow
+def test_bench_quick_runs_every_peer_and_workload(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--out", str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=900,
+    )
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
+    [result] = list(tmp_path.glob("*.json"))
+    data = json.loads(result.read_text())
+    assert [p.suffix for p in tmp_path.glob("*.png")] == [".png"]
+    workloads = data["workloads"]
+    peers = {"plugin", "doc-recipe", "zookeeper", "etcd", "redis"}
+    for name in ("uncontended-1", "uncontended-16", "uncontended-64", "contended-16",
+                 "contended-64"):
+        assert set(workloads[name]) == peers, name
+        for peer, r in workloads[name].items():
+            assert r["grants"] > 0 and not r["errors"], (name, peer, r)
+            if name.startswith("contended"):
+                assert r["mutual_exclusion_violations"] == 0, (name, peer)
+                assert r["handoff_p50_ms"] is not None, (name, peer)
+    mixed = workloads["mixed-priority"]
+    assert {"plugin", "zookeeper-prefix"} <= set(mixed)
+    for peer, r in mixed.items():
+        assert r["fg_grants"] > 0 and r["bg_grants"] > 0 and not r["errors"], (peer, r)
+    # the plugin answers a grant with one request and a release with one: no polling
+    assert workloads["contended-64"]["plugin"]["requests_per_grant"] == pytest.approx(2.0, abs=0.05)
+    # everything it started is gone: nothing of the run still listens
+    assert "eslm-bench" not in subprocess.run(["ps", "-eo", "args"], capture_output=True,
+                                              text=True).stdout
