@@ -188,8 +188,10 @@ class EsNode:
         version = esnode.es_version()
         zip_ = esnode.plugin_zip(version)
         self.version = version
-        self.node = esnode.Node("eslm-bench", "node-0", esnode.free_port(), esnode.free_port(),
-                                heap="1g")
+        # a folder of its own per run (build/eslm-bench-<pid>), removed by stop(): two runs
+        # (say the smoke test and a full run) never share a node folder
+        self.node = esnode.Node(f"eslm-bench-{os.getpid()}", "node-0", esnode.free_port(),
+                                esnode.free_port(), heap="1g")
         log(f"Elasticsearch {version} + {zip_.name} on 127.0.0.1:{self.node.http_port} ...")
         self.node.install(version, zip_)
         self.node.start()
@@ -216,6 +218,7 @@ class EsNode:
     def stop(self) -> None:
         if self.node is not None:
             self.node.stop()
+            shutil.rmtree(self.node.home.parent, ignore_errors=True)
             self.node = None
 
 
