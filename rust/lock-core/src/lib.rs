@@ -40,7 +40,8 @@ pub use types::{
     AcquireRequest, DowngradeRequest, FencingToken, Grant, HolderInfo, KeyInfo, LockInfo, LockItem,
     Millis, Mode, MultiAcquireRequest, MultiOutcome, MultiReleaseRequest, Priority, PriorityValue,
     Queued, ReleaseItem, ReleaseRequest, Released, RenewRequest, Renewed, Scope, SessionEnded,
-    SessionInfo, WaiterId, WaiterInfo, ALL_MODES, MAX_KEY_BYTES, MAX_OWNER_BYTES,
+    SessionInfo, TokenGrant, TokenOutcome, WaiterId, WaiterInfo, ALL_MODES, MAX_KEY_BYTES,
+    MAX_OWNER_BYTES,
 };
 
 /// The version of this crate, reported by the node diagnostics.

@@ -13,9 +13,9 @@ use crate::event::Event;
 use crate::stats::PartitionStats;
 use crate::table::{ListFilter, LockTable, PartitionSnapshot};
 use crate::types::{
-    AcquireOutcome, AcquireRequest, DowngradeRequest, Grant, KeyInfo, LockInfo, Millis,
-    MultiAcquireRequest, MultiOutcome, MultiReleaseRequest, ReleaseRequest, Released, RenewRequest,
-    Renewed, Scope, SessionEnded, SessionInfo, WaiterId, WaiterInfo,
+    AcquireOutcome, AcquireRequest, DowngradeRequest, FencingToken, Grant, KeyInfo, LockInfo,
+    Millis, MultiAcquireRequest, MultiOutcome, MultiReleaseRequest, ReleaseRequest, Released,
+    RenewRequest, Renewed, Scope, SessionEnded, SessionInfo, TokenOutcome, WaiterId, WaiterInfo,
 };
 
 /// One partition of the lock space, safe to share between threads.
@@ -59,6 +59,24 @@ impl Partition {
     /// See [`LockTable::acquire`].
     pub fn acquire(&self, req: &AcquireRequest, now: Millis) -> Result<AcquireOutcome, LockError> {
         self.table.lock().acquire(req, now)
+    }
+
+    /// See [`LockTable::acquire_token`].
+    pub fn acquire_token(
+        &self,
+        req: &AcquireRequest,
+        now: Millis,
+    ) -> Result<TokenOutcome, LockError> {
+        self.table.lock().acquire_token(req, now)
+    }
+
+    /// See [`LockTable::release_token`].
+    pub fn release_token(
+        &self,
+        req: &ReleaseRequest,
+        now: Millis,
+    ) -> Result<FencingToken, LockError> {
+        self.table.lock().release_token(req, now)
     }
 
     /// See [`LockTable::acquire_many`].

@@ -46,8 +46,8 @@ use crate::types::{
     tree_ancestors, validate_key, validate_owner, validate_tree_path, AcquireOutcome,
     AcquireRequest, DowngradeRequest, FencingToken, Grant, HolderInfo, KeyInfo, LockInfo, Millis,
     Mode, MultiAcquireRequest, MultiOutcome, MultiReleaseRequest, Priority, PriorityValue, Queued,
-    ReleaseRequest, Released, RenewRequest, Renewed, Scope, SessionEnded, SessionInfo, WaiterId,
-    WaiterInfo,
+    ReleaseRequest, Released, RenewRequest, Renewed, Scope, SessionEnded, SessionInfo, TokenGrant,
+    TokenOutcome, WaiterId, WaiterInfo,
 };
 
 type KeyIdx = u32;
@@ -56,8 +56,19 @@ type LockIdx = u32;
 type SessIdx = u32;
 /// Keys to re-examine after a change; inline for the common few.
 type Dirty = SmallVec<[KeyIdx; 8]>;
-/// The grants of one request; inline for the common single key.
-type Grants = SmallVec<[Grant; 1]>;
+/// The locks one request was granted, with "was already held" (reentrant); inline for one key.
+type Granted = SmallVec<[(LockIdx, bool); 1]>;
+
+/// A grant as it was at the moment it was made (later steps of the same call, e.g. granting
+/// the owner's own waiters, may upgrade the same lock again).
+#[derive(Debug, Clone, Copy)]
+struct Captured {
+    lock: LockIdx,
+    reentrant: bool,
+    token: FencingToken,
+    mode: Mode,
+    lease_ms: Millis,
+}
 
 /// "No session" in a `u32` session slot.
 const NO_SESSION: SessIdx = u32::MAX;
@@ -193,7 +204,7 @@ struct Opts {
 
 /// What an acquire did, before it is shaped for the single- or multi-key API.
 enum Acquired {
-    Granted(Grants),
+    Granted(SmallVec<[Captured; 1]>),
     Queued(Queued),
 }
 
@@ -457,14 +468,52 @@ impl LockTable {
             req.request_id,
             now,
         );
+        let out = match out {
+            Ok(Acquired::Granted(gs)) => match gs.first() {
+                Some(c) => Ok(AcquireOutcome::Granted(self.captured_record(c))),
+                None => Err(LockError::invalid("key", "no grant (internal)")),
+            },
+            Ok(Acquired::Queued(q)) => Ok(AcquireOutcome::Queued(q)),
+            Err(e) => Err(e),
+        };
         self.prune_deadlines();
-        match out? {
-            Acquired::Granted(mut gs) => {
-                let g = gs.pop().ok_or_else(|| LockError::invalid("key", "no grant (internal)"))?;
-                Ok(AcquireOutcome::Granted(g))
-            }
-            Acquired::Queued(q) => Ok(AcquireOutcome::Queued(q)),
-        }
+        out
+    }
+
+    /// [`LockTable::acquire`] without the answer record: the caller already knows the key and
+    /// owner it asked for, so a grant answers only what is new (token, mode, lease, reentrant)
+    /// and nothing is allocated on the uncontended path. For bridges' fast paths.
+    pub fn acquire_token(
+        &mut self,
+        req: &AcquireRequest,
+        now: Millis,
+    ) -> Result<TokenOutcome, LockError> {
+        let spec = [Spec { name: &req.key, scope: req.scope, mode: req.mode }];
+        let out = self.acquire_common(
+            &req.owner,
+            &spec,
+            req.priority.as_ref(),
+            req.wait_ms,
+            req.lease_ms,
+            req.session.as_deref(),
+            req.request_id,
+            now,
+        );
+        let out = match out {
+            Ok(Acquired::Granted(gs)) => match gs.first() {
+                Some(c) => Ok(TokenOutcome::Granted(TokenGrant {
+                    fencing_token: c.token,
+                    mode: c.mode,
+                    lease_ms: c.lease_ms,
+                    reentrant: c.reentrant,
+                })),
+                None => Err(LockError::invalid("key", "no grant (internal)")),
+            },
+            Ok(Acquired::Queued(q)) => Ok(TokenOutcome::Queued(q)),
+            Err(e) => Err(e),
+        };
+        self.prune_deadlines();
+        out
     }
 
     /// Acquires many keys (any modes and scopes) all together or not at all. Grants come back
@@ -486,11 +535,15 @@ impl LockTable {
             req.request_id,
             now,
         );
+        let out = match out {
+            Ok(Acquired::Granted(gs)) => {
+                Ok(MultiOutcome::Granted(gs.iter().map(|c| self.captured_record(c)).collect()))
+            }
+            Ok(Acquired::Queued(q)) => Ok(MultiOutcome::Queued(q)),
+            Err(e) => Err(e),
+        };
         self.prune_deadlines();
-        match out? {
-            Acquired::Granted(gs) => Ok(MultiOutcome::Granted(gs.into_vec())),
-            Acquired::Queued(q) => Ok(MultiOutcome::Queued(q)),
-        }
+        out
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -566,8 +619,7 @@ impl LockTable {
         }
         if all_reentrant {
             self.counters.reentrant_grants += 1;
-            let grants =
-                existing.iter().flatten().map(|&l| self.grant_record(l, 0, true)).collect();
+            let grants = existing.iter().flatten().map(|&l| self.capture(l, true)).collect();
             return Ok(Acquired::Granted(grants));
         }
 
@@ -634,8 +686,10 @@ impl LockTable {
                 targets.push(Target { key, mode: s.mode });
             }
             let token = self.next_token()?;
-            let grants =
-                self.apply_grant(owner, &targets, token, now, 0, opts.lease_ms, opts.session);
+            let granted =
+                self.apply_grant(owner, &targets, token, now, opts.lease_ms, opts.session);
+            let grants: SmallVec<[Captured; 1]> =
+                granted.iter().map(|&(l, reentrant)| self.capture(l, reentrant)).collect();
             self.counters.immediate_grants += 1;
             // An immediate grant ranked ahead of existing waiters (priority) can make them wait
             // for this owner: look for a cycle through it.
@@ -813,17 +867,16 @@ impl LockTable {
         targets: &[Target],
         token: FencingToken,
         now: Millis,
-        waited_ms: Millis,
         lease_ms: Millis,
         session: SessIdx,
-    ) -> Grants {
+    ) -> Granted {
         let lease_until =
             if session == NO_SESSION { now.saturating_add(lease_ms) } else { SESSION_LEASE };
-        let mut grants = Grants::new();
+        let mut grants = Granted::new();
         for t in targets {
             match self.find_target_lock(owner, t.key) {
                 Some(l) if self.lock(l).mode.covers(t.mode) => {
-                    grants.push(self.grant_record(l, waited_ms, true));
+                    grants.push((l, true));
                 }
                 Some(l) => {
                     let mode = self.lock(l).mode.join(t.mode);
@@ -839,11 +892,11 @@ impl LockTable {
                         self.push_deadline(until, DeadlineKind::Lease { lock: l, token: token.0 });
                     }
                     self.counters.upgrades += 1;
-                    grants.push(self.grant_record(l, waited_ms, false));
+                    grants.push((l, false));
                 }
                 None => {
                     let l = self.add_lock(owner, t.key, t.mode, token, now, lease_until, session);
-                    grants.push(self.grant_record(l, waited_ms, false));
+                    grants.push((l, false));
                 }
             }
         }
@@ -921,6 +974,26 @@ impl LockTable {
     fn ancestor_keys(&self, k: KeyIdx) -> SmallVec<[KeyIdx; 8]> {
         let name = &self.key_state(k).name;
         tree_ancestors(name).filter_map(|a| self.find_key(Scope::Tree, a)).collect()
+    }
+
+    fn capture(&self, l: LockIdx, reentrant: bool) -> Captured {
+        let lk = self.lock(l);
+        Captured {
+            lock: l,
+            reentrant,
+            token: lk.token,
+            mode: lk.mode,
+            lease_ms: self.lease_left(l),
+        }
+    }
+
+    /// The answer record of an immediate grant, with the values captured when it was made.
+    fn captured_record(&self, c: &Captured) -> Grant {
+        let mut g = self.grant_record(c.lock, 0, c.reentrant);
+        g.fencing_token = c.token;
+        g.mode = c.mode;
+        g.lease_ms = c.lease_ms;
+        g
     }
 
     fn grant_record(&self, l: LockIdx, waited_ms: Millis, reentrant: bool) -> Grant {
@@ -1093,7 +1166,9 @@ impl LockTable {
         } else {
             NO_SESSION
         };
-        let grants = self.apply_grant(owner, &w.targets, token, now, waited, w.lease_ms, session);
+        let granted = self.apply_grant(owner, &w.targets, token, now, w.lease_ms, session);
+        let grants: Vec<Grant> =
+            granted.iter().map(|&(l, reentrant)| self.grant_record(l, waited, reentrant)).collect();
         self.unpin_owner(owner);
         self.counters.grants_after_wait += 1;
         self.wait_hist.record(waited);
@@ -1102,7 +1177,7 @@ impl LockTable {
             waiter_id: wid,
             request_id: w.request_id,
             owner: owner_name,
-            grants: grants.into_vec(),
+            grants,
         });
     }
 
@@ -1403,6 +1478,17 @@ impl LockTable {
         owner: &str,
         token: Option<FencingToken>,
     ) -> Result<Released, LockError> {
+        let fencing_token = self.release_lock(key, scope, owner, token)?;
+        Ok(Released { key: key.to_owned(), owner: owner.to_owned(), fencing_token })
+    }
+
+    fn release_lock(
+        &mut self,
+        key: &str,
+        scope: Scope,
+        owner: &str,
+        token: Option<FencingToken>,
+    ) -> Result<FencingToken, LockError> {
         validate_key(key)?;
         validate_owner(owner)?;
         let l = self.find_held(key, scope, owner, token)?;
@@ -1411,7 +1497,19 @@ impl LockTable {
         self.remove_lock(l, &mut dirty);
         self.counters.releases += 1;
         self.pump(&mut dirty);
-        Ok(Released { key: key.to_owned(), owner: owner.to_owned(), fencing_token: lk.token })
+        Ok(lk.token)
+    }
+
+    /// [`LockTable::release_at`] answering only the released token (no record is allocated).
+    pub fn release_token(
+        &mut self,
+        req: &ReleaseRequest,
+        now: Millis,
+    ) -> Result<FencingToken, LockError> {
+        self.advance_to(now);
+        let out = self.release_lock(&req.key, req.scope, &req.owner, req.fencing_token);
+        self.prune_deadlines();
+        out
     }
 
     fn find_held(

@@ -389,6 +389,24 @@ pub enum AcquireOutcome {
     Queued(Queued),
 }
 
+/// What [`crate::LockTable::acquire_token`] did: like [`AcquireOutcome`], without echoing the
+/// key and owner the caller already has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenOutcome {
+    Granted(TokenGrant),
+    Queued(Queued),
+}
+
+/// A grant without the echoed names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenGrant {
+    pub fencing_token: FencingToken,
+    pub mode: Mode,
+    pub lease_ms: Millis,
+    pub reentrant: bool,
+}
+
 /// What a multi-acquire did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -153,3 +153,49 @@ fn regression_time_near_u64_max_made_leases_endless() {
     t.advance(u64::MAX);
     check(&t);
 }
+
+/// An immediate grant let the owner's own queued request through in the same call, which
+/// upgraded the very lock just granted; the immediate answer was built afterwards and reported
+/// the later token and mode (caught by the model test while adding `acquire_token`, before it
+/// was committed).
+#[test]
+fn regression_immediate_answer_reported_a_later_upgrade_of_the_same_lock() {
+    use lock_core::{Event, LockItem, MultiAcquireRequest, PriorityValue};
+    let mut t = table_with(|c| c.aging_ms = 40);
+    let item = |k: &str, m: Mode, s: Scope| LockItem { key: k.into(), mode: m, scope: s };
+    let multi = |owner: &str, items: Vec<LockItem>, prio: i64, wait: u64| MultiAcquireRequest {
+        owner: owner.into(),
+        locks: items,
+        priority: Some(PriorityValue::Level(prio)),
+        wait_ms: Some(wait),
+        ..Default::default()
+    };
+    t.acquire_many(&multi("o1", vec![item("k2", Mode::Exclusive, Scope::Key)], 0, 0), 0)
+        .expect("o1");
+    t.acquire_many(
+        &multi(
+            "o0",
+            vec![
+                item("k2", Mode::IntentionShared, Scope::Key),
+                item("/a/c", Mode::IntentionShared, Scope::Tree),
+            ],
+            2,
+            34,
+        ),
+        0,
+    )
+    .expect("o0 waits for k2");
+    t.acquire_many(&multi("o0", vec![item("/a/b", Mode::Exclusive, Scope::Tree)], 0, 26), 0)
+        .expect("o0 waits behind its own request");
+    let g = grant(&mut t, &with_priority(tree("/a/b", "o0", Mode::IntentionExclusive), 3), 0);
+    assert_eq!(g.mode, Mode::IntentionExclusive, "the answer is the grant as made");
+    let ev = t.drain_events();
+    let Some(Event::Granted { grants, .. }) =
+        ev.iter().find(|e| matches!(e, Event::Granted { .. }))
+    else {
+        panic!("the own waiter is granted: {ev:?}")
+    };
+    assert_eq!(grants[0].mode, Mode::Exclusive);
+    assert!(grants[0].fencing_token > g.fencing_token);
+    check(&t);
+}
