@@ -154,7 +154,11 @@ def test_aging_bound_lets_background_through_a_foreground_stream(aging_locks):
 
     waited_s = granted_at - queued_at
     assert waited_s <= bound_s, f"background waited {waited_s:.2f}s, bound {bound_s:.2f}s"
-    assert grant["waited_ms"] >= 3 * AGING_MS, "foreground was not preferred at first"
+    # It got through while the stream was still running (not once the stream stopped): some
+    # foreground grant came after it. (Whether foreground went first early on depends on how
+    # fast the client threads re-queue on a loaded machine; the deterministic priority order
+    # is test_foreground_is_served_before_an_earlier_background_waiter.)
+    assert any(t > granted_at and who != "bg" for t, who in events), "background only got through after the stream"
     fg_before = [t for t, o in events if o != "bg" and queued_at <= t < granted_at]
     fg_after = [t for t, o in events if o != "bg" and t > granted_at]
     assert len(fg_before) >= 3, "the foreground stream was served while background waited"
