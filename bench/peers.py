@@ -327,6 +327,49 @@ class DocRecipe(Peer):
         return f"Elasticsearch {ES.version} (same node), index `lock` 1 shard 0 replicas"
 
 
+class FloorClient:
+    """Not a lock: two trivial Elasticsearch requests (a realtime GET of a missing document,
+    answered 404 by a shard-level transport action on the same node) per "pair". The floor
+    of any REST lock on this node: HTTP, REST dispatch, a transport action, a tiny JSON answer."""
+
+    def __init__(self, port: int, i: int):
+        self.h = Http(port)
+        self.path = f"/lock/_doc/floor-{i}"
+
+    @property
+    def requests(self):
+        return self.h.requests
+
+    def acquire(self, key: str, priority: str = "foreground"):
+        st, body = self.h.call("GET", self.path)
+        if st != 404:
+            raise BenchError(f"floor GET: {st} {body}")
+        return None
+
+    def release(self, key: str, token):
+        self.acquire(key)
+
+    def close(self):
+        self.h.close()
+
+
+class EsFloor(Peer):
+    name = "es-floor"
+    label = "ES floor: 2 trivial GETs (not a lock)"
+
+    def start(self, workdir, log=print):
+        ES.start(log)
+
+    def client(self, i):
+        return FloorClient(ES.node.http_port, i)
+
+    def server_pid(self):
+        return ES.pid()
+
+    def version(self):
+        return f"Elasticsearch {ES.version} (same node): 2 × GET /lock/_doc/<missing> per pair"
+
+
 class ServerProcess(Peer):
     """A peer that is one server process we start ourselves."""
 
@@ -721,7 +764,8 @@ class Redis(ServerProcess):
         return f"Redis {v}, redis-py {redis.__version__}"
 
 
-PEERS = {p.name: p for p in (Plugin, DocRecipe, ZooKeeper, ZooKeeperPrefix, Etcd, Redis)}
+PEERS = {p.name: p for p in (Plugin, DocRecipe, ZooKeeper, ZooKeeperPrefix, Etcd, Redis,
+                              EsFloor)}
 
 
 def stop_shared():

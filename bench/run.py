@@ -32,7 +32,8 @@ import peers as P  # noqa: E402
 import report  # noqa: E402
 from workloads import Spec, run as run_workload  # noqa: E402
 
-BASE_PEERS = ["plugin", "doc-recipe", "zookeeper", "etcd", "redis"]
+BASE_PEERS = ["plugin", "doc-recipe", "zookeeper", "etcd", "redis", "es-floor"]
+FLOOR_ONLY = ("uncontended-1", "uncontended-64")  # the floor is not a lock: only these
 
 WORKLOADS = [
     Spec("uncontended-1", 1, contended=False),
@@ -150,7 +151,7 @@ def main() -> int:
             if wl_filter and spec.name not in wl_filter:
                 continue
             for name in peers:
-                if name not in instances:
+                if name not in instances or (name == "es-floor" and spec.name not in FLOOR_ONLY):
                     continue
                 seg += 1
                 log(f"{spec.name:16s} {name:16s} ...")
