@@ -88,6 +88,26 @@ def test_partition_is_served_by_the_primary_holder_with_the_primary_term_as_epoc
     http(other, "POST", f"/_locks/{k}/_release", {"owner": "e"})
 
 
+def test_list_cat_and_stats_gather_from_every_node(cluster):
+    owner, _ = owner_of_partition(cluster)
+    others = [n for n in live(cluster) if n is not owner]
+    k = f"list-{uuid.uuid4().hex[:6]}"
+    assert http(others[0], "POST", f"/_locks/{k}/_acquire", {"owner": "lister"}).status_code == 200
+    try:
+        for n in others:  # nodes that own nothing still see the cluster's locks
+            listed = http(n, "GET", f"/_locks?prefix={k}").json()["locks"]
+            assert [(l["key"], l["owner"], l["node"]) for l in listed] == [(k, "lister", owner.name)]
+            cat = http(n, "GET", f"/_cat/locks?format=json&prefix={k}").json()
+            assert [(c["key"], c["node"]) for c in cat] == [(k, owner.name)]
+        stats = http(others[1], "GET", "/_locks/_stats").json()
+        assert stats["_nodes"] == {"total": 3, "successful": 3, "failed": 0}
+        assert stats["total"]["held"] == sum(n["locks"]["held"] for n in stats["nodes"].values()) >= 1
+        owner_id = [i for i, n in stats["nodes"].items() if n["name"] == owner.name][0]
+        assert stats["nodes"][owner_id]["locks"]["held"] >= 1
+    finally:
+        http(others[0], "POST", f"/_locks/{k}/_release", {"owner": "lister"})
+
+
 def test_mutual_exclusion_across_nodes(cluster):
     """Clients on every node contend for the same keys: never two holders at once (checked with
     an in-test holder table and with a protected document written under external versioning)."""
