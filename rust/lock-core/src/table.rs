@@ -75,7 +75,8 @@ const NO_SESSION: SessIdx = u32::MAX;
 /// Lease end of a lock held under a session: the session's expiry governs it.
 const SESSION_LEASE: Millis = Millis::MAX;
 /// Latest time the table works with (about 146 million years of milliseconds); later clock
-/// values count as this, so `now + lease` can never reach [`SESSION_LEASE`].
+/// values count as this, so `now + lease` never reaches the internal "held under a session"
+/// lease marker (`u64::MAX`).
 pub const MAX_TIME: Millis = 1 << 62;
 /// Every mode compatible: the neutral element of the queue-scan mask.
 const ALL_MASK: u8 = 0b11111;
