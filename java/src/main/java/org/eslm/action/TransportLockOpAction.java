@@ -29,6 +29,7 @@ import org.eslm.service.LockException;
 import org.eslm.service.LockPartitionUnavailableException;
 import org.eslm.service.LockService;
 
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -91,8 +92,9 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
         } else if (request.partition() >= 0) {
             runOnOwner(task, request, listener);
         } else {
-            long budgetMs = Math.max(waitMs(request), ROUTING_BUDGET.millis());
-            route(task, request, listener, System.nanoTime() + TimeValue.timeValueMillis(budgetMs).nanos(), System.nanoTime());
+            Map<String, Object> args = Collections.unmodifiableMap(LockService.parseJson(request.argsJson())); // parsed once
+            long budgetMs = Math.max(waitMs(args), ROUTING_BUDGET.millis());
+            route(new Routing(task, request, args, listener, System.nanoTime() + TimeValue.timeValueMillis(budgetMs).nanos(), System.nanoTime()));
         }
     }
 
@@ -107,40 +109,51 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
         }));
     }
 
+    /**
+     * One request being routed by this (coordinating) node: its arguments, parsed once, and its
+     * budget ({@code deadline}, {@link System#nanoTime()}) for finding an owner.
+     */
+    private record Routing(
+        Task task,
+        LockOpRequest request,
+        Map<String, Object> args,
+        ActionListener<LockOpResponse> listener,
+        long deadline,
+        long started
+    ) {
+        long leftMs() {
+            return TimeValue.nsecToMSec(deadline - System.nanoTime());
+        }
+    }
+
     /** Coordinator side: send to the partition's owner, retrying on ownership changes. */
-    private void route(Task task, LockOpRequest request, ActionListener<LockOpResponse> listener, long deadline, long started) {
-        if (task instanceof CancellableTask cancellable && cancellable.notifyIfCancelled(listener)) {
+    private void route(Routing r) {
+        if (r.task instanceof CancellableTask cancellable && cancellable.notifyIfCancelled(r.listener)) {
             return;
         }
         ClusterState state = clusterService.state();
         PartitionTable table = PartitionTable.of(state);
         Target target;
-        try {
-            target = table == null ? null : target(table, request, state);
-        } catch (IllegalArgumentException e) {
-            listener.onFailure(e);
-            return;
-        }
-        if (target == null) {
-            retryOnNextState(task, request, listener, deadline, started, "lock partition has no active owner");
-            return;
-        }
         String args;
         try {
-            args = argsFor(request, target, started);
-        } catch (IllegalArgumentException e) {
-            listener.onFailure(e);
+            target = table == null ? null : target(table, r, state);
+            if (target == null) {
+                retryOnNextState(r, "lock partition has no active owner");
+                return;
+            }
+            args = argsFor(r);
+        } catch (IllegalArgumentException | LockException e) {
+            r.listener.onFailure(e);
             return;
         }
-        LockOpRequest routed = request.routed(target.partition, args);
         ActionListener<LockOpResponse> handler = ActionListener.wrap(response -> {
             LockException failure = response.failureException();
             if (failure == null) {
-                listener.onResponse(withGlobalSession(response, target.partition));
+                r.listener.onResponse(withGlobalSession(response, target.partition));
             } else if (failure instanceof LockPartitionUnavailableException unavailable) {
-                retryUnavailable(task, request, listener, deadline, started, unavailable);
+                retryUnavailable(r, unavailable);
             } else {
-                listener.onFailure(failure);
+                r.listener.onFailure(failure);
             }
         }, e -> {
             Throwable cause = ExceptionsHelper.unwrapCause(e);
@@ -148,16 +161,16 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
                 || cause instanceof NodeClosedException
                 || cause instanceof NodeDisconnectedException
                 || cause instanceof NodeNotConnectedException) {
-                retryOnNextState(task, request, listener, deadline, started, "owner node [" + target.node.getName() + "] is unreachable");
+                retryOnNextState(r, "owner node [" + target.node.getName() + "] is unreachable");
             } else {
-                listener.onFailure(e);
+                r.listener.onFailure(e);
             }
         });
         transportService.sendChildRequest(
             target.node,
             actionName,
-            routed,
-            task,
+            r.request.routed(target.partition, args),
+            r.task,
             TransportRequestOptions.EMPTY,
             new ActionListenerResponseHandler<>(handler, LockOpResponse::new, EsExecutors.DIRECT_EXECUTOR_SERVICE)
         );
@@ -168,43 +181,25 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
      * cluster state. In recovery grace: a waiting request waits the grace out if its budget
      * allows; anything else fails with 503 (retryable by the client).
      */
-    private void retryUnavailable(
-        Task task,
-        LockOpRequest request,
-        ActionListener<LockOpResponse> listener,
-        long deadline,
-        long started,
-        LockPartitionUnavailableException unavailable
-    ) {
-        long retryAfterMs = unavailable.getMetadata("es.retry_after_ms") == null
-            ? 0
-            : Long.parseLong(unavailable.getMetadata("es.retry_after_ms").get(0));
+    private void retryUnavailable(Routing r, LockPartitionUnavailableException unavailable) {
+        List<String> hint = unavailable.getMetadata("es.retry_after_ms");
+        long retryAfterMs = hint == null ? 0 : Long.parseLong(hint.get(0));
         if (retryAfterMs <= 0) {
-            retryOnNextState(task, request, listener, deadline, started, unavailable.getMessage());
-            return;
-        }
-        long leftMs = TimeValue.nsecToMSec(deadline - System.nanoTime());
-        if (waitMs(request) > 0 && retryAfterMs < leftMs) {
-            threadPool.schedule(() -> route(task, request, listener, deadline, started), TimeValue.timeValueMillis(retryAfterMs), threadPool.generic());
+            retryOnNextState(r, unavailable.getMessage());
+        } else if (r.request.waits() && retryAfterMs < r.leftMs()) {
+            threadPool.schedule(() -> route(r), TimeValue.timeValueMillis(retryAfterMs), threadPool.generic());
         } else {
-            listener.onFailure(unavailable);
+            r.listener.onFailure(unavailable);
         }
     }
 
-    private void retryOnNextState(
-        Task task,
-        LockOpRequest request,
-        ActionListener<LockOpResponse> listener,
-        long deadline,
-        long started,
-        String why
-    ) {
-        long leftMs = TimeValue.nsecToMSec(deadline - System.nanoTime());
+    private void retryOnNextState(Routing r, String why) {
+        long leftMs = r.leftMs();
         if (leftMs <= 0) {
-            listener.onFailure(new LockPartitionUnavailableException(why + "; gave up after the request's budget", 0));
+            r.listener.onFailure(new LockPartitionUnavailableException(why + "; gave up after the request's budget", 0));
             return;
         }
-        logger.debug("retrying lock request [{}] on the next cluster state: {}", request.getDescription(), why);
+        logger.debug("retrying lock request [{}] on the next cluster state: {}", r.request.getDescription(), why);
         ClusterStateObserver observer = new ClusterStateObserver(
             clusterService,
             TimeValue.timeValueMillis(Math.min(leftMs, 1000)),
@@ -214,17 +209,17 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
         observer.waitForNextChange(new ClusterStateObserver.Listener() {
             @Override
             public void onNewClusterState(ClusterState state) {
-                route(task, request, listener, deadline, started);
+                route(r);
             }
 
             @Override
             public void onClusterServiceClose() {
-                listener.onFailure(new NodeClosedException(clusterService.localNode()));
+                r.listener.onFailure(new NodeClosedException(clusterService.localNode()));
             }
 
             @Override
             public void onTimeout(TimeValue timeout) {
-                route(task, request, listener, deadline, started); // the owner may be back without a new state
+                route(r); // the owner may be back without a new state
             }
         });
     }
@@ -242,8 +237,8 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
     }
 
     /** The partition of the request's routing value and its owner, or {@code null} while it has none. */
-    private static Target target(PartitionTable table, LockOpRequest request, ClusterState state) {
-        int partition = partitionOf(table, request);
+    private static Target target(PartitionTable table, Routing r, ClusterState state) {
+        int partition = partitionOf(table, r.request, r.args);
         String owner = table.owner(partition);
         DiscoveryNode node = owner == null ? null : state.nodes().get(owner);
         return node == null ? null : new Target(partition, node);
@@ -253,8 +248,7 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
      * Sessions live in one partition, named in their id ({@code <partition>_<id>}); everything
      * else routes by the request's routing value. A multi-lock must stay in one partition.
      */
-    private static int partitionOf(PartitionTable table, LockOpRequest request) {
-        Map<String, Object> args = LockService.parseJson(request.argsJson());
+    private static int partitionOf(PartitionTable table, LockOpRequest request, Map<String, Object> args) {
         Object session = args.get("session");
         if (session != null && request.op() != NativeOp.SESSION_CREATE) {
             int partition = SessionIds.partition(String.valueOf(session));
@@ -287,8 +281,10 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
     }
 
     /** The core's arguments for this attempt: the wait left, and the session id without its partition. */
-    private static String argsFor(LockOpRequest request, Target target, long started) {
-        Map<String, Object> args = new LinkedHashMap<>(LockService.parseJson(request.argsJson()));
+    private static String argsFor(Routing r) {
+        LockOpRequest request = r.request;
+        long started = r.started;
+        Map<String, Object> args = new LinkedHashMap<>(r.args);
         args.remove("routing"); // used for routing here; the core never sees it
         if (args.get("session") != null && request.op() != NativeOp.SESSION_CREATE) {
             args.put("session", SessionIds.local(String.valueOf(args.get("session"))));
@@ -300,8 +296,8 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
         return LockService.toJson(args);
     }
 
-    private static long waitMs(LockOpRequest request) {
-        Object wait = LockService.parseJson(request.argsJson()).get("wait_ms");
+    private static long waitMs(Map<String, Object> args) {
+        Object wait = args.get("wait_ms");
         return wait instanceof Number n ? n.longValue() : 0;
     }
 }
