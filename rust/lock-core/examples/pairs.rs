@@ -1,5 +1,6 @@
-//! Quick timing of uncontended acquire+release pairs (a profiling aid; the figures in
-//! bench/RESULTS.md come from `cargo bench`).
+//! Quick timing of uncontended acquire+release pairs on a bare `LockTable`, with the number of
+//! heap allocations per pair: `cargo run --release -p lock-core --example pairs -- N [token]`
+//! (`token` = `acquire_token`/`release_token`, else `acquire`/`release_at`).
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
@@ -27,6 +28,7 @@ use lock_core::{AcquireRequest, LockTable, ReleaseRequest};
 
 fn main() {
     let n: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(2_000_000);
+    let token_api = std::env::args().nth(2).is_some_and(|a| a == "token");
     let reqs: Vec<(AcquireRequest, ReleaseRequest)> = (0..1024)
         .map(|i| {
             let key = format!("key-{i}");
@@ -41,8 +43,13 @@ fn main() {
     let start = Instant::now();
     for i in 0..n {
         let (a, r) = &reqs[i & 1023];
-        std::hint::black_box(t.acquire(a, 0).expect("free"));
-        std::hint::black_box(t.release_at(r, 0).expect("held"));
+        if token_api {
+            std::hint::black_box(t.acquire_token(a, 0).expect("free"));
+            std::hint::black_box(t.release_token(r, 0).expect("held"));
+        } else {
+            std::hint::black_box(t.acquire(a, 0).expect("free"));
+            std::hint::black_box(t.release_at(r, 0).expect("held"));
+        }
     }
     let el = start.elapsed();
     let allocs = ALLOCS.load(Ordering::Relaxed) - allocs;

@@ -689,8 +689,10 @@ impl LockTable {
             let token = self.next_token()?;
             let granted =
                 self.apply_grant(owner, &targets, token, now, opts.lease_ms, opts.session);
-            let grants: SmallVec<[Captured; 1]> =
-                granted.iter().map(|&(l, reentrant)| self.capture(l, reentrant)).collect();
+            let mut grants: SmallVec<[Captured; 1]> = SmallVec::new();
+            for &(l, reentrant) in &granted {
+                grants.push(self.capture(l, reentrant));
+            }
             self.counters.immediate_grants += 1;
             // An immediate grant ranked ahead of existing waiters (priority) can make them wait
             // for this owner: look for a cycle through it.
@@ -974,7 +976,13 @@ impl LockTable {
     /// The interned ancestors of a tree key (they exist while a lock or waiter below uses them).
     fn ancestor_keys(&self, k: KeyIdx) -> SmallVec<[KeyIdx; 8]> {
         let name = &self.key_state(k).name;
-        tree_ancestors(name).filter_map(|a| self.find_key(Scope::Tree, a)).collect()
+        let mut out = SmallVec::new();
+        for a in tree_ancestors(name) {
+            if let Some(k) = self.find_key(Scope::Tree, a) {
+                out.push(k);
+            }
+        }
+        out
     }
 
     fn capture(&self, l: LockIdx, reentrant: bool) -> Captured {
