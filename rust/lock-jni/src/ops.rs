@@ -315,15 +315,21 @@ pub fn call(
         Op::List => {
             let filter: ListFilter = decode(args_json)?;
             let mut locks = Vec::new();
-            for (_, p) in core.partitions() {
+            for (id, p) in core.partitions() {
                 p.advance(now);
-                locks.extend(p.list_locks(&filter));
+                locks.extend(p.list_locks(&filter).into_iter().map(|l| (id, l)));
                 touched.push(p);
             }
             let size = if filter.size == 0 { 100 } else { filter.size };
-            locks.sort_by(|a, b| a.key.cmp(&b.key).then(a.owner.cmp(&b.owner)));
+            locks.sort_by(|(_, a), (_, b)| a.key.cmp(&b.key).then(a.owner.cmp(&b.owner)));
             locks.truncate(size);
-            to_value(&locks)?
+            let mut listed = Vec::with_capacity(locks.len());
+            for (id, lock) in &locks {
+                let mut v = to_value(lock)?;
+                v["partition"] = json!(id); // sessions are named per partition outside the core
+                listed.push(v);
+            }
+            Value::Array(listed)
         }
         Op::Stats => {
             let mut partitions = Vec::new();
@@ -400,6 +406,7 @@ fn node_stats(partitions: &[(u32, lock_core::PartitionStats)]) -> Result<Value, 
         partitions.iter().flat_map(|(_, s)| s.hottest_keys.iter().cloned()).collect();
     hot.sort_by_key(|h| std::cmp::Reverse(h.contended));
     hot.truncate(10);
+    let hot = hot_keys(&hot);
     let detail: Vec<Value> = partitions
         .iter()
         .map(|(id, s)| json!({ "id": id, "epoch": s.epoch, "held": s.held_locks, "waiting": s.waiting }))
@@ -422,9 +429,15 @@ fn node_stats(partitions: &[(u32, lock_core::PartitionStats)]) -> Result<Value, 
         "sessions": sum(&|s| s.sessions as u64),
         "wait_time_ms": times(&|s| &s.wait_time),
         "hold_time_ms": times(&|s| &s.hold_time),
-        "hot_keys": to_value(&hot)?,
+        "hot_keys": hot,
         "partitions": detail,
     }))
+}
+
+/// Hottest keys as the API shows them: `acquires` counts the key's contended acquire requests
+/// (conflicts and queued), over-stated by at most `error` (Space-Saving sketch).
+fn hot_keys(hot: &[lock_core::HotKey]) -> Vec<Value> {
+    hot.iter().map(|h| json!({ "key": h.key, "acquires": h.contended, "error": h.error })).collect()
 }
 
 fn partition_id(partition: i32) -> Result<u32, BridgeError> {
@@ -459,11 +472,7 @@ fn diagnostics(core: &NodeCore, now: u64) -> Result<Value, BridgeError> {
     oldest.truncate(10);
     hot.sort_by_key(|h| std::cmp::Reverse(h.contended));
     hot.truncate(10);
-    // `acquires`: contended acquire requests (conflicts and queued) counted for the key.
-    let hot: Vec<Value> = hot
-        .iter()
-        .map(|h| json!({ "key": h.key, "acquires": h.contended, "error": h.error }))
-        .collect();
+    let hot = hot_keys(&hot);
     Ok(json!({
         "core_version": lock_core::VERSION,
         "bridge_version": crate::BRIDGE_VERSION,

@@ -1,5 +1,6 @@
 package org.eslm.service;
 
+import org.eslm.action.SessionIds;
 import org.eslm.bridge.NativeOp;
 
 import java.util.ArrayList;
@@ -37,6 +38,9 @@ final class ResponseShapes {
                 List<Map<String, Object>> locks = new ArrayList<>();
                 for (Object l : (List<?>) result) {
                     Map<String, Object> lock = copy(l);
+                    if (lock.get("session") instanceof String session) {
+                        lock.put("session", SessionIds.global(((Number) lock.get("partition")).intValue(), session));
+                    }
                     lock.put("node", node);
                     locks.add(lock);
                 }
