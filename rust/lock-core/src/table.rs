@@ -366,7 +366,9 @@ impl LockTable {
     }
 
     /// Replaces the settings (dynamic cluster settings changed). Applies to requests from now
-    /// on; locks already granted keep their leases and waiters their deadlines.
+    /// on; locks already granted keep their leases and waiters their deadlines and queue ranks
+    /// (a new `aging_ms` ranks only requests queued after the change; the order stays one
+    /// total order on every key, so waiters still cannot wait for each other in a cycle).
     ///
     /// # Errors
     /// [`LockError::InvalidArgument`] naming the bad setting; the old settings stay.

@@ -852,3 +852,17 @@ fn token_api_answers_like_the_record_api() {
     assert!(matches!(t.release_token(&rel, 3), Err(LockError::NotHeld { .. })));
     check(&t);
 }
+
+#[test]
+fn settings_change_applies_to_new_requests_and_bad_settings_are_refused() {
+    let mut t = table();
+    grant(&mut t, &req("k", "a", X), 0);
+    let bad = lock_core::Config { default_lease_ms: 0, ..Config::default() };
+    assert_eq!(t.set_config(bad).expect_err("bad").field(), Some("lease"));
+    assert_eq!(t.config().default_lease_ms, Config::default().default_lease_ms, "old kept");
+    let short = lock_core::Config { default_lease_ms: 50, max_lease_ms: 50, ..Config::default() };
+    t.set_config(short).expect("valid");
+    assert_eq!(grant(&mut t, &req("j", "a", X), 0).lease_ms, 50);
+    assert_eq!(t.key_info("k", 0).expect("info").holders[0].lease_ms, 30_000, "old grant kept");
+    check(&t);
+}
