@@ -447,6 +447,22 @@ impl LockTable {
         }
     }
 
+    /// The one-key acquire shared by [`LockTable::acquire`] and [`LockTable::acquire_token`],
+    /// which differ only in how they answer a grant.
+    fn acquire_one(&mut self, req: &AcquireRequest, now: Millis) -> Result<Acquired, LockError> {
+        let spec = [Spec { name: &req.key, scope: req.scope, mode: req.mode }];
+        self.acquire_common(
+            &req.owner,
+            &spec,
+            req.priority.as_ref(),
+            req.wait_ms,
+            req.lease_ms,
+            req.session.as_deref(),
+            req.request_id,
+            now,
+        )
+    }
+
     /// Acquires one key (or tree node): granted at once, queued (the outcome then arrives as an
     /// [`Event`] with the returned waiter id), or refused.
     ///
@@ -460,17 +476,7 @@ impl LockTable {
         req: &AcquireRequest,
         now: Millis,
     ) -> Result<AcquireOutcome, LockError> {
-        let spec = [Spec { name: &req.key, scope: req.scope, mode: req.mode }];
-        let out = self.acquire_common(
-            &req.owner,
-            &spec,
-            req.priority.as_ref(),
-            req.wait_ms,
-            req.lease_ms,
-            req.session.as_deref(),
-            req.request_id,
-            now,
-        );
+        let out = self.acquire_one(req, now);
         let out = match out {
             Ok(Acquired::Granted(gs)) => match gs.first() {
                 Some(c) => Ok(AcquireOutcome::Granted(self.captured_record(c))),
@@ -491,17 +497,7 @@ impl LockTable {
         req: &AcquireRequest,
         now: Millis,
     ) -> Result<TokenOutcome, LockError> {
-        let spec = [Spec { name: &req.key, scope: req.scope, mode: req.mode }];
-        let out = self.acquire_common(
-            &req.owner,
-            &spec,
-            req.priority.as_ref(),
-            req.wait_ms,
-            req.lease_ms,
-            req.session.as_deref(),
-            req.request_id,
-            now,
-        );
+        let out = self.acquire_one(req, now);
         let out = match out {
             Ok(Acquired::Granted(gs)) => match gs.first() {
                 Some(c) => Ok(TokenOutcome::Granted(TokenGrant {
