@@ -41,11 +41,10 @@ class Client:
         return self.request("GET", path, **kw)
 
 
-@pytest.fixture(scope="session")
-def single_node():
-    """One node for the whole session; stopped (and checked to stop cleanly) at the end."""
+def running(node):
+    """Installs `node` fresh (its folder is wiped: no data or settings carried over), starts it,
+    yields it once it serves locks, and stops it, checking that it stopped cleanly."""
     version = esnode.es_version()
-    node = esnode.Node("eslm-it-single", "node-0", esnode.free_port(), esnode.free_port())
     node.install(version, esnode.plugin_zip(version))
     node.start()
     try:
@@ -54,6 +53,12 @@ def single_node():
     finally:
         code = node.stop()
         assert code in (0, 143, None), f"node exited with {code}:\n{node.tail_log()}"
+
+
+@pytest.fixture(scope="session")
+def single_node():
+    """One node for the whole session; stopped (and checked to stop cleanly) at the end."""
+    yield from running(esnode.Node("eslm-it-single", "node-0", esnode.free_port(), esnode.free_port()))
 
 
 @pytest.fixture()
@@ -81,20 +86,8 @@ def aging_node():
     """A second node, started only when a test asks for it, with `locks.priority.aging` set to
     AGING_MS at start-up (`-E`), so aging bounds can be checked in well under a second per level.
     Fresh data folder each run: no cluster settings carried over."""
-    import shutil
-
-    version = esnode.es_version()
-    node = esnode.Node("eslm-it-aging", "node-0", esnode.free_port(), esnode.free_port(),
-                       extra_settings={"locks.priority.aging": f"{AGING_MS}ms"})
-    shutil.rmtree(node.data, ignore_errors=True)
-    node.install(version, esnode.plugin_zip(version))
-    node.start()
-    try:
-        node.wait_until_ready()
-        yield node
-    finally:
-        code = node.stop()
-        assert code in (0, 143, None), f"node exited with {code}:\n{node.tail_log()}"
+    yield from running(esnode.Node("eslm-it-aging", "node-0", esnode.free_port(), esnode.free_port(),
+                                   extra_settings={"locks.priority.aging": f"{AGING_MS}ms"}))
 
 
 @pytest.fixture()
