@@ -199,7 +199,8 @@ def section(results: dict, json_path: Path, png_path: Path | None) -> str:
     lines = [START, "", "## Peers side by side (bench/run.py)", "",
              f"Run {results['started_utc']} with `{results['command']}` "
              f"({results['duration_s']} s measured + {results['warmup_s']} s warm-up per workload; "
-             f"whole run {results.get('wall_s')} s). Raw figures: [`{rel(json_path)}`]({rel(json_path)}).",
+             f"whole run {results.get('wall_s')} s, after {results.get('jvm_warmup_s', 0):.0f} s of unrecorded "
+             f"JIT warm-up per JVM peer). Raw figures: [`{rel(json_path)}`]({rel(json_path)}).",
              ""]
     if png_path:
         lines += [f"![benchmark plot]({rel(png_path)})", ""]
