@@ -126,7 +126,11 @@ fn java_string(
     if s.is_null() {
         return Err(BridgeError::Lock(LockError::invalid(field, "must not be null")));
     }
-    Ok(env.get_string(s)?.into())
+    // SAFETY: every `JString` handed to this function is a parameter that the native method
+    // declares as `java.lang.String`, so the JVM guarantees its class. The checked
+    // `get_string` looks the class up by name (`FindClass` + `IsInstanceOf`) on every call,
+    // which was a measurable share of a bridge round trip (bench/RESULTS.md, JMH).
+    Ok(unsafe { env.get_string_unchecked(s) }?.into())
 }
 
 fn new_java_string(env: &mut JNIEnv<'_>, s: &str) -> Result<jstring, BridgeError> {
