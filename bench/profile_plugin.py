@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
-"""Where a plugin lock request spends the node's CPU: starts the bench node, records a Java
-Flight Recording (JDK's `jcmd JFR.start`, sampling profiler) while `uncontended-64` (or the
-workload named) runs against the plugin, and prints the hot methods plus the inclusive share of
-CPU samples per layer (HTTP/Netty, REST parsing, transport/tasks, our Java, JNI/native, JSON).
+"""Where a plugin lock request spends the node's CPU: starts the bench node and, while
+`uncontended-64` (or the workload named) runs against the plugin, records
 
-    python3 bench/profile_plugin.py [--workload uncontended-64] [--duration 10] [--peer plugin]
+* a Java Flight Recording (`jcmd JFR.start`, sampling profiler): hot methods and the inclusive
+  share of Java samples per layer (HTTP/Netty, REST parsing, transport/tasks, our Java, JSON).
+  JFR samples only threads running Java code, so it cannot see the native library;
+* then, with `--perf`, a `perf record -g` of the whole node process for a second window of the
+  same length (JIT frames named through `jcmd Compiler.perfmap`): every CPU cycle of the node,
+  native code, kernel (loopback TCP, scheduling) and JVM (GC, JIT compiler) included, split by
+  where the innermost frame is.
 
-Writes build/bench-profile/<peer>-<workload>.jfr and .txt."""
+    python3 bench/profile_plugin.py [--workload uncontended-64] [--duration 10] [--peer plugin] [--perf]
+
+Writes build/bench-profile/<peer>-<workload>.jfr, .perf.data and .txt."""
 
 from __future__ import annotations
 
@@ -43,11 +49,68 @@ INNERMOST = [
 ]
 
 
+# perf: the innermost frame decides, by its object (kernel, libjvm, libeslm, libc) or, for JIT
+# code, by the package of the method (the name before its argument list, not the return type).
+PERF_LAYERS = [
+    ("kernel (loopback TCP, epoll, scheduling)", lambda dso, m: dso.startswith("[kernel")),
+    ("lock core + bridge (libeslm, Rust)", lambda dso, m: dso == "libeslm.so"),
+    ("JVM runtime (GC, JIT compiler, interpreter, stubs, JNI glue)",
+     lambda dso, m: dso == "libjvm.so" or (dso.startswith("[JIT]") and not m)),
+    ("libc (malloc, memcpy; from the JVM and libeslm)", lambda dso, m: dso.startswith("libc")),
+    ("Netty (sockets, HTTP codec)", lambda dso, m: m.startswith("io.netty.")),
+    ("plugin Java (org.eslm)", lambda dso, m: m.startswith("org.eslm.")),
+    ("XContent / Jackson (JSON parse and render)",
+     lambda dso, m: m.startswith(("org.elasticsearch.xcontent.", "com.fasterxml."))),
+    ("Elasticsearch (REST, tasks, transport, other)", lambda dso, m: m.startswith("org.elasticsearch.")),
+    ("JDK classes (collections, strings, NIO, concurrency)",
+     lambda dso, m: m.startswith(("java.", "jdk.", "sun."))),
+]
+
+
+def perf_profile(pid: int, peer, spec, args, out: Path) -> list[str]:
+    """Samples the whole node process with perf while the workload runs again; answers report
+    lines: the share of cycles per layer and the hottest symbols."""
+    jdk = P.esnode.java_home()
+    data = out / f"{args.peer}-{args.workload}.perf.data"
+    rec = subprocess.Popen(["perf", "record", "-F", "999", "-g", "-p", str(pid), "-o", str(data)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        r = run_workload(peer, spec, args.duration, 0.5, "perf")
+    finally:
+        rec.send_signal(2)  # SIGINT: perf writes its data and exits
+        rec.wait(timeout=60)
+    # JIT code is named by the map the JVM writes now (/tmp/perf-<pid>.map, owned by the node's
+    # user, hence perf report -f).
+    subprocess.run([*P.esnode.run_as_prefix(), f"{jdk}/bin/jcmd", str(pid), "Compiler.perfmap"],
+                   check=True, capture_output=True)
+    text = subprocess.run(["perf", "report", "-f", "-i", str(data), "--no-children", "--stdio",
+                           "-g", "none", "--sort", "dso,sym", "--percent-limit", "0"],
+                          capture_output=True, text=True).stdout
+    rows = []
+    for line in text.splitlines():
+        m = re.match(r"\s*([\d.]+)%\s+(.+?)\s+\[[.k]\]\s+(.*?)\s*$", line)
+        if m:
+            rows.append((float(m.group(1)), m.group(2), m.group(3)))
+    layers = collections.Counter()
+    for pct, dso, sym in rows:
+        method = re.search(r"([\w.$/]+)\(", sym)
+        method = method.group(1) if dso.startswith("[JIT]") and method else ""
+        layer = next((name for name, match in PERF_LAYERS if match(dso, method)), "other")
+        layers[layer] += pct
+    lines = [f"perf, whole node process ({r['grants_per_s']:.0f} pairs/s while recorded, server CPU "
+             f"{r['server_cpu_ms_per_grant']:.3f} ms per pair), share of cycles by innermost frame:"]
+    lines += [f"  {pct:5.1f}%  {layer}" for layer, pct in layers.most_common()]
+    lines += ["", "hottest symbols:"]
+    lines += [f"  {pct:5.2f}%  {dso.split(' tid ')[0]:<18} {sym[:110]}" for pct, dso, sym in rows[:30]]
+    return lines
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--workload", default="uncontended-64")
     ap.add_argument("--peer", default="plugin")
     ap.add_argument("--duration", type=float, default=10.0)
+    ap.add_argument("--perf", action="store_true", help="also record the whole process with perf")
     args = ap.parse_args()
     spec = next(s for s in R.WORKLOADS if s.name == args.workload)
     out = R.ROOT / "build" / "bench-profile"
@@ -70,6 +133,7 @@ def main() -> int:
         time.sleep(0.5)
         jfr = out / f"{args.peer}-{args.workload}.jfr"
         jfr.write_bytes(jfr_node.read_bytes())
+        perf_report = perf_profile(pid, peer, spec, args, out) if args.perf else []
     finally:
         peer.stop()
         P.stop_shared()
@@ -103,6 +167,7 @@ def main() -> int:
     report.append(f"Inclusive CPU samples by layer ({total} samples of request and other threads):")
     for layer, n in counts.most_common():
         report.append(f"  {100.0 * n / total:5.1f}%  {layer}")
+    report += [""] + perf_report
     txt = out / f"{args.peer}-{args.workload}.txt"
     txt.write_text("\n".join(report) + "\n")
     print("\n".join(report))

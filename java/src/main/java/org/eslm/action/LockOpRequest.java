@@ -10,14 +10,17 @@ import org.elasticsearch.tasks.TaskId;
 import org.eslm.bridge.NativeOp;
 
 import java.io.IOException;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 
-import static org.elasticsearch.action.ValidateActions.addValidationError;
-
 /**
  * One lock operation, already parsed and validated by its REST handler: the bridge op, the key it
- * routes by ({@code null} for node-wide reads) and the core's arguments as JSON.
+ * routes by ({@code null} for node-wide reads) and the core's arguments. The arguments stay a map
+ * (strings, numbers, lists, maps) until the owner node hands them to the core: the coordinator
+ * reads {@code routing}, {@code session} and {@code wait_ms} from them, and the owner adds its
+ * request id, so JSON text is written once per request, at the bridge.
  *
  * <p>Requests that may wait create a {@link CancellableTask}, so that a client that goes away
  * (the REST layer runs them through {@code RestCancellableNodeClient}) cancels its waiter.
@@ -25,26 +28,26 @@ import static org.elasticsearch.action.ValidateActions.addValidationError;
 public final class LockOpRequest extends ActionRequest {
     private final NativeOp op;
     private final String key;
-    private final String argsJson;
+    private final Map<String, Object> args;
     private final boolean waits;
     /** The partition the coordinating node routed this request to; -1 before routing. */
     private final int partition;
 
-    public LockOpRequest(NativeOp op, String key, String argsJson, boolean waits) {
-        this(op, key, argsJson, waits, -1);
+    public LockOpRequest(NativeOp op, String key, Map<String, ?> args, boolean waits) {
+        this(op, key, args, waits, -1);
     }
 
-    public LockOpRequest(NativeOp op, String key, String argsJson, boolean waits, int partition) {
+    public LockOpRequest(NativeOp op, String key, Map<String, ?> args, boolean waits, int partition) {
         this.op = Objects.requireNonNull(op, "op");
         this.key = key;
-        this.argsJson = Objects.requireNonNull(argsJson, "argsJson");
+        this.args = Collections.unmodifiableMap(new LinkedHashMap<>(Objects.requireNonNull(args, "args")));
         this.waits = waits;
         this.partition = partition;
     }
 
     /** This request routed to {@code partition}, with (possibly updated) arguments. */
-    public LockOpRequest routed(int partition, String argsJson) {
-        LockOpRequest routed = new LockOpRequest(op, key, argsJson, waits, partition);
+    public LockOpRequest routed(int partition, Map<String, ?> args) {
+        LockOpRequest routed = new LockOpRequest(op, key, args, waits, partition);
         routed.setParentTask(getParentTask());
         return routed;
     }
@@ -53,7 +56,7 @@ public final class LockOpRequest extends ActionRequest {
         super(in);
         this.op = in.readEnum(NativeOp.class);
         this.key = in.readOptionalString();
-        this.argsJson = in.readString();
+        this.args = Collections.unmodifiableMap(in.readGenericMap());
         this.waits = in.readBoolean();
         this.partition = in.readInt();
     }
@@ -63,14 +66,14 @@ public final class LockOpRequest extends ActionRequest {
         super.writeTo(out);
         out.writeEnum(op);
         out.writeOptionalString(key);
-        out.writeString(argsJson);
+        out.writeGenericMap(args);
         out.writeBoolean(waits);
         out.writeInt(partition);
     }
 
     @Override
     public ActionRequestValidationException validate() {
-        return argsJson.isEmpty() ? addValidationError("bridge arguments are empty", null) : null;
+        return null; // the REST handler validated the body; the core checks the lock rules
     }
 
     @Override
@@ -94,8 +97,9 @@ public final class LockOpRequest extends ActionRequest {
         return key;
     }
 
-    public String argsJson() {
-        return argsJson;
+    /** The core's arguments (read-only). */
+    public Map<String, Object> args() {
+        return args;
     }
 
     public boolean waits() {
@@ -111,13 +115,13 @@ public final class LockOpRequest extends ActionRequest {
         return o instanceof LockOpRequest that
             && op == that.op
             && Objects.equals(key, that.key)
-            && argsJson.equals(that.argsJson)
+            && args.equals(that.args)
             && waits == that.waits
             && partition == that.partition;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(op, key, argsJson, waits, partition);
+        return Objects.hash(op, key, args, waits, partition);
     }
 }

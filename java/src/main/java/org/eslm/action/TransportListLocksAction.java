@@ -169,7 +169,7 @@ public final class TransportListLocksAction extends TransportNodesAction<
     @Override
     protected NodeResponse nodeOperation(NodeRequest request, Task task) {
         PlainActionFuture<Map<String, Object>> future = new PlainActionFuture<>();
-        locks.execute(new LockOpRequest(NativeOp.LIST, null, request.filterJson, false), task, future);
+        locks.execute(new LockOpRequest(NativeOp.LIST, null, LockService.parseJson(request.filterJson), false), task, future);
         @SuppressWarnings("unchecked")
         List<Map<String, Object>> listed = (List<Map<String, Object>>) future.actionGet().get("locks");
         return new NodeResponse(clusterService.localNode(), listed);

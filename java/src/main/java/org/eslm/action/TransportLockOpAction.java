@@ -29,7 +29,6 @@ import org.eslm.service.LockException;
 import org.eslm.service.LockPartitionUnavailableException;
 import org.eslm.service.LockService;
 
-import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -92,9 +91,8 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
         } else if (request.partition() >= 0) {
             runOnOwner(task, request, listener);
         } else {
-            Map<String, Object> args = Collections.unmodifiableMap(LockService.parseJson(request.argsJson())); // parsed once
-            long budgetMs = Math.max(waitMs(args), ROUTING_BUDGET.millis());
-            route(new Routing(task, request, args, listener, System.nanoTime() + TimeValue.timeValueMillis(budgetMs).nanos(), System.nanoTime()));
+            long budgetMs = Math.max(waitMs(request.args()), ROUTING_BUDGET.millis());
+            route(new Routing(task, request, listener, System.nanoTime() + TimeValue.timeValueMillis(budgetMs).nanos(), System.nanoTime()));
         }
     }
 
@@ -110,13 +108,12 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
     }
 
     /**
-     * One request being routed by this (coordinating) node: its arguments, parsed once, and its
-     * budget ({@code deadline}, {@link System#nanoTime()}) for finding an owner.
+     * One request being routed by this (coordinating) node, with its budget ({@code deadline},
+     * {@link System#nanoTime()}) for finding an owner.
      */
     private record Routing(
         Task task,
         LockOpRequest request,
-        Map<String, Object> args,
         ActionListener<LockOpResponse> listener,
         long deadline,
         long started
@@ -134,7 +131,7 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
         ClusterState state = clusterService.state();
         PartitionTable table = PartitionTable.of(state);
         Target target;
-        String args;
+        Map<String, Object> args;
         try {
             target = table == null ? null : target(table, r, state);
             if (target == null) {
@@ -238,7 +235,7 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
 
     /** The partition of the request's routing value and its owner, or {@code null} while it has none. */
     private static Target target(PartitionTable table, Routing r, ClusterState state) {
-        int partition = partitionOf(table, r.request, r.args);
+        int partition = partitionOf(table, r.request, r.request.args());
         String owner = table.owner(partition);
         DiscoveryNode node = owner == null ? null : state.nodes().get(owner);
         return node == null ? null : new Target(partition, node);
@@ -281,10 +278,10 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
     }
 
     /** The core's arguments for this attempt: the wait left, and the session id without its partition. */
-    private static String argsFor(Routing r) {
+    private static Map<String, Object> argsFor(Routing r) {
         LockOpRequest request = r.request;
         long started = r.started;
-        Map<String, Object> args = new LinkedHashMap<>(r.args);
+        Map<String, Object> args = new LinkedHashMap<>(request.args());
         args.remove("routing"); // used for routing here; the core never sees it
         if (args.get("session") != null && request.op() != NativeOp.SESSION_CREATE) {
             args.put("session", SessionIds.local(String.valueOf(args.get("session"))));
@@ -293,7 +290,7 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
             long spentMs = TimeValue.nsecToMSec(System.nanoTime() - started);
             args.put("wait_ms", Math.max(0, wait.longValue() - spentMs));
         }
-        return LockService.toJson(args);
+        return args;
     }
 
     private static long waitMs(Map<String, Object> args) {

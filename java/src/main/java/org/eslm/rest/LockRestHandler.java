@@ -10,7 +10,6 @@ import org.elasticsearch.xcontent.XContentParser;
 import org.eslm.action.LockOpRequest;
 import org.eslm.action.LockOpResponse;
 import org.eslm.bridge.NativeOp;
-import org.eslm.service.LockService;
 
 import java.io.IOException;
 import java.util.Map;
@@ -43,7 +42,7 @@ abstract class LockRestHandler extends BaseRestHandler {
         Map<String, ?> args
     ) {
         boolean waits = args.get("wait_ms") instanceof Number n && n.longValue() > 0;
-        LockOpRequest lockRequest = new LockOpRequest(op, key, LockService.toJson(args), waits);
+        LockOpRequest lockRequest = new LockOpRequest(op, key, args, waits);
         return channel -> {
             if (waits) {
                 new RestCancellableNodeClient(client, request.getHttpChannel()).execute(action, lockRequest, new RestToXContentListener<>(channel));

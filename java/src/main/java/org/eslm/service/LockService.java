@@ -145,7 +145,7 @@ public final class LockService implements Closeable {
             case ACQUIRE, ACQUIRE_MANY -> acquire(request, partition, task, listener);
             case DIAGNOSTICS -> ActionListener.completeWith(listener, this::diagnostics);
             default -> ActionListener.completeWith(listener, () -> {
-                Map<String, Object> envelope = callRouted(request.op(), partition, request.argsJson());
+                Map<String, Object> envelope = callRouted(request.op(), partition, toJson(request.args()));
                 handle(envelope);
                 return ResponseShapes.shape(request.op(), envelope.get("result"), localNodeName.get());
             });
@@ -233,7 +233,7 @@ public final class LockService implements Closeable {
 
     private void acquire(LockOpRequest request, int partition, Task task, ActionListener<Map<String, Object>> listener) {
         long requestId = requestIds.incrementAndGet();
-        Map<String, Object> args = parse(request.argsJson());
+        Map<String, Object> args = new LinkedHashMap<>(request.args());
         args.put("request_id", requestId);
         Pending p = new Pending(requestId, request.op(), partition, listener);
         // Registered before the call: the grant event may be drained by another thread's call

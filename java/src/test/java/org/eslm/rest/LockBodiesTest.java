@@ -99,12 +99,24 @@ class LockBodiesTest {
 
     @Test
     void requestsAndResponsesRoundTripOnTheWire() throws IOException {
-        LockOpRequest request = new LockOpRequest(NativeOp.ACQUIRE, "k/ü", "{\"owner\":\"w\"}", true);
+        // Parsed bodies travel as they are: nested lock items, durations as millis, priorities.
+        LockBodies.Args many = LockBodies.multiAcquire(
+            parser("{\"owner\":\"w\",\"wait\":\"2s\",\"priority\":\"background\",\"locks\":[{\"key\":\"a\"},{\"key\":\"b\",\"mode\":\"shared\"}]}"),
+            DEFAULTS
+        );
+        LockOpRequest multi = new LockOpRequest(NativeOp.ACQUIRE_MANY, "", many, true).routed(3, many);
+        LockOpRequest request = new LockOpRequest(NativeOp.ACQUIRE, "k/ü", Map.of("owner", "w", "wait_ms", 5L), true);
         LockOpResponse response = new LockOpResponse(Map.of("acquired", true, "fencing_token", Long.MAX_VALUE, "locks", List.of(Map.of("key", "a"))));
         try (BytesStreamOutput out = new BytesStreamOutput()) {
+            multi.writeTo(out);
             request.writeTo(out);
             response.writeTo(out);
             try (StreamInput in = out.bytes().streamInput()) {
+                LockOpRequest multiRead = new LockOpRequest(in);
+                assertEquals(multi, multiRead);
+                assertEquals(3, multiRead.partition());
+                assertEquals(2000L, multiRead.args().get("wait_ms"));
+                assertEquals("shared", ((Map<?, ?>) ((List<?>) multiRead.args().get("locks")).get(1)).get("mode"));
                 assertEquals(request, new LockOpRequest(in));
                 assertEquals(response, new LockOpResponse(in));
             }
