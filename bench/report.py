@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import inprocess
+
 HERE = Path(__file__).resolve().parent
 START = "<!-- bench/run.py: peers:start (generated, do not edit by hand) -->"
 END = "<!-- bench/run.py: peers:end -->"
@@ -217,6 +219,10 @@ def section(results: dict, json_path: Path, png_path: Path | None) -> str:
     lines += [f"- {k}: {v}" for k, v in results["versions"].items()]
     lines += ["", table(results), "", "Key ratios (plugin against each peer):", ""]
     lines += [f"- {r}" for r in ratios(results)]
+    if results.get("in_process"):
+        lines += ["", "In process, same run, after the servers stopped (no network, no Elasticsearch): "
+                  "what the lock itself costs, for reading the figures above against it.", "",
+                  inprocess.table(results["in_process"])]
     errs = [f"{w}/{p}: {e}" for w, d in results["workloads"].items() for p, r in d.items()
             for e in r.get("errors", [])] + results.get("errors", [])
     if errs:

@@ -7,7 +7,8 @@ one run, one machine (issue 6). See bench/README.md.
 
 Installs what is missing (apt: zookeeper, etcd-server, redis-server; pip: kazoo, redis,
 matplotlib), starts every server on a free 127.0.0.1 port, runs each workload for a fixed time,
-stops everything it started (also on Ctrl-C / SIGTERM)."""
+stops everything it started (also on Ctrl-C / SIGTERM), then runs the in-process benchmarks
+(criterion for the lock core, JMH for the JNI bridge; bench/inprocess.py) on the idle machine."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
+import inprocess  # noqa: E402
 import peers as P  # noqa: E402
 import report  # noqa: E402
 from workloads import Spec, run as run_workload  # noqa: E402
@@ -97,6 +99,9 @@ def main() -> int:
     ap.add_argument("--out", help="folder for <date>.json/.png (default bench/results, quick: build/bench-quick)")
     ap.add_argument("--no-results-md", action="store_true", help="do not update bench/RESULTS.md")
     ap.add_argument("--no-install", action="store_true", help="fail instead of installing peers")
+    ap.add_argument("--no-inprocess", action="store_true", help="skip the criterion and JMH benchmarks")
+    ap.add_argument("--no-build", action="store_true",
+                    help="use the plugin zip and libeslm.so as built (default: mvn package -DskipTests first)")
     args = ap.parse_args()
 
     duration = args.duration or (1.5 if args.quick else 15.0)
@@ -120,6 +125,11 @@ def main() -> int:
     signal.signal(signal.SIGTERM, on_term)
 
     t_begin = time.monotonic()
+    if not args.no_build:
+        # Always from the working tree: a zip left from an older build would measure old code.
+        log("building the plugin: mvn package -DskipTests (Rust release library, jar, zip)")
+        subprocess.run(["mvn", "-B", "-q", "package", "-DskipTests"], cwd=ROOT, check=True,
+                       env={**os.environ, "JAVA_HOME": P.esnode.java_home()})
     need = set(peers) | ({"zookeeper-prefix", "zookeeper"} if "zookeeper" in peers else set())
     if not args.no_install:
         P.ensure_installed(sorted(need), log)
@@ -210,7 +220,14 @@ def main() -> int:
         P.stop_shared()
         results["machine"]["loadavg_after"] = os.getloadavg()
         results["other_load_at_end"] = other_load()
-        results["wall_s"] = round(time.monotonic() - t_begin, 1)
+    if not args.no_inprocess and "interrupted" not in results["errors"]:
+        log("in-process benchmarks (servers stopped)")
+        try:
+            results["in_process"] = inprocess.run(args.quick, log)
+            results["errors"] += results["in_process"].pop("errors")
+        except KeyboardInterrupt:
+            results["errors"].append("interrupted")
+    results["wall_s"] = round(time.monotonic() - t_begin, 1)
 
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d")
     json_path = out / f"{stamp}.json"

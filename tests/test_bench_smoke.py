@@ -1,6 +1,6 @@
 """Smoke test of the benchmark harness (issue 6): `python3 bench/run.py --quick` must run every
 peer and workload end to end, stop everything it started and write its JSON and plot, so the
-harness cannot rot. The figures themselves are not checked here (a quick run on a shared
+harness cannot rot (the in-process criterion and JMH benchmarks included). The figures themselves are not checked here (a quick run on a shared
 machine is noise); only that each workload granted locks, without errors and without two
 holders at once."""
 
@@ -43,6 +43,11 @@ def test_bench_quick_runs_every_peer_and_workload(tmp_path):
         assert r["fg_grants"] > 0 and r["bg_grants"] > 0 and not r["errors"], (peer, r)
     # the plugin answers a grant with one request and a release with one: no polling
     assert workloads["contended-64"]["plugin"]["requests_per_grant"] == pytest.approx(2.0, abs=0.05)
+    # the in-process benchmarks ran too: the lock core (criterion) and the JNI bridge (JMH)
+    inproc = data["in_process"]
+    assert inproc["criterion"]["uncontended/table_token"]["per_s"] > 0
+    assert set(inproc["jmh"]) == {"jniAcquireRelease", "jniVersionCall", "chmAcquireRelease"}
+    assert all(b["ns_per_op"] > 0 for b in inproc["jmh"].values())
     # everything it started is gone: nothing of the run still listens
     assert "eslm-bench" not in subprocess.run(["ps", "-eo", "args"], capture_output=True,
                                               text=True).stdout
