@@ -52,6 +52,15 @@ public final class PartitionManager implements ClusterStateListener {
     private final Set<Integer> opening = ConcurrentHashMap.newKeySet();
     /** State of partitions this node lost, kept until the new owner fetches it. */
     private final Map<Integer, Map<String, Object>> handedOff = new ConcurrentHashMap<>();
+    /**
+     * Makes "close and keep the state" ({@link #lost}) and "answer the state" ({@link #handOver})
+     * one step each: without it a hand-over request arriving between the close and the keep
+     * found neither an open partition nor a kept state, and the new owner started empty.
+     */
+    private final Object handOffMutex = new Object();
+    /** How often the new owner asks a live previous owner for the state before it gives up. */
+    static final int HANDOFF_ATTEMPTS = 10;
+    static final TimeValue HANDOFF_RETRY = TimeValue.timeValueMillis(300);
 
     public PartitionManager(
         LockService locks,
@@ -105,10 +114,12 @@ public final class PartitionManager implements ClusterStateListener {
 
     /** Closes a partition this node lost and keeps its state a while for the new owner to fetch. */
     private void lost(int p) {
-        Map<String, Object> snapshot = locks.closePartition(p, true);
-        if (snapshot != null) {
-            handedOff.put(p, snapshot);
-            threadPool.schedule(() -> handedOff.remove(p, snapshot), TimeValue.timeValueMinutes(1), threadPool.generic());
+        synchronized (handOffMutex) {
+            Map<String, Object> snapshot = locks.closePartition(p, true);
+            if (snapshot != null) {
+                handedOff.put(p, snapshot);
+                threadPool.schedule(() -> handedOff.remove(p, snapshot), TimeValue.timeValueMinutes(1), threadPool.generic());
+            }
         }
     }
 
@@ -118,17 +129,50 @@ public final class PartitionManager implements ClusterStateListener {
         }
         String local = state.nodes().getLocalNodeId();
         if (previousOwner != null && previousOwner.equals(local) == false && state.nodes().nodeExists(previousOwner)) {
-            client.execute(PartitionHandoffAction.TYPE, new PartitionHandoffAction.Request(previousOwner, p), ActionListener.wrap(
-                response -> open(p, epoch, response.snapshotJson() == null ? grace.millis() : 0, response.snapshotJson()),
-                e -> {
-                    logger.warn(() -> "hand-over of lock partition [" + p + "] from [" + previousOwner + "] failed; starting in grace", e);
-                    open(p, epoch, grace.millis(), null);
-                }
-            ));
+            fetch(p, epoch, previousOwner, 1);
         } else {
             // No live previous owner: a brand-new index needs no grace; otherwise the owner died.
             open(p, epoch, epoch <= 1 && previousOwner == null ? 0 : grace.millis(), null);
         }
+    }
+
+    /**
+     * Asks the live previous owner for the partition's state. No state yet (it is still receiving
+     * the partition itself, or has not closed it) or a failed request is retried while that node
+     * is alive and the partition still ours: starting empty in the same epoch (a relocation keeps
+     * the primary term) would hand out tokens below those already issued.
+     */
+    private void fetch(int p, long epoch, String previousOwner, int attempt) {
+        client.execute(PartitionHandoffAction.TYPE, new PartitionHandoffAction.Request(previousOwner, p), ActionListener.wrap(
+            response -> {
+                if (response.snapshotJson() != null) {
+                    open(p, epoch, 0, response.snapshotJson());
+                } else {
+                    retryFetch(p, epoch, previousOwner, attempt, null);
+                }
+            },
+            e -> retryFetch(p, epoch, previousOwner, attempt, e)
+        ));
+    }
+
+    private void retryFetch(int p, long epoch, String previousOwner, int attempt, Exception failure) {
+        ClusterState state = clusterService.state();
+        PartitionTable table = PartitionTable.of(state);
+        if (table == null || p >= table.size() || state.nodes().getLocalNodeId().equals(table.owner(p)) == false) {
+            opening.remove(p); // not ours any more; a later cluster state decides again
+            return;
+        }
+        if (attempt < HANDOFF_ATTEMPTS && state.nodes().nodeExists(previousOwner)) {
+            logger.debug("lock partition [{}]: no state from [{}] yet (attempt {}); retrying", p, previousOwner, attempt);
+            threadPool.schedule(() -> fetch(p, epoch, previousOwner, attempt + 1), HANDOFF_RETRY, threadPool.generic());
+            return;
+        }
+        logger.warn(
+            () -> "hand-over of lock partition [" + p + "] from [" + previousOwner + "] gave no state after " + attempt
+                + " attempts; starting empty in recovery grace",
+            failure
+        );
+        open(p, epoch, grace.millis(), null);
     }
 
     private void open(int p, long epoch, long graceMs, String snapshotJson) {
@@ -174,7 +218,13 @@ public final class PartitionManager implements ClusterStateListener {
      * serving it) and answer its state; {@code null} when there is none to hand over.
      */
     public String handOver(int partition) {
-        Map<String, Object> snapshot = locks.isOpen(partition) ? locks.closePartition(partition, true) : handedOff.remove(partition);
+        if (opening.contains(partition)) {
+            return null; // still receiving it from its own previous owner: the asker retries
+        }
+        Map<String, Object> snapshot;
+        synchronized (handOffMutex) {
+            snapshot = locks.isOpen(partition) ? locks.closePartition(partition, true) : handedOff.remove(partition);
+        }
         return snapshot == null ? null : LockService.toJson(snapshot);
     }
 
