@@ -26,8 +26,10 @@ GRACE_S = 10
 
 @pytest.fixture(scope="module")
 def cluster():
+    # One fixed folder (build/eslm-it-cluster): installing wipes it, so the last run's logs stay
+    # for a post-mortem and runs do not pile up ~0.5 GB each.
     c = esnode.Cluster(
-        f"eslm-it-cluster-{uuid.uuid4().hex[:4]}",
+        "eslm-it-cluster",
         3,
         extra_settings={
             "locks.lease.max": f"{LEASE_MAX_S}s",
