@@ -75,7 +75,7 @@ def perf_profile(pid: int, peer, spec, args, out: Path) -> list[str]:
     rec = subprocess.Popen(["perf", "record", "-F", "999", "-g", "-p", str(pid), "-o", str(data)],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        r = run_workload(peer, spec, args.duration, 0.5, "perf")
+        r = run_workload(peer, spec, args.duration, 0.5, "perf", procs=args.client_procs)
     finally:
         rec.send_signal(2)  # SIGINT: perf writes its data and exits
         rec.wait(timeout=60)
@@ -111,6 +111,7 @@ def main() -> int:
     ap.add_argument("--peer", default="plugin")
     ap.add_argument("--duration", type=float, default=10.0)
     ap.add_argument("--perf", action="store_true", help="also record the whole process with perf")
+    ap.add_argument("--client-procs", type=int, default=4, help="client processes (as bench/run.py)")
     args = ap.parse_args()
     spec = next(s for s in R.WORKLOADS if s.name == args.workload)
     out = R.ROOT / "build" / "bench-profile"
@@ -122,12 +123,12 @@ def main() -> int:
         peer.start(work)
         pid = P.ES.pid()
         jfr_node = P.ES.node.home / "bench.jfr"
-        run_workload(peer, spec, 2.0, 1.0, "warm")  # warm the JIT first
+        run_workload(peer, spec, 10.0, 1.0, "warm", procs=args.client_procs)  # warm the JIT first
         as_es = P.esnode.run_as_prefix()
         subprocess.run([*as_es, f"{jdk}/bin/jcmd", str(pid), "JFR.start", "name=bench",
                         "settings=profile", f"filename={jfr_node}"], check=True,
                        capture_output=True)
-        r = run_workload(peer, spec, args.duration, 0.5, "prof")
+        r = run_workload(peer, spec, args.duration, 0.5, "prof", procs=args.client_procs)
         subprocess.run([*as_es, f"{jdk}/bin/jcmd", str(pid), "JFR.stop", "name=bench"],
                        check=True, capture_output=True)
         time.sleep(0.5)

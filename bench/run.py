@@ -99,6 +99,8 @@ def main() -> int:
     ap.add_argument("--out", help="folder for <date>.json/.png (default bench/results, quick: build/bench-quick)")
     ap.add_argument("--no-results-md", action="store_true", help="do not update bench/RESULTS.md")
     ap.add_argument("--no-install", action="store_true", help="fail instead of installing peers")
+    ap.add_argument("--client-procs", type=int, default=4,
+                    help="client processes for the uncontended workloads (default 4; 1 = all threads in one)")
     ap.add_argument("--no-inprocess", action="store_true", help="skip the criterion and JMH benchmarks")
     ap.add_argument("--no-build", action="store_true",
                     help="use the plugin zip and libeslm.so as built (default: mvn package -DskipTests first)")
@@ -137,7 +139,7 @@ def main() -> int:
     started: list = []
     results = {"command": cmd, "started_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                "quick": args.quick, "duration_s": duration, "warmup_s": warmup,
-               "jvm_warmup_s": 1.0 if args.quick else 10.0,
+               "jvm_warmup_s": 1.0 if args.quick else 10.0, "client_procs": args.client_procs,
                "machine": machine(), "other_load_at_start": other_load(),
                "versions": {}, "workloads": {}, "errors": []}
     workdir = Path(tempfile.mkdtemp(prefix="eslm-bench-"))
@@ -167,7 +169,7 @@ def main() -> int:
                 log(f"JIT warm-up: {name}, 16 clients, {jit_s:.0f} s (not recorded)")
                 try:
                     run_workload(instances[name], Spec("jit-warmup", 16, contended=False),
-                                 jit_s, 0.0, f"jit-{name}", log)
+                                 jit_s, 0.0, f"jit-{name}", log, procs=args.client_procs)
                 except Exception as e:  # noqa: BLE001 - the workloads will show it
                     log(f"!! warm-up of {name} failed: {e}")
         seg = 0
@@ -180,7 +182,8 @@ def main() -> int:
                 seg += 1
                 log(f"{spec.name:16s} {name:16s} ...")
                 try:
-                    r = run_workload(instances[name], spec, duration, warmup, f"{spec.name}-{seg}", log)
+                    r = run_workload(instances[name], spec, duration, warmup, f"{spec.name}-{seg}", log,
+                                     procs=args.client_procs)
                 except Exception as e:  # noqa: BLE001
                     r = {"errors": [f"{type(e).__name__}: {e}"], "trace": traceback.format_exc()}
                 results["workloads"].setdefault(spec.name, {})[name] = r
