@@ -80,13 +80,25 @@ def machine() -> dict:
 
 
 def other_load() -> list[str]:
-    """Heavy processes not started by this run (others' builds and tests share the CPU)."""
+    """Heavy processes not started by this run (others' builds and tests share the CPU): %CPU
+    as `ps` reports it, over each process's lifetime; this process and its children left out."""
     try:
-        out = subprocess.run(["ps", "-eo", "pid,pcpu,comm", "--sort=-pcpu"], capture_output=True,
-                             text=True, timeout=5).stdout.splitlines()[1:12]
+        rows = [line.split(None, 3) for line in subprocess.run(
+            ["ps", "-eo", "pid,ppid,pcpu,comm", "--sort=-pcpu"], capture_output=True, text=True,
+            timeout=5).stdout.splitlines()[1:]]
     except Exception:
         return []
-    return [" ".join(line.split()) for line in out if float(line.split()[1]) >= 20.0]
+    parent = {int(r[0]): int(r[1]) for r in rows if len(r) == 4}
+
+    def ours(pid: int) -> bool:
+        while pid > 1:
+            if pid == os.getpid():
+                return True
+            pid = parent.get(pid, 1)
+        return False
+
+    return [f"{r[0]} {r[2]} {r[3]}" for r in rows[:12]
+            if len(r) == 4 and float(r[2]) >= 20.0 and not ours(int(r[0]))]
 
 
 def main() -> int:
