@@ -145,13 +145,43 @@ pub enum Scope {
 
 /// A priority given by the caller: a level 0..=9 or a class name (`background` = 2,
 /// `foreground` = 7). Validated by the table into a [`Priority`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum PriorityValue {
     /// A level, 0 (lowest) ..= 9 (highest).
     Level(i64),
     /// `background` or `foreground`.
     Name(String),
+}
+
+/// By hand rather than `#[serde(untagged)]`: the derived form buffers the value and, for a name,
+/// first fails the integer variant, formatting an error message that is thrown away - on every
+/// acquire that names its priority (it showed in the profile of the REST path).
+impl<'de> Deserialize<'de> for PriorityValue {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = PriorityValue;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an integer 0..=9, \"background\" or \"foreground\"")
+            }
+
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<PriorityValue, E> {
+                Ok(PriorityValue::Level(v))
+            }
+
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<PriorityValue, E> {
+                // Out of i64 range is out of 0..=9 too; Priority::parse names the field.
+                Ok(PriorityValue::Level(i64::try_from(v).unwrap_or(i64::MAX)))
+            }
+
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<PriorityValue, E> {
+                Ok(PriorityValue::Name(v.to_owned()))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
 }
 
 /// A validated priority level, 0 (lowest) ..= 9 (highest).
@@ -643,6 +673,25 @@ mod tests {
             assert_eq!(Priority::parse(Some(&bad)).expect_err("bad").field(), Some("priority"));
         }
         assert_eq!(Priority::parse(None).expect("default"), Priority::FOREGROUND);
+    }
+
+    #[test]
+    fn priority_values_read_and_write_both_wire_forms() {
+        let read = |json: &str| serde_json::from_str::<PriorityValue>(json);
+        assert_eq!(read("3").expect("level"), PriorityValue::Level(3));
+        assert_eq!(read("-1").expect("negative"), PriorityValue::Level(-1));
+        assert_eq!(read("\"background\"").expect("name"), PriorityValue::Name("background".into()));
+        // Too large for i64: still a level, refused by Priority::parse with the field named.
+        let huge = read("18446744073709551615").expect("u64");
+        assert_eq!(Priority::parse(Some(&huge)).expect_err("range").field(), Some("priority"));
+        for bad in ["1.5", "true", "null", "[1]", "{}"] {
+            let err = read(bad).expect_err(bad);
+            assert!(err.to_string().contains("an integer 0..=9"), "{bad}: {err}");
+        }
+        for v in [PriorityValue::Level(7), PriorityValue::Name("foreground".into())] {
+            let text = serde_json::to_string(&v).expect("write");
+            assert_eq!(read(&text).expect("round trip"), v);
+        }
     }
 
     /// Gray's matrix, spelled out pair by pair, must equal the bitmasks and be symmetric.

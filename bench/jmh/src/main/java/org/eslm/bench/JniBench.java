@@ -24,7 +24,8 @@ import java.util.concurrent.TimeUnit;
  * One uncontended acquire + release per invocation:
  * <ul>
  *   <li>{@code jniAcquireRelease}: what the plugin does per lock operation in process — two
- *   {@link NativeLockCore#call} round trips (JSON string in, JNI, Rust lock core, JSON string out);</li>
+ *   {@link NativeLockCore#call} round trips (JSON string in, JNI, Rust lock core, JSON string out),
+ *   the acquire with the fields a REST acquire carries (wait, lease, priority, request id);</li>
  *   <li>{@code jniVersionCall}: the bare JNI round trip (one native call returning a short string);</li>
  *   <li>{@code chmAcquireRelease}: a plain Java lock table, {@code ConcurrentHashMap.putIfAbsent} +
  *   {@code remove(key, owner)}: the floor of an in-JVM lock table without queues, leases or tokens.</li>
@@ -39,7 +40,9 @@ import java.util.concurrent.TimeUnit;
 @Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
 @State(Scope.Thread)
 public class JniBench {
-    private static final String ACQUIRE = "{\"key\":\"bench-key\",\"owner\":\"bench-owner\"}";
+    /** What the plugin sends for a REST acquire with a wait, a lease and a priority. */
+    private static final String ACQUIRE = "{\"key\":\"bench-key\",\"owner\":\"bench-owner\",\"wait_ms\":30000,"
+        + "\"lease_ms\":60000,\"priority\":\"foreground\",\"request_id\":1}";
     private static final String RELEASE = "{\"key\":\"bench-key\",\"owner\":\"bench-owner\"}";
 
     private NativeLockCore core;
