@@ -8,67 +8,152 @@ import org.elasticsearch.tasks.CancellableTask;
 import org.elasticsearch.tasks.Task;
 import org.elasticsearch.tasks.TaskId;
 import org.eslm.bridge.NativeOp;
+import org.eslm.service.SessionIds;
 
 import java.io.IOException;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 
 /**
- * One lock operation, already parsed and validated by its REST handler: the bridge op, the key it
- * routes by ({@code null} for node-wide reads) and the core's arguments. The arguments stay a map
- * (strings, numbers, lists, maps) until the owner node hands them to the core: the coordinator
- * reads {@code routing}, {@code session} and {@code wait_ms} from them, and the owner adds its
- * request id, so JSON text is written once per request, at the bridge.
+ * One lock operation, already parsed and validated by its REST handler.
+ *
+ * <p>What Java itself reads — to route, to budget the routing, to cancel, to log — is a typed
+ * field: the routing value, the lock key, an explicit {@code routing}, the session id, the wait,
+ * a force-release reason, the partition. The op's other arguments for the core (owner, mode,
+ * lease, the lock list, ...) stay a map (strings, numbers, lists, maps) until the owner node
+ * hands them to the core in {@link #args()}, so JSON text is written once per request, at the
+ * bridge (docs/ARCHITECTURE.md "The bridge").
  *
  * <p>Requests that may wait create a {@link CancellableTask}, so that a client that goes away
  * (the REST layer runs them through {@code RestCancellableNodeClient}) cancels its waiter.
  */
 public final class LockOpRequest extends ActionRequest {
+    /** {@link #waitMs()} of a request that names no wait (the core applies its own rule: none). */
+    public static final long NO_WAIT = -1;
+    /** {@link #partition()} of a request the coordinating node has not routed yet. */
+    public static final int UNROUTED = -1;
+
     private final NativeOp op;
+    private final String routingValue;
     private final String key;
-    private final Map<String, Object> args;
+    private final String routing;
+    private final String session;
+    private final long waitMs;
+    private final String reason;
     private final boolean waits;
-    /** The partition the coordinating node routed this request to; -1 before routing. */
     private final int partition;
+    private final Map<String, Object> opArgs;
 
-    public LockOpRequest(NativeOp op, String key, Map<String, ?> args, boolean waits) {
-        this(op, key, args, waits, -1);
+    private LockOpRequest(Fields f) {
+        this.op = Objects.requireNonNull(f.op, "op");
+        this.routingValue = f.routingValue;
+        this.key = f.key;
+        this.routing = f.routing;
+        this.session = f.session;
+        this.waitMs = f.waitMs;
+        this.reason = f.reason;
+        this.waits = f.waits;
+        this.partition = f.partition;
+        this.opArgs = Collections.unmodifiableMap(new LinkedHashMap<>(Objects.requireNonNull(f.opArgs, "opArgs")));
     }
 
-    public LockOpRequest(NativeOp op, String key, Map<String, ?> args, boolean waits, int partition) {
-        this.op = Objects.requireNonNull(op, "op");
-        this.key = key;
-        this.args = Collections.unmodifiableMap(new LinkedHashMap<>(Objects.requireNonNull(args, "args")));
-        this.waits = waits;
-        this.partition = partition;
+    /** The fields of a request, for building one and for copies with a few changed. */
+    private static final class Fields {
+        NativeOp op;
+        String routingValue;
+        String key;
+        String routing;
+        String session;
+        long waitMs = NO_WAIT;
+        String reason;
+        boolean waits;
+        int partition = UNROUTED;
+        Map<String, Object> opArgs = Map.of();
     }
 
-    /** This request routed to {@code partition}, with (possibly updated) arguments. */
-    public LockOpRequest routed(int partition, Map<String, ?> args) {
-        LockOpRequest routed = new LockOpRequest(op, key, args, waits, partition);
+    /**
+     * A request from a parsed REST body: {@code args} as the body parsers build them (the core's
+     * argument names); {@code key}, {@code routing}, {@code session} and {@code wait_ms} are taken
+     * out into typed fields, the rest are the op's arguments.
+     *
+     * @param routingValue the value the request routes by ({@link RoutingValues}); {@code null} for node-local reads
+     * @param reason       the reason an admin gave for a force-release, or {@code null}
+     */
+    public static LockOpRequest of(NativeOp op, String routingValue, Map<String, ?> args, String reason) {
+        Map<String, Object> rest = new LinkedHashMap<>(args);
+        Fields f = new Fields();
+        f.op = op;
+        f.routingValue = routingValue;
+        f.key = (String) rest.remove("key");
+        f.routing = (String) rest.remove("routing");
+        f.session = (String) rest.remove("session");
+        f.waitMs = rest.remove("wait_ms") instanceof Number wait ? wait.longValue() : NO_WAIT;
+        f.waits = f.waitMs > 0;
+        f.reason = reason;
+        f.opArgs = rest;
+        return new LockOpRequest(f);
+    }
+
+    /** {@link #of(NativeOp, String, Map, String)} without a reason. */
+    public static LockOpRequest of(NativeOp op, String routingValue, Map<String, ?> args) {
+        return of(op, routingValue, args, null);
+    }
+
+    private Fields fields() {
+        Fields f = new Fields();
+        f.op = op;
+        f.routingValue = routingValue;
+        f.key = key;
+        f.routing = routing;
+        f.session = session;
+        f.waitMs = waitMs;
+        f.reason = reason;
+        f.waits = waits;
+        f.partition = partition;
+        f.opArgs = opArgs;
+        return f;
+    }
+
+    /** This request routed to {@code partition}, with the wait it has left ({@link #NO_WAIT} if it named none). */
+    public LockOpRequest routed(int partition, long waitLeftMs) {
+        Fields f = fields();
+        f.partition = partition;
+        f.waitMs = waitLeftMs;
+        LockOpRequest routed = new LockOpRequest(f);
         routed.setParentTask(getParentTask());
         return routed;
     }
 
     public LockOpRequest(StreamInput in) throws IOException {
         super(in);
-        this.op = in.readEnum(NativeOp.class);
+        this.op = NativeOp.fromCode(in.readVInt());
+        this.routingValue = in.readOptionalString();
         this.key = in.readOptionalString();
-        this.args = Collections.unmodifiableMap(in.readGenericMap());
+        this.routing = in.readOptionalString();
+        this.session = in.readOptionalString();
+        this.waitMs = in.readZLong();
+        this.reason = in.readOptionalString();
         this.waits = in.readBoolean();
         this.partition = in.readInt();
+        this.opArgs = Collections.unmodifiableMap(in.readGenericMap());
     }
 
     @Override
     public void writeTo(StreamOutput out) throws IOException {
         super.writeTo(out);
-        out.writeEnum(op);
+        out.writeVInt(op.code()); // the op's stable number, never its declaration order
+        out.writeOptionalString(routingValue);
         out.writeOptionalString(key);
-        out.writeGenericMap(args);
+        out.writeOptionalString(routing);
+        out.writeOptionalString(session);
+        out.writeZLong(waitMs);
+        out.writeOptionalString(reason);
         out.writeBoolean(waits);
         out.writeInt(partition);
+        out.writeGenericMap(opArgs);
     }
 
     @Override
@@ -86,26 +171,75 @@ public final class LockOpRequest extends ActionRequest {
 
     @Override
     public String getDescription() {
-        return "lock " + op.name().toLowerCase(java.util.Locale.ROOT) + (key == null ? "" : " [" + key + "]");
+        return "lock " + op.name().toLowerCase(Locale.ROOT) + (routingValue == null ? "" : " [" + routingValue + "]");
+    }
+
+    /**
+     * The core's arguments, as the owner hands them to the core: the op's arguments with the key,
+     * the session (its id inside the partition) and the wait left. A new map each time, which the
+     * caller may add to (the lock service adds its request id).
+     *
+     * @throws org.eslm.service.SessionNotFoundException when the session id names no partition
+     */
+    public Map<String, Object> args() {
+        Map<String, Object> args = new LinkedHashMap<>(opArgs);
+        if (key != null) {
+            args.put("key", key);
+        }
+        if (session != null) {
+            args.put("session", op == NativeOp.SESSION_CREATE ? session : SessionIds.local(session));
+        }
+        if (waitMs != NO_WAIT) {
+            args.put("wait_ms", waitMs);
+        }
+        return args;
     }
 
     public NativeOp op() {
         return op;
     }
 
+    /** The value this request routes by; {@code null} for node-local reads. */
+    public String routingValue() {
+        return routingValue;
+    }
+
+    /** The lock key of a one-key op, or {@code null}. */
     public String key() {
         return key;
     }
 
-    /** The core's arguments (read-only). */
-    public Map<String, Object> args() {
-        return args;
+    /** The {@code routing} the client gave, or {@code null}. */
+    public String routing() {
+        return routing;
     }
 
+    /** The session id as clients see it ({@code <partition>_<id>}), or {@code null}. */
+    public String session() {
+        return session;
+    }
+
+    /** The wait in milliseconds (left, once routed), or {@link #NO_WAIT}. */
+    public long waitMs() {
+        return waitMs;
+    }
+
+    /** A force-release's reason, or {@code null}. */
+    public String reason() {
+        return reason;
+    }
+
+    /** The op's own arguments for the core (read-only), without the typed fields. */
+    public Map<String, Object> opArgs() {
+        return opArgs;
+    }
+
+    /** Whether the request may wait (its task is then cancellable). */
     public boolean waits() {
         return waits;
     }
 
+    /** The partition the coordinating node routed this request to, or {@link #UNROUTED}. */
     public int partition() {
         return partition;
     }
@@ -114,14 +248,19 @@ public final class LockOpRequest extends ActionRequest {
     public boolean equals(Object o) {
         return o instanceof LockOpRequest that
             && op == that.op
+            && Objects.equals(routingValue, that.routingValue)
             && Objects.equals(key, that.key)
-            && args.equals(that.args)
+            && Objects.equals(routing, that.routing)
+            && Objects.equals(session, that.session)
+            && waitMs == that.waitMs
+            && Objects.equals(reason, that.reason)
             && waits == that.waits
-            && partition == that.partition;
+            && partition == that.partition
+            && opArgs.equals(that.opArgs);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(op, key, args, waits, partition);
+        return Objects.hash(op, routingValue, key, routing, session, waitMs, reason, waits, partition, opArgs);
     }
 }

@@ -2,9 +2,24 @@ package org.eslm.action;
 
 import org.elasticsearch.action.support.nodes.BaseNodesRequest;
 
-/** {@code GET /_locks/_stats}: lock statistics of every node (or of the nodes named). */
+import java.util.Arrays;
+
+/**
+ * {@code GET /_locks/_stats}: lock statistics of every node (or of the nodes named). Runs on the
+ * node that received it only; each node gets a {@link TransportLockStatsAction.NodeRequest}.
+ */
 public final class LockStatsRequest extends BaseNodesRequest {
     public LockStatsRequest(String... nodeIds) {
         super(nodeIds);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof LockStatsRequest that && Arrays.equals(nodesIds(), that.nodesIds());
+    }
+
+    @Override
+    public int hashCode() {
+        return Arrays.hashCode(nodesIds());
     }
 }

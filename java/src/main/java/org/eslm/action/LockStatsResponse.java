@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * Per-node lock statistics and their cluster total. Counters and gauges add up; time
@@ -23,6 +24,10 @@ public final class LockStatsResponse extends BaseNodesResponse<NodeLockStatsResp
 
     public LockStatsResponse(ClusterName clusterName, List<NodeLockStatsResponse> nodes, List<FailedNodeException> failures) {
         super(clusterName, nodes, failures);
+    }
+
+    public LockStatsResponse(StreamInput in) throws IOException {
+        super(in);
     }
 
     @Override
@@ -72,5 +77,18 @@ public final class LockStatsResponse extends BaseNodesResponse<NodeLockStatsResp
             }
         }
         return total;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof LockStatsResponse that
+            && getClusterName().equals(that.getClusterName())
+            && getNodes().equals(that.getNodes())
+            && NodesFailures.same(failures(), that.failures());
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(getClusterName(), getNodes());
     }
 }

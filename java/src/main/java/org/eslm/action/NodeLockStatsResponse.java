@@ -7,6 +7,7 @@ import org.elasticsearch.common.io.stream.StreamOutput;
 
 import java.io.IOException;
 import java.util.Map;
+import java.util.Objects;
 
 /** One node's lock statistics, as its core reports them. */
 public final class NodeLockStatsResponse extends BaseNodeResponse {
@@ -30,5 +31,15 @@ public final class NodeLockStatsResponse extends BaseNodeResponse {
 
     public Map<String, Object> stats() {
         return stats;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof NodeLockStatsResponse that && getNode().equals(that.getNode()) && stats.equals(that.stats);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(getNode(), stats);
     }
 }

@@ -1,9 +1,9 @@
 package org.eslm.action;
 
+import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.action.ActionType;
 import org.elasticsearch.action.FailedNodeException;
 import org.elasticsearch.action.support.ActionFilters;
-import org.elasticsearch.action.support.PlainActionFuture;
 import org.elasticsearch.action.support.nodes.BaseNodeResponse;
 import org.elasticsearch.action.support.nodes.BaseNodesRequest;
 import org.elasticsearch.action.support.nodes.BaseNodesResponse;
@@ -20,7 +20,9 @@ import org.elasticsearch.transport.AbstractTransportRequest;
 import org.elasticsearch.transport.TransportService;
 import org.elasticsearch.xcontent.ToXContentObject;
 import org.elasticsearch.xcontent.XContentBuilder;
+import org.eslm.bridge.NativeLockCore;
 import org.eslm.bridge.NativeOp;
+import org.eslm.service.BridgeJson;
 import org.eslm.service.LockService;
 
 import java.io.IOException;
@@ -28,11 +30,13 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * {@code cluster:monitor/locks/list}: held locks of the whole cluster, gathered from every node's
  * core (each owner lists the partitions it serves), filtered by owner / key prefix, sorted by
- * key and owner, at most {@code size}.
+ * key and owner, at most {@code size}. Each node answers asynchronously: its core's answer
+ * completes the node's listener, no thread waits for it.
  */
 public final class TransportListLocksAction extends TransportNodesAction<
     TransportListLocksAction.Request,
@@ -57,27 +61,36 @@ public final class TransportListLocksAction extends TransportNodesAction<
         this.locks = locks;
     }
 
-    /** The filter as the core's {@code ListFilter} JSON. */
+    /**
+     * The filter as the core's {@code ListFilter} JSON. Runs on the node that received it only
+     * (Elasticsearch never sends a nodes request itself; each node gets a {@link NodeRequest}).
+     */
     public static final class Request extends BaseNodesRequest {
         final String filterJson;
         final int size;
 
         public Request(String filterJson, int size) {
-            super(Strings.EMPTY);
+            super(new String[0]);
             this.filterJson = filterJson;
             this.size = size;
         }
-    }
 
-    private static final class Strings {
-        static final String[] EMPTY = new String[0];
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Request that && filterJson.equals(that.filterJson) && size == that.size;
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(filterJson, size);
+        }
     }
 
     public static final class NodeRequest extends AbstractTransportRequest {
         final String filterJson;
 
         NodeRequest(String filterJson) {
-            this.filterJson = filterJson;
+            this.filterJson = Objects.requireNonNull(filterJson);
         }
 
         NodeRequest(StreamInput in) throws IOException {
@@ -89,6 +102,16 @@ public final class TransportListLocksAction extends TransportNodesAction<
         public void writeTo(StreamOutput out) throws IOException {
             super.writeTo(out);
             out.writeString(filterJson);
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof NodeRequest that && filterJson.equals(that.filterJson);
+        }
+
+        @Override
+        public int hashCode() {
+            return filterJson.hashCode();
         }
     }
 
@@ -110,6 +133,16 @@ public final class TransportListLocksAction extends TransportNodesAction<
             super.writeTo(out);
             out.writeCollection(locks, StreamOutput::writeGenericMap);
         }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof NodeResponse that && getNode().equals(that.getNode()) && locks.equals(that.locks);
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(getNode(), locks);
+        }
     }
 
     /** {@code {"locks": [...]}}, sorted by key then owner, cut at the requested size. */
@@ -119,6 +152,17 @@ public final class TransportListLocksAction extends TransportNodesAction<
         Response(ClusterName clusterName, List<NodeResponse> nodes, List<FailedNodeException> failures, int size) {
             super(clusterName, nodes, failures);
             this.size = size;
+        }
+
+        Response(StreamInput in) throws IOException {
+            super(in);
+            this.size = in.readVInt();
+        }
+
+        @Override
+        public void writeTo(StreamOutput out) throws IOException {
+            super.writeTo(out);
+            out.writeVInt(size);
         }
 
         @Override
@@ -149,6 +193,20 @@ public final class TransportListLocksAction extends TransportNodesAction<
             }
             return builder.field("locks", locks()).endObject();
         }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Response that
+                && getClusterName().equals(that.getClusterName())
+                && getNodes().equals(that.getNodes())
+                && NodesFailures.same(failures(), that.failures())
+                && size == that.size;
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(getClusterName(), getNodes(), size);
+        }
     }
 
     @Override
@@ -166,12 +224,19 @@ public final class TransportListLocksAction extends TransportNodesAction<
         return new NodeResponse(in, node);
     }
 
+    /** Asks this node's core for the locks of the partitions it serves; answers when the core does. */
+    @Override
+    protected void nodeOperationAsync(NodeRequest request, Task task, ActionListener<NodeResponse> listener) {
+        locks.execute(NativeOp.LIST, NativeLockCore.ALL_PARTITIONS, BridgeJson.parse(request.filterJson), task, listener.map(body -> {
+            @SuppressWarnings("unchecked")
+            List<Map<String, Object>> listed = (List<Map<String, Object>>) body.get("locks");
+            return new NodeResponse(clusterService.localNode(), listed);
+        }));
+    }
+
+    /** Never called: {@link #nodeOperationAsync} answers without blocking a thread. */
     @Override
     protected NodeResponse nodeOperation(NodeRequest request, Task task) {
-        PlainActionFuture<Map<String, Object>> future = new PlainActionFuture<>();
-        locks.execute(new LockOpRequest(NativeOp.LIST, null, LockService.parseJson(request.filterJson), false), task, future);
-        @SuppressWarnings("unchecked")
-        List<Map<String, Object>> listed = (List<Map<String, Object>>) future.actionGet().get("locks");
-        return new NodeResponse(clusterService.localNode(), listed);
+        throw new UnsupportedOperationException("the list node operation is asynchronous");
     }
 }

@@ -23,11 +23,13 @@ import org.elasticsearch.transport.NodeDisconnectedException;
 import org.elasticsearch.transport.NodeNotConnectedException;
 import org.elasticsearch.transport.TransportRequestOptions;
 import org.elasticsearch.transport.TransportService;
+import org.eslm.bridge.NativeLockCore;
 import org.eslm.bridge.NativeOp;
 import org.eslm.cluster.PartitionTable;
 import org.eslm.service.LockException;
 import org.eslm.service.LockPartitionUnavailableException;
 import org.eslm.service.LockService;
+import org.eslm.service.SessionIds;
 
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -56,8 +58,17 @@ import java.util.Set;
  */
 public abstract class TransportLockOpAction extends HandledTransportAction<LockOpRequest, LockOpResponse> {
     private static final Logger logger = LogManager.getLogger(TransportLockOpAction.class);
-    /** How long a request that does not wait may spend finding a partition's owner. */
+    /**
+     * How long a request that does not wait may spend finding a partition's owner: long enough to
+     * ride out a partition move or a primary promotion (a few cluster states), short enough that
+     * a client sees a 503 it can retry rather than a hung request.
+     */
     static final TimeValue ROUTING_BUDGET = TimeValue.timeValueSeconds(10);
+    /**
+     * The longest a request waits for the next cluster state before it looks again anyway: an
+     * owner can come back (its node reconnects) without a new cluster state.
+     */
+    static final TimeValue STATE_WAIT_MAX = TimeValue.timeValueSeconds(1);
 
     private final LockService locks;
     private final Set<NativeOp> ops;
@@ -87,25 +98,34 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
             listener.onFailure(new IllegalArgumentException("action [" + actionName + "] does not run [" + request.op() + "]"));
             return;
         }
-        if (request.key() == null) {
-            locks.execute(request, task, listener.map(LockOpResponse::new)); // node-local read
-        } else if (request.partition() >= 0) {
+        if (request.routingValue() == null) {
+            // node-local read
+            locks.execute(request.op(), NativeLockCore.ALL_PARTITIONS, request.args(), task, listener.map(LockOpResponse::new));
+        } else if (request.partition() != LockOpRequest.UNROUTED) {
             runOnOwner(task, request, listener);
         } else {
-            long budgetMs = Math.max(waitMs(request.args()), ROUTING_BUDGET.millis());
+            long budgetMs = Math.max(request.waitMs(), ROUTING_BUDGET.millis());
             route(new Routing(task, request, listener, System.nanoTime() + TimeValue.timeValueMillis(budgetMs).nanos(), System.nanoTime()));
         }
     }
 
     /** Owner side: run in the local core; lock outcomes travel back as data. */
     private void runOnOwner(Task task, LockOpRequest request, ActionListener<LockOpResponse> listener) {
-        locks.execute(request, task, ActionListener.wrap(body -> listener.onResponse(new LockOpResponse(body)), e -> {
+        ActionListener<Map<String, Object>> asResponse = ActionListener.wrap(body -> listener.onResponse(new LockOpResponse(body)), e -> {
             if (ExceptionsHelper.unwrapCause(e) instanceof LockException lockException) {
                 listener.onResponse(LockOpResponse.failure(lockException));
             } else {
                 listener.onFailure(e);
             }
-        }));
+        });
+        Map<String, Object> args;
+        try {
+            args = request.args();
+        } catch (LockException e) {
+            asResponse.onFailure(e);
+            return;
+        }
+        locks.execute(request.op(), request.partition(), args, task, asResponse);
     }
 
     /**
@@ -132,14 +152,14 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
         ClusterState state = clusterService.state();
         PartitionTable table = PartitionTable.of(state);
         Target target;
-        Map<String, Object> args;
+        LockOpRequest routed;
         try {
             target = table == null ? null : target(table, r, state);
             if (target == null) {
                 retryOnNextState(r, "lock partition has no active owner");
                 return;
             }
-            args = argsFor(r);
+            routed = routedFor(r, target.partition);
         } catch (IllegalArgumentException | LockException e) {
             r.listener.onFailure(e);
             return;
@@ -164,7 +184,6 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
                 r.listener.onFailure(e);
             }
         });
-        LockOpRequest routed = r.request.routed(target.partition, args);
         if (target.node.getId().equals(clusterService.localNode().getId())) {
             // This node owns the partition: run it here. A transport send to ourselves would only
             // register a second task and copy the request (measurable on the uncontended path,
@@ -208,7 +227,7 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
         logger.debug("retrying lock request [{}] on the next cluster state: {}", r.request.getDescription(), why);
         ClusterStateObserver observer = new ClusterStateObserver(
             clusterService,
-            TimeValue.timeValueMillis(Math.min(leftMs, 1000)),
+            TimeValue.timeValueMillis(Math.min(leftMs, STATE_WAIT_MAX.millis())),
             logger,
             threadPool.getThreadContext()
         );
@@ -244,7 +263,7 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
 
     /** The partition of the request's routing value and its owner, or {@code null} while it has none. */
     private static Target target(PartitionTable table, Routing r, ClusterState state) {
-        int partition = partitionOf(table, r.request, r.request.args());
+        int partition = partitionOf(table, r.request);
         String owner = table.owner(partition);
         DiscoveryNode node = owner == null ? null : state.nodes().get(owner);
         return node == null ? null : new Target(partition, node);
@@ -254,15 +273,15 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
      * Sessions live in one partition, named in their id ({@code <partition>_<id>}); everything
      * else routes by the request's routing value. A multi-lock must stay in one partition.
      */
-    private static int partitionOf(PartitionTable table, LockOpRequest request, Map<String, Object> args) {
-        Object session = args.get("session");
+    private static int partitionOf(PartitionTable table, LockOpRequest request) {
+        String session = request.session();
         if (session != null && request.op() != NativeOp.SESSION_CREATE) {
-            int partition = SessionIds.partition(String.valueOf(session));
+            int partition = SessionIds.partition(session);
             if (partition >= table.size()) {
                 throw new IllegalArgumentException("[session] [" + session + "] names no partition of this cluster");
             }
             if (request.op() == NativeOp.ACQUIRE || request.op() == NativeOp.ACQUIRE_MANY) {
-                int keys = table.partitionOf(request.key());
+                int keys = table.partitionOf(request.routingValue());
                 if (keys != partition) {
                     throw new IllegalArgumentException(
                         "[session] lives in lock partition [" + partition + "] but the lock routes to [" + keys + "]: "
@@ -272,11 +291,13 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
             }
             return partition;
         }
-        int partition = table.partitionOf(request.key());
-        if (request.op() == NativeOp.ACQUIRE_MANY && args.get("locks") instanceof List<?> locks && request.key().isEmpty() == false) {
+        int partition = table.partitionOf(request.routingValue());
+        if (request.op() == NativeOp.ACQUIRE_MANY
+            && request.opArgs().get("locks") instanceof List<?> locks
+            && request.routingValue().isEmpty() == false) {
             for (Object l : locks) {
                 String key = RoutingValues.of(String.valueOf(((Map<?, ?>) l).get("key")), String.valueOf(((Map<?, ?>) l).get("scope")), null);
-                if (args.containsKey("routing") == false && table.size() > 1 && table.partitionOf(key) != partition) {
+                if (request.routing() == null && table.size() > 1 && table.partitionOf(key) != partition) {
                     throw new IllegalArgumentException(
                         "[locks] span lock partitions; give them a common [routing] to lock them together"
                     );
@@ -286,24 +307,20 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
         return partition;
     }
 
-    /** The core's arguments for this attempt: the wait left, and the session id without its partition. */
-    private static Map<String, Object> argsFor(Routing r) {
+    /**
+     * The request for this attempt at {@code partition}, with the wait it has left. The session
+     * id is checked here (the owner passes the core its id without the partition).
+     */
+    private static LockOpRequest routedFor(Routing r, int partition) {
         LockOpRequest request = r.request;
-        long started = r.started;
-        Map<String, Object> args = new LinkedHashMap<>(request.args());
-        args.remove("routing"); // used for routing here; the core never sees it
-        if (args.get("session") != null && request.op() != NativeOp.SESSION_CREATE) {
-            args.put("session", SessionIds.local(String.valueOf(args.get("session"))));
+        if (request.session() != null && request.op() != NativeOp.SESSION_CREATE) {
+            SessionIds.local(request.session());
         }
-        if (args.get("wait_ms") instanceof Number wait) {
-            long spentMs = TimeValue.nsecToMSec(System.nanoTime() - started);
-            args.put("wait_ms", Math.max(0, wait.longValue() - spentMs));
+        long waitLeft = request.waitMs();
+        if (waitLeft != LockOpRequest.NO_WAIT) {
+            long spentMs = TimeValue.nsecToMSec(System.nanoTime() - r.started);
+            waitLeft = Math.max(0, waitLeft - spentMs);
         }
-        return args;
-    }
-
-    private static long waitMs(Map<String, Object> args) {
-        Object wait = args.get("wait_ms");
-        return wait instanceof Number n ? n.longValue() : 0;
+        return request.routed(partition, waitLeft);
     }
 }

@@ -68,5 +68,15 @@ public final class TransportLockStatsAction extends TransportNodesAction<
         public NodeRequest(StreamInput in) throws IOException {
             super(in);
         }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof NodeRequest;
+        }
+
+        @Override
+        public int hashCode() {
+            return NodeRequest.class.hashCode();
+        }
     }
 }

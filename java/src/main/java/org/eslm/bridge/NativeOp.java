@@ -28,7 +28,22 @@ public enum NativeOp {
         this.code = code;
     }
 
+    /** The op's stable number: what crosses the bridge and the transport wire (never the declaration order). */
     public int code() {
         return code;
+    }
+
+    /**
+     * The op numbered {@code code}.
+     *
+     * @throws IllegalArgumentException for a number no op has (a newer node's op, or a corrupt stream)
+     */
+    public static NativeOp fromCode(int code) {
+        for (NativeOp op : values()) {
+            if (op.code == code) {
+                return op;
+            }
+        }
+        throw new IllegalArgumentException("unknown lock op number [" + code + "]");
     }
 }

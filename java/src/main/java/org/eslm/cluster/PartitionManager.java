@@ -12,9 +12,8 @@ import org.elasticsearch.cluster.ClusterStateListener;
 import org.elasticsearch.common.util.concurrent.ThreadContext;
 import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.threadpool.ThreadPool;
-import org.eslm.action.OwnershipCheckAction;
-import org.eslm.action.PartitionHandoffAction;
 import org.elasticsearch.cluster.service.ClusterService;
+import org.eslm.service.BridgeJson;
 import org.eslm.service.LockService;
 
 import java.util.Map;
@@ -24,7 +23,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Follows cluster state and makes this node serve exactly the partitions whose primary it holds
- * (DESIGN.md §3, docs/ARCHITECTURE.md "Partitions, owners, epochs"):
+ * (docs/ARCHITECTURE.md "Partitions, owners, epochs (cluster-wide correctness)"):
  * <ul>
  *   <li>the elected master creates the lock index when it is missing;</li>
  *   <li>a partition this node gained is opened in epoch = primary term: with the previous
@@ -39,6 +38,7 @@ public final class PartitionManager implements ClusterStateListener {
     private static final Logger logger = LogManager.getLogger(PartitionManager.class);
 
     private final LockService locks;
+    private final PartitionOwnership ownership;
     private final Client client;
     private final ThreadPool threadPool;
     private final int partitionCount;
@@ -46,7 +46,10 @@ public final class PartitionManager implements ClusterStateListener {
     private final AtomicBoolean creatingIndex = new AtomicBoolean();
     private final AtomicBoolean confirming = new AtomicBoolean();
     private final ClusterService clusterService;
-    /** How often owners ask the master to confirm their partitions (see {@link LockService#OWNERSHIP_WINDOW}). */
+    /**
+     * How often owners ask the master to confirm their partitions: a sixth of
+     * {@link PartitionOwnership#OWNERSHIP_WINDOW}, so a few slow or lost answers do not stop granting.
+     */
     static final TimeValue CONFIRM_INTERVAL = TimeValue.timeValueMillis(500);
     /** Partitions being handed over to this node (state requested, not yet open). */
     private final Set<Integer> opening = ConcurrentHashMap.newKeySet();
@@ -58,12 +61,26 @@ public final class PartitionManager implements ClusterStateListener {
      * found neither an open partition nor a kept state, and the new owner started empty.
      */
     private final Object handOffMutex = new Object();
-    /** How often the new owner asks a live previous owner for the state before it gives up. */
+    /**
+     * How often the new owner asks a live previous owner for the state before it gives up and
+     * starts empty in recovery grace. With {@link #HANDOFF_RETRY} that is about 3 s: long enough
+     * for a previous owner that is itself still receiving the partition (a chain of moves) or has
+     * not yet applied the cluster state that closes it.
+     */
     static final int HANDOFF_ATTEMPTS = 10;
+    /** The pause between two hand-over requests to the same previous owner. */
     static final TimeValue HANDOFF_RETRY = TimeValue.timeValueMillis(300);
+    /**
+     * How long a lost partition's state is kept for its new owner to fetch. The new owner asks as
+     * soon as it applies the cluster state that moved the partition, and stops asking after about
+     * 3 s ({@link #HANDOFF_ATTEMPTS}); a minute covers a slow cluster-state apply without keeping
+     * the state of partitions nobody asks for.
+     */
+    static final TimeValue HANDED_OFF_RETENTION = TimeValue.timeValueMinutes(1);
 
     public PartitionManager(
         LockService locks,
+        PartitionOwnership ownership,
         ClusterService clusterService,
         Client client,
         ThreadPool threadPool,
@@ -71,6 +88,7 @@ public final class PartitionManager implements ClusterStateListener {
         TimeValue grace
     ) {
         this.locks = locks;
+        this.ownership = ownership;
         this.clusterService = clusterService;
         this.client = client;
         this.threadPool = threadPool;
@@ -100,13 +118,13 @@ public final class PartitionManager implements ClusterStateListener {
         String local = state.nodes().getLocalNodeId();
         for (int p = 0; p < table.size(); p++) {
             boolean owned = local.equals(table.owner(p));
-            if (owned && locks.isOpen(p)) {
-                if (table.epoch(p) > locks.openPartitions().get(p)) {
-                    locks.openPartition(p, table.epoch(p), 0, null); // same node, promoted again: raise the epoch
+            if (owned && ownership.serves(p)) {
+                if (table.epoch(p) > ownership.epochs().get(p)) {
+                    openPartition(p, table.epoch(p), 0, null); // same node, promoted again: raise the epoch
                 }
             } else if (owned) {
                 gained(p, table.epoch(p), previous == null ? null : previous.owner(p), state);
-            } else if (locks.isOpen(p)) {
+            } else if (ownership.serves(p)) {
                 lost(p);
             }
         }
@@ -115,10 +133,10 @@ public final class PartitionManager implements ClusterStateListener {
     /** Closes a partition this node lost and keeps its state a while for the new owner to fetch. */
     private void lost(int p) {
         synchronized (handOffMutex) {
-            Map<String, Object> snapshot = locks.closePartition(p, true);
+            Map<String, Object> snapshot = closePartition(p, true);
             if (snapshot != null) {
                 handedOff.put(p, snapshot);
-                threadPool.schedule(() -> handedOff.remove(p, snapshot), TimeValue.timeValueMinutes(1), threadPool.generic());
+                threadPool.schedule(() -> handedOff.remove(p, snapshot), HANDED_OFF_RETENTION, threadPool.generic());
             }
         }
     }
@@ -177,7 +195,7 @@ public final class PartitionManager implements ClusterStateListener {
 
     private void open(int p, long epoch, long graceMs, String snapshotJson) {
         try {
-            locks.openPartition(p, epoch, graceMs, snapshotJson == null ? null : LockService.parseJson(snapshotJson));
+            openPartition(p, epoch, graceMs, snapshotJson == null ? null : BridgeJson.parse(snapshotJson));
         } catch (Exception e) {
             logger.error(() -> "failed to open lock partition [" + p + "]", e);
         } finally {
@@ -187,10 +205,10 @@ public final class PartitionManager implements ClusterStateListener {
 
     /**
      * Asks the elected master whether this node still owns its open partitions in their epochs;
-     * a yes keeps them granting for {@link LockService#OWNERSHIP_WINDOW}, a no closes them.
+     * a yes keeps them granting for {@link PartitionOwnership#OWNERSHIP_WINDOW}, a no closes them.
      */
     private void confirmOwnership() {
-        Map<Integer, Long> open = locks.openPartitions();
+        Map<Integer, Long> open = ownership.epochs();
         ClusterState state = clusterService.state();
         String master = state.nodes().getMasterNodeId();
         if (open.isEmpty() || master == null) {
@@ -203,8 +221,8 @@ public final class PartitionManager implements ClusterStateListener {
             ActionListener.wrap(response -> {
                 for (Map.Entry<Integer, Boolean> e : response.owned().entrySet()) {
                     if (e.getValue()) {
-                        locks.confirmOwnership(e.getKey(), askedAt);
-                    } else if (locks.isOpen(e.getKey()) && open.get(e.getKey()).equals(locks.openPartitions().get(e.getKey()))) {
+                        ownership.confirm(e.getKey(), askedAt);
+                    } else if (ownership.serves(e.getKey()) && open.get(e.getKey()).equals(ownership.epochs().get(e.getKey()))) {
                         logger.warn("the master says this node no longer owns lock partition [{}]; closing it", e.getKey());
                         lost(e.getKey());
                     }
@@ -223,16 +241,38 @@ public final class PartitionManager implements ClusterStateListener {
         }
         Map<String, Object> snapshot;
         synchronized (handOffMutex) {
-            snapshot = locks.isOpen(partition) ? locks.closePartition(partition, true) : handedOff.remove(partition);
+            snapshot = ownership.serves(partition) ? closePartition(partition, true) : handedOff.remove(partition);
         }
-        return snapshot == null ? null : LockService.toJson(snapshot);
+        return snapshot == null ? null : BridgeJson.toJson(snapshot);
     }
 
     private void closeAll(String why) {
-        for (Integer p : locks.openPartitions().keySet()) {
+        for (Integer p : ownership.epochs().keySet()) {
             logger.warn("stopped serving lock partition [{}]: {}", p, why);
-            locks.closePartition(p, false);
+            closePartition(p, false);
         }
+    }
+
+    /**
+     * Opens {@code partition} in the core (see {@link LockService#openPartition}), then serves
+     * it, confirmed: it was opened from the state the master just published.
+     */
+    private void openPartition(int partition, long epoch, long graceMs, Map<String, Object> snapshot) {
+        locks.openPartition(partition, epoch, graceMs, snapshot);
+        ownership.opened(partition, epoch);
+        logger.info("serving lock partition [{}] in epoch [{}]{}", partition, epoch,
+            snapshot != null ? " (handed over)" : graceMs > 0 ? " after " + graceMs + "ms of recovery grace" : "");
+    }
+
+    /**
+     * Stops serving {@code partition} (requests stop reaching it at once), then closes it in the
+     * core; with {@code export}, answers its state. {@code null} when it was not served.
+     */
+    private Map<String, Object> closePartition(int partition, boolean export) {
+        if (ownership.closed(partition) == false) {
+            return null;
+        }
+        return locks.closePartition(partition, export);
     }
 
     @SuppressWarnings("try") // the stored context restores the caller's thread context on close

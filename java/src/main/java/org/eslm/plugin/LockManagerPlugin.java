@@ -12,11 +12,12 @@ import org.elasticsearch.plugins.ActionPlugin;
 import org.elasticsearch.plugins.Plugin;
 import org.elasticsearch.plugins.SystemIndexPlugin;
 import org.elasticsearch.indices.SystemIndexDescriptor;
-import org.eslm.action.OwnershipCheckAction;
-import org.eslm.action.PartitionHandoffAction;
 import org.eslm.action.TransportListLocksAction;
 import org.eslm.cluster.LockIndex;
+import org.eslm.cluster.OwnershipCheckAction;
+import org.eslm.cluster.PartitionHandoffAction;
 import org.eslm.cluster.PartitionManager;
+import org.eslm.cluster.PartitionOwnership;
 import org.elasticsearch.rest.RestHandler;
 import org.eslm.action.TransportAcquireLockAction;
 import org.eslm.action.TransportForceReleaseLockAction;
@@ -37,6 +38,7 @@ import org.eslm.rest.RestLockStatsAction;
 import org.eslm.rest.RestNodeDiagnosticsAction;
 import org.eslm.rest.RestReleaseLockAction;
 import org.eslm.rest.RestRenewLockAction;
+import org.eslm.service.BridgeJson;
 import org.eslm.service.LockService;
 import org.eslm.service.LockSettings;
 
@@ -82,7 +84,7 @@ public class LockManagerPlugin extends Plugin implements ActionPlugin, SystemInd
         ClusterService clusterService = services.clusterService();
         // No partitions yet: PartitionManager opens those whose primary this node holds.
         Map<String, Object> nodeConfig = Map.of("config", values.coreConfig(), "partitions", List.of());
-        NativeLockCore core = NativeLockCore.create(LockService.toJson(nodeConfig));
+        NativeLockCore core = NativeLockCore.create(BridgeJson.toJson(nodeConfig));
         Map<String, Object> staticSettings = Map.of(
             LockSettings.PARTITIONS.getKey(), LockSettings.PARTITIONS.get(settings),
             LockSettings.DURABILITY.getKey(), LockSettings.DURABILITY.get(settings),
@@ -96,7 +98,15 @@ public class LockManagerPlugin extends Plugin implements ActionPlugin, SystemInd
             info.put("static_settings", staticSettings);
             return info;
         };
-        LockService service = new LockService(core, services.threadPool(), () -> clusterService.localNode().getName(), nodeInfo, values);
+        PartitionOwnership ownership = new PartitionOwnership();
+        LockService service = new LockService(
+            core,
+            services.threadPool(),
+            () -> clusterService.localNode().getName(),
+            nodeInfo,
+            values,
+            ownership
+        );
         clusterService.getClusterSettings()
             .addSettingsUpdateConsumer(
                 updated -> service.applySettings(LockSettings.Values.of(updated)),
@@ -105,6 +115,7 @@ public class LockManagerPlugin extends Plugin implements ActionPlugin, SystemInd
             );
         PartitionManager partitions = new PartitionManager(
             service,
+            ownership,
             clusterService,
             services.client(),
             services.threadPool(),

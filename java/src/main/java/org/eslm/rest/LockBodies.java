@@ -29,7 +29,10 @@ final class LockBodies {
     /** A parsed body: the core's arguments, plus the routing value (which the core never sees). */
     static final class Args extends LinkedHashMap<String, Object> {
         private static final long serialVersionUID = 1L;
+        /** The client's explicit {@code routing}: for routing only, the core never sees it. */
         String routing;
+        /** A force-release's {@code reason}: for the log only. */
+        String reason;
         /** Durations as written ({@code "2s"} or a number), checked against the caps after parsing. */
         final transient Map<String, Object> raw = new LinkedHashMap<>();
 
@@ -120,7 +123,7 @@ final class LockBodies {
         MULTI_RELEASE.declareObjectArray((a, v) -> a.put("locks", v), (parser, s) -> RELEASE_ITEM.parse(parser, s).require("key"), LOCKS);
         MULTI_RELEASE.declareBoolean((a, v) -> a.put("all", v), ALL);
         SESSION_CREATE.declareField((a, v) -> a.raw.put("ttl", v), LockBodies::rawValue, TTL, ValueType.VALUE);
-        FORCE_RELEASE.declareString((a, v) -> a.routing = v, REASON); // kept only for the log line
+        FORCE_RELEASE.declareString((a, v) -> a.reason = v, REASON);
     }
 
     /** Parses an acquire body for {@code key}; fills in the default wait. */

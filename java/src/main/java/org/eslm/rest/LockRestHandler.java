@@ -29,6 +29,18 @@ abstract class LockRestHandler extends BaseRestHandler {
         return request.contentParser();
     }
 
+    /** Sends one operation, built from a parsed body ({@link LockOpRequest#of}), to its transport action. */
+    protected static RestChannelConsumer send(
+        RestRequest request,
+        NodeClient client,
+        ActionType<LockOpResponse> action,
+        NativeOp op,
+        String routingValue,
+        Map<String, ?> args
+    ) {
+        return send(request, client, action, LockOpRequest.of(op, routingValue, args));
+    }
+
     /**
      * Sends one operation to its transport action. Requests that may wait go through
      * {@link RestCancellableNodeClient}, so a client that disconnects cancels its waiter.
@@ -37,14 +49,10 @@ abstract class LockRestHandler extends BaseRestHandler {
         RestRequest request,
         NodeClient client,
         ActionType<LockOpResponse> action,
-        NativeOp op,
-        String key,
-        Map<String, ?> args
+        LockOpRequest lockRequest
     ) {
-        boolean waits = args.get("wait_ms") instanceof Number n && n.longValue() > 0;
-        LockOpRequest lockRequest = new LockOpRequest(op, key, args, waits);
         return channel -> {
-            if (waits) {
+            if (lockRequest.waits()) {
                 new RestCancellableNodeClient(client, request.getHttpChannel()).execute(action, lockRequest, new RestToXContentListener<>(channel));
             } else {
                 client.execute(action, lockRequest, new RestToXContentListener<>(channel));

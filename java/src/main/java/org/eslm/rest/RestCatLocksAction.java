@@ -8,7 +8,7 @@ import org.elasticsearch.rest.action.RestResponseListener;
 import org.elasticsearch.rest.action.cat.AbstractCatAction;
 import org.elasticsearch.rest.action.cat.RestTable;
 import org.eslm.action.TransportListLocksAction;
-import org.eslm.service.LockService;
+import org.eslm.service.BridgeJson;
 
 import java.util.List;
 import java.util.Map;
@@ -35,7 +35,7 @@ public final class RestCatLocksAction extends AbstractCatAction {
     @Override
     protected RestChannelConsumer doCatRequest(RestRequest request, NodeClient client) {
         Map<String, Object> filter = RestGetLockAction.listFilter(request);
-        TransportListLocksAction.Request list = new TransportListLocksAction.Request(LockService.toJson(filter), (Integer) filter.get("size"));
+        TransportListLocksAction.Request list = new TransportListLocksAction.Request(BridgeJson.toJson(filter), (Integer) filter.get("size"));
         return channel -> client.execute(TransportListLocksAction.TYPE, list, new RestResponseListener<TransportListLocksAction.Response>(channel) {
             @Override
             public RestResponse buildResponse(TransportListLocksAction.Response response) throws Exception {

@@ -5,6 +5,8 @@ import org.apache.logging.log4j.Logger;
 import org.elasticsearch.client.internal.node.NodeClient;
 import org.elasticsearch.rest.RestRequest;
 import org.elasticsearch.xcontent.XContentParser;
+import org.eslm.action.LockOpRequest;
+import org.eslm.action.RoutingValues;
 import org.eslm.action.TransportForceReleaseLockAction;
 import org.eslm.bridge.NativeOp;
 import org.eslm.service.LockSettings;
@@ -43,11 +45,10 @@ public final class RestForceReleaseLockAction extends LockRestHandler {
                 args = LockBodies.FORCE_RELEASE.parse(parser, settings.get());
             }
         }
-        String reason = args.routing; // the parser keeps "reason" aside: it is for the log only
-        args.routing = null;
+        String reason = args.reason;
         args.put("key", key);
         logger.warn("force-release of lock [{}] requested{}", key, reason == null ? "" : ", reason [" + reason + "]");
-        String routing = org.eslm.action.RoutingValues.of(key, (String) args.get("scope"), request.param("routing"));
-        return send(request, client, TransportForceReleaseLockAction.TYPE, NativeOp.FORCE_RELEASE, routing, args);
+        String routing = RoutingValues.of(key, (String) args.get("scope"), request.param("routing"));
+        return send(request, client, TransportForceReleaseLockAction.TYPE, LockOpRequest.of(NativeOp.FORCE_RELEASE, routing, args, reason));
     }
 }

@@ -5,8 +5,9 @@ import org.elasticsearch.rest.RestRequest;
 import org.elasticsearch.rest.action.RestToXContentListener;
 import org.eslm.action.TransportGetLockAction;
 import org.eslm.action.TransportListLocksAction;
-import org.eslm.service.LockService;
+import org.eslm.action.RoutingValues;
 import org.eslm.bridge.NativeOp;
+import org.eslm.service.BridgeJson;
 
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -19,6 +20,14 @@ import static org.elasticsearch.rest.RestRequest.Method.GET;
  * {@code GET /_locks} (held locks, filtered by {@code owner} and {@code prefix}, at most {@code size}).
  */
 public final class RestGetLockAction extends LockRestHandler {
+    /** {@code size} when the client names none: a page a person can read, as {@code _cat} APIs do. */
+    static final int DEFAULT_LIST_SIZE = 100;
+    /**
+     * The largest {@code size}: every node sends its matching locks to the coordinating node,
+     * which sorts them in memory; beyond this, clients should narrow by {@code owner} or {@code prefix}.
+     */
+    static final int MAX_LIST_SIZE = 10_000;
+
     @Override
     public String getName() {
         return "locks_get_action";
@@ -36,11 +45,11 @@ public final class RestGetLockAction extends LockRestHandler {
         if (key != null) {
             args.put("key", key);
             args.put("scope", scopeParam(request));
-            String routing = org.eslm.action.RoutingValues.of(key, (String) args.get("scope"), request.param("routing"));
+            String routing = RoutingValues.of(key, (String) args.get("scope"), request.param("routing"));
             return send(request, client, TransportGetLockAction.TYPE, NativeOp.KEY_INFO, routing, args);
         }
         Map<String, Object> filter = listFilter(request);
-        TransportListLocksAction.Request list = new TransportListLocksAction.Request(LockService.toJson(filter), (Integer) filter.get("size"));
+        TransportListLocksAction.Request list = new TransportListLocksAction.Request(BridgeJson.toJson(filter), (Integer) filter.get("size"));
         return channel -> client.execute(TransportListLocksAction.TYPE, list, new RestToXContentListener<>(channel));
     }
 
@@ -57,9 +66,9 @@ public final class RestGetLockAction extends LockRestHandler {
         Map<String, Object> filter = new LinkedHashMap<>();
         String owner = request.param("owner");
         String prefix = request.param("prefix");
-        int size = request.paramAsInt("size", 100);
-        if (size < 1 || size > 10_000) {
-            throw new IllegalArgumentException("[size] must be 1..10000, got [" + size + "]");
+        int size = request.paramAsInt("size", DEFAULT_LIST_SIZE);
+        if (size < 1 || size > MAX_LIST_SIZE) {
+            throw new IllegalArgumentException("[size] must be 1.." + MAX_LIST_SIZE + ", got [" + size + "]");
         }
         if (owner != null) {
             filter.put("owner", owner);

@@ -2,7 +2,6 @@ package org.eslm.service;
 
 import org.elasticsearch.ElasticsearchException;
 import org.elasticsearch.common.io.stream.StreamInput;
-import org.elasticsearch.common.io.stream.StreamOutput;
 import org.elasticsearch.rest.RestStatus;
 
 import java.io.IOException;
@@ -24,11 +23,6 @@ public abstract class LockException extends ElasticsearchException {
 
     protected LockException(StreamInput in) throws IOException {
         super(in);
-    }
-
-    @Override
-    protected void writeTo(StreamOutput out, Writer<Throwable> nestedExceptionsWriter) throws IOException {
-        super.writeTo(out, nestedExceptionsWriter);
     }
 
     @Override

@@ -10,7 +10,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The plugin's settings (DESIGN.md §7). Dynamic ones can be changed with the cluster settings
+ * The plugin's settings (docs/API.md "Settings"). Dynamic ones can be changed with the cluster settings
  * API; every change is validated as a whole (e.g. the default lease may not exceed the max) and
  * pushed to the Rust core, which applies it to requests from then on.
  */

@@ -1,6 +1,5 @@
 package org.eslm.service;
 
-import org.eslm.action.SessionIds;
 import org.eslm.bridge.NativeOp;
 
 import java.util.ArrayList;

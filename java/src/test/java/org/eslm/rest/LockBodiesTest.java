@@ -104,8 +104,8 @@ class LockBodiesTest {
             parser("{\"owner\":\"w\",\"wait\":\"2s\",\"priority\":\"background\",\"locks\":[{\"key\":\"a\"},{\"key\":\"b\",\"mode\":\"shared\"}]}"),
             DEFAULTS
         );
-        LockOpRequest multi = new LockOpRequest(NativeOp.ACQUIRE_MANY, "", many, true).routed(3, many);
-        LockOpRequest request = new LockOpRequest(NativeOp.ACQUIRE, "k/ü", Map.of("owner", "w", "wait_ms", 5L), true);
+        LockOpRequest multi = LockOpRequest.of(NativeOp.ACQUIRE_MANY, "", many).routed(3, 2000L);
+        LockOpRequest request = LockOpRequest.of(NativeOp.ACQUIRE, "k/ü", Map.of("owner", "w", "wait_ms", 5L));
         LockOpResponse response = new LockOpResponse(Map.of("acquired", true, "fencing_token", Long.MAX_VALUE, "locks", List.of(Map.of("key", "a"))));
         try (BytesStreamOutput out = new BytesStreamOutput()) {
             multi.writeTo(out);

@@ -26,7 +26,7 @@ class LockServiceTest {
 
     private static RuntimeException outcome(NativeLockCore core, NativeOp op, String args) {
         NativeLockException e = assertThrows(NativeLockException.class, () -> core.call(op, 0, args));
-        return LockService.translate(e);
+        return NativeErrors.translate(e);
     }
 
     @Test

@@ -1,6 +1,4 @@
-package org.eslm.action;
-
-import org.eslm.service.SessionNotFoundException;
+package org.eslm.service;
 
 /**
  * Session ids as clients see them: {@code <partition>_<core id>}. A session lives in one

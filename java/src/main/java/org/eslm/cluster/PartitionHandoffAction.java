@@ -1,4 +1,4 @@
-package org.eslm.action;
+package org.eslm.cluster;
 
 import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.action.ActionListenerResponseHandler;
@@ -16,9 +16,9 @@ import org.elasticsearch.common.util.concurrent.EsExecutors;
 import org.elasticsearch.injection.guice.Inject;
 import org.elasticsearch.tasks.Task;
 import org.elasticsearch.transport.TransportService;
-import org.eslm.cluster.PartitionManager;
 
 import java.io.IOException;
+import java.util.Objects;
 
 /**
  * {@code internal:locks/partition/handoff}: a node that became a partition's owner asks the
@@ -31,7 +31,7 @@ public final class PartitionHandoffAction {
 
     private PartitionHandoffAction() {}
 
-    /** Asks {@code from} for partition {@code partition} of {@code epoch}. */
+    /** Asks the node {@code from} (its id) for partition {@code partition}. */
     public static final class Request extends ActionRequest {
         final String from;
         final int partition;
@@ -58,6 +58,16 @@ public final class PartitionHandoffAction {
         public ActionRequestValidationException validate() {
             return null;
         }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Request that && from.equals(that.from) && partition == that.partition;
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(from, partition);
+        }
     }
 
     /** The snapshot as bridge JSON, or {@code null} when the previous owner has none. */
@@ -79,6 +89,16 @@ public final class PartitionHandoffAction {
 
         public String snapshotJson() {
             return snapshotJson;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Response that && Objects.equals(snapshotJson, that.snapshotJson);
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hashCode(snapshotJson);
         }
     }
 

@@ -1,4 +1,4 @@
-package org.eslm.action;
+package org.eslm.cluster;
 
 import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.action.ActionListenerResponseHandler;
@@ -19,11 +19,11 @@ import org.elasticsearch.injection.guice.Inject;
 import org.elasticsearch.tasks.Task;
 import org.elasticsearch.transport.TransportRequestOptions;
 import org.elasticsearch.transport.TransportService;
-import org.eslm.cluster.PartitionTable;
 
 import java.io.IOException;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * {@code internal:locks/ownership/check}: an owner asks the elected master whether it still owns
@@ -33,6 +33,12 @@ import java.util.Map;
  */
 public final class OwnershipCheckAction {
     public static final ActionType<Response> TYPE = new ActionType<>("internal:locks/ownership/check");
+    /**
+     * How long an owner waits for the master's answer. An answer older than
+     * {@link PartitionOwnership#OWNERSHIP_WINDOW} is of no use; this bounds how many questions can
+     * be in flight at {@link PartitionManager#CONFIRM_INTERVAL} when the master is slow.
+     */
+    static final TimeValue ASK_TIMEOUT = TimeValue.timeValueSeconds(5);
 
     private OwnershipCheckAction() {}
 
@@ -67,6 +73,16 @@ public final class OwnershipCheckAction {
         public ActionRequestValidationException validate() {
             return null;
         }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Request that && master.equals(that.master) && owner.equals(that.owner) && epochs.equals(that.epochs);
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(master, owner, epochs);
+        }
     }
 
     /** Per partition: still yours in that epoch? */
@@ -88,6 +104,16 @@ public final class OwnershipCheckAction {
 
         public Map<Integer, Boolean> owned() {
             return owned;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Response that && owned.equals(that.owned);
+        }
+
+        @Override
+        public int hashCode() {
+            return owned.hashCode();
         }
     }
 
@@ -119,7 +145,7 @@ public final class OwnershipCheckAction {
                 master,
                 TYPE.name(),
                 request,
-                TransportRequestOptions.timeout(TimeValue.timeValueSeconds(5)),
+                TransportRequestOptions.timeout(ASK_TIMEOUT),
                 new ActionListenerResponseHandler<>(listener, Response::new, EsExecutors.DIRECT_EXECUTOR_SERVICE)
             );
         }

@@ -1,0 +1,33 @@
+package org.eslm.service;
+
+import org.elasticsearch.common.Strings;
+import org.elasticsearch.common.xcontent.XContentHelper;
+import org.elasticsearch.xcontent.XContentBuilder;
+import org.elasticsearch.xcontent.json.JsonXContent;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.Map;
+
+/**
+ * JSON text to and from maps, for the bridge: the core takes and answers JSON objects. Arguments
+ * stay maps until the owner node calls the core, so each request's JSON is written once.
+ */
+public final class BridgeJson {
+    private BridgeJson() {}
+
+    /** A JSON object as a map. */
+    public static Map<String, Object> parse(String json) {
+        return XContentHelper.convertToMap(JsonXContent.jsonXContent, json, true);
+    }
+
+    /** JSON text of a map. */
+    public static String toJson(Map<String, ?> map) {
+        try (XContentBuilder builder = JsonXContent.contentBuilder()) {
+            builder.map(map);
+            return Strings.toString(builder);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

@@ -1,0 +1,14 @@
+package org.eslm.service;
+
+import org.eslm.bridge.NativeOp;
+
+import java.util.Map;
+
+/**
+ * A bridge call whose answer has been handled: its events delivered to the waiting requests and
+ * the next tick scheduled. Answers the envelope for the caller to read its {@code result}.
+ */
+@FunctionalInterface
+interface CoreCall {
+    Map<String, Object> answer(NativeOp op, int partition, String argsJson);
+}

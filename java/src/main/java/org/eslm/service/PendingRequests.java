@@ -1,0 +1,172 @@
+package org.eslm.service;
+
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.elasticsearch.action.ActionListener;
+import org.elasticsearch.tasks.CancellableTask;
+import org.elasticsearch.tasks.Task;
+import org.elasticsearch.tasks.TaskCancelledException;
+import org.eslm.bridge.NativeLockException;
+import org.eslm.bridge.NativeOp;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+
+/**
+ * Requests waiting for the core's decision, and their cancellation (docs/ARCHITECTURE.md
+ * "Waiting without threads, and time"). A request that may wait is registered with a request id before it
+ * crosses the bridge; the core's later event for that id (granted, timed out, deadlock victim,
+ * cancelled) completes its listener. A client that goes away cancels its waiter; if the grant
+ * won the race, the lock is given back at once, so no lock outlives a client that can no longer
+ * release it.
+ */
+final class PendingRequests {
+    private static final Logger logger = LogManager.getLogger(PendingRequests.class);
+
+    private final Map<Long, Pending> pending = new ConcurrentHashMap<>();
+    private final AtomicLong requestIds = new AtomicLong();
+    /** Calls the core for cancellations and give-backs; their answers are handled like any other. */
+    private final CoreCall core;
+
+    PendingRequests(CoreCall core) {
+        this.core = core;
+    }
+
+    /** A request waiting for the core's decision. */
+    static final class Pending {
+        final long requestId;
+        final NativeOp op;
+        final int partition;
+        final ActionListener<Map<String, Object>> listener;
+        volatile Long waiterId;
+        volatile boolean cancelled;
+
+        Pending(long requestId, NativeOp op, int partition, ActionListener<Map<String, Object>> listener) {
+            this.requestId = requestId;
+            this.op = op;
+            this.partition = partition;
+            this.listener = listener;
+        }
+    }
+
+    /**
+     * Registers a request before its call: the grant event may be drained by another thread's
+     * call before this one returns.
+     */
+    Pending register(NativeOp op, int partition, ActionListener<Map<String, Object>> listener) {
+        long requestId = requestIds.incrementAndGet();
+        Pending p = new Pending(requestId, op, partition, listener);
+        pending.put(requestId, p);
+        return p;
+    }
+
+    /** Forgets {@code p}; whether it was still waiting (so the caller answers it). */
+    boolean remove(Pending p) {
+        return pending.remove(p.requestId) != null;
+    }
+
+    /** The core queued {@code p} as {@code waiterId}: cancelling its task now cancels the waiter. */
+    void queued(Pending p, long waiterId, Task task) {
+        p.waiterId = waiterId;
+        if (task instanceof CancellableTask cancellable) {
+            cancellable.addListener(() -> cancel(p));
+        }
+    }
+
+    /** Fails every request waiting in {@code partition} (it closed here; the coordinators retry). */
+    void failPartition(int partition, Supplier<Exception> failure) {
+        for (Pending p : pending.values()) {
+            if (p.partition == partition && pending.remove(p.requestId) != null) {
+                p.listener.onFailure(failure.get());
+            }
+        }
+    }
+
+    /** Fails every waiting request (the node is closing). */
+    void failAll(Supplier<Exception> failure) {
+        for (Pending p : pending.values()) {
+            if (pending.remove(p.requestId) != null) {
+                p.listener.onFailure(failure.get());
+            }
+        }
+    }
+
+    int size() {
+        return pending.size();
+    }
+
+    /** The client went away: drop its waiter (or give back a grant that won the race). */
+    private void cancel(Pending p) {
+        p.cancelled = true;
+        Long waiterId = p.waiterId;
+        if (waiterId == null || pending.containsKey(p.requestId) == false) {
+            return; // not queued yet (the acquire re-checks), or already answered
+        }
+        try {
+            core.answer(NativeOp.CANCEL, p.partition, "{\"waiter_id\":" + waiterId + "}");
+        } catch (NativeLockException | IllegalArgumentException e) {
+            logger.debug("waiter [{}] was answered before its cancellation: {}", waiterId, e.getMessage());
+        }
+    }
+
+    /** Delivers one event of the core: to the log, or to the request it answers. */
+    void dispatch(Map<?, ?> event) {
+        String type = (String) event.get("event");
+        switch (type) {
+            case "lease_expired" -> logger.info(
+                "lease of [{}] held by [{}] expired (token {}, held {}ms)",
+                event.get("key"), event.get("owner"), event.get("fencing_token"), event.get("held_ms")
+            );
+            case "session_expired" -> logger.info(
+                "session [{}] of [{}] expired; released {}", event.get("session"), event.get("owner"), event.get("released")
+            );
+            default -> {
+                long requestId = ((Number) event.get("request_id")).longValue();
+                Pending p = pending.remove(requestId);
+                if (type.equals("granted")) {
+                    deliverGrant(p, event);
+                } else if (p != null) {
+                    p.listener.onFailure(NativeErrors.waitFailure(type, event));
+                }
+            }
+        }
+    }
+
+    private void deliverGrant(Pending p, Map<?, ?> event) {
+        List<?> grants = (List<?>) event.get("grants");
+        if (p == null) {
+            // Its request was already answered (its partition closed, or the node is closing):
+            // the grant lives in a partition this node no longer serves.
+            logger.debug("grant for an answered request ignored: {}", event);
+            return;
+        }
+        if (p.cancelled) {
+            giveBack(p.partition, grants);
+            p.listener.onFailure(new TaskCancelledException("client went away before the grant"));
+            return;
+        }
+        p.listener.onResponse(ResponseShapes.granted(p.op, p.op == NativeOp.ACQUIRE ? grants.get(0) : grants));
+    }
+
+    /** Releases grants that reached a request whose client went away. */
+    private void giveBack(int partition, List<?> grants) {
+        for (Object g : grants) {
+            Map<?, ?> grant = (Map<?, ?>) g;
+            Map<String, Object> release = new LinkedHashMap<>();
+            release.put("key", grant.get("key"));
+            release.put("owner", grant.get("owner"));
+            release.put("fencing_token", grant.get("fencing_token"));
+            release.put("scope", grant.get("scope"));
+            try {
+                core.answer(NativeOp.RELEASE, partition, BridgeJson.toJson(release));
+                logger.debug("released [{}] granted to a request whose client went away", grant.get("key"));
+            } catch (Exception e) {
+                logger.warn(() -> "could not release [" + grant.get("key") + "] granted to a cancelled request", e);
+            }
+        }
+    }
+}

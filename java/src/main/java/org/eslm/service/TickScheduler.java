@@ -1,0 +1,90 @@
+package org.eslm.service;
+
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.elasticsearch.core.TimeValue;
+import org.elasticsearch.threadpool.ThreadPool;
+import org.eslm.bridge.NativeOp;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Time for the core: every answer says when the core's next deadline (a lease, a wait, a session)
+ * falls, and this schedules one tick on the generic pool for the earliest such moment, so
+ * expiries happen on time with no request arriving (docs/ARCHITECTURE.md "Waiting without
+ * threads, and time").
+ */
+final class TickScheduler {
+    private static final Logger logger = LogManager.getLogger(TickScheduler.class);
+    /** After a failed tick: soon enough that leases still expire about on time, rare enough not to flood the log. */
+    static final TimeValue RETRY_AFTER_FAILURE = TimeValue.timeValueSeconds(1);
+    /**
+     * How soon partitions waiting for the master's ownership confirmation are ticked again: the
+     * owners ask the master every 500 ms ({@code PartitionManager.CONFIRM_INTERVAL}).
+     */
+    static final TimeValue UNCONFIRMED_RECHECK = TimeValue.timeValueMillis(500);
+
+    private final ThreadPool threadPool;
+    private final PartitionGate partitions;
+    private final CoreCall core;
+    private final AtomicBoolean closed;
+    /** {@link System#nanoTime()} of the earliest scheduled tick, or {@link Long#MAX_VALUE}. */
+    private final AtomicLong nextTickNanos = new AtomicLong(Long.MAX_VALUE);
+
+    TickScheduler(ThreadPool threadPool, PartitionGate partitions, CoreCall core, AtomicBoolean closed) {
+        this.threadPool = threadPool;
+        this.partitions = partitions;
+        this.core = core;
+        this.closed = closed;
+    }
+
+    /** Makes sure a tick runs within {@code inMs} (at least 1 ms from now). */
+    void schedule(long inMs) {
+        if (closed.get()) {
+            return;
+        }
+        long delayMs = Math.max(1, inMs);
+        long at = System.nanoTime() + TimeValue.timeValueMillis(delayMs).nanos();
+        while (true) {
+            long current = nextTickNanos.get();
+            if (current - at <= 0 && current != Long.MAX_VALUE) {
+                return; // an earlier or equal tick is already scheduled
+            }
+            if (nextTickNanos.compareAndSet(current, at)) {
+                break;
+            }
+        }
+        threadPool.schedule(this::tick, TimeValue.timeValueMillis(delayMs), threadPool.generic());
+    }
+
+    /** A tick as soon as possible (after a failed call, whose state change may have freed a waiter). */
+    void soon() {
+        schedule(1);
+    }
+
+    private void tick() {
+        nextTickNanos.set(Long.MAX_VALUE);
+        if (closed.get()) {
+            return;
+        }
+        // Only partitions whose ownership is confirmed move on: expiries hand locks to waiters.
+        // The others are ticked again once confirmed (or closed).
+        boolean waitingForConfirmation = false;
+        for (Integer partition : partitions.served()) {
+            if (partitions.confirmed(partition) == false) {
+                waitingForConfirmation = true;
+                continue;
+            }
+            try {
+                core.answer(NativeOp.TICK, partition, "{}");
+            } catch (Exception e) {
+                logger.error("lock core tick of partition [" + partition + "] failed; retrying in " + RETRY_AFTER_FAILURE, e);
+                schedule(RETRY_AFTER_FAILURE.millis());
+            }
+        }
+        if (waitingForConfirmation) {
+            schedule(UNCONFIRMED_RECHECK.millis());
+        }
+    }
+}
