@@ -1,0 +1,66 @@
+package org.eslm.cluster;
+
+import org.eslm.WireTesting;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+/** The cluster-internal transport actions on the wire: hand-over and ownership check. */
+class ClusterActionsWireTest {
+    static PartitionHandoffAction.Request randomHandoffRequest(Random r) {
+        return new PartitionHandoffAction.Request(WireTesting.string(r), r.nextInt(1024));
+    }
+
+    /** With a snapshot, or none (the previous owner has nothing to hand over). */
+    static PartitionHandoffAction.Response randomHandoffResponse(Random r) {
+        return new PartitionHandoffAction.Response(r.nextBoolean() ? null : "{\"epoch\":" + r.nextInt(100) + "}");
+    }
+
+    static OwnershipCheckAction.Request randomOwnershipRequest(Random r) {
+        Map<Integer, Long> epochs = new HashMap<>();
+        int n = r.nextInt(5);
+        for (int i = 0; i < n; i++) {
+            epochs.put(r.nextInt(64), (long) r.nextInt(1 << 20));
+        }
+        return new OwnershipCheckAction.Request(WireTesting.string(r), WireTesting.string(r), epochs);
+    }
+
+    static OwnershipCheckAction.Response randomOwnershipResponse(Random r) {
+        Map<Integer, Boolean> owned = new HashMap<>();
+        int n = r.nextInt(5);
+        for (int i = 0; i < n; i++) {
+            owned.put(r.nextInt(64), r.nextBoolean());
+        }
+        return new OwnershipCheckAction.Response(owned);
+    }
+
+    @Test
+    void handoffRequestsAndResponsesRoundTrip() throws IOException {
+        WireTesting.assertRoundTrips(ClusterActionsWireTest::randomHandoffRequest, PartitionHandoffAction.Request::new);
+        WireTesting.assertRoundTrips(ClusterActionsWireTest::randomHandoffResponse, PartitionHandoffAction.Response::new);
+        PartitionHandoffAction.Response none = WireTesting.assertRoundTrip(
+            new PartitionHandoffAction.Response((String) null),
+            PartitionHandoffAction.Response::new,
+            "no snapshot"
+        );
+        assertNull(none.snapshotJson());
+    }
+
+    @Test
+    void ownershipCheckRequestsAndResponsesRoundTrip() throws IOException {
+        WireTesting.assertRoundTrips(ClusterActionsWireTest::randomOwnershipRequest, OwnershipCheckAction.Request::new);
+        WireTesting.assertRoundTrips(ClusterActionsWireTest::randomOwnershipResponse, OwnershipCheckAction.Response::new);
+        OwnershipCheckAction.Response denied = WireTesting.assertRoundTrip(
+            new OwnershipCheckAction.Response(Map.of(0, false, 3, true)),
+            OwnershipCheckAction.Response::new,
+            "mixed answer"
+        );
+        assertEquals(Map.of(0, false, 3, true), denied.owned());
+    }
+}
