@@ -12,7 +12,9 @@ import org.eslm.service.SessionIds;
 
 import java.io.IOException;
 import java.util.Collections;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
@@ -21,8 +23,8 @@ import java.util.Objects;
  * One lock operation, already parsed and validated by its REST handler.
  *
  * <p>What Java itself reads — to route, to budget the routing, to cancel, to log — is a typed
- * field: the routing value, the lock key, an explicit {@code routing}, the session id, the wait,
- * a force-release reason, the partition. The op's other arguments for the core (owner, mode,
+ * field: the routing value, the lock key, an explicit {@code routing}, the routing values of a
+ * multi-lock's keys, the session id, the wait, a force-release reason, the partition. The op's other arguments for the core (owner, mode,
  * lease, the lock list, ...) stay a map (strings, numbers, lists, maps) until the owner node
  * hands them to the core in {@link #args()}, so JSON text is written once per request, at the
  * bridge (docs/ARCHITECTURE.md "The bridge").
@@ -40,6 +42,7 @@ public final class LockOpRequest extends ActionRequest {
     private final String routingValue;
     private final String key;
     private final String routing;
+    private final List<String> lockRoutingValues;
     private final String session;
     private final long waitMs;
     private final String reason;
@@ -52,6 +55,7 @@ public final class LockOpRequest extends ActionRequest {
         this.routingValue = f.routingValue;
         this.key = f.key;
         this.routing = f.routing;
+        this.lockRoutingValues = List.copyOf(f.lockRoutingValues);
         this.session = f.session;
         this.waitMs = f.waitMs;
         this.reason = f.reason;
@@ -66,6 +70,7 @@ public final class LockOpRequest extends ActionRequest {
         String routingValue;
         String key;
         String routing;
+        List<String> lockRoutingValues = List.of();
         String session;
         long waitMs = NO_WAIT;
         String reason;
@@ -90,11 +95,24 @@ public final class LockOpRequest extends ActionRequest {
         f.key = (String) rest.remove("key");
         f.routing = (String) rest.remove("routing");
         f.session = (String) rest.remove("session");
+        f.lockRoutingValues = lockRoutingValues(rest.get("locks"));
         f.waitMs = rest.remove("wait_ms") instanceof Number wait ? wait.longValue() : NO_WAIT;
         f.waits = f.waitMs > 0;
         f.reason = reason;
         f.opArgs = rest;
         return new LockOpRequest(f);
+    }
+
+    /** What each item of a multi-lock's {@code locks} routes by on its own (see {@link RoutingValues}). */
+    private static List<String> lockRoutingValues(Object locks) {
+        List<String> values = new ArrayList<>();
+        if (locks instanceof List<?> items) {
+            for (Object item : items) {
+                Map<?, ?> lock = (Map<?, ?>) item;
+                values.add(RoutingValues.of(String.valueOf(lock.get("key")), (String) lock.get("scope"), null));
+            }
+        }
+        return values;
     }
 
     /** {@link #of(NativeOp, String, Map, String)} without a reason. */
@@ -108,6 +126,7 @@ public final class LockOpRequest extends ActionRequest {
         f.routingValue = routingValue;
         f.key = key;
         f.routing = routing;
+        f.lockRoutingValues = lockRoutingValues;
         f.session = session;
         f.waitMs = waitMs;
         f.reason = reason;
@@ -133,6 +152,7 @@ public final class LockOpRequest extends ActionRequest {
         this.routingValue = in.readOptionalString();
         this.key = in.readOptionalString();
         this.routing = in.readOptionalString();
+        this.lockRoutingValues = in.readStringCollectionAsImmutableList();
         this.session = in.readOptionalString();
         this.waitMs = in.readZLong();
         this.reason = in.readOptionalString();
@@ -148,6 +168,7 @@ public final class LockOpRequest extends ActionRequest {
         out.writeOptionalString(routingValue);
         out.writeOptionalString(key);
         out.writeOptionalString(routing);
+        out.writeStringCollection(lockRoutingValues);
         out.writeOptionalString(session);
         out.writeZLong(waitMs);
         out.writeOptionalString(reason);
@@ -214,6 +235,14 @@ public final class LockOpRequest extends ActionRequest {
         return routing;
     }
 
+    /**
+     * What each key of a multi-lock routes by on its own (empty for other ops): the coordinator
+     * refuses a multi-lock whose keys span partitions unless the client gave a common {@code routing}.
+     */
+    public List<String> lockRoutingValues() {
+        return lockRoutingValues;
+    }
+
     /** The session id as clients see it ({@code <partition>_<id>}), or {@code null}. */
     public String session() {
         return session;
@@ -251,6 +280,7 @@ public final class LockOpRequest extends ActionRequest {
             && Objects.equals(routingValue, that.routingValue)
             && Objects.equals(key, that.key)
             && Objects.equals(routing, that.routing)
+            && lockRoutingValues.equals(that.lockRoutingValues)
             && Objects.equals(session, that.session)
             && waitMs == that.waitMs
             && Objects.equals(reason, that.reason)
@@ -261,6 +291,6 @@ public final class LockOpRequest extends ActionRequest {
 
     @Override
     public int hashCode() {
-        return Objects.hash(op, routingValue, key, routing, session, waitMs, reason, waits, partition, opArgs);
+        return Objects.hash(op, routingValue, key, routing, lockRoutingValues, session, waitMs, reason, waits, partition, opArgs);
     }
 }

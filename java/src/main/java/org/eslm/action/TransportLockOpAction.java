@@ -292,12 +292,9 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
             return partition;
         }
         int partition = table.partitionOf(request.routingValue());
-        if (request.op() == NativeOp.ACQUIRE_MANY
-            && request.opArgs().get("locks") instanceof List<?> locks
-            && request.routingValue().isEmpty() == false) {
-            for (Object l : locks) {
-                String key = RoutingValues.of(String.valueOf(((Map<?, ?>) l).get("key")), String.valueOf(((Map<?, ?>) l).get("scope")), null);
-                if (request.routing() == null && table.size() > 1 && table.partitionOf(key) != partition) {
+        if (request.op() == NativeOp.ACQUIRE_MANY && request.routingValue().isEmpty() == false) {
+            for (String lockRouting : request.lockRoutingValues()) {
+                if (request.routing() == null && table.size() > 1 && table.partitionOf(lockRouting) != partition) {
                     throw new IllegalArgumentException(
                         "[locks] span lock partitions; give them a common [routing] to lock them together"
                     );

@@ -55,6 +55,9 @@ class LockOpWireTest {
         if (r.nextBoolean()) {
             args.put("wait_ms", (long) r.nextInt(300_000));
         }
+        if (r.nextInt(4) == 0) {
+            args.put("locks", List.of(Map.of("key", WireTesting.string(r)), Map.of("key", "/" + WireTesting.string(r), "scope", "tree")));
+        }
         String routingValue = r.nextInt(4) == 0 ? null : WireTesting.string(r);
         LockOpRequest request = LockOpRequest.of(op, routingValue, args, WireTesting.optionalString(r));
         if (r.nextBoolean()) {
@@ -135,6 +138,13 @@ class LockOpWireTest {
             "the core sees the key, its own session id and the wait left, never the routing"
         );
         assertTrue(routed.waits(), "a routed waiter stays cancellable");
+
+        LockOpRequest many = LockOpRequest.of(
+            NativeOp.ACQUIRE_MANY,
+            "a",
+            Map.of("owner", "w", "locks", List.of(Map.of("key", "a"), Map.of("key", "/t/x", "scope", "tree")))
+        );
+        assertEquals(List.of("a", "/t"), many.lockRoutingValues(), "a tree lock routes by its tree");
 
         LockOpRequest forceRelease = LockOpRequest.of(NativeOp.FORCE_RELEASE, "k", Map.of("key", "k"), "stuck worker");
         assertEquals("stuck worker", forceRelease.reason());
