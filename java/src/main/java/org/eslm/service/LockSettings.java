@@ -68,6 +68,13 @@ public final class LockSettings {
     }, Property.NodeScope);
 
     /**
+     * What the default recovery grace adds to {@code locks.lease.max}: Elasticsearch's fault
+     * detection takes up to about 30 s (3 follower checks, each of which may time out after
+     * 10 s) to drop a dead node, and the dead owner's leases keep running meanwhile.
+     */
+    static final TimeValue FAILURE_DETECTION_MARGIN = TimeValue.timeValueSeconds(30);
+
+    /**
      * How long a partition whose owner died grants nothing on its new owner: long enough for
      * every lease the dead owner may have granted to run out, plus the time the cluster needs to
      * notice a dead node. Unset: {@code locks.lease.max} + 30s.
@@ -79,7 +86,7 @@ public final class LockSettings {
     /** The grace in force for {@code settings}. */
     public static TimeValue recoveryGrace(Settings settings, TimeValue leaseMax) {
         TimeValue grace = RECOVERY_GRACE.get(settings);
-        return grace.millis() >= 0 ? grace : TimeValue.timeValueMillis(leaseMax.millis() + 30_000);
+        return grace.millis() >= 0 ? grace : TimeValue.timeValueMillis(leaseMax.millis() + FAILURE_DETECTION_MARGIN.millis());
     }
 
     /** The settings whose changes are pushed to the core. */
