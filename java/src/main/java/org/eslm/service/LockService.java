@@ -223,11 +223,6 @@ public final class LockService implements Closeable {
         return body;
     }
 
-    /** Number of requests waiting for the core (diagnostics, tests). */
-    public int pendingRequests() {
-        return pending.size();
-    }
-
     @Override
     public void close() {
         if (closed.compareAndSet(false, true) == false) {
