@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntPredicate;
 import java.util.function.Supplier;
 
 /**
@@ -79,17 +80,17 @@ final class PendingRequests {
 
     /** Fails every request waiting in {@code partition} (it closed here; the coordinators retry). */
     void failPartition(int partition, Supplier<Exception> failure) {
-        for (Pending p : pending.values()) {
-            if (p.partition == partition && pending.remove(p.requestId) != null) {
-                p.listener.onFailure(failure.get());
-            }
-        }
+        failWhere(p -> p == partition, failure);
     }
 
     /** Fails every waiting request (the node is closing). */
     void failAll(Supplier<Exception> failure) {
+        failWhere(p -> true, failure);
+    }
+
+    private void failWhere(IntPredicate inPartition, Supplier<Exception> failure) {
         for (Pending p : pending.values()) {
-            if (pending.remove(p.requestId) != null) {
+            if (inPartition.test(p.partition) && pending.remove(p.requestId) != null) {
                 p.listener.onFailure(failure.get());
             }
         }
