@@ -139,3 +139,45 @@ fn cancel_error(owner: &str, key: &str, reason: CancelReason, session: Option<&s
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+
+    fn cancelled(reason: CancelReason, session: Option<&str>) -> Event {
+        Event::Cancelled {
+            waiter_id: 1,
+            request_id: 2,
+            owner: "o".into(),
+            key: "k".into(),
+            reason,
+            session: session.map(str::to_owned),
+        }
+    }
+
+    fn error(event: &Event) -> LockError {
+        event.outcome().expect("completes a waiter").2.expect_err("no grant")
+    }
+
+    #[test]
+    fn a_dropped_waiter_answers_as_its_cause() {
+        for reason in [CancelReason::SessionEnded, CancelReason::SessionExpired] {
+            let e = error(&cancelled(reason, Some("17")));
+            assert_eq!(e, LockError::SessionNotFound { session: "17".into() });
+        }
+        let e = error(&cancelled(CancelReason::Cancelled, None));
+        assert_eq!(e.code(), ErrorCode::Cancelled);
+        assert_eq!(e.to_string(), "[o]'s wait for lock [k] was cancelled: cancelled");
+    }
+
+    #[test]
+    fn the_session_is_serialized_only_when_a_session_ended() {
+        let json = serde_json::to_string(&cancelled(CancelReason::Cancelled, None)).expect("json");
+        assert!(!json.contains("session"), "{json}");
+        let ended = cancelled(CancelReason::SessionEnded, Some("17"));
+        let json = serde_json::to_string(&ended).expect("json");
+        assert!(json.ends_with(r#""reason":"session_ended","session":"17"}"#), "{json}");
+        assert_eq!(serde_json::from_str::<Event>(&json).expect("back"), ended);
+    }
+}

@@ -213,4 +213,119 @@ mod tests {
         assert_eq!(s["result"]["acquires"], 1);
         assert_eq!(s["result"]["partitions"][0]["held"], 1);
     }
+
+    /// The only event of `envelope` of type `kind`.
+    fn event(envelope: &Value, kind: &str) -> Value {
+        let events: Vec<&Value> = envelope["events"]
+            .as_array()
+            .expect("events")
+            .iter()
+            .filter(|e| e["event"] == kind)
+            .collect();
+        assert_eq!(events.len(), 1, "one {kind} event in {envelope}");
+        events[0].clone()
+    }
+
+    /// Holds `k` for `a` and queues `waiter` behind it; answers the queued request's waiter id.
+    fn queue_behind_a(core: &NodeCore, waiter: &str) -> u64 {
+        ok(core, Op::Acquire, r#"{"key":"k","owner":"a","lease_ms":60000}"#);
+        let q = ok(core, Op::Acquire, waiter);
+        q["result"]["queued"]["waiter_id"].as_u64().expect("queued")
+    }
+
+    #[test]
+    fn a_session_ending_under_a_waiter_answers_session_not_found_naming_it() {
+        let core = core();
+        let s = ok(&core, Op::SessionCreate, r#"{"owner":"b"}"#);
+        let session = s["result"]["session"].as_str().expect("session").to_owned();
+        let waiter = json!({ "key": "k", "owner": "b", "wait_ms": 60000, "request_id": 7,
+                             "session": session })
+        .to_string();
+        let waiter_id = queue_behind_a(&core, &waiter);
+        let ended = ok(&core, Op::SessionEnd, &json!({ "session": session }).to_string());
+        let e = event(&ended, "cancelled");
+        assert_eq!((e["waiter_id"].as_u64(), &e["request_id"]), (Some(waiter_id), &json!(7)));
+        assert_eq!((&e["reason"], &e["session"]), (&json!("session_ended"), &json!(session)));
+        assert_eq!(e["error"]["code"], ErrorCode::SessionNotFound as i32);
+        assert_eq!(e["error"]["session"], json!(session), "the real session, not null");
+        // The same details a call with the ended session answers.
+        let call_err =
+            call(&core, Op::SessionKeepalive as i32, 0, &json!({ "session": session }).to_string())
+                .expect_err("ended");
+        let details: Value = serde_json::from_str(&call_err.details_json()).expect("json");
+        assert_eq!(e["error"], details);
+    }
+
+    #[test]
+    fn a_session_expiring_under_a_waiter_answers_session_not_found_naming_it() {
+        let core = core();
+        let s = ok(&core, Op::SessionCreate, r#"{"owner":"b","ttl_ms":200}"#);
+        let session = s["result"]["session"].as_str().expect("session").to_owned();
+        let waiter = json!({ "key": "k", "owner": "b", "wait_ms": 60000, "session": session });
+        queue_behind_a(&core, &waiter.to_string());
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let ticked: Value = serde_json::from_str(
+            &call(&core, Op::Tick as i32, ALL_PARTITIONS, "{}").expect("tick"),
+        )
+        .expect("envelope");
+        let e = event(&ticked, "cancelled");
+        assert_eq!((&e["reason"], &e["session"]), (&json!("session_expired"), &json!(session)));
+        assert_eq!(e["error"]["code"], ErrorCode::SessionNotFound as i32);
+        assert_eq!(e["error"]["session"], json!(session));
+        assert!(event(&ticked, "session_expired").get("error").is_none(), "completes no waiter");
+    }
+
+    #[test]
+    fn a_wait_that_runs_out_answers_wait_timeout() {
+        let core = core();
+        queue_behind_a(&core, r#"{"key":"k","owner":"b","wait_ms":20,"request_id":9}"#);
+        std::thread::sleep(std::time::Duration::from_millis(60));
+        let ticked = ok(&core, Op::Tick, "{}");
+        let e = event(&ticked, "wait_timed_out");
+        let waited = e["waited_ms"].as_u64().expect("waited_ms");
+        assert_eq!(e["error"]["code"], ErrorCode::WaitTimeout as i32);
+        let expected = json!({
+            "code": 4, "key": "k", "owner": "b", "waited_ms": waited,
+            "message": format!("[b] waited {waited}ms for lock [k] without getting it"),
+        });
+        assert_eq!(e["error"], expected);
+    }
+
+    #[test]
+    fn a_deadlock_victim_answers_deadlock_with_the_cycle() {
+        let core = core();
+        ok(&core, Op::Acquire, r#"{"key":"k1","owner":"a"}"#);
+        ok(&core, Op::Acquire, r#"{"key":"k2","owner":"b"}"#);
+        // The lower priority waiter is the victim: the one already queued, so it gets an event.
+        ok(&core, Op::Acquire, r#"{"key":"k2","owner":"a","wait_ms":60000,"priority":0}"#);
+        let closing = call(
+            &core,
+            Op::Acquire as i32,
+            0,
+            r#"{"key":"k1","owner":"b","wait_ms":60000,"priority":9}"#,
+        )
+        .expect("the cycle is broken by a victim event");
+        let closing: Value = serde_json::from_str(&closing).expect("envelope");
+        let e = event(&closing, "deadlock_victim");
+        assert_eq!(e["error"]["code"], ErrorCode::Deadlock as i32);
+        assert_eq!((&e["error"]["key"], &e["error"]["owner"]), (&e["key"], &e["owner"]));
+        assert_eq!(e["error"]["cycle"], e["cycle"]);
+    }
+
+    #[test]
+    fn a_wait_the_caller_cancels_answers_cancelled_and_a_grant_carries_no_error() {
+        let core = core();
+        let waiter_id = queue_behind_a(&core, r#"{"key":"k","owner":"b","wait_ms":60000}"#);
+        let cancelled = ok(&core, Op::Cancel, &json!({ "waiter_id": waiter_id }).to_string());
+        let e = event(&cancelled, "cancelled");
+        assert_eq!(e["reason"], "cancelled");
+        assert!(e.get("session").is_none(), "no session ended: {e}");
+        assert_eq!(e["error"]["code"], ErrorCode::Cancelled as i32);
+        assert_eq!(e["error"]["code"], 9);
+        assert_eq!((&e["error"]["key"], &e["error"]["owner"]), (&json!("k"), &json!("b")));
+
+        queue_behind_a(&core, r#"{"key":"k","owner":"c","wait_ms":60000}"#);
+        let released = ok(&core, Op::Release, r#"{"key":"k","owner":"a"}"#);
+        assert!(event(&released, "granted").get("error").is_none());
+    }
 }
