@@ -17,7 +17,7 @@
 //!
 //! | module | role |
 //! |---|---|
-//! | [`op`] | [`Op`], the op numbers (the `ESLM_OP_*` constants of `include/eslm.h`) |
+//! | `op` | [`Op`], the op numbers (the `ESLM_OP_*` constants of `include/eslm.h`) |
 //! | `dispatch` | op number -> handler table |
 //! | `locks`, `sessions`, `introspection`, `partitions` | one handler per op, by family |
 //! | `envelope` | the envelope writer |
@@ -28,7 +28,7 @@ mod envelope;
 mod error;
 mod introspection;
 mod locks;
-pub mod op;
+mod op;
 mod partitions;
 mod sessions;
 
