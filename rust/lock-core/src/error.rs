@@ -2,7 +2,9 @@
 //!
 //! The codes cross the C ABI and the JNI bridge unchanged, and the Java plugin maps each to an
 //! Elasticsearch exception type and HTTP status, so a code is never renumbered; new outcomes get
-//! new numbers.
+//! new numbers. [`ErrorCode`] is the only list of them: the bridge's C header
+//! (`rust/lock-jni/include/eslm.h`) emits it as the `LM_STATUS_*` constants, and the Java plugin's
+//! test compares its exception table with that header (docs/ARCHITECTURE.md, "The bridge").
 
 use std::fmt;
 
@@ -10,11 +12,16 @@ use serde::Serialize;
 
 use crate::types::{HolderInfo, Millis, WaiterId};
 
-/// Stable numeric code of every outcome the core can report.
+/// Stable numeric code of every outcome the core can report, and the status of a bridge call.
+///
+/// [`ErrorCode::Ok`] is never the code of a [`LockError`]: it is the success status of the C ABI,
+/// kept in this one list so that the status numbers exist in exactly one place.
 #[repr(i32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
+    /// Success: the call's answer is the JSON written for it.
+    Ok = 0,
     /// Bad input from the caller (HTTP 400).
     InvalidArgument = 1,
     /// A try-lock found the key held by another owner (HTTP 409).
@@ -31,6 +38,9 @@ pub enum ErrorCode {
     LimitExceeded = 7,
     /// The partition does not grant right now, e.g. in recovery grace (HTTP 503, retryable).
     PartitionUnavailable = 8,
+    /// The caller cancelled the request while it waited, e.g. its HTTP client went away
+    /// (Elasticsearch's task cancellation).
+    Cancelled = 9,
     /// A bug: an invariant broke or a panic was caught (HTTP 500).
     Internal = 99,
 }
@@ -56,7 +66,8 @@ pub enum LockError {
     PartitionUnavailable { retry_after_ms: Millis },
     /// The waiter is unknown: never queued, or already granted, timed out or cancelled.
     WaiterNotFound { waiter_id: WaiterId },
-    /// The request was cancelled while it waited (by the caller or its session ending).
+    /// The caller cancelled the request while it waited. (A wait dropped because its session
+    /// ended or expired answers [`LockError::SessionNotFound`], see [`crate::Event::outcome`].)
     Cancelled { key: String, owner: String, reason: String },
 }
 
@@ -80,8 +91,7 @@ impl LockError {
             // No dedicated code (codes are frozen in the C header): a waiter that is gone is,
             // like a lock that is gone, "not held" (HTTP 404).
             LockError::WaiterNotFound { .. } => ErrorCode::NotHeld,
-            // A cancelled wait answers like a wait that ran out.
-            LockError::Cancelled { .. } => ErrorCode::WaitTimeout,
+            LockError::Cancelled { .. } => ErrorCode::Cancelled,
         }
     }
 

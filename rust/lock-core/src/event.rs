@@ -4,6 +4,10 @@
 //! [`crate::Queued`]) and the caller's `request_id`: [`Event::Granted`], [`Event::WaitTimedOut`],
 //! [`Event::DeadlockVictim`] or [`Event::Cancelled`]. Leases and sessions that run out are
 //! reported too, so the bridge can log them and tell a holder its token is dead.
+//!
+//! [`Event::outcome`] is the one place that says which error a waiter that was not granted
+//! answers with; the bridge writes that error next to the event (docs/ARCHITECTURE.md, "The
+//! bridge") so that no caller maps events to errors again.
 
 use serde::{Deserialize, Serialize};
 
@@ -20,16 +24,6 @@ pub enum CancelReason {
     SessionEnded,
     /// Its session expired.
     SessionExpired,
-}
-
-impl CancelReason {
-    fn as_str(self) -> &'static str {
-        match self {
-            CancelReason::Cancelled => "cancelled",
-            CancelReason::SessionEnded => "session ended",
-            CancelReason::SessionExpired => "session expired",
-        }
-    }
 }
 
 /// Something that happened in a partition, in the order it happened.
@@ -63,6 +57,10 @@ pub enum Event {
         owner: String,
         key: String,
         reason: CancelReason,
+        /// The session whose end dropped the request, named as a call with that session names
+        /// it; absent when the caller cancelled.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session: Option<String>,
     },
     /// A lease ran out: the lock was taken from its holder and the token is dead.
     LeaseExpired {
@@ -90,7 +88,11 @@ impl Event {
     }
 
     /// For an event that completes a waiter: `(waiter_id, request_id, outcome)`, the outcome
-    /// being the grants or the error to answer the pending request with.
+    /// being the grants or the error to answer the pending request with — the same error a
+    /// call would answer: a wait that ran out is [`LockError::WaitTimeout`], a deadlock victim
+    /// [`LockError::Deadlock`], a wait whose session ended or expired
+    /// [`LockError::SessionNotFound`] (as any later call with that session), and a wait the
+    /// caller cancelled [`LockError::Cancelled`].
     pub fn outcome(&self) -> Option<(WaiterId, u64, Result<Vec<Grant>, LockError>)> {
         match self {
             Event::Granted { waiter_id, request_id, grants, .. } => {
@@ -114,16 +116,68 @@ impl Event {
                     cycle: cycle.clone(),
                 }),
             )),
-            Event::Cancelled { waiter_id, request_id, owner, key, reason } => Some((
+            Event::Cancelled { waiter_id, request_id, owner, key, reason, session } => Some((
                 *waiter_id,
                 *request_id,
-                Err(LockError::Cancelled {
-                    key: key.clone(),
-                    owner: owner.clone(),
-                    reason: reason.as_str().to_owned(),
-                }),
+                Err(cancel_error(owner, key, *reason, session.as_deref())),
             )),
             Event::LeaseExpired { .. } | Event::SessionExpired { .. } => None,
         }
+    }
+}
+
+/// The error a dropped waiter answers with: its session is gone, or its caller cancelled it.
+fn cancel_error(owner: &str, key: &str, reason: CancelReason, session: Option<&str>) -> LockError {
+    match reason {
+        CancelReason::SessionEnded | CancelReason::SessionExpired => {
+            LockError::SessionNotFound { session: session.unwrap_or_default().to_owned() }
+        }
+        CancelReason::Cancelled => LockError::Cancelled {
+            key: key.to_owned(),
+            owner: owner.to_owned(),
+            reason: "cancelled".to_owned(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+
+    fn cancelled(reason: CancelReason, session: Option<&str>) -> Event {
+        Event::Cancelled {
+            waiter_id: 1,
+            request_id: 2,
+            owner: "o".into(),
+            key: "k".into(),
+            reason,
+            session: session.map(str::to_owned),
+        }
+    }
+
+    fn error(event: &Event) -> LockError {
+        event.outcome().expect("completes a waiter").2.expect_err("no grant")
+    }
+
+    #[test]
+    fn a_dropped_waiter_answers_as_its_cause() {
+        for reason in [CancelReason::SessionEnded, CancelReason::SessionExpired] {
+            let e = error(&cancelled(reason, Some("17")));
+            assert_eq!(e, LockError::SessionNotFound { session: "17".into() });
+        }
+        let e = error(&cancelled(CancelReason::Cancelled, None));
+        assert_eq!(e.code(), ErrorCode::Cancelled);
+        assert_eq!(e.to_string(), "[o]'s wait for lock [k] was cancelled: cancelled");
+    }
+
+    #[test]
+    fn the_session_is_serialized_only_when_a_session_ended() {
+        let json = serde_json::to_string(&cancelled(CancelReason::Cancelled, None)).expect("json");
+        assert!(!json.contains("session"), "{json}");
+        let ended = cancelled(CancelReason::SessionEnded, Some("17"));
+        let json = serde_json::to_string(&ended).expect("json");
+        assert!(json.ends_with(r#""reason":"session_ended","session":"17"}"#), "{json}");
+        assert_eq!(serde_json::from_str::<Event>(&json).expect("back"), ended);
     }
 }

@@ -1213,12 +1213,13 @@ impl LockTable {
         if !self.waiters.contains_key(&waiter_id) {
             return Err(LockError::WaiterNotFound { waiter_id });
         }
-        self.drop_waiter(waiter_id, CancelReason::Cancelled);
+        self.drop_waiter(waiter_id, CancelReason::Cancelled, None);
         self.prune_deadlines();
         Ok(())
     }
 
-    fn drop_waiter(&mut self, wid: WaiterId, reason: CancelReason) {
+    /// Drops a waiter without a grant; `session` is the session whose end dropped it.
+    fn drop_waiter(&mut self, wid: WaiterId, reason: CancelReason, session: Option<u64>) {
         let mut dirty = Dirty::new();
         if let Some(owner) = self.waiters.get(&wid).map(|w| w.owner) {
             slot_mut(&mut self.owners, owner).refs += 1;
@@ -1231,6 +1232,7 @@ impl LockTable {
                     owner: slot(&self.owners, owner).name[..].to_owned(),
                     key,
                     reason,
+                    session: session.map(|id| id.to_string()),
                 });
             }
             self.owner_unref(owner);
@@ -1833,7 +1835,7 @@ impl LockTable {
         let dropped = waiters.len();
         for w in waiters {
             // The session slot is gone; `remove_waiter` tolerates that.
-            self.drop_waiter(w, reason);
+            self.drop_waiter(w, reason, Some(s.id));
         }
         let mut locks: Vec<LockIdx> = s.locks.iter().copied().collect();
         locks.sort_unstable();

@@ -15,7 +15,10 @@
 #define ALL_PARTITIONS -1
 
 /**
- * Status of a C ABI call. The numbers equal the core's `ErrorCode`s and never change.
+ * Stable numeric code of every outcome the core can report, and the status of a bridge call.
+ *
+ * [`ErrorCode::Ok`] is never the code of a [`LockError`]: it is the success status of the C ABI,
+ * kept in this one list so that the status numbers exist in exactly one place.
  */
 enum LmStatus
 #if __STDC_VERSION__ >= 202311L
@@ -23,43 +26,48 @@ enum LmStatus
 #endif // __STDC_VERSION__ >= 202311L
  {
   /**
-   * Success; `*out_json` holds the answer.
+   * Success: the call's answer is the JSON written for it.
    */
   LM_STATUS_OK = 0,
   /**
-   * Bad input; `*out_json` holds details naming the field.
+   * Bad input from the caller (HTTP 400).
    */
   LM_STATUS_INVALID_ARGUMENT = 1,
   /**
-   * Try-lock found the key held by another owner.
+   * A try-lock found the key held by another owner (HTTP 409).
    */
   LM_STATUS_CONFLICT = 2,
   /**
-   * The caller does not hold the lock.
+   * The caller does not hold what it tried to release or renew (HTTP 404).
    */
   LM_STATUS_NOT_HELD = 3,
   /**
-   * A queued acquire ran out of wait time.
+   * A queued acquire waited for its whole budget (HTTP 409).
    */
   LM_STATUS_WAIT_TIMEOUT = 4,
   /**
-   * The waiter was chosen as a deadlock victim.
+   * The waiter was chosen as a deadlock victim (HTTP 409).
    */
   LM_STATUS_DEADLOCK = 5,
   /**
-   * Unknown or expired session.
+   * Unknown or expired session (HTTP 404).
    */
   LM_STATUS_SESSION_NOT_FOUND = 6,
   /**
-   * A configured limit was reached.
+   * A configured limit was reached: waiters per key, keys per request, locks (HTTP 429).
    */
   LM_STATUS_LIMIT_EXCEEDED = 7,
   /**
-   * The partition does not grant right now (retryable).
+   * The partition does not grant right now, e.g. in recovery grace (HTTP 503, retryable).
    */
   LM_STATUS_PARTITION_UNAVAILABLE = 8,
   /**
-   * A bug: a panic was caught or an invariant broke.
+   * The caller cancelled the request while it waited, e.g. its HTTP client went away
+   * (Elasticsearch's task cancellation).
+   */
+  LM_STATUS_CANCELLED = 9,
+  /**
+   * A bug: an invariant broke or a panic was caught (HTTP 500).
    */
   LM_STATUS_INTERNAL = 99,
 };
@@ -67,6 +75,97 @@ enum LmStatus
 typedef enum LmStatus LmStatus;
 #else
 typedef int32_t LmStatus;
+#endif // __STDC_VERSION__ >= 202311L
+
+/**
+ * Operation codes of `ops::call` (`eslm_call`), each with the JSON it takes and answers.
+ */
+enum EslmOp
+#if __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Take one lock or queue for it: `AcquireRequest` -> `AcquireOutcome`.
+   */
+  ESLM_OP_ACQUIRE = 1,
+  /**
+   * Release one lock: `ReleaseRequest` -> `Released`.
+   */
+  ESLM_OP_RELEASE = 2,
+  /**
+   * Extend a held lock's lease: `RenewRequest` -> `Renewed`.
+   */
+  ESLM_OP_RENEW = 3,
+  /**
+   * Take several locks all at once or queue for them: `MultiAcquireRequest` -> `MultiOutcome`.
+   */
+  ESLM_OP_ACQUIRE_MANY = 4,
+  /**
+   * Release several locks: `MultiReleaseRequest` -> the released locks.
+   */
+  ESLM_OP_RELEASE_MANY = 5,
+  /**
+   * Drop a queued request: `{"waiter_id"}` -> `{"cancelled": true}`.
+   */
+  ESLM_OP_CANCEL = 6,
+  /**
+   * Open a session: `{"owner", "ttl_ms"?}` -> `SessionInfo`.
+   */
+  ESLM_OP_SESSION_CREATE = 7,
+  /**
+   * Keep a session alive: `{"session"}` -> `SessionInfo`.
+   */
+  ESLM_OP_SESSION_KEEPALIVE = 8,
+  /**
+   * End a session, releasing its locks and dropping its waiters: `{"session"}` -> `SessionEnded`.
+   */
+  ESLM_OP_SESSION_END = 9,
+  /**
+   * Holders and waiters of one key: `{"key", "scope"?}` -> `KeyInfo`.
+   */
+  ESLM_OP_KEY_INFO = 10,
+  /**
+   * Held locks of every partition of the node, by key: `ListFilter` -> `[LockInfo + partition]`.
+   */
+  ESLM_OP_LIST = 11,
+  /**
+   * The node's lock statistics, summed over its partitions: `{}` -> stats.
+   */
+  ESLM_OP_STATS = 12,
+  /**
+   * Node-local facts for operators: `{}` -> partitions, oldest waiters, hot keys, settings.
+   */
+  ESLM_OP_DIAGNOSTICS = 13,
+  /**
+   * An administrator takes a key from whoever holds it: `{"key", "scope"?}` -> the released.
+   */
+  ESLM_OP_FORCE_RELEASE = 14,
+  /**
+   * Let time pass on one partition, or on all with partition -1: `{}` -> `{"now_ms"}`.
+   */
+  ESLM_OP_TICK = 15,
+  /**
+   * Apply new settings to every partition: `Config` -> the settings in force.
+   */
+  ESLM_OP_CONFIGURE = 16,
+  /**
+   * Weaken a held lock's mode: `DowngradeRequest` -> `Grant`.
+   */
+  ESLM_OP_DOWNGRADE = 17,
+  /**
+   * The partition became this node's: `{"epoch", "grace_ms"?, "snapshot"?}` -> its state.
+   */
+  ESLM_OP_OPEN_PARTITION = 18,
+  /**
+   * The partition left this node: `{"export"?}` -> `{"snapshot"}` (null without export).
+   */
+  ESLM_OP_CLOSE_PARTITION = 19,
+};
+#if __STDC_VERSION__ >= 202311L
+typedef enum EslmOp EslmOp;
+#else
+typedef int32_t EslmOp;
 #endif // __STDC_VERSION__ >= 202311L
 
 /**
@@ -86,7 +185,7 @@ LmStatus eslm_core_new(const char *config_json, uint64_t *out_handle, char **out
 LmStatus eslm_core_destroy(uint64_t handle);
 
 /**
- * Runs bridge operation `op` (see `ESLM_OP_*` in the README / `ops::Op`) on `partition`
+ * Runs bridge operation `op` (one of `ESLM_OP_*`, i.e. `ops::Op`) on `partition`
  * (-1 for node-wide ops) with `args_json`; writes the answer envelope
  * `{"result", "events", "tick_in_ms"}` or the error details to `*out_json`.
  *

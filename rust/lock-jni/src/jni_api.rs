@@ -1,6 +1,6 @@
 //! The JNI entry points of `org.eslm.bridge.LockNative`.
 //!
-//! Every function body runs inside [`run_jni`], which catches panics, forwards queued Rust log
+//! Every function body runs inside `run_jni`, which catches panics, forwards queued Rust log
 //! lines to Java, and turns failures into exactly one Java exception:
 //!
 //! | failure | Java exception |

@@ -6,8 +6,8 @@
 //! |---|---|
 //! | [`handle`] | Arc-backed `long` handles for objects that Java holds |
 //! | [`node`] | [`node::NodeCore`]: what one Elasticsearch node owns (partitions, clock) |
-//! | [`ops`] | every operation as JSON in → JSON out, shared by JNI and the C ABI |
-//! | [`jni_api`] | the `Java_...` entry points, each run inside [`jni_api::run_jni`] |
+//! | [`ops`] | every operation as JSON in → JSON out, shared by JNI and the C ABI; the op numbers |
+//! | [`jni_api`] | the `Java_...` entry points, each run inside `jni_api::run_jni` |
 //! | [`c_api`] | the `extern "C"` entry points described by `include/eslm.h` |
 //! | [`logging`] | a `tracing` layer that queues Rust log lines for the node's logger |
 //!
@@ -15,6 +15,7 @@
 //! errors into a Java exception (JNI) or a status code (C).
 
 #![deny(clippy::unwrap_used)]
+#![warn(clippy::too_many_lines)]
 
 pub mod c_api;
 pub mod handle;

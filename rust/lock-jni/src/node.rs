@@ -2,8 +2,8 @@
 //! clock.
 //!
 //! The clock lives here, not in `lock-core`: the core only ever sees the milliseconds handed to
-//! it. Partitions are numbered like the shards of the lock index (DESIGN.md §3); a single-node
-//! set-up serves everything from partition 0.
+//! it. Partitions are numbered like the shards of the lock index (docs/ARCHITECTURE.md,
+//! "Partitions, owners, epochs"); a single-node set-up serves everything from partition 0.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -1,0 +1,148 @@
+//! Handlers that report rather than change: the node's held locks, its statistics and its
+//! diagnostics, each over every partition the node owns.
+
+use lock_core::{HistogramSummary, HotKey, ListFilter, PartitionStats};
+use serde_json::{json, Value};
+
+use super::{decode, to_value, BridgeError, Ctx};
+use crate::node::NodeCore;
+
+/// Locks listed when the filter sets no `size` (the REST API's documented default).
+const DEFAULT_LIST_SIZE: usize = 100;
+/// Hottest keys shown by stats and diagnostics.
+const HOT_KEYS_SHOWN: usize = 10;
+/// Longest-waiting requests shown by diagnostics.
+const OLDEST_WAITERS_SHOWN: usize = 10;
+
+/// Held locks of every partition, ordered by key then owner, at most `size` of them; each
+/// names its partition (sessions are named per partition outside the core).
+pub(super) fn list(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
+    let filter: ListFilter = decode(args)?;
+    let mut locks = Vec::new();
+    for (id, p) in cx.core.partitions() {
+        p.advance(cx.now);
+        locks.extend(p.list_locks(&filter).into_iter().map(|l| (id, l)));
+        cx.touched.push(p);
+    }
+    let size = if filter.size == 0 { DEFAULT_LIST_SIZE } else { filter.size };
+    locks.sort_by(|(_, a), (_, b)| a.key.cmp(&b.key).then(a.owner.cmp(&b.owner)));
+    locks.truncate(size);
+    let mut listed = Vec::with_capacity(locks.len());
+    for (id, lock) in &locks {
+        let mut v = to_value(lock)?;
+        v["partition"] = json!(id);
+        listed.push(v);
+    }
+    Ok(Value::Array(listed).to_string())
+}
+
+pub(super) fn stats(cx: &mut Ctx<'_>, _args: &str) -> Result<String, BridgeError> {
+    let mut partitions = Vec::new();
+    for (id, p) in cx.core.partitions() {
+        p.advance(cx.now);
+        partitions.push((id, p.stats()));
+        cx.touched.push(p);
+    }
+    Ok(node_stats(&partitions).to_string())
+}
+
+/// Node-local facts for `GET /_locks/_node/diagnostics`. Partitions move on in time but their
+/// events stay queued for the next call or tick.
+pub(super) fn diagnostics(cx: &mut Ctx<'_>, _args: &str) -> Result<String, BridgeError> {
+    Ok(node_diagnostics(cx.core, cx.now)?.to_string())
+}
+
+/// The node's lock statistics as `GET /_locks/_stats` shows them: counters and gauges summed
+/// over the node's partitions; time percentiles are the largest partition's (an upper bound,
+/// exact with one partition); `partitions` keeps the per-partition detail.
+fn node_stats(partitions: &[(u32, PartitionStats)]) -> Value {
+    let sum =
+        |f: &dyn Fn(&PartitionStats) -> u64| -> u64 { partitions.iter().map(|(_, s)| f(s)).sum() };
+    let mut hot: Vec<HotKey> =
+        partitions.iter().flat_map(|(_, s)| s.hottest_keys.iter().cloned()).collect();
+    let detail: Vec<Value> = partitions
+        .iter()
+        .map(|(id, s)| json!({ "id": id, "epoch": s.epoch, "held": s.held_locks, "waiting": s.waiting }))
+        .collect();
+    json!({
+        "acquires": sum(&|s| s.counters.acquires),
+        "grants": sum(&|s| s.counters.immediate_grants + s.counters.grants_after_wait),
+        "reentrant_grants": sum(&|s| s.counters.reentrant_grants),
+        "queued": sum(&|s| s.counters.queued),
+        "conflicts": sum(&|s| s.counters.conflicts),
+        "timeouts": sum(&|s| s.counters.wait_timeouts),
+        "expiries": sum(&|s| s.counters.lease_expiries),
+        "deadlocks": sum(&|s| s.counters.deadlocks),
+        "cancelled": sum(&|s| s.counters.cancelled),
+        "releases": sum(&|s| s.counters.releases),
+        "renewals": sum(&|s| s.counters.renewals),
+        "limit_rejections": sum(&|s| s.counters.limit_rejections),
+        "held": sum(&|s| s.held_locks as u64),
+        "waiting": sum(&|s| s.waiting as u64),
+        "sessions": sum(&|s| s.sessions as u64),
+        "wait_time_ms": times(partitions, &|s| &s.wait_time),
+        "hold_time_ms": times(partitions, &|s| &s.hold_time),
+        "hot_keys": hottest(&mut hot),
+        "partitions": detail,
+    })
+}
+
+/// One time histogram over the partitions: counts summed, percentiles the largest partition's.
+fn times(
+    partitions: &[(u32, PartitionStats)],
+    f: &dyn Fn(&PartitionStats) -> &HistogramSummary,
+) -> Value {
+    let max = |g: &dyn Fn(&HistogramSummary) -> u64| {
+        partitions.iter().map(|(_, s)| g(f(s))).max().unwrap_or(0)
+    };
+    json!({
+        "count": partitions.iter().map(|(_, s)| f(s).count).sum::<u64>(),
+        "p50": max(&|h| h.p50_ms),
+        "p90": max(&|h| h.p90_ms),
+        "p99": max(&|h| h.p99_ms),
+        "max": max(&|h| h.max_ms),
+    })
+}
+
+/// The [`HOT_KEYS_SHOWN`] hottest keys as the API shows them: `acquires` counts the key's
+/// contended acquire requests (conflicts and queued), over-stated by at most `error`
+/// (Space-Saving sketch).
+fn hottest(hot: &mut Vec<HotKey>) -> Vec<Value> {
+    hot.sort_by_key(|h| std::cmp::Reverse(h.contended));
+    hot.truncate(HOT_KEYS_SHOWN);
+    hot.iter().map(|h| json!({ "key": h.key, "acquires": h.contended, "error": h.error })).collect()
+}
+
+fn node_diagnostics(core: &NodeCore, now: u64) -> Result<Value, BridgeError> {
+    let mut partitions = Vec::new();
+    let mut oldest = Vec::new();
+    let mut hot = Vec::new();
+    for (id, p) in core.partitions() {
+        p.advance(now);
+        let stats = p.stats();
+        partitions.push(json!({
+            "id": id,
+            "epoch": stats.epoch,
+            "state": if core.in_grace(id) { "grace" } else { "active" },
+            "held": stats.held_locks,
+            "held_keys": stats.held_keys,
+            "waiting": stats.waiting,
+            "sessions": stats.sessions,
+        }));
+        for w in p.oldest_waiters(OLDEST_WAITERS_SHOWN) {
+            oldest.push(json!({ "partition": id, "waiter": to_value(&w)? }));
+        }
+        hot.extend(stats.hottest_keys);
+    }
+    oldest.sort_by_key(|w| std::cmp::Reverse(w["waiter"]["waited_ms"].as_u64().unwrap_or(0)));
+    oldest.truncate(OLDEST_WAITERS_SHOWN);
+    Ok(json!({
+        "core_version": lock_core::VERSION,
+        "bridge_version": crate::BRIDGE_VERSION,
+        "uptime_ms": now,
+        "config": to_value(&core.config())?,
+        "partitions": partitions,
+        "oldest_waiters": oldest,
+        "hot_keys": hottest(&mut hot),
+    }))
+}

@@ -1,0 +1,331 @@
+//! Every bridge operation as "op code + JSON in, JSON envelope out", shared by the JNI and the
+//! C entry points so that both speak exactly the same protocol.
+//!
+//! A successful call answers an envelope:
+//!
+//! ```json
+//! {"result": <the op's answer>, "events": [<lock_core::Event + "error"?>...], "tick_in_ms": <ms> | null}
+//! ```
+//!
+//! `events` are what the call caused besides its own answer (a release grants the next waiter,
+//! a lease ran out); an event that completes a waiter without a grant carries `"error"`, the
+//! same details a failed call would (see [`event_error`]). `tick_in_ms` is when the caller must
+//! call [`Op::Tick`] next so that leases and waits expire on time with no request arriving.
+//! Failures become a [`BridgeError`], whose [`BridgeError::details_json`] is the structured form
+//! Java turns into an Elasticsearch exception. Events a failed call caused stay queued until
+//! the next call or tick.
+//!
+//! | module | role |
+//! |---|---|
+//! | `op` | [`Op`], the op numbers (the `ESLM_OP_*` constants of `include/eslm.h`) |
+//! | `dispatch` | op number -> handler table |
+//! | `locks`, `sessions`, `introspection`, `partitions` | one handler per op, by family |
+//! | `envelope` | the envelope writer |
+//! | `error` | [`BridgeError`], its details, and the event -> error mapping |
+
+mod dispatch;
+mod envelope;
+mod error;
+mod introspection;
+mod locks;
+mod op;
+mod partitions;
+mod sessions;
+
+use std::sync::Arc;
+
+use lock_core::{LockError, Partition};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+
+pub use error::{event_error, BridgeError};
+pub use op::Op;
+
+use crate::node::NodeCore;
+
+/// Which partition an op addresses; node-wide ops ignore it.
+pub const ALL_PARTITIONS: i32 = -1;
+
+/// What a handler works with: the node, the addressed partition, the call's time, and the
+/// partitions whose events go into the envelope.
+pub(crate) struct Ctx<'a> {
+    core: &'a NodeCore,
+    partition: i32,
+    /// One reading of the node's clock for the whole call.
+    now: u64,
+    touched: Vec<Arc<Partition>>,
+}
+
+impl Ctx<'_> {
+    /// The addressed partition; the call's envelope will carry its events.
+    fn one(&mut self) -> Result<&Partition, BridgeError> {
+        let p = self.core.partition(partition_id(self.partition)?)?;
+        let at = self.touched.len();
+        self.touched.push(p);
+        Ok(&self.touched[at])
+    }
+}
+
+/// Runs `op` with `args_json` on `partition` of `core` and answers the envelope.
+pub fn call(
+    core: &NodeCore,
+    op: i32,
+    partition: i32,
+    args_json: &str,
+) -> Result<String, BridgeError> {
+    let (_, handler) = dispatch::entry(op)?;
+    let mut cx = Ctx { core, partition, now: core.now(), touched: Vec::new() };
+    let result = handler(&mut cx, args_json)?;
+    envelope::write(&result, &cx.touched, || core.next_deadline_in())
+}
+
+fn decode<T: DeserializeOwned>(json: &str) -> Result<T, BridgeError> {
+    serde_json::from_str(json).map_err(|e| BridgeError::BadPayload(e.to_string()))
+}
+
+fn to_json<T: Serialize + ?Sized>(value: &T) -> Result<String, BridgeError> {
+    serde_json::to_string(value).map_err(|e| BridgeError::Internal(e.to_string()))
+}
+
+fn to_value<T: Serialize>(value: &T) -> Result<Value, BridgeError> {
+    serde_json::to_value(value).map_err(|e| BridgeError::Internal(e.to_string()))
+}
+
+fn partition_id(partition: i32) -> Result<u32, BridgeError> {
+    u32::try_from(partition).map_err(|_| {
+        LockError::invalid("partition", format!("must be a partition id, got [{partition}]")).into()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use lock_core::{Config, ErrorCode};
+    use serde_json::json;
+
+    use super::*;
+    use crate::node::NodeConfig;
+
+    fn core() -> NodeCore {
+        NodeCore::new(NodeConfig { config: Config::default(), partitions: None }).expect("core")
+    }
+
+    fn ok(core: &NodeCore, op: Op, args: &str) -> Value {
+        serde_json::from_str(&call(core, op as i32, 0, args).expect("call")).expect("envelope")
+    }
+
+    #[test]
+    fn acquire_conflict_release_round_trip_through_json() {
+        let core = core();
+        let g = ok(&core, Op::Acquire, r#"{"key":"k","owner":"a"}"#);
+        assert_eq!(g["result"]["granted"]["owner"], "a");
+        assert_eq!(g["result"]["granted"]["fencing_token"].as_u64().expect("token") >> 40, 1);
+        assert!(g["tick_in_ms"].as_u64().is_some(), "a lease is a deadline");
+
+        let err =
+            call(&core, Op::Acquire as i32, 0, r#"{"key":"k","owner":"b"}"#).expect_err("conflict");
+        assert_eq!(err.code(), ErrorCode::Conflict as i32);
+        let d: Value = serde_json::from_str(&err.details_json()).expect("json");
+        assert_eq!(d["holders"][0]["owner"], "a");
+
+        let err =
+            call(&core, Op::Acquire as i32, 0, r#"{"key":"","owner":"b"}"#).expect_err("blank key");
+        let d: Value = serde_json::from_str(&err.details_json()).expect("json");
+        assert_eq!(d["field"], "key");
+        assert!(matches!(call(&core, Op::Acquire as i32, 0, "{"), Err(BridgeError::BadPayload(_))));
+        assert!(call(&core, 999, 0, "{}").is_err(), "unknown op");
+        assert!(call(&core, Op::Acquire as i32, 7, r#"{"key":"k","owner":"a"}"#).is_err());
+
+        ok(&core, Op::Release, r#"{"key":"k","owner":"a"}"#);
+        let info = ok(&core, Op::KeyInfo, r#"{"key":"k"}"#);
+        assert_eq!(info["result"]["holders"].as_array().map(Vec::len), Some(0));
+    }
+
+    #[test]
+    fn a_release_hands_over_to_the_queued_waiter_as_an_event() {
+        let core = core();
+        ok(&core, Op::Acquire, r#"{"key":"k","owner":"a"}"#);
+        let q =
+            ok(&core, Op::Acquire, r#"{"key":"k","owner":"b","wait_ms":60000,"request_id":42}"#);
+        assert!(q["result"]["queued"]["waiter_id"].as_u64().is_some(), "{q}");
+        let r = ok(&core, Op::Release, r#"{"key":"k","owner":"a"}"#);
+        let events = r["events"].as_array().expect("events");
+        assert_eq!(events.len(), 1, "{r}");
+        assert_eq!(events[0]["event"], "granted");
+        assert_eq!(events[0]["request_id"], 42);
+        assert_eq!(events[0]["grants"][0]["owner"], "b");
+    }
+
+    #[test]
+    fn configure_applies_to_partitions_and_refuses_bad_settings() {
+        let core = core();
+        let cfg = Config { max_wait_ms: 1234, ..Config::default() };
+        let answer = ok(&core, Op::Configure, &serde_json::to_string(&cfg).expect("json"));
+        assert_eq!(answer["result"]["max_wait_ms"], 1234);
+        let bad = Config { default_lease_ms: 10, max_lease_ms: 5, ..Config::default() };
+        assert!(call(&core, Op::Configure as i32, -1, &serde_json::to_string(&bad).expect("json"))
+            .is_err());
+        assert_eq!(core.config().max_wait_ms, 1234, "old settings stay");
+    }
+
+    #[test]
+    fn partitions_hand_over_with_state_or_start_in_grace() {
+        let old = core();
+        ok(&old, Op::Acquire, r#"{"key":"k","owner":"a","lease_ms":60000}"#);
+        let closed: Value = serde_json::from_str(
+            &call(&old, Op::ClosePartition as i32, 0, r#"{"export":true}"#).expect("close"),
+        )
+        .expect("json");
+        let snapshot = closed["result"]["snapshot"].clone();
+        assert_eq!(snapshot["locks"][0]["owner"], "a");
+        assert!(call(&old, Op::KeyInfo as i32, 0, r#"{"key":"k"}"#).is_err(), "closed here");
+
+        let new = NodeCore::new(NodeConfig { config: Config::default(), partitions: Some(vec![]) })
+            .expect("core");
+        let args = json!({ "epoch": 1, "snapshot": snapshot }).to_string();
+        call(&new, Op::OpenPartition as i32, 3, &args).expect("open with state");
+        let err = call(&new, Op::Acquire as i32, 3, r#"{"key":"k","owner":"b"}"#)
+            .expect_err("holder carried over");
+        assert_eq!(err.code(), ErrorCode::Conflict as i32);
+
+        call(&new, Op::OpenPartition as i32, 4, r#"{"epoch":2,"grace_ms":60000}"#).expect("open");
+        let err =
+            call(&new, Op::Acquire as i32, 4, r#"{"key":"k","owner":"b"}"#).expect_err("grace");
+        assert_eq!(err.code(), ErrorCode::PartitionUnavailable as i32);
+        let d = ok(&new, Op::Diagnostics, "{}");
+        let states: Vec<&str> = d["result"]["partitions"]
+            .as_array()
+            .expect("partitions")
+            .iter()
+            .filter_map(|p| p["state"].as_str())
+            .collect();
+        assert!(states.contains(&"grace") && states.contains(&"active"), "{states:?}");
+    }
+
+    #[test]
+    fn diagnostics_and_stats_report_partitions() {
+        let core = core();
+        ok(&core, Op::Acquire, r#"{"key":"k","owner":"a"}"#);
+        let d = ok(&core, Op::Diagnostics, "{}");
+        assert_eq!(d["result"]["partitions"][0]["held"], 1);
+        let s = ok(&core, Op::Stats, "{}");
+        assert_eq!(s["result"]["held"], 1);
+        assert_eq!(s["result"]["acquires"], 1);
+        assert_eq!(s["result"]["partitions"][0]["held"], 1);
+    }
+
+    /// The only event of `envelope` of type `kind`.
+    fn event(envelope: &Value, kind: &str) -> Value {
+        let events: Vec<&Value> = envelope["events"]
+            .as_array()
+            .expect("events")
+            .iter()
+            .filter(|e| e["event"] == kind)
+            .collect();
+        assert_eq!(events.len(), 1, "one {kind} event in {envelope}");
+        events[0].clone()
+    }
+
+    /// Holds `k` for `a` and queues `waiter` behind it; answers the queued request's waiter id.
+    fn queue_behind_a(core: &NodeCore, waiter: &str) -> u64 {
+        ok(core, Op::Acquire, r#"{"key":"k","owner":"a","lease_ms":60000}"#);
+        let q = ok(core, Op::Acquire, waiter);
+        q["result"]["queued"]["waiter_id"].as_u64().expect("queued")
+    }
+
+    #[test]
+    fn a_session_ending_under_a_waiter_answers_session_not_found_naming_it() {
+        let core = core();
+        let s = ok(&core, Op::SessionCreate, r#"{"owner":"b"}"#);
+        let session = s["result"]["session"].as_str().expect("session").to_owned();
+        let waiter = json!({ "key": "k", "owner": "b", "wait_ms": 60000, "request_id": 7,
+                             "session": session })
+        .to_string();
+        let waiter_id = queue_behind_a(&core, &waiter);
+        let ended = ok(&core, Op::SessionEnd, &json!({ "session": session }).to_string());
+        let e = event(&ended, "cancelled");
+        assert_eq!((e["waiter_id"].as_u64(), &e["request_id"]), (Some(waiter_id), &json!(7)));
+        assert_eq!((&e["reason"], &e["session"]), (&json!("session_ended"), &json!(session)));
+        assert_eq!(e["error"]["code"], ErrorCode::SessionNotFound as i32);
+        assert_eq!(e["error"]["session"], json!(session), "the real session, not null");
+        // The same details a call with the ended session answers.
+        let call_err =
+            call(&core, Op::SessionKeepalive as i32, 0, &json!({ "session": session }).to_string())
+                .expect_err("ended");
+        let details: Value = serde_json::from_str(&call_err.details_json()).expect("json");
+        assert_eq!(e["error"], details);
+    }
+
+    #[test]
+    fn a_session_expiring_under_a_waiter_answers_session_not_found_naming_it() {
+        let core = core();
+        let s = ok(&core, Op::SessionCreate, r#"{"owner":"b","ttl_ms":200}"#);
+        let session = s["result"]["session"].as_str().expect("session").to_owned();
+        let waiter = json!({ "key": "k", "owner": "b", "wait_ms": 60000, "session": session });
+        queue_behind_a(&core, &waiter.to_string());
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let ticked: Value = serde_json::from_str(
+            &call(&core, Op::Tick as i32, ALL_PARTITIONS, "{}").expect("tick"),
+        )
+        .expect("envelope");
+        let e = event(&ticked, "cancelled");
+        assert_eq!((&e["reason"], &e["session"]), (&json!("session_expired"), &json!(session)));
+        assert_eq!(e["error"]["code"], ErrorCode::SessionNotFound as i32);
+        assert_eq!(e["error"]["session"], json!(session));
+        assert!(event(&ticked, "session_expired").get("error").is_none(), "completes no waiter");
+    }
+
+    #[test]
+    fn a_wait_that_runs_out_answers_wait_timeout() {
+        let core = core();
+        queue_behind_a(&core, r#"{"key":"k","owner":"b","wait_ms":20,"request_id":9}"#);
+        std::thread::sleep(std::time::Duration::from_millis(60));
+        let ticked = ok(&core, Op::Tick, "{}");
+        let e = event(&ticked, "wait_timed_out");
+        let waited = e["waited_ms"].as_u64().expect("waited_ms");
+        assert_eq!(e["error"]["code"], ErrorCode::WaitTimeout as i32);
+        let expected = json!({
+            "code": 4, "key": "k", "owner": "b", "waited_ms": waited,
+            "message": format!("[b] waited {waited}ms for lock [k] without getting it"),
+        });
+        assert_eq!(e["error"], expected);
+    }
+
+    #[test]
+    fn a_deadlock_victim_answers_deadlock_with_the_cycle() {
+        let core = core();
+        ok(&core, Op::Acquire, r#"{"key":"k1","owner":"a"}"#);
+        ok(&core, Op::Acquire, r#"{"key":"k2","owner":"b"}"#);
+        // The lower priority waiter is the victim: the one already queued, so it gets an event.
+        ok(&core, Op::Acquire, r#"{"key":"k2","owner":"a","wait_ms":60000,"priority":0}"#);
+        let closing = call(
+            &core,
+            Op::Acquire as i32,
+            0,
+            r#"{"key":"k1","owner":"b","wait_ms":60000,"priority":9}"#,
+        )
+        .expect("the cycle is broken by a victim event");
+        let closing: Value = serde_json::from_str(&closing).expect("envelope");
+        let e = event(&closing, "deadlock_victim");
+        assert_eq!(e["error"]["code"], ErrorCode::Deadlock as i32);
+        assert_eq!((&e["error"]["key"], &e["error"]["owner"]), (&e["key"], &e["owner"]));
+        assert_eq!(e["error"]["cycle"], e["cycle"]);
+    }
+
+    #[test]
+    fn a_wait_the_caller_cancels_answers_cancelled_and_a_grant_carries_no_error() {
+        let core = core();
+        let waiter_id = queue_behind_a(&core, r#"{"key":"k","owner":"b","wait_ms":60000}"#);
+        let cancelled = ok(&core, Op::Cancel, &json!({ "waiter_id": waiter_id }).to_string());
+        let e = event(&cancelled, "cancelled");
+        assert_eq!(e["reason"], "cancelled");
+        assert!(e.get("session").is_none(), "no session ended: {e}");
+        assert_eq!(e["error"]["code"], ErrorCode::Cancelled as i32);
+        assert_eq!(e["error"]["code"], 9);
+        assert_eq!((&e["error"]["key"], &e["error"]["owner"]), (&json!("k"), &json!("b")));
+
+        queue_behind_a(&core, r#"{"key":"k","owner":"c","wait_ms":60000}"#);
+        let released = ok(&core, Op::Release, r#"{"key":"k","owner":"a"}"#);
+        assert!(event(&released, "granted").get("error").is_none());
+    }
+}

@@ -1,0 +1,51 @@
+//! The operation numbers of the bridge: [`Op`] is the only list of them.
+//!
+//! cbindgen emits [`Op`] into the committed C header `include/eslm.h` as the `ESLM_OP_*`
+//! constants (renamed `EslmOp` there, see `cbindgen.toml`); the Java plugin's `NativeOp` is
+//! checked against that header by a Java test, and ops go on the wire by these numbers. A number
+//! is never reused or changed: a new op takes the next number (docs/ARCHITECTURE.md, "The
+//! bridge").
+
+/// Operation codes of `ops::call` (`eslm_call`), each with the JSON it takes and answers.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// Take one lock or queue for it: `AcquireRequest` -> `AcquireOutcome`.
+    Acquire = 1,
+    /// Release one lock: `ReleaseRequest` -> `Released`.
+    Release = 2,
+    /// Extend a held lock's lease: `RenewRequest` -> `Renewed`.
+    Renew = 3,
+    /// Take several locks all at once or queue for them: `MultiAcquireRequest` -> `MultiOutcome`.
+    AcquireMany = 4,
+    /// Release several locks: `MultiReleaseRequest` -> the released locks.
+    ReleaseMany = 5,
+    /// Drop a queued request: `{"waiter_id"}` -> `{"cancelled": true}`.
+    Cancel = 6,
+    /// Open a session: `{"owner", "ttl_ms"?}` -> `SessionInfo`.
+    SessionCreate = 7,
+    /// Keep a session alive: `{"session"}` -> `SessionInfo`.
+    SessionKeepalive = 8,
+    /// End a session, releasing its locks and dropping its waiters: `{"session"}` -> `SessionEnded`.
+    SessionEnd = 9,
+    /// Holders and waiters of one key: `{"key", "scope"?}` -> `KeyInfo`.
+    KeyInfo = 10,
+    /// Held locks of every partition of the node, by key: `ListFilter` -> `[LockInfo + partition]`.
+    List = 11,
+    /// The node's lock statistics, summed over its partitions: `{}` -> stats.
+    Stats = 12,
+    /// Node-local facts for operators: `{}` -> partitions, oldest waiters, hot keys, settings.
+    Diagnostics = 13,
+    /// An administrator takes a key from whoever holds it: `{"key", "scope"?}` -> the released.
+    ForceRelease = 14,
+    /// Let time pass on one partition, or on all with partition -1: `{}` -> `{"now_ms"}`.
+    Tick = 15,
+    /// Apply new settings to every partition: `Config` -> the settings in force.
+    Configure = 16,
+    /// Weaken a held lock's mode: `DowngradeRequest` -> `Grant`.
+    Downgrade = 17,
+    /// The partition became this node's: `{"epoch", "grace_ms"?, "snapshot"?}` -> its state.
+    OpenPartition = 18,
+    /// The partition left this node: `{"export"?}` -> `{"snapshot"}` (null without export).
+    ClosePartition = 19,
+}

@@ -1,0 +1,62 @@
+//! Handlers of partition and node administration: let time pass, open and close a partition
+//! as the cluster moves it (docs/ARCHITECTURE.md, "Partitions, owners, epochs"), apply new
+//! settings.
+
+use lock_core::{Config, PartitionSnapshot};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{decode, partition_id, to_json, to_value, BridgeError, Ctx, ALL_PARTITIONS};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OpenArgs {
+    epoch: u64,
+    #[serde(default)]
+    grace_ms: u64,
+    #[serde(default)]
+    snapshot: Option<PartitionSnapshot>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CloseArgs {
+    #[serde(default)]
+    export: bool,
+}
+
+/// Processes every deadline up to now on the addressed partition, or on all of them with
+/// [`ALL_PARTITIONS`]; the expiries' events ride in the envelope.
+pub(super) fn tick(cx: &mut Ctx<'_>, _args: &str) -> Result<String, BridgeError> {
+    let now = cx.now;
+    if cx.partition == ALL_PARTITIONS {
+        for (_, p) in cx.core.partitions() {
+            p.advance(now);
+            cx.touched.push(p);
+        }
+    } else {
+        cx.one()?.advance(now);
+    }
+    Ok(format!(r#"{{"now_ms":{now}}}"#))
+}
+
+pub(super) fn open(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
+    let core = cx.core;
+    let id = partition_id(cx.partition)?;
+    let args: OpenArgs = decode(args)?;
+    core.open_partition(id, args.epoch, args.grace_ms, args.snapshot.as_ref())?;
+    let epoch = cx.one()?.epoch();
+    Ok(json!({ "id": id, "epoch": epoch, "grace": core.in_grace(id) }).to_string())
+}
+
+/// Closes the partition; with `export` its state comes back for the next owner.
+pub(super) fn close(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
+    let args: CloseArgs = decode(args)?;
+    let snapshot = cx.core.close_partition(partition_id(cx.partition)?, args.export);
+    Ok(json!({ "snapshot": to_value(&snapshot)? }).to_string())
+}
+
+pub(super) fn configure(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
+    cx.core.set_config(decode::<Config>(args)?)?;
+    to_json(&cx.core.config())
+}
