@@ -7,7 +7,10 @@ package org.eslm.bridge;
  * structured details (holders of a conflicting key, the field of an invalid argument).
  */
 public final class NativeLockException extends RuntimeException {
-    /** Values of {@code lock_core::ErrorCode}; never renumbered. */
+    /*
+     * Values of lock_core::ErrorCode, emitted as LM_STATUS_* into rust/lock-jni/include/eslm.h;
+     * BridgeVocabularyTest fails when these disagree with the header. Never renumbered.
+     */
     public static final int INVALID_ARGUMENT = 1;
     public static final int CONFLICT = 2;
     public static final int NOT_HELD = 3;
@@ -16,6 +19,7 @@ public final class NativeLockException extends RuntimeException {
     public static final int SESSION_NOT_FOUND = 6;
     public static final int LIMIT_EXCEEDED = 7;
     public static final int PARTITION_UNAVAILABLE = 8;
+    public static final int CANCELLED = 9;
     public static final int INTERNAL = 99;
 
     private static final long serialVersionUID = 1L;

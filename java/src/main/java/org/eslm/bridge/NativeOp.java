@@ -1,6 +1,11 @@
 package org.eslm.bridge;
 
-/** Operation codes of {@code LockNative.call}; the numbers equal {@code ops::Op} in rust/lock-jni. */
+/**
+ * Operation codes of {@code LockNative.call}. The numbers are defined once, by {@code ops::Op} in
+ * rust/lock-jni, and emitted as {@code ESLM_OP_*} into rust/lock-jni/include/eslm.h;
+ * BridgeVocabularyTest fails when this enum disagrees with the header. They travel on the wire
+ * by number, never by declaration order.
+ */
 public enum NativeOp {
     ACQUIRE(1),
     RELEASE(2),

@@ -13,8 +13,8 @@ import java.util.Map;
  * The one table from the core's stable error codes ({@code lock_core::ErrorCode}, the constants of
  * {@link NativeLockException}) to the Elasticsearch exceptions the REST layer renders (error
  * {@code type} and HTTP status, docs/API.md "Errors"). Every native failure goes through
- * {@link #toException}: a call that fails, and (once the core attaches its {@code "error"} member
- * to events) a waiter that fails later.
+ * {@link #toException}: a call that fails, and a waiter that fails later (the core attaches the
+ * same outcome to the event as its {@code "error"} member).
  */
 public final class NativeErrors {
     private NativeErrors() {}
@@ -45,6 +45,8 @@ public final class NativeErrors {
             case NativeLockException.PARTITION_UNAVAILABLE -> new LockPartitionUnavailableException(
                 message, number(details.get("retry_after_ms"))
             );
+            // The caller cancelled its wait (its HTTP client went away): Elasticsearch's own type.
+            case NativeLockException.CANCELLED -> new TaskCancelledException(message);
             default -> new ElasticsearchStatusException(
                 "unexpected lock core outcome [" + code + "]: " + message,
                 RestStatus.INTERNAL_SERVER_ERROR
@@ -53,33 +55,19 @@ public final class NativeErrors {
     }
 
     /**
-     * The failure of a waiter the core answered later with a non-grant event ({@code type}:
-     * {@code wait_timed_out}, {@code deadlock_victim}, {@code cancelled}). Worded as the events
-     * are today; to be replaced by {@link #toException} on the event's {@code "error"} member.
+     * The failure of a waiter that the core answered later with a non-grant event
+     * ({@code wait_timed_out}, {@code deadlock_victim}, {@code cancelled}). The core attaches the
+     * outcome as the event's {@code "error"} member, in the shape of a failed call's details, so
+     * it goes through the same table as a failed call (the mapping is made once, in Rust:
+     * {@code Event::outcome}).
      */
-    static Exception waitFailure(String type, Map<?, ?> event) {
-        String key = String.valueOf(event.get("key"));
-        String owner = String.valueOf(event.get("owner"));
-        return switch (type) {
-            case "wait_timed_out" -> new LockWaitTimeoutException(
-                "[" + owner + "] waited " + event.get("waited_ms") + "ms for lock [" + key + "] without being granted",
-                key,
-                ((Number) event.get("waited_ms")).longValue()
-            );
-            case "deadlock_victim" -> new DeadlockException(
-                "[" + owner + "] waiting for [" + key + "] was chosen as the victim of deadlock " + event.get("cycle"),
-                key,
-                stringList(event.get("cycle"))
-            );
-            case "cancelled" -> switch (String.valueOf(event.get("reason"))) {
-                case "session_ended", "session_expired" -> new SessionNotFoundException(
-                    "the session of [" + owner + "] ended while it waited for [" + key + "]",
-                    String.valueOf(event.get("session"))
-                );
-                default -> new TaskCancelledException("waiting for [" + key + "] was cancelled");
-            };
-            default -> new ElasticsearchStatusException("unexpected lock event [" + type + "]", RestStatus.INTERNAL_SERVER_ERROR);
-        };
+    static RuntimeException eventFailure(Map<?, ?> event) {
+        if (event.get("error") instanceof Map<?, ?> error && error.get("code") instanceof Number code) {
+            Map<String, Object> details = new java.util.LinkedHashMap<>();
+            error.forEach((k, v) -> details.put(String.valueOf(k), v));
+            return toException(code.intValue(), String.valueOf(error.get("message")), details);
+        }
+        return new ElasticsearchStatusException("lock event without an outcome: " + event, RestStatus.INTERNAL_SERVER_ERROR);
     }
 
     private static long number(Object o) {

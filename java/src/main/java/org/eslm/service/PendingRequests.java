@@ -131,7 +131,7 @@ final class PendingRequests {
                 if (type.equals("granted")) {
                     deliverGrant(p, event);
                 } else if (p != null) {
-                    p.listener.onFailure(NativeErrors.waitFailure(type, event));
+                    p.listener.onFailure(NativeErrors.eventFailure(event));
                 }
             }
         }

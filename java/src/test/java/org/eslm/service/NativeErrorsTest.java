@@ -68,27 +68,30 @@ class NativeErrorsTest {
         }
     }
 
+    /** Events exactly as the core emits them (rust/lock-jni tests: each waiter-completing event carries its error). */
     @Test
-    void waiterEventsFailTheirRequestTyped() {
-        LockWaitTimeoutException timeout = assertInstanceOf(
-            LockWaitTimeoutException.class,
-            NativeErrors.waitFailure("wait_timed_out", Map.of("key", "k", "owner", "a", "waited_ms", 250))
-        );
-        assertEquals(List.of("250"), timeout.getMetadata("es.waited_ms"));
-        DeadlockException deadlock = assertInstanceOf(
-            DeadlockException.class,
-            NativeErrors.waitFailure("deadlock_victim", Map.of("key", "k", "owner", "a", "cycle", List.of("a", "b")))
-        );
+    void waiterEventsFailTheirRequestTypedThroughTheOneTable() {
+        LockWaitTimeoutException timeout = assertInstanceOf(LockWaitTimeoutException.class, NativeErrors.eventFailure(BridgeJson.parse("""
+            {"event":"wait_timed_out","waiter_id":2,"request_id":9,"owner":"c","key":"k","waited_ms":61,
+             "error":{"code":4,"key":"k","message":"[c] waited 61ms for lock [k] without getting it","owner":"c","waited_ms":61}}""")));
+        assertEquals(List.of("61"), timeout.getMetadata("es.waited_ms"));
+        assertEquals("[c] waited 61ms for lock [k] without getting it", timeout.getMessage());
+        DeadlockException deadlock = assertInstanceOf(DeadlockException.class, NativeErrors.eventFailure(BridgeJson.parse("""
+            {"event":"deadlock_victim","waiter_id":1,"request_id":3,"owner":"a","key":"k","cycle":["a","b"],
+             "error":{"code":5,"cycle":["a","b"],"key":"k","message":"victim","owner":"a"}}""")));
         assertEquals(List.of("a", "b"), deadlock.getMetadata("es.cycle"));
-        assertInstanceOf(
-            SessionNotFoundException.class,
-            NativeErrors.waitFailure("cancelled", Map.of("key", "k", "owner", "a", "reason", "session_ended", "session", "s"))
-        );
-        assertInstanceOf(TaskCancelledException.class, NativeErrors.waitFailure("cancelled", Map.of("key", "k", "reason", "client")));
-        ElasticsearchStatusException unknown = assertInstanceOf(
+        // The session a waiter lost is named (it used to render as "null").
+        SessionNotFoundException session = assertInstanceOf(SessionNotFoundException.class, NativeErrors.eventFailure(BridgeJson.parse("""
+            {"event":"cancelled","waiter_id":1,"request_id":7,"owner":"b","key":"k","reason":"session_ended","session":"1099511627777",
+             "error":{"code":6,"message":"session [1099511627777] does not exist or has expired","session":"1099511627777"}}""")));
+        assertEquals(List.of("1099511627777"), session.getMetadata("es.session"));
+        assertInstanceOf(TaskCancelledException.class, NativeErrors.eventFailure(BridgeJson.parse("""
+            {"event":"cancelled","waiter_id":3,"request_id":11,"owner":"d","key":"k","reason":"cancelled",
+             "error":{"code":9,"key":"k","message":"[d]'s wait for lock [k] was cancelled: cancelled","owner":"d","reason":"cancelled"}}""")));
+        ElasticsearchStatusException noOutcome = assertInstanceOf(
             ElasticsearchStatusException.class,
-            NativeErrors.waitFailure("surprise", Map.of())
+            NativeErrors.eventFailure(BridgeJson.parse("{\"event\":\"wait_timed_out\",\"request_id\":1}"))
         );
-        assertEquals(RestStatus.INTERNAL_SERVER_ERROR, unknown.status());
+        assertEquals(RestStatus.INTERNAL_SERVER_ERROR, noOutcome.status());
     }
 }

@@ -1,0 +1,98 @@
+package org.eslm.bridge;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * The bridge's numbers are defined once, in Rust ({@code ops::Op}, {@code lock_core::ErrorCode}),
+ * and emitted by cbindgen into the committed C header {@code rust/lock-jni/include/eslm.h}, which a
+ * Rust test keeps current. This test holds the Java copies ({@link NativeOp},
+ * {@link NativeLockException}'s constants) to that header, name by name and number by number.
+ */
+class BridgeVocabularyTest {
+    private static final Pattern OP = Pattern.compile("^\\s*ESLM_OP_(\\w+) = (\\d+),", Pattern.MULTILINE);
+    private static final Pattern STATUS = Pattern.compile("^\\s*LM_STATUS_(\\w+) = (\\d+),", Pattern.MULTILINE);
+    /** The success status is not an outcome: no exception carries it. */
+    private static final String SUCCESS = "OK";
+
+    @Test
+    void everyOpHasTheHeadersNumber() throws IOException {
+        Map<String, Integer> java = new TreeMap<>();
+        for (NativeOp op : NativeOp.values()) {
+            java.put(op.name(), op.code());
+        }
+        assertEquals(List.of(), mismatches(constants(OP, header()), java));
+    }
+
+    @Test
+    void everyStatusHasTheHeadersNumber() throws IOException, IllegalAccessException {
+        Map<String, Integer> header = constants(STATUS, header());
+        header.remove(SUCCESS);
+        Map<String, Integer> java = new TreeMap<>();
+        for (Field f : NativeLockException.class.getFields()) {
+            if (Modifier.isStatic(f.getModifiers()) && f.getType() == int.class) {
+                java.put(f.getName(), f.getInt(null));
+            }
+        }
+        assertEquals(List.of(), mismatches(header, java));
+    }
+
+    /** The checker itself finds a renumbered, a missing and an extra constant. */
+    @Test
+    void aDeliberateMismatchIsReported() {
+        Map<String, Integer> header = Map.of("ACQUIRE", 1, "RELEASE", 2, "RENEW", 3);
+        Map<String, Integer> java = Map.of("ACQUIRE", 1, "RELEASE", 3, "TICK", 15);
+        assertEquals(
+            List.of("RELEASE: header 2, Java 3", "RENEW: header 3, Java none", "TICK: header none, Java 15"),
+            mismatches(header, java)
+        );
+    }
+
+    @Test
+    void theHeaderIsParsed() throws IOException {
+        // Guards the regular expressions: an empty parse would make the comparisons vacuous.
+        assertEquals(1, constants(OP, header()).get("ACQUIRE"));
+        assertEquals(99, constants(STATUS, header()).get("INTERNAL"));
+    }
+
+    static List<String> mismatches(Map<String, Integer> header, Map<String, Integer> java) {
+        List<String> out = new ArrayList<>();
+        TreeSet<String> names = new TreeSet<>(header.keySet());
+        names.addAll(java.keySet());
+        for (String name : names) {
+            Integer h = header.get(name);
+            Integer j = java.get(name);
+            if (h == null || h.equals(j) == false) {
+                out.add(name + ": header " + (h == null ? "none" : h) + ", Java " + (j == null ? "none" : j));
+            }
+        }
+        return out;
+    }
+
+    private static Map<String, Integer> constants(Pattern pattern, String text) {
+        Map<String, Integer> out = new TreeMap<>();
+        Matcher m = pattern.matcher(text);
+        while (m.find()) {
+            out.put(m.group(1), Integer.parseInt(m.group(2)));
+        }
+        return out;
+    }
+
+    private static String header() throws IOException {
+        return Files.readString(Path.of(System.getProperty("eslm.c.header", "rust/lock-jni/include/eslm.h")));
+    }
+}
