@@ -38,17 +38,21 @@ use hashbrown::{DefaultHashBuilder, HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 
+use crate::answer::{
+    AcquireOutcome, Grant, HolderInfo, KeyInfo, LockInfo, MultiOutcome, Queued, Released, Renewed,
+    SessionEnded, SessionInfo, TokenGrant, TokenOutcome, WaiterInfo,
+};
 use crate::config::Config;
 use crate::error::LockError;
 use crate::event::{CancelReason, Event};
-use crate::stats::{Counters, Histogram, HotKeys, PartitionStats};
-use crate::types::{
-    tree_ancestors, validate_key, validate_owner, validate_tree_path, AcquireOutcome,
-    AcquireRequest, DowngradeRequest, FencingToken, Grant, HolderInfo, KeyInfo, LockInfo, Millis,
-    Mode, MultiAcquireRequest, MultiOutcome, MultiReleaseRequest, Priority, PriorityValue, Queued,
-    ReleaseRequest, Released, RenewRequest, Renewed, Scope, SessionEnded, SessionInfo, TokenGrant,
-    TokenOutcome, WaiterId, WaiterInfo,
+use crate::mode::Mode;
+use crate::request::{
+    AcquireRequest, DowngradeRequest, MultiAcquireRequest, MultiReleaseRequest, ReleaseRequest,
+    RenewRequest,
 };
+use crate::stats::{Counters, Histogram, HotKeys, PartitionStats};
+use crate::types::{FencingToken, Millis, Priority, PriorityValue, Scope, WaiterId};
+use crate::validate::{tree_ancestors, validate_key, validate_owner, validate_tree_path};
 
 type KeyIdx = u32;
 type OwnerIdx = u32;
@@ -222,7 +226,8 @@ pub struct ListFilter {
 /// A partition's state for handing it to another node: held locks with their leases and
 /// tokens, sessions, the epoch and the fencing counter. Times are relative ("ms left") because
 /// the two nodes' clocks differ. Waiters are not included: they stay with the old owner, which
-/// answers them as unavailable, and their clients retry (DESIGN.md §3).
+/// answers them as unavailable, and their clients retry (docs/ARCHITECTURE.md, "Partitions,
+/// owners, epochs").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PartitionSnapshot {
     pub epoch: u64,
@@ -423,7 +428,8 @@ impl LockTable {
         self.waiters.len()
     }
 
-    /// Refuses new grants until `until` (recovery grace after an owner died, DESIGN.md §3).
+    /// Refuses new grants until `until` (recovery grace after an owner died, docs/ARCHITECTURE.md
+    /// "Partitions, owners, epochs").
     pub fn begin_grace(&mut self, until: Millis) {
         self.grace_until = self.grace_until.max(until);
     }
