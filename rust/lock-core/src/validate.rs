@@ -4,8 +4,11 @@
 //! The table calls these before it touches any state (the "validate" step of an acquire, see
 //! `table/README.md`), so a refused request never leaves a trace.
 
+use crate::config::{Config, Limits};
 use crate::error::LockError;
-use crate::types::{Priority, PriorityValue, MAX_KEY_BYTES, MAX_OWNER_BYTES};
+use crate::types::{
+    FencingToken, Millis, Priority, PriorityValue, Scope, MAX_KEY_BYTES, MAX_OWNER_BYTES,
+};
 
 impl Priority {
     /// Validates a caller's priority; `None` is [`Priority::FOREGROUND`].
@@ -89,6 +92,55 @@ fn validate_id(field: &'static str, value: &str, max: usize) -> Result<(), LockE
     }
     if value.chars().any(char::is_control) {
         return Err(LockError::invalid(field, "must not contain control characters"));
+    }
+    Ok(())
+}
+
+/// Checks a key against its scope's syntax and the configured `max_key_bytes`.
+pub(crate) fn name(name: &str, scope: Scope, limits: &Limits) -> Result<(), LockError> {
+    validate_key(name)?;
+    if name.len() > limits.max_key_bytes {
+        return Err(LockError::invalid(
+            "key",
+            format!("must be at most {} bytes, got {}", limits.max_key_bytes, name.len()),
+        ));
+    }
+    if scope == Scope::Tree {
+        validate_tree_path(name, limits.max_tree_depth)?;
+    }
+    Ok(())
+}
+
+/// A caller's lease length: absent is the default lease, 0 is refused, longer than the
+/// maximum is capped.
+pub(crate) fn lease(config: &Config, lease_ms: Option<Millis>) -> Result<Millis, LockError> {
+    positive_capped(config, "lease_ms", lease_ms)
+}
+
+/// A caller's session TTL: the same rules as a lease, naming `ttl_ms`.
+pub(crate) fn ttl(config: &Config, ttl_ms: Option<Millis>) -> Result<Millis, LockError> {
+    positive_capped(config, "ttl_ms", ttl_ms)
+}
+
+fn positive_capped(
+    config: &Config,
+    field: &'static str,
+    value: Option<Millis>,
+) -> Result<Millis, LockError> {
+    match value {
+        None => Ok(config.default_lease_ms),
+        Some(0) => Err(LockError::invalid(field, "must be positive")),
+        Some(v) => Ok(v.min(config.max_lease_ms)),
+    }
+}
+
+/// An epoch must fit the high bits of a [`FencingToken`].
+pub(crate) fn epoch(epoch: u64) -> Result<(), LockError> {
+    if epoch > FencingToken::MAX_EPOCH {
+        return Err(LockError::invalid(
+            "epoch",
+            format!("must be at most {}, got {epoch}", FencingToken::MAX_EPOCH),
+        ));
     }
     Ok(())
 }
