@@ -19,6 +19,9 @@
 //!
 //! The rules are written up, in tables, in `docs/LOCK_CORE.md`.
 
+// No production function longer than `too-many-lines-threshold` (clippy.toml, 80 lines).
+#![warn(clippy::too_many_lines)]
+
 mod answer;
 mod config;
 mod error;
