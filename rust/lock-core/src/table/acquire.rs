@@ -12,6 +12,7 @@ use smallvec::SmallVec;
 use super::grant::GrantTerms;
 use super::records::{
     Captured, Dirty, KeyIdx, LockIdx, OwnerIdx, QueueKey, SessIdx, Target, Waiter, NO_OWNER,
+    NO_SESSION,
 };
 use super::LockTable;
 use crate::answer::Queued;
@@ -48,18 +49,19 @@ pub(super) enum Acquired {
     Queued(Queued),
 }
 
-/// The "validate" step's result: targets with duplicates merged, options checked and capped.
-struct Checked<'a> {
+/// One holding an acquire needs: scope, name, mode, and the key's slab number if interned.
+type Needed<'a> = (Scope, &'a str, Mode, Option<KeyIdx>);
+
+/// One acquire's working state, filled in place by the steps: validate (`specs`, the
+/// options), plan (`owner` .. `qkey`). Built once on the caller's stack and passed by
+/// reference, so the inline vectors are never moved on the uncontended path.
+struct Plan<'a> {
     /// First-seen order; a key named twice appears once, in the join of its modes.
     specs: SmallVec<[Spec<'a>; 1]>,
     priority: Priority,
     wait_ms: Millis,
     lease_ms: Millis,
     session: SessIdx,
-}
-
-/// What the owner already holds of the targets.
-struct Holdings {
     owner: Option<OwnerIdx>,
     /// Per spec: `Some(lock)` when the owner holds this target already.
     existing: SmallVec<[Option<LockIdx>; 1]>,
@@ -69,17 +71,29 @@ struct Holdings {
     all_reentrant: bool,
     /// Every target held already: the acquire upgrades and is ranked ahead of everything.
     all_upgrades: bool,
-}
-
-/// One holding an acquire needs: scope, name, mode, and the key's slab number if interned.
-type Needed<'a> = (Scope, &'a str, Mode, Option<KeyIdx>);
-
-/// The "plan" step's result.
-struct Plan<'a> {
-    held: Holdings,
     /// Targets (joined with what is held) and tree ancestors, each key once.
     needed: SmallVec<[Needed<'a>; 4]>,
     qkey: QueueKey,
+}
+
+impl Plan<'_> {
+    /// An empty plan; every field is set by the step that owns it before it is read.
+    fn new() -> Self {
+        Plan {
+            specs: SmallVec::new(),
+            priority: Priority::FOREGROUND,
+            wait_ms: 0,
+            lease_ms: 0,
+            session: NO_SESSION,
+            owner: None,
+            existing: SmallVec::new(),
+            spec_keys: SmallVec::new(),
+            all_reentrant: true,
+            all_upgrades: true,
+            needed: SmallVec::new(),
+            qkey: QueueKey { rank: 0, seq: 0 },
+        }
+    }
 }
 
 /// The error for a grant that produced no record (a broken invariant, never expected).
@@ -117,17 +131,21 @@ impl LockTable {
         self.advance_to(now);
         let now = self.now;
         self.counters.acquires += 1;
-        let checked = self.check_acquire(req, now)?;
-        let held = self.holdings(req.owner, &checked.specs);
-        if held.all_reentrant {
+        let mut plan = Plan::new();
+        self.check_acquire(req, &mut plan, now)?;
+        self.find_holdings(req.owner, &mut plan);
+        if plan.all_reentrant {
             self.counters.reentrant_grants += 1;
-            let grants = held.existing.iter().flatten().map(|&l| self.capture(l, true)).collect();
+            let mut grants = SmallVec::new();
+            for &l in plan.existing.iter().flatten() {
+                grants.push(self.capture(l, true));
+            }
             return Ok(Acquired::Granted(grants));
         }
-        let plan = self.plan(&checked, held, now);
+        self.plan_needed(&mut plan, now);
         match self.first_blocked(&plan) {
-            None => self.grant_now(req.owner, &checked, &plan, now),
-            Some(blocked) => self.conflict_or_queue(req, &checked, &plan, blocked, now),
+            None => self.grant_now(req.owner, &plan, now),
+            Some(blocked) => self.conflict_or_queue(req, &plan, blocked, now),
         }
     }
 
@@ -135,8 +153,9 @@ impl LockTable {
     fn check_acquire<'a>(
         &mut self,
         req: &AcquireSpec<'a>,
+        plan: &mut Plan<'a>,
         now: Millis,
-    ) -> Result<Checked<'a>, LockError> {
+    ) -> Result<(), LockError> {
         validate::validate_owner(req.owner)?;
         if req.targets.is_empty() {
             return Err(LockError::invalid("locks", "must name at least one key"));
@@ -146,60 +165,49 @@ impl LockTable {
             return Err(self.limit_exceeded("max_keys_per_request", max_keys));
         }
         // Merge duplicates (stronger mode wins), keep first-seen order.
-        let mut specs: SmallVec<[Spec<'a>; 1]> = SmallVec::new();
         for s in req.targets {
             validate::name(s.name, s.scope, &self.config.limits)?;
-            if let Some(e) = specs.iter_mut().find(|e| e.scope == s.scope && e.name == s.name) {
+            if let Some(e) = plan.specs.iter_mut().find(|e| e.scope == s.scope && e.name == s.name)
+            {
                 e.mode = e.mode.join(s.mode);
             } else {
-                specs.push(*s);
+                plan.specs.push(*s);
             }
         }
-        let checked = Checked {
-            specs,
-            priority: Priority::parse(req.priority)?,
-            wait_ms: req.wait_ms.unwrap_or(0).min(self.config.max_wait_ms),
-            lease_ms: validate::lease(&self.config, req.lease_ms)?,
-            session: self.session_for(req.session, req.owner)?,
-        };
+        plan.priority = Priority::parse(req.priority)?;
+        plan.wait_ms = req.wait_ms.unwrap_or(0).min(self.config.max_wait_ms);
+        plan.lease_ms = validate::lease(&self.config, req.lease_ms)?;
+        plan.session = self.session_for(req.session, req.owner)?;
         if now < self.grace_until {
             return Err(LockError::PartitionUnavailable { retry_after_ms: self.grace_until - now });
         }
-        Ok(checked)
+        Ok(())
     }
 
     /// Plan, part 1: what does the owner already hold?
-    fn holdings(&self, owner_name: &str, specs: &[Spec<'_>]) -> Holdings {
+    fn find_holdings(&self, owner_name: &str, plan: &mut Plan<'_>) {
         let owner = self.find_owner(owner_name);
-        let mut held = Holdings {
-            owner,
-            existing: SmallVec::new(),
-            spec_keys: SmallVec::new(),
-            all_reentrant: true,
-            all_upgrades: true,
-        };
-        for s in specs {
+        plan.owner = owner;
+        for s in &plan.specs {
             let k = self.find_key(s.scope, s.name);
-            held.spec_keys.push(k);
+            plan.spec_keys.push(k);
             let lock = owner.zip(k).and_then(|(o, k)| self.find_target_lock(o, k));
             match lock {
                 Some(l) if self.lock(l).mode.covers(s.mode) => {}
-                Some(_) => held.all_reentrant = false,
+                Some(_) => plan.all_reentrant = false,
                 None => {
-                    held.all_reentrant = false;
-                    held.all_upgrades = false;
+                    plan.all_reentrant = false;
+                    plan.all_upgrades = false;
                 }
             }
-            held.existing.push(lock);
+            plan.existing.push(lock);
         }
-        held
     }
 
     /// Plan, part 2: the holdings needed (targets joined with what is held, and tree
     /// ancestors) and the queue position.
-    fn plan<'a>(&mut self, checked: &Checked<'a>, held: Holdings, now: Millis) -> Plan<'a> {
-        let mut needed: SmallVec<[Needed<'a>; 4]> = SmallVec::new();
-        for ((s, ex), k) in checked.specs.iter().zip(&held.existing).zip(&held.spec_keys) {
+    fn plan_needed(&mut self, plan: &mut Plan<'_>, now: Millis) {
+        for ((s, ex), k) in plan.specs.iter().zip(&plan.existing).zip(&plan.spec_keys) {
             // Targets already held stay in: a waiter queues on them too, so that it still
             // gets them if the owner lets them go while it waits. Keys the owner holds in a
             // covering mode never block it (see `blocked_at`).
@@ -207,23 +215,23 @@ impl LockTable {
                 Some(l) => self.lock(*l).mode.join(s.mode),
                 None => s.mode,
             };
-            push_needed(&mut needed, s.scope, s.name, mode, *k);
+            push_needed(&mut plan.needed, s.scope, s.name, mode, *k);
             if s.scope == Scope::Tree {
                 for anc in validate::tree_ancestors(s.name) {
                     let ak = self.find_key(Scope::Tree, anc);
-                    push_needed(&mut needed, Scope::Tree, anc, mode.intention(), ak);
+                    push_needed(&mut plan.needed, Scope::Tree, anc, mode.intention(), ak);
                 }
             }
         }
         let seq = self.next_seq;
         self.next_seq += 1;
-        let rank = if held.all_upgrades { i128::MIN } else { self.rank(checked.priority, now) };
-        Plan { held, needed, qkey: QueueKey { rank, seq } }
+        let rank = if plan.all_upgrades { i128::MIN } else { self.rank(plan.priority, now) };
+        plan.qkey = QueueKey { rank, seq };
     }
 
     /// The first needed key that blocks the request, if any (keys not interned yet are free).
     fn first_blocked(&self, plan: &Plan<'_>) -> Option<KeyIdx> {
-        let owner = plan.held.owner.unwrap_or(NO_OWNER);
+        let owner = plan.owner.unwrap_or(NO_OWNER);
         plan.needed.iter().find_map(|&(_, _, mode, k)| {
             let k = k?;
             self.blocked_at(k, owner, mode, plan.qkey).then_some(k)
@@ -234,16 +242,15 @@ impl LockTable {
     fn grant_now(
         &mut self,
         owner_name: &str,
-        checked: &Checked<'_>,
         plan: &Plan<'_>,
         now: Millis,
     ) -> Result<Acquired, LockError> {
-        let new_locks = plan.held.existing.iter().filter(|e| e.is_none()).count();
+        let new_locks = plan.existing.iter().filter(|e| e.is_none()).count();
         let max_locks = self.config.limits.max_locks;
         if self.live_locks + new_locks > max_locks {
             return Err(self.limit_exceeded("max_locks", max_locks));
         }
-        let owner = match plan.held.owner {
+        let owner = match plan.owner {
             Some(o) => {
                 self.owners.live_mut(o).refs += 1;
                 o
@@ -256,7 +263,7 @@ impl LockTable {
             }
         }
         let mut targets: SmallVec<[Target; 1]> = SmallVec::new();
-        for (s, k) in checked.specs.iter().zip(&plan.held.spec_keys) {
+        for (s, k) in plan.specs.iter().zip(&plan.spec_keys) {
             let key = match k {
                 Some(k) => *k,
                 None => self.intern_key(s.scope, s.name),
@@ -266,11 +273,14 @@ impl LockTable {
         let terms = GrantTerms {
             token: self.next_token()?,
             now,
-            lease_ms: checked.lease_ms,
-            session: checked.session,
+            lease_ms: plan.lease_ms,
+            session: plan.session,
         };
         let granted = self.apply_grant(owner, &targets, &terms);
-        let grants = granted.iter().map(|&(l, reentrant)| self.capture(l, reentrant)).collect();
+        let mut grants = SmallVec::new();
+        for &(l, reentrant) in &granted {
+            grants.push(self.capture(l, reentrant));
+        }
         self.counters.immediate_grants += 1;
         // An immediate grant ranked ahead of existing waiters (priority) can make them wait
         // for this owner: look for a cycle through it.
@@ -290,20 +300,19 @@ impl LockTable {
     fn conflict_or_queue(
         &mut self,
         req: &AcquireSpec<'_>,
-        checked: &Checked<'_>,
         plan: &Plan<'_>,
         blocked_key: KeyIdx,
         now: Millis,
     ) -> Result<Acquired, LockError> {
         let blocked_name = self.key_name(blocked_key);
         self.hot.hit(&blocked_name);
-        if checked.wait_ms == 0 {
+        if plan.wait_ms == 0 {
             self.counters.conflicts += 1;
             let holders = self.holder_infos(blocked_key, now);
             return Err(LockError::Conflict { key: blocked_name, holders });
         }
         self.check_queue_room(&plan.needed)?;
-        let queued = self.enqueue(req, checked, plan, now);
+        let queued = self.enqueue(req, plan, now);
         if let Some(victim_cycle) = self.resolve_deadlocks(queued.owner, Some(queued.id)) {
             // This request was the victim: it is already removed; answer it directly.
             self.counters.deadlocks += 1;
@@ -350,36 +359,30 @@ impl LockTable {
     }
 
     /// Queue: one waiter for all needed keys.
-    fn enqueue(
-        &mut self,
-        req: &AcquireSpec<'_>,
-        checked: &Checked<'_>,
-        plan: &Plan<'_>,
-        now: Millis,
-    ) -> Enqueued {
+    fn enqueue(&mut self, req: &AcquireSpec<'_>, plan: &Plan<'_>, now: Millis) -> Enqueued {
         let owner = self.intern_owner(req.owner);
         let mut keys: SmallVec<[(KeyIdx, Mode); 1]> = SmallVec::new();
         for &(scope, name, mode, k) in &plan.needed {
             keys.push((k.unwrap_or_else(|| self.intern_key(scope, name)), mode));
         }
         let mut targets: SmallVec<[Target; 1]> = SmallVec::new();
-        for s in &checked.specs {
+        for s in &plan.specs {
             targets.push(Target { key: self.intern_key(s.scope, s.name), mode: s.mode });
         }
         let id = self.next_waiter;
         self.next_waiter += 1;
-        let deadline = now.saturating_add(checked.wait_ms);
+        let deadline = now.saturating_add(plan.wait_ms);
         let waiter = Waiter {
             request_id: req.request_id,
             owner,
             targets,
             keys,
             qkey: plan.qkey,
-            priority: checked.priority,
+            priority: plan.priority,
             enqueued_at: now,
             deadline,
-            lease_ms: checked.lease_ms,
-            session: checked.session,
+            lease_ms: plan.lease_ms,
+            session: plan.session,
         };
         self.insert_waiter(id, waiter);
         self.owner_unref(owner);
