@@ -12,7 +12,7 @@ use std::ops::Bound;
 
 use hashbrown::HashMap;
 
-use super::records::{Dirty, KeyIdx, OwnerIdx, QueueKey};
+use super::records::{Dirty, KeyIdx, OwnerIdx, QueueKey, WaitQueue};
 use super::LockTable;
 use crate::event::Event;
 use crate::types::WaiterId;
@@ -101,6 +101,11 @@ impl LockTable {
             let w = self.waiter(*wid);
             for &(k, m) in &w.keys {
                 let Some(q) = self.key_state(k).queue.as_ref() else { continue };
+                if !queued_behind(q, w.qkey) {
+                    // The common case of a waiter that just queued at the end: no range
+                    // search down the tree.
+                    continue;
+                }
                 for (_, e) in q.range((Bound::Excluded(w.qkey), Bound::Unbounded)) {
                     budget = budget.saturating_sub(1);
                     if budget == 0 {
@@ -129,9 +134,7 @@ impl LockTable {
             || o.waiters.iter().any(|wid| {
                 let w = self.waiter(*wid);
                 w.keys.iter().any(|(k, _)| {
-                    self.key_state(*k).queue.as_ref().is_some_and(|q| {
-                        q.range((Bound::Excluded(w.qkey), Bound::Unbounded)).next().is_some()
-                    })
+                    self.key_state(*k).queue.as_ref().is_some_and(|q| queued_behind(q, w.qkey))
                 })
             })
     }
@@ -237,4 +240,9 @@ impl LockTable {
         cycle.reverse();
         Some(cycle)
     }
+}
+
+/// Whether anybody is queued behind position `qkey` (the last entry is later than it).
+fn queued_behind(q: &WaitQueue, qkey: QueueKey) -> bool {
+    q.last_key_value().is_some_and(|(last, _)| *last > qkey)
 }
