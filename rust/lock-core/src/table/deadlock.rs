@@ -69,7 +69,7 @@ impl LockTable {
                 return Some(names);
             }
             self.counters.deadlocks += 1;
-            let key = w.targets.first().map(|t| self.key_name(t.key)).unwrap_or_default();
+            let key = self.waiter_key(&w);
             self.events.push(Event::DeadlockVictim {
                 waiter_id: victim,
                 request_id: w.request_id,

@@ -221,10 +221,15 @@ impl LockTable {
         });
     }
 
+    /// The key a waiter's events name: its first target (a multi-lock waits for all).
+    pub(super) fn waiter_key(&self, w: &Waiter) -> String {
+        w.targets.first().map(|t| self.key_name(t.key)).unwrap_or_default()
+    }
+
     /// Emits [`Event::WaitTimedOut`] for a waiter already removed.
     pub(super) fn emit_timeout(&mut self, wid: WaiterId, w: &Waiter, now: Millis) {
         self.counters.wait_timeouts += 1;
-        let key = w.targets.first().map(|t| self.key_name(t.key)).unwrap_or_default();
+        let key = self.waiter_key(w);
         self.events.push(Event::WaitTimedOut {
             waiter_id: wid,
             request_id: w.request_id,
@@ -241,7 +246,7 @@ impl LockTable {
             self.owners.live_mut(owner).refs += 1;
             if let Some(w) = self.remove_waiter(wid, &mut dirty) {
                 self.counters.cancelled += 1;
-                let key = w.targets.first().map(|t| self.key_name(t.key)).unwrap_or_default();
+                let key = self.waiter_key(&w);
                 self.events.push(Event::Cancelled {
                     waiter_id: wid,
                     request_id: w.request_id,
