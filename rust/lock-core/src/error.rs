@@ -10,7 +10,8 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::types::{HolderInfo, Millis, WaiterId};
+use crate::answer::HolderInfo;
+use crate::types::{Millis, WaiterId};
 
 /// Stable numeric code of every outcome the core can report, and the status of a bridge call.
 ///

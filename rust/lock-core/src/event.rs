@@ -11,8 +11,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::answer::Grant;
 use crate::error::LockError;
-use crate::types::{FencingToken, Grant, Millis, Scope, WaiterId};
+use crate::types::{FencingToken, Millis, Scope, WaiterId};
 
 /// Why a waiter was dropped without a grant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

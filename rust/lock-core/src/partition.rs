@@ -7,16 +7,20 @@
 
 use parking_lot::Mutex;
 
+use crate::answer::{
+    AcquireOutcome, Grant, KeyInfo, LockInfo, MultiOutcome, Released, Renewed, SessionEnded,
+    SessionInfo, TokenOutcome, WaiterInfo,
+};
 use crate::config::Config;
 use crate::error::LockError;
 use crate::event::Event;
+use crate::request::{
+    AcquireRequest, DowngradeRequest, MultiAcquireRequest, MultiReleaseRequest, ReleaseRequest,
+    RenewRequest,
+};
 use crate::stats::PartitionStats;
 use crate::table::{ListFilter, LockTable, PartitionSnapshot};
-use crate::types::{
-    AcquireOutcome, AcquireRequest, DowngradeRequest, FencingToken, Grant, KeyInfo, LockInfo,
-    Millis, MultiAcquireRequest, MultiOutcome, MultiReleaseRequest, ReleaseRequest, Released,
-    RenewRequest, Renewed, Scope, SessionEnded, SessionInfo, TokenOutcome, WaiterId, WaiterInfo,
-};
+use crate::types::{FencingToken, Millis, Scope, WaiterId};
 
 /// One partition of the lock space, safe to share between threads.
 #[derive(Debug)]

@@ -26,12 +26,15 @@ pub struct Counters {
     pub limit_rejections: u64,
 }
 
+/// Buckets of a [`Histogram`]: one for 0 and one per bit length of a `u64` (1..=64).
+const BUCKETS: usize = u64::BITS as usize + 1;
+
 /// A histogram of milliseconds in power-of-two buckets: bucket 0 holds 0, bucket `i` holds
 /// `[2^(i-1), 2^i)`. Percentiles answer the bucket's upper bound, so they over-state by at most
 /// a factor of two — plenty for "p99 wait is about 200 ms".
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Histogram {
-    buckets: [u64; 65],
+    buckets: [u64; BUCKETS],
     count: u64,
     sum: u128,
     max: Millis,
@@ -39,7 +42,7 @@ pub struct Histogram {
 
 impl Default for Histogram {
     fn default() -> Self {
-        Histogram { buckets: [0; 65], count: 0, sum: 0, max: 0 }
+        Histogram { buckets: [0; BUCKETS], count: 0, sum: 0, max: 0 }
     }
 }
 

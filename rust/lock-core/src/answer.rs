@@ -1,0 +1,171 @@
+//! The answers the table gives: grants, queued tickets, releases, renewals, and the views
+//! of keys, holders, waiters, locks and sessions shown by lookups and conflict errors.
+
+use serde::{Deserialize, Serialize};
+
+use crate::mode::Mode;
+use crate::types::{FencingToken, Millis, Priority, Scope, WaiterId};
+
+/// A granted lock.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Grant {
+    pub key: String,
+    pub owner: String,
+    pub mode: Mode,
+    pub fencing_token: FencingToken,
+    /// Milliseconds the grant waited in the queue (0 for an immediate grant).
+    pub waited_ms: Millis,
+    /// True when the owner already held the lock and got its existing grant back.
+    pub reentrant: bool,
+    #[serde(default)]
+    pub scope: Scope,
+    /// Milliseconds of lease left at the time of the answer.
+    #[serde(default)]
+    pub lease_ms: Millis,
+    /// The session holding the lock, if any.
+    #[serde(default)]
+    pub session: Option<String>,
+}
+
+/// What an acquire did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AcquireOutcome {
+    /// Granted at once.
+    Granted(Grant),
+    /// Queued: the final outcome arrives as an [`crate::Event`] carrying this waiter id.
+    Queued(Queued),
+}
+
+/// What [`crate::LockTable::acquire_token`] did: like [`AcquireOutcome`], without echoing the
+/// key and owner the caller already has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenOutcome {
+    Granted(TokenGrant),
+    Queued(Queued),
+}
+
+/// A grant without the echoed names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenGrant {
+    pub fencing_token: FencingToken,
+    pub mode: Mode,
+    pub lease_ms: Millis,
+    pub reentrant: bool,
+}
+
+/// What a multi-acquire did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MultiOutcome {
+    /// Every key granted at once, in request order.
+    Granted(Vec<Grant>),
+    /// Queued as one waiter for all keys.
+    Queued(Queued),
+}
+
+/// A queued request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Queued {
+    pub waiter_id: WaiterId,
+    pub request_id: u64,
+    /// When the request times out unless granted before.
+    pub deadline: Millis,
+}
+
+/// The answer to a release.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Released {
+    pub key: String,
+    pub owner: String,
+    pub fencing_token: FencingToken,
+}
+
+/// The answer to a renew.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Renewed {
+    pub key: String,
+    pub owner: String,
+    pub fencing_token: FencingToken,
+    /// Lease left from now.
+    pub lease_ms: Millis,
+}
+
+/// One holder of a key, as shown by lookups and conflict errors.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HolderInfo {
+    pub owner: String,
+    pub mode: Mode,
+    pub fencing_token: FencingToken,
+    /// Milliseconds since the grant.
+    pub held_ms: Millis,
+    /// Milliseconds of lease left.
+    #[serde(default)]
+    pub lease_ms: Millis,
+    /// True when this is an intention mode put on an ancestor by a tree lock below it.
+    #[serde(default)]
+    pub intention: bool,
+}
+
+/// One queued request on a key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaiterInfo {
+    pub waiter_id: WaiterId,
+    pub owner: String,
+    pub mode: Mode,
+    pub priority: Priority,
+    pub waited_ms: Millis,
+    /// Milliseconds until the request times out.
+    pub wait_left_ms: Millis,
+    /// The key waited for (its first key for a multi-lock); set where the waiter is listed
+    /// without its key around it, e.g. in the oldest waiters of a partition.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+}
+
+/// Everything known about one key. A free key has no holders and no waiters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyInfo {
+    pub key: String,
+    #[serde(default)]
+    pub scope: Scope,
+    pub holders: Vec<HolderInfo>,
+    /// In queue order (the next to be considered first).
+    #[serde(default)]
+    pub waiters: Vec<WaiterInfo>,
+}
+
+/// One held lock, as listed by owner or prefix.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LockInfo {
+    pub key: String,
+    pub scope: Scope,
+    pub owner: String,
+    pub mode: Mode,
+    pub fencing_token: FencingToken,
+    pub held_ms: Millis,
+    pub lease_ms: Millis,
+    pub session: Option<String>,
+}
+
+/// A session: one lease and keep-alive for many locks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionInfo {
+    pub session: String,
+    pub owner: String,
+    pub ttl_ms: Millis,
+    /// Milliseconds left until the session expires.
+    pub expires_in_ms: Millis,
+    pub locks: usize,
+}
+
+/// The answer to ending a session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionEnded {
+    pub session: String,
+    /// Keys released, as `scope`-less names.
+    pub released: Vec<String>,
+    /// Waiters dropped (each also gets a cancelled event).
+    pub dropped_waiters: usize,
+}

@@ -1,0 +1,163 @@
+//! The requests the bridge hands over, as JSON records: acquire, multi-acquire, release,
+//! multi-release, renew and downgrade.
+//!
+//! Only shapes and defaults live here; what a valid value is (key syntax, limits, priority
+//! range) is checked in one place, `validate.rs`, when the table takes the request.
+
+use serde::{Deserialize, Serialize};
+
+use crate::mode::Mode;
+use crate::types::{FencingToken, Millis, PriorityValue, Scope};
+
+/// An acquire as the bridge hands it over. Only `key` and `owner` are required; every later
+/// field has a default so that older callers keep working.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct AcquireRequest {
+    pub key: String,
+    pub owner: String,
+    #[serde(default)]
+    pub mode: Mode,
+    /// `key` (default) or `tree` (then `key` is an absolute `/` path).
+    #[serde(default)]
+    pub scope: Scope,
+    /// 0..=9, `background` or `foreground` (default).
+    #[serde(default)]
+    pub priority: Option<PriorityValue>,
+    /// How long to queue; 0 or absent = try-lock. Capped by [`crate::Config::max_wait_ms`].
+    #[serde(default)]
+    pub wait_ms: Option<Millis>,
+    /// Lease length; absent = [`crate::Config::default_lease_ms`]. Capped by
+    /// [`crate::Config::max_lease_ms`]. Ignored when `session` is given.
+    #[serde(default)]
+    pub lease_ms: Option<Millis>,
+    /// Hold the lock under this session's lease instead of its own.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// The caller's correlation id, echoed in the request's final [`crate::Event`].
+    #[serde(default)]
+    pub request_id: u64,
+}
+
+impl AcquireRequest {
+    /// An exclusive try-lock of `key` by `owner`, every other field at its default.
+    pub fn new(key: impl Into<String>, owner: impl Into<String>) -> Self {
+        AcquireRequest { key: key.into(), owner: owner.into(), ..Default::default() }
+    }
+}
+
+/// One key of a multi-lock.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockItem {
+    pub key: String,
+    #[serde(default)]
+    pub mode: Mode,
+    #[serde(default)]
+    pub scope: Scope,
+}
+
+/// Many keys, granted all together or not at all.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct MultiAcquireRequest {
+    pub owner: String,
+    pub locks: Vec<LockItem>,
+    #[serde(default)]
+    pub priority: Option<PriorityValue>,
+    #[serde(default)]
+    pub wait_ms: Option<Millis>,
+    #[serde(default)]
+    pub lease_ms: Option<Millis>,
+    #[serde(default)]
+    pub session: Option<String>,
+    #[serde(default)]
+    pub request_id: u64,
+}
+
+/// A release: only a holder may release, and when a token is given it must be the holder's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ReleaseRequest {
+    pub key: String,
+    pub owner: String,
+    #[serde(default)]
+    pub fencing_token: Option<FencingToken>,
+    #[serde(default)]
+    pub scope: Scope,
+}
+
+/// One key of a multi-release.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReleaseItem {
+    pub key: String,
+    #[serde(default)]
+    pub scope: Scope,
+}
+
+/// Release several keys, or (`all: true`) everything `owner` holds in the partition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct MultiReleaseRequest {
+    pub owner: String,
+    #[serde(default)]
+    pub locks: Vec<ReleaseItem>,
+    #[serde(default)]
+    pub all: bool,
+}
+
+/// Extend a held lock's lease. A lock held under a session renews the session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RenewRequest {
+    pub key: String,
+    pub owner: String,
+    #[serde(default)]
+    pub fencing_token: Option<FencingToken>,
+    #[serde(default)]
+    pub scope: Scope,
+    /// New lease from now; absent = the default lease.
+    #[serde(default)]
+    pub lease_ms: Option<Millis>,
+}
+
+/// Weaken a held lock (e.g. exclusive → shared); the token stays.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct DowngradeRequest {
+    pub key: String,
+    pub owner: String,
+    pub mode: Mode,
+    #[serde(default)]
+    pub fencing_token: Option<FencingToken>,
+    #[serde(default)]
+    pub scope: Scope,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::Priority;
+
+    #[test]
+    fn acquire_request_defaults_and_rejects_unknown_fields() {
+        let req: AcquireRequest =
+            serde_json::from_str(r#"{"key":"k","owner":"o"}"#).expect("minimal body");
+        assert_eq!(req.mode, Mode::Exclusive);
+        assert_eq!(req.scope, Scope::Key);
+        assert_eq!(req.wait_ms, None);
+        let err = serde_json::from_str::<AcquireRequest>(r#"{"key":"k","owner":"o","x":1}"#)
+            .expect_err("unknown field");
+        assert!(err.to_string().contains("unknown field `x`"), "{err}");
+        let req: AcquireRequest = serde_json::from_str(
+            r#"{"key":"/a/b","owner":"o","mode":"ix","scope":"tree","priority":"background","wait_ms":5,"request_id":9}"#,
+        )
+        .expect("full body");
+        assert_eq!(req.mode, Mode::IntentionExclusive);
+        assert_eq!(Priority::parse(req.priority.as_ref()).expect("prio"), Priority::BACKGROUND);
+        let req: AcquireRequest =
+            serde_json::from_str(r#"{"key":"k","owner":"o","priority":3}"#).expect("level");
+        assert_eq!(Priority::parse(req.priority.as_ref()).expect("prio"), Priority(3));
+    }
+}

@@ -1,0 +1,202 @@
+//! Granting: turning targets into held locks under one fresh fencing token, in-place upgrades
+//! and downgrades (with the intention modes on tree ancestors), and the answer records of a
+//! grant.
+//!
+//! Used by both an immediate grant (`acquire.rs`) and the hand-off to a waiter (`queue.rs`),
+//! so a lock is created in exactly one place.
+
+use super::deadline::DeadlineKind;
+use super::records::{
+    Captured, Granted, HolderEntry, KeyIdx, Lock, LockIdx, OwnerIdx, SessIdx, Target, NO_SESSION,
+    SESSION_LEASE,
+};
+use super::LockTable;
+use crate::answer::Grant;
+use crate::error::LockError;
+use crate::mode::Mode;
+use crate::types::{FencingToken, Millis, Scope};
+
+/// The terms every target of one grant shares.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct GrantTerms {
+    /// One fresh token for all targets of the request.
+    pub(super) token: FencingToken,
+    /// The grant time.
+    pub(super) now: Millis,
+    /// The lease of a lock not held under a session.
+    pub(super) lease_ms: Millis,
+    /// The session to hold the locks under, or [`NO_SESSION`].
+    pub(super) session: SessIdx,
+}
+
+impl LockTable {
+    /// Grants `targets` to `owner` with one fresh token (in `terms`): new locks, in-place
+    /// upgrades, or the existing lock when it already covers the target.
+    pub(super) fn apply_grant(
+        &mut self,
+        owner: OwnerIdx,
+        targets: &[Target],
+        terms: &GrantTerms,
+    ) -> Granted {
+        let GrantTerms { token, now, lease_ms, session } = *terms;
+        let lease_until =
+            if session == NO_SESSION { now.saturating_add(lease_ms) } else { SESSION_LEASE };
+        let mut grants = Granted::new();
+        for t in targets {
+            match self.find_target_lock(owner, t.key) {
+                Some(l) if self.lock(l).mode.covers(t.mode) => {
+                    grants.push((l, true));
+                }
+                Some(l) => {
+                    let mode = self.lock(l).mode.join(t.mode);
+                    self.set_lock_mode(l, mode);
+                    // An upgrade keeps the lock's lease regime: a lock held under a session
+                    // stays under it; a lock with its own lease gets a fresh one (never the
+                    // session marker — see `regression_upgrade_with_session_made_lease_endless`).
+                    let lk = self.lock_mut(l);
+                    lk.token = token;
+                    if lk.session == NO_SESSION {
+                        let until = now.saturating_add(lease_ms);
+                        lk.lease_until = until;
+                        self.push_deadline(until, DeadlineKind::Lease { lock: l, token: token.0 });
+                    }
+                    self.counters.upgrades += 1;
+                    grants.push((l, false));
+                }
+                None => {
+                    let l = self.add_lock(Lock {
+                        owner,
+                        key: t.key,
+                        session,
+                        mode: t.mode,
+                        live: true,
+                        token,
+                        granted_at: now,
+                        lease_until,
+                    });
+                    grants.push((l, false));
+                }
+            }
+        }
+        grants
+    }
+
+    /// Stores a new live lock: holder entries on its key and tree ancestors, its owner's
+    /// counts, and its lease deadline (or its session's lock set).
+    pub(super) fn add_lock(&mut self, lock: Lock) -> LockIdx {
+        let Lock { owner, key, session, mode, token, lease_until, .. } = lock;
+        let l = match self.free_locks.pop() {
+            Some(l) => {
+                if let Some(slot) = self.locks.get_mut(l as usize) {
+                    *slot = lock;
+                }
+                l
+            }
+            None => {
+                self.locks.push(lock);
+                (self.locks.len() - 1) as LockIdx
+            }
+        };
+        self.live_locks += 1;
+        let o = self.owners.live_mut(owner);
+        o.refs += 1;
+        o.locks += 1;
+        self.add_holder(key, HolderEntry { lock: l, owner, mode });
+        if self.key_state(key).scope == Scope::Tree {
+            for anc in self.ancestor_keys(key) {
+                self.add_holder(anc, HolderEntry { lock: l, owner, mode: mode.intention() });
+            }
+        }
+        if session == NO_SESSION {
+            self.push_deadline(lease_until, DeadlineKind::Lease { lock: l, token: token.0 });
+        } else {
+            self.sessions.live_mut(session).locks.insert(l);
+        }
+        l
+    }
+
+    /// Adds a holder entry, counting the key as held when it is its first.
+    pub(super) fn add_holder(&mut self, k: KeyIdx, h: HolderEntry) {
+        let ks = self.keys.live_mut(k);
+        if ks.holders.is_empty() {
+            self.held_keys += 1;
+        }
+        ks.holders.push(h);
+    }
+
+    /// Changes a lock's mode, with the intention modes on its tree ancestors.
+    pub(super) fn set_lock_mode(&mut self, l: LockIdx, mode: Mode) {
+        let k = self.lock(l).key;
+        self.lock_mut(l).mode = mode;
+        for h in self.keys.live_mut(k).holders.iter_mut().filter(|h| h.lock == l) {
+            h.mode = mode;
+        }
+        if self.key_state(k).scope == Scope::Tree {
+            for anc in self.ancestor_keys(k) {
+                for h in self.keys.live_mut(anc).holders.iter_mut().filter(|h| h.lock == l) {
+                    h.mode = mode.intention();
+                }
+            }
+        }
+    }
+
+    /// The answer values of a grant as they are now (see [`Captured`]).
+    pub(super) fn capture(&self, l: LockIdx, reentrant: bool) -> Captured {
+        let lk = self.lock(l);
+        Captured {
+            lock: l,
+            reentrant,
+            token: lk.token,
+            mode: lk.mode,
+            lease_ms: self.lease_left(l),
+        }
+    }
+
+    /// The answer record of an immediate grant, with the values captured when it was made.
+    pub(super) fn captured_record(&self, c: &Captured) -> Grant {
+        let mut g = self.grant_record(c.lock, 0, c.reentrant);
+        g.fencing_token = c.token;
+        g.mode = c.mode;
+        g.lease_ms = c.lease_ms;
+        g
+    }
+
+    /// The answer record of a lock as it is now.
+    pub(super) fn grant_record(&self, l: LockIdx, waited_ms: Millis, reentrant: bool) -> Grant {
+        let lk = self.lock(l);
+        let ks = self.key_state(lk.key);
+        Grant {
+            key: ks.name[..].to_owned(),
+            owner: self.owner_name(lk.owner),
+            mode: lk.mode,
+            fencing_token: lk.token,
+            waited_ms,
+            reentrant,
+            scope: ks.scope,
+            lease_ms: self.lease_left(l),
+            session: self.session_name(lk.session),
+        }
+    }
+
+    /// Milliseconds of lease left (a session lock: of its session).
+    pub(super) fn lease_left(&self, l: LockIdx) -> Millis {
+        let lk = self.lock(l);
+        let until = if lk.session == NO_SESSION {
+            lk.lease_until
+        } else {
+            self.sessions.live(lk.session).expires_at
+        };
+        until.saturating_sub(self.now)
+    }
+
+    /// The next fencing token of this epoch.
+    pub(super) fn next_token(&mut self) -> Result<FencingToken, LockError> {
+        if self.counter >= FencingToken::MAX_COUNTER {
+            // Not reachable in practice (10^12 grants in one epoch); refusing beats wrapping,
+            // which would break the strictly-increasing promise.
+            return Err(LockError::invalid("epoch", "fencing counter exhausted in this epoch"));
+        }
+        self.counter += 1;
+        Ok(FencingToken::new(self.epoch, self.counter))
+    }
+}

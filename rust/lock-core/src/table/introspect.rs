@@ -1,0 +1,158 @@
+//! Introspection: what a key, the partition's locks, its counters and its longest waiters look
+//! like right now. Read-only (`&self`); answers are owned records for the bridge to serialise.
+
+use serde::{Deserialize, Serialize};
+
+use super::records::{KeyIdx, Lock, LockIdx, Waiter};
+use super::LockTable;
+use crate::answer::{HolderInfo, KeyInfo, LockInfo, WaiterInfo};
+use crate::mode::Mode;
+use crate::stats::PartitionStats;
+use crate::types::{Millis, Scope, WaiterId};
+
+/// A filter for [`LockTable::list_locks`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ListFilter {
+    pub owner: Option<String>,
+    pub prefix: Option<String>,
+    /// Most entries answered; 0 = [`ListFilter::DEFAULT_SIZE`].
+    pub size: usize,
+}
+
+impl ListFilter {
+    /// Entries answered when the filter gives no size: a page an admin can read, and a bound
+    /// on the answer of a scan over the whole partition.
+    pub const DEFAULT_SIZE: usize = 100;
+}
+
+impl LockTable {
+    /// The holders and waiters of a key that passed validation, at `now`.
+    pub(super) fn describe_key(&self, key: &str, scope: Scope, now: Millis) -> KeyInfo {
+        let Some(k) = self.find_key(scope, key) else {
+            return KeyInfo {
+                key: key.to_owned(),
+                scope,
+                holders: Vec::new(),
+                waiters: Vec::new(),
+            };
+        };
+        let waiters = self
+            .key_state(k)
+            .queue
+            .iter()
+            .flat_map(|q| q.values())
+            .map(|wid| {
+                let w = self.waiter(*wid);
+                self.waiter_info(*wid, w, w.mode_on(k), None, now)
+            })
+            .collect();
+        KeyInfo { key: key.to_owned(), scope, holders: self.holder_infos(k, now), waiters }
+    }
+
+    /// A waiter as lookups show it, needing `mode` on the key it is listed under.
+    fn waiter_info(
+        &self,
+        id: WaiterId,
+        w: &Waiter,
+        mode: Mode,
+        key: Option<String>,
+        now: Millis,
+    ) -> WaiterInfo {
+        WaiterInfo {
+            waiter_id: id,
+            owner: self.owner_name(w.owner),
+            mode,
+            priority: w.priority,
+            waited_ms: now.saturating_sub(w.enqueued_at),
+            wait_left_ms: w.deadline.saturating_sub(now),
+            key,
+        }
+    }
+
+    /// The holders of a key (intention entries of tree locks below included), as lookups and
+    /// conflict errors show them.
+    pub(super) fn holder_infos(&self, k: KeyIdx, now: Millis) -> Vec<HolderInfo> {
+        self.key_state(k)
+            .holders
+            .iter()
+            .map(|h| {
+                let lk = self.lock(h.lock);
+                HolderInfo {
+                    owner: self.owner_name(h.owner),
+                    mode: h.mode,
+                    fencing_token: lk.token,
+                    held_ms: now.saturating_sub(lk.granted_at),
+                    lease_ms: self.lease_left(h.lock),
+                    intention: lk.key != k,
+                }
+            })
+            .collect()
+    }
+
+    /// A live lock as listings and snapshots show it.
+    pub(super) fn lock_info(&self, l: LockIdx, lk: &Lock) -> LockInfo {
+        let ks = self.key_state(lk.key);
+        LockInfo {
+            key: ks.name[..].to_owned(),
+            scope: ks.scope,
+            owner: self.owner_name(lk.owner),
+            mode: lk.mode,
+            fencing_token: lk.token,
+            held_ms: self.now.saturating_sub(lk.granted_at),
+            lease_ms: self.lease_left(l),
+            session: self.session_name(lk.session),
+        }
+    }
+
+    /// The work of [`LockTable::list_locks`].
+    pub(super) fn locks_matching(&self, filter: &ListFilter) -> Vec<LockInfo> {
+        let size = if filter.size == 0 { ListFilter::DEFAULT_SIZE } else { filter.size };
+        let owner = filter.owner.as_deref().and_then(|o| self.find_owner(o));
+        if filter.owner.is_some() && owner.is_none() {
+            return Vec::new();
+        }
+        let mut out: Vec<LockInfo> = self
+            .locks
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.live && owner.is_none_or(|o| l.owner == o))
+            .filter(|(_, l)| {
+                filter.prefix.as_deref().is_none_or(|p| self.key_state(l.key).name.starts_with(p))
+            })
+            .map(|(i, l)| self.lock_info(i as LockIdx, l))
+            .collect();
+        out.sort_by(|a, b| a.key.cmp(&b.key).then_with(|| a.owner.cmp(&b.owner)));
+        out.truncate(size);
+        out
+    }
+
+    /// The work of [`LockTable::stats`].
+    pub(super) fn current_stats(&self) -> PartitionStats {
+        PartitionStats {
+            epoch: self.epoch,
+            counters: self.counters.clone(),
+            held_locks: self.live_locks,
+            held_keys: self.held_keys,
+            waiting: self.waiters.len(),
+            sessions: self.live_sessions,
+            wait_time: self.wait_hist.summary(),
+            hold_time: self.hold_hist.summary(),
+            hottest_keys: self.hot.top(),
+        }
+    }
+
+    /// The work of [`LockTable::oldest_waiters`]: each listed under its first target.
+    pub(super) fn longest_waiting(&self, n: usize) -> Vec<WaiterInfo> {
+        let mut ws: Vec<(&WaiterId, &Waiter)> = self.waiters.iter().collect();
+        ws.sort_by_key(|(id, w)| (w.enqueued_at, **id));
+        ws.into_iter()
+            .take(n)
+            .map(|(id, w)| {
+                let t = w.targets.first().copied();
+                let mode = t.map_or(Mode::Exclusive, |t| t.mode);
+                self.waiter_info(*id, w, mode, t.map(|t| self.key_name(t.key)), self.now)
+            })
+            .collect()
+    }
+}

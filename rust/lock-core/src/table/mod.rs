@@ -1,0 +1,501 @@
+//! The lock table of one partition: holders, wait queues, leases, sessions and the fencing
+//! counter.
+//!
+//! Single-threaded by design (`&mut self`); [`crate::Partition`] puts it behind a mutex.
+//!
+//! This file is the table's public API and nothing else: each call names what it does and
+//! hands the work to the file of its concern. `table/README.md` maps concerns to files,
+//! draws the data structures and follows one request through them; the rules themselves are
+//! written up in docs/LOCK_CORE.md.
+//!
+//! Every mutating call has the same frame: [`LockTable::advance`] to `now` first (so no lock
+//! outlives its lease as seen by any call), do the work, then prune stale deadlines from the
+//! top of the heap (so [`LockTable::next_deadline`] is exact).
+
+mod acquire;
+mod deadline;
+mod deadlock;
+mod grant;
+mod interner;
+mod introspect;
+mod invariants;
+mod queue;
+mod records;
+mod release;
+mod session;
+mod snapshot;
+mod tree;
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use hashbrown::HashMap;
+
+use crate::answer::{
+    AcquireOutcome, Grant, KeyInfo, LockInfo, MultiOutcome, Released, Renewed, SessionEnded,
+    SessionInfo, TokenGrant, TokenOutcome, WaiterInfo,
+};
+use crate::config::Config;
+use crate::error::LockError;
+use crate::event::{CancelReason, Event};
+use crate::request::{
+    AcquireRequest, DowngradeRequest, MultiAcquireRequest, MultiReleaseRequest, ReleaseRequest,
+    RenewRequest,
+};
+use crate::stats::{Counters, Histogram, HotKeys, PartitionStats};
+use crate::types::{FencingToken, Millis, Scope, WaiterId};
+use crate::validate;
+
+use acquire::{AcquireSpec, Acquired, Spec};
+use deadline::Deadline;
+use interner::{Interner, Slab};
+use records::{KeyState, Lock, LockIdx, OwnerState, SessIdx, Session, Waiter};
+
+pub use deadline::MAX_TIME;
+pub use introspect::ListFilter;
+pub use snapshot::{LockSnapshot, PartitionSnapshot, SessionSnapshot};
+
+/// The locks of one partition. See the module docs and `table/README.md`.
+#[derive(Debug)]
+pub struct LockTable {
+    config: Config,
+    epoch: u64,
+    /// Grants issued in this epoch; the low bits of the next token.
+    counter: u64,
+    /// The latest time seen; every call's `now` is clamped to at least this (monotonic).
+    now: Millis,
+    grace_until: Millis,
+    keys: Interner<KeyState>,
+    held_keys: usize,
+    owners: Interner<OwnerState>,
+    /// Not a slab of `Option`s: a lock is `Copy` and small, and a dead one keeps its place
+    /// (`live == false`) until reused, so a stale deadline can still be checked against it.
+    locks: Vec<Lock>,
+    free_locks: Vec<LockIdx>,
+    live_locks: usize,
+    waiters: HashMap<WaiterId, Waiter>,
+    next_waiter: WaiterId,
+    next_seq: u64,
+    sessions: Slab<Session>,
+    session_index: HashMap<u64, SessIdx>,
+    next_session: u64,
+    live_sessions: usize,
+    deadlines: BinaryHeap<Reverse<Deadline>>,
+    events: Vec<Event>,
+    counters: Counters,
+    wait_hist: Histogram,
+    hold_hist: Histogram,
+    hot: HotKeys,
+}
+
+impl LockTable {
+    /// An empty table with the default [`Config`] whose tokens carry `epoch` in their high bits.
+    ///
+    /// # Errors
+    /// `epoch` must fit [`FencingToken::MAX_EPOCH`].
+    pub fn new(epoch: u64) -> Result<Self, LockError> {
+        Self::with_config(epoch, Config::default())
+    }
+
+    /// An empty table with the given settings.
+    pub fn with_config(epoch: u64, config: Config) -> Result<Self, LockError> {
+        validate::epoch(epoch)?;
+        config.validate()?;
+        Ok(LockTable {
+            config,
+            epoch,
+            counter: 0,
+            now: 0,
+            grace_until: 0,
+            keys: Interner::default(),
+            held_keys: 0,
+            owners: Interner::default(),
+            locks: Vec::new(),
+            free_locks: Vec::new(),
+            live_locks: 0,
+            waiters: HashMap::new(),
+            next_waiter: 1,
+            next_seq: 0,
+            sessions: Slab::default(),
+            session_index: HashMap::new(),
+            next_session: 1,
+            live_sessions: 0,
+            deadlines: BinaryHeap::new(),
+            events: Vec::new(),
+            counters: Counters::default(),
+            wait_hist: Histogram::default(),
+            hold_hist: Histogram::default(),
+            hot: HotKeys::new(config.hot_keys),
+        })
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Replaces the settings (dynamic cluster settings changed). Applies to requests from now
+    /// on; locks already granted keep their leases and waiters their deadlines and queue ranks
+    /// (a new `aging_ms` ranks only requests queued after the change; the order stays one
+    /// total order on every key, so waiters still cannot wait for each other in a cycle).
+    ///
+    /// # Errors
+    /// [`LockError::InvalidArgument`] naming the bad setting; the old settings stay.
+    pub fn set_config(&mut self, config: Config) -> Result<(), LockError> {
+        config.validate()?;
+        self.config = config;
+        Ok(())
+    }
+
+    /// The epoch tokens are issued in.
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// Moves to a new epoch (a new primary term). Tokens issued afterwards outrank every earlier
+    /// one; held locks keep their tokens.
+    ///
+    /// # Errors
+    /// The epoch may not go down, and must fit [`FencingToken::MAX_EPOCH`].
+    pub fn set_epoch(&mut self, epoch: u64) -> Result<(), LockError> {
+        validate::epoch(epoch)?;
+        if epoch < self.epoch {
+            return Err(LockError::invalid(
+                "epoch",
+                format!("must not go down: {} -> {epoch}", self.epoch),
+            ));
+        }
+        if epoch > self.epoch {
+            self.epoch = epoch;
+            self.counter = 0;
+        }
+        Ok(())
+    }
+
+    /// The latest time this table has seen.
+    pub fn now(&self) -> Millis {
+        self.now
+    }
+
+    /// Number of keys with at least one holder (tree ancestors with intention holders count).
+    pub fn held_keys(&self) -> usize {
+        self.held_keys
+    }
+
+    /// Number of held locks (a tree lock counts once).
+    pub fn held_locks(&self) -> usize {
+        self.live_locks
+    }
+
+    /// Number of queued requests.
+    pub fn waiting(&self) -> usize {
+        self.waiters.len()
+    }
+
+    /// Refuses new grants until `until` (recovery grace after an owner died, docs/ARCHITECTURE.md
+    /// "Partitions, owners, epochs").
+    pub fn begin_grace(&mut self, until: Millis) {
+        self.grace_until = self.grace_until.max(until);
+    }
+
+    // ---- acquire (acquire.rs: validate -> plan -> grant or queue) ----
+
+    /// Try-lock: grants at once or fails with [`LockError::Conflict`], whatever `req.wait_ms`
+    /// says.
+    ///
+    /// An owner that already holds the key gets its existing grant back (same token), so a
+    /// client may retry an acquire whose answer it lost.
+    pub fn try_acquire(&mut self, req: &AcquireRequest, now: Millis) -> Result<Grant, LockError> {
+        let req = AcquireRequest { wait_ms: Some(0), ..req.clone() };
+        match self.acquire(&req, now)? {
+            AcquireOutcome::Granted(g) => Ok(g),
+            AcquireOutcome::Queued(_) => {
+                Err(LockError::invalid("wait_ms", "a try-lock never queues (internal)"))
+            }
+        }
+    }
+
+    /// Acquires one key (or tree node): granted at once, queued (the outcome then arrives as an
+    /// [`Event`] with the returned waiter id), or refused.
+    ///
+    /// # Errors
+    /// [`LockError::Conflict`] for a busy try-lock, [`LockError::Deadlock`] when queueing would
+    /// close a cycle and this request is the victim, [`LockError::InvalidArgument`],
+    /// [`LockError::LimitExceeded`], [`LockError::SessionNotFound`],
+    /// [`LockError::PartitionUnavailable`].
+    pub fn acquire(
+        &mut self,
+        req: &AcquireRequest,
+        now: Millis,
+    ) -> Result<AcquireOutcome, LockError> {
+        let out = self.acquire_one(req, now).and_then(|done| match done {
+            Acquired::Granted(gs) => match gs.first() {
+                Some(c) => Ok(AcquireOutcome::Granted(self.captured_record(c))),
+                None => Err(acquire::no_grant()),
+            },
+            Acquired::Queued(q) => Ok(AcquireOutcome::Queued(q)),
+        });
+        self.prune_deadlines();
+        out
+    }
+
+    /// [`LockTable::acquire`] without the answer record: the caller already knows the key and
+    /// owner it asked for, so a grant answers only what is new (token, mode, lease, reentrant)
+    /// and nothing is allocated on the uncontended path. For bridges' fast paths.
+    pub fn acquire_token(
+        &mut self,
+        req: &AcquireRequest,
+        now: Millis,
+    ) -> Result<TokenOutcome, LockError> {
+        let out = self.acquire_one(req, now).and_then(|done| match done {
+            Acquired::Granted(gs) => match gs.first() {
+                Some(c) => Ok(TokenOutcome::Granted(TokenGrant {
+                    fencing_token: c.token,
+                    mode: c.mode,
+                    lease_ms: c.lease_ms,
+                    reentrant: c.reentrant,
+                })),
+                None => Err(acquire::no_grant()),
+            },
+            Acquired::Queued(q) => Ok(TokenOutcome::Queued(q)),
+        });
+        self.prune_deadlines();
+        out
+    }
+
+    /// Acquires many keys (any modes and scopes) all together or not at all. Grants come back
+    /// in request order; a key named twice is granted once in the stronger mode.
+    pub fn acquire_many(
+        &mut self,
+        req: &MultiAcquireRequest,
+        now: Millis,
+    ) -> Result<MultiOutcome, LockError> {
+        let targets: Vec<Spec<'_>> =
+            req.locks.iter().map(|l| Spec { name: &l.key, scope: l.scope, mode: l.mode }).collect();
+        let spec = AcquireSpec {
+            owner: &req.owner,
+            targets: &targets,
+            priority: req.priority.as_ref(),
+            wait_ms: req.wait_ms,
+            lease_ms: req.lease_ms,
+            session: req.session.as_deref(),
+            request_id: req.request_id,
+        };
+        let out = self.acquire_spec(&spec, now).map(|done| match done {
+            Acquired::Granted(gs) => {
+                MultiOutcome::Granted(gs.iter().map(|c| self.captured_record(c)).collect())
+            }
+            Acquired::Queued(q) => MultiOutcome::Queued(q),
+        });
+        self.prune_deadlines();
+        out
+    }
+
+    /// Cancels a queued request; its final event is [`Event::Cancelled`].
+    ///
+    /// # Errors
+    /// [`LockError::WaiterNotFound`] when the waiter is not queued (any more).
+    pub fn cancel(&mut self, waiter_id: WaiterId, now: Millis) -> Result<(), LockError> {
+        self.advance_to(now);
+        if !self.waiters.contains_key(&waiter_id) {
+            return Err(LockError::WaiterNotFound { waiter_id });
+        }
+        self.drop_waiter(waiter_id, CancelReason::Cancelled, None);
+        self.prune_deadlines();
+        Ok(())
+    }
+
+    // ---- release, renew, downgrade (release.rs) ----
+
+    /// Releases `req.owner`'s lock on `req.key` at the latest time seen. Only the holder may
+    /// release; a token, when given, must be the holder's current one, so a stale client never
+    /// frees a newer grant. Waiters that fit are granted (see [`LockTable::drain_events`]).
+    pub fn release(&mut self, req: &ReleaseRequest) -> Result<Released, LockError> {
+        let now = self.now;
+        self.release_at(req, now)
+    }
+
+    /// [`LockTable::release`] at time `now`.
+    pub fn release_at(&mut self, req: &ReleaseRequest, now: Millis) -> Result<Released, LockError> {
+        self.advance_to(now);
+        let out = self.release_one(&req.key, req.scope, &req.owner, req.fencing_token);
+        self.prune_deadlines();
+        out
+    }
+
+    /// [`LockTable::release_at`] answering only the released token (no record is allocated).
+    pub fn release_token(
+        &mut self,
+        req: &ReleaseRequest,
+        now: Millis,
+    ) -> Result<FencingToken, LockError> {
+        self.advance_to(now);
+        let out = self.release_lock(&req.key, req.scope, &req.owner, req.fencing_token);
+        self.prune_deadlines();
+        out
+    }
+
+    /// Releases several locks, or with `all` every lock of the owner. Keys not held are
+    /// skipped; the answer lists what was released.
+    pub fn release_many(
+        &mut self,
+        req: &MultiReleaseRequest,
+        now: Millis,
+    ) -> Result<Vec<Released>, LockError> {
+        self.advance_to(now);
+        let out = self.release_listed(req)?;
+        self.prune_deadlines();
+        Ok(out)
+    }
+
+    /// Admin: takes every lock on a key from its holders. Their tokens are dead; waiters that
+    /// fit are granted with higher tokens.
+    pub fn force_release(
+        &mut self,
+        key: &str,
+        scope: Scope,
+        now: Millis,
+    ) -> Result<Vec<Released>, LockError> {
+        self.advance_to(now);
+        let out = self.take_key(key, scope)?;
+        self.prune_deadlines();
+        Ok(out)
+    }
+
+    /// Extends a held lock's lease to `now + lease` (a session lock renews its session).
+    pub fn renew(&mut self, req: &RenewRequest, now: Millis) -> Result<Renewed, LockError> {
+        self.advance_to(now);
+        let out = self.renew_held(req)?;
+        self.prune_deadlines();
+        Ok(out)
+    }
+
+    /// Weakens a held lock (e.g. exclusive → shared, or for a tree lock X → S, which also turns
+    /// the ancestors' IX into IS). The token stays; waiters that now fit are granted.
+    pub fn downgrade(&mut self, req: &DowngradeRequest, now: Millis) -> Result<Grant, LockError> {
+        self.advance_to(now);
+        let out = self.downgrade_held(req)?;
+        self.prune_deadlines();
+        Ok(out)
+    }
+
+    // ---- sessions (session.rs) ----
+
+    /// Opens a session for `owner`: locks acquired with it share its lease, renewed by
+    /// [`LockTable::keepalive`]. `ttl_ms` absent = the default lease; capped by the max lease.
+    pub fn create_session(
+        &mut self,
+        owner: &str,
+        ttl_ms: Option<Millis>,
+        now: Millis,
+    ) -> Result<SessionInfo, LockError> {
+        self.advance_to(now);
+        let id = self.open_session(owner, ttl_ms)?;
+        self.prune_deadlines();
+        self.session_info(id)
+    }
+
+    /// Extends a session to `now + ttl`.
+    pub fn keepalive(&mut self, session: &str, now: Millis) -> Result<SessionInfo, LockError> {
+        self.advance_to(now);
+        let id = self.extend_session(session)?;
+        self.prune_deadlines();
+        self.session_info(id)
+    }
+
+    /// Ends a session: releases all its locks and drops its waiters at once (each dropped
+    /// waiter gets [`Event::Cancelled`]).
+    pub fn end_session(&mut self, session: &str, now: Millis) -> Result<SessionEnded, LockError> {
+        self.advance_to(now);
+        let idx = self.find_session(session)?;
+        let (released, dropped) = self.close_session(idx, CancelReason::SessionEnded);
+        self.prune_deadlines();
+        Ok(SessionEnded { session: session.to_owned(), released, dropped_waiters: dropped })
+    }
+
+    // ---- time and events (deadline.rs) ----
+
+    /// Processes every deadline up to `now` in deadline order: lease expiries pass locks on,
+    /// waits time out, sessions expire. Every other mutating call does this first, so no lock
+    /// outlives its lease as seen by any call. A `now` earlier than the latest seen is treated
+    /// as the latest (the clock is monotonic).
+    pub fn advance(&mut self, now: Millis) {
+        self.advance_to(now);
+        self.prune_deadlines();
+    }
+
+    /// The earliest time at which [`LockTable::advance`] has something to do, if any.
+    pub fn next_deadline(&self) -> Option<Millis> {
+        self.deadlines.peek().map(|Reverse(d)| d.at)
+    }
+
+    /// Takes the events that happened since the last drain, oldest first.
+    pub fn drain_events(&mut self) -> Vec<Event> {
+        std::mem::take(&mut self.events)
+    }
+
+    // ---- introspection (introspect.rs) ----
+
+    /// The holders and waiters of a plain key (none when free).
+    pub fn key_info(&self, key: &str, now: Millis) -> Result<KeyInfo, LockError> {
+        self.key_info_scoped(key, Scope::Key, now)
+    }
+
+    /// The holders (with intention entries of tree locks below) and waiters of a key.
+    pub fn key_info_scoped(
+        &self,
+        key: &str,
+        scope: Scope,
+        now: Millis,
+    ) -> Result<KeyInfo, LockError> {
+        validate::validate_key(key)?;
+        Ok(self.describe_key(key, scope, now.max(self.now)))
+    }
+
+    /// Held locks filtered by owner and/or key prefix, sorted by key then owner, at most
+    /// `filter.size` (default [`ListFilter::DEFAULT_SIZE`]). A scan of the partition: meant
+    /// for admin calls.
+    pub fn list_locks(&self, filter: &ListFilter) -> Vec<LockInfo> {
+        self.locks_matching(filter)
+    }
+
+    /// Counters, histograms and hottest keys.
+    pub fn stats(&self) -> PartitionStats {
+        self.current_stats()
+    }
+
+    /// The queued requests that have waited longest, oldest first (for diagnostics).
+    pub fn oldest_waiters(&self, n: usize) -> Vec<WaiterInfo> {
+        self.longest_waiting(n)
+    }
+
+    // ---- hand-over between nodes (snapshot.rs) ----
+
+    /// The partition's held state (see [`PartitionSnapshot`]).
+    pub fn export(&self) -> PartitionSnapshot {
+        self.snapshot()
+    }
+
+    /// A table rebuilt from a snapshot, issuing tokens in `epoch` (at least the snapshot's; a
+    /// higher epoch restarts the counter, and its tokens still outrank every imported one).
+    ///
+    /// # Errors
+    /// [`LockError::InvalidArgument`] naming `epoch` or `snapshot` when the snapshot is
+    /// inconsistent (bad names, tokens from the future, incompatible holders, unknown session).
+    pub fn import(
+        snapshot: &PartitionSnapshot,
+        epoch: u64,
+        config: Config,
+        now: Millis,
+    ) -> Result<LockTable, LockError> {
+        LockTable::from_snapshot(snapshot, epoch, config, now)
+    }
+
+    // ---- invariants (invariants.rs) ----
+
+    /// Checks every structural invariant; `Err` describes the first one broken. Used by the
+    /// tests, the stress test and the fuzz target.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        self.check_structure()
+    }
+}

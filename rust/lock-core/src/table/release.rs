@@ -1,0 +1,194 @@
+//! Giving locks up and changing them: release (one, many, all of an owner), the admin's
+//! force-release, renew and downgrade. Every path ends in [`LockTable::remove_lock`] or a
+//! mode change, and then pumps the keys it touched so waiters that now fit are granted.
+
+use super::deadline::DeadlineKind;
+use super::records::{Dirty, LockIdx, NO_SESSION};
+use super::LockTable;
+use crate::answer::{Grant, Released, Renewed};
+use crate::error::LockError;
+use crate::request::{DowngradeRequest, MultiReleaseRequest, RenewRequest};
+use crate::types::{FencingToken, Scope};
+use crate::validate::{self, validate_key, validate_owner};
+
+impl LockTable {
+    /// Releases one lock, answering the record.
+    pub(super) fn release_one(
+        &mut self,
+        key: &str,
+        scope: Scope,
+        owner: &str,
+        token: Option<FencingToken>,
+    ) -> Result<Released, LockError> {
+        let fencing_token = self.release_lock(key, scope, owner, token)?;
+        Ok(Released { key: key.to_owned(), owner: owner.to_owned(), fencing_token })
+    }
+
+    /// Releases one lock of a holder (checked by name and token) and passes its keys on.
+    pub(super) fn release_lock(
+        &mut self,
+        key: &str,
+        scope: Scope,
+        owner: &str,
+        token: Option<FencingToken>,
+    ) -> Result<FencingToken, LockError> {
+        validate_key(key)?;
+        validate_owner(owner)?;
+        let l = self.find_held(key, scope, owner, token)?;
+        let lk = *self.lock(l);
+        let mut dirty = Dirty::new();
+        self.remove_lock(l, &mut dirty);
+        self.counters.releases += 1;
+        self.pump(&mut dirty);
+        Ok(lk.token)
+    }
+
+    /// The lock `owner` holds on the key, when `token` (if given) is its current one.
+    pub(super) fn find_held(
+        &self,
+        key: &str,
+        scope: Scope,
+        owner: &str,
+        token: Option<FencingToken>,
+    ) -> Result<LockIdx, LockError> {
+        let not_held = || LockError::NotHeld { key: key.to_owned(), owner: owner.to_owned() };
+        let o = self.find_owner(owner).ok_or_else(not_held)?;
+        let k = self.find_key(scope, key).ok_or_else(not_held)?;
+        let l = self.find_target_lock(o, k).ok_or_else(not_held)?;
+        if token.is_some_and(|t| t != self.lock(l).token) {
+            return Err(not_held());
+        }
+        Ok(l)
+    }
+
+    /// The work of [`LockTable::release_many`].
+    pub(super) fn release_listed(
+        &mut self,
+        req: &MultiReleaseRequest,
+    ) -> Result<Vec<Released>, LockError> {
+        validate_owner(&req.owner)?;
+        for item in &req.locks {
+            validate_key(&item.key)?;
+        }
+        if req.all {
+            let Some(o) = self.find_owner(&req.owner) else { return Ok(Vec::new()) };
+            let mine: Vec<LockIdx> = (0..self.locks.len() as LockIdx)
+                .filter(|&l| self.locks[l as usize].live && self.locks[l as usize].owner == o)
+                .collect();
+            return Ok(self.take_locks(mine));
+        }
+        let mut out = Vec::new();
+        for item in &req.locks {
+            if let Ok(r) = self.release_one(&item.key, item.scope, &req.owner, None) {
+                out.push(r);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The work of [`LockTable::force_release`]: every lock whose target is the key.
+    pub(super) fn take_key(&mut self, key: &str, scope: Scope) -> Result<Vec<Released>, LockError> {
+        validate_key(key)?;
+        let Some(k) = self.find_key(scope, key) else { return Ok(Vec::new()) };
+        let targets: Vec<LockIdx> = self
+            .key_state(k)
+            .holders
+            .iter()
+            .filter(|h| self.lock(h.lock).key == k)
+            .map(|h| h.lock)
+            .collect();
+        Ok(self.take_locks(targets))
+    }
+
+    /// Removes the given locks (answering each), then passes their keys on.
+    fn take_locks(&mut self, locks: Vec<LockIdx>) -> Vec<Released> {
+        let mut out = Vec::with_capacity(locks.len());
+        let mut dirty = Dirty::new();
+        for l in locks {
+            let lk = *self.lock(l);
+            out.push(Released {
+                key: self.key_name(lk.key),
+                owner: self.owner_name(lk.owner),
+                fencing_token: lk.token,
+            });
+            self.remove_lock(l, &mut dirty);
+            self.counters.releases += 1;
+        }
+        self.pump(&mut dirty);
+        out
+    }
+
+    /// The work of [`LockTable::renew`].
+    pub(super) fn renew_held(&mut self, req: &RenewRequest) -> Result<Renewed, LockError> {
+        let now = self.now;
+        validate_key(&req.key)?;
+        validate_owner(&req.owner)?;
+        let lease = validate::lease(&self.config, req.lease_ms)?;
+        let l = self.find_held(&req.key, req.scope, &req.owner, req.fencing_token)?;
+        let lk = *self.lock(l);
+        if lk.session == NO_SESSION {
+            let until = now.saturating_add(lease);
+            self.lock_mut(l).lease_until = until;
+            self.push_deadline(until, DeadlineKind::Lease { lock: l, token: lk.token.0 });
+        } else {
+            self.touch_session(lk.session);
+        }
+        self.counters.renewals += 1;
+        Ok(Renewed {
+            key: req.key.clone(),
+            owner: req.owner.clone(),
+            fencing_token: lk.token,
+            lease_ms: self.lease_left(l),
+        })
+    }
+
+    /// The work of [`LockTable::downgrade`].
+    pub(super) fn downgrade_held(&mut self, req: &DowngradeRequest) -> Result<Grant, LockError> {
+        validate_key(&req.key)?;
+        validate_owner(&req.owner)?;
+        let l = self.find_held(&req.key, req.scope, &req.owner, req.fencing_token)?;
+        let held = self.lock(l).mode;
+        if !held.covers(req.mode) {
+            return Err(LockError::invalid(
+                "mode",
+                format!("[{}] is not weaker than the held [{}]", req.mode.short(), held.short()),
+            ));
+        }
+        self.set_lock_mode(l, req.mode);
+        self.counters.downgrades += 1;
+        let k = self.lock(l).key;
+        let mut dirty: Dirty = smallvec::smallvec![k];
+        dirty.extend(self.ancestor_keys_if_tree(k));
+        self.pump(&mut dirty);
+        Ok(self.grant_record(l, 0, false))
+    }
+
+    /// Removes a lock and its holder entries; its keys go to `dirty`.
+    pub(super) fn remove_lock(&mut self, l: LockIdx, dirty: &mut Dirty) {
+        let lk = *self.lock(l);
+        let mut keys = self.ancestor_keys_if_tree(lk.key);
+        keys.push(lk.key);
+        for k in keys {
+            let ks = self.keys.live_mut(k);
+            let before = ks.holders.len();
+            ks.holders.retain(|h| h.lock != l);
+            if before > 0 && ks.holders.is_empty() {
+                self.held_keys -= 1;
+            }
+            dirty.push(k);
+        }
+        self.hold_hist.record(self.now.saturating_sub(lk.granted_at));
+        if lk.session != NO_SESSION {
+            if let Some(s) = self.sessions.get_mut(lk.session) {
+                s.locks.remove(&l);
+            }
+        }
+        if let Some(slot) = self.locks.get_mut(l as usize) {
+            slot.live = false;
+        }
+        self.free_locks.push(l);
+        self.live_locks -= 1;
+        self.owners.live_mut(lk.owner).locks -= 1;
+        self.owner_unref(lk.owner);
+    }
+}

@@ -1,0 +1,164 @@
+//! Sessions: one lease and keep-alive for many locks and waiters of one owner. A lock held
+//! under a session has no lease of its own ([`super::records::SESSION_LEASE`]); the session's
+//! expiry releases all of them at once and drops its waiters (docs/LOCK_CORE.md, "Leases,
+//! sessions, epochs").
+
+use hashbrown::HashSet;
+
+use super::deadline::DeadlineKind;
+use super::records::{Dirty, LockIdx, OwnerIdx, SessIdx, Session, NO_SESSION};
+use super::LockTable;
+use crate::answer::SessionInfo;
+use crate::error::LockError;
+use crate::event::CancelReason;
+use crate::types::{FencingToken, Millis, WaiterId};
+use crate::validate::{self, validate_owner};
+
+impl LockTable {
+    /// The work of [`LockTable::create_session`]; answers the new session's id.
+    pub(super) fn open_session(
+        &mut self,
+        owner: &str,
+        ttl_ms: Option<Millis>,
+    ) -> Result<u64, LockError> {
+        let now = self.now;
+        validate_owner(owner)?;
+        let ttl = validate::ttl(&self.config, ttl_ms)?;
+        let max_sessions = self.config.limits.max_sessions;
+        if self.live_sessions >= max_sessions {
+            return Err(self.limit_exceeded("max_sessions", max_sessions));
+        }
+        if self.next_session > FencingToken::MAX_COUNTER {
+            return Err(LockError::LimitExceeded {
+                limit: "session_ids",
+                max: FencingToken::MAX_COUNTER,
+            });
+        }
+        // A session id is built like a token (epoch in the high bits), so ids from an earlier
+        // epoch never collide with new ones after a hand-over.
+        let id = FencingToken::new(self.epoch, self.next_session).0;
+        self.next_session += 1;
+        let o = self.intern_owner(owner);
+        self.insert_session(id, o, ttl, now.saturating_add(ttl));
+        self.owner_unref(o);
+        self.counters.sessions_created += 1;
+        Ok(id)
+    }
+
+    /// Stores a session (taking a reference on its owner) with its expiry deadline.
+    pub(super) fn insert_session(
+        &mut self,
+        id: u64,
+        owner: OwnerIdx,
+        ttl_ms: Millis,
+        expires_at: Millis,
+    ) {
+        self.owners.live_mut(owner).refs += 1;
+        let s = Session {
+            id,
+            owner,
+            ttl_ms,
+            expires_at,
+            locks: HashSet::new(),
+            waiters: HashSet::new(),
+        };
+        let idx = self.sessions.insert(s);
+        self.session_index.insert(id, idx);
+        self.live_sessions += 1;
+        self.push_deadline(expires_at, DeadlineKind::Session { id });
+    }
+
+    /// The work of [`LockTable::keepalive`]; answers the session's id.
+    pub(super) fn extend_session(&mut self, session: &str) -> Result<u64, LockError> {
+        let idx = self.find_session(session)?;
+        Ok(self.touch_session(idx))
+    }
+
+    /// Moves a session's expiry to `now + ttl` (keep-alive, or renewing one of its locks);
+    /// answers its id.
+    pub(super) fn touch_session(&mut self, idx: SessIdx) -> u64 {
+        let now = self.now;
+        let s = self.sessions.live_mut(idx);
+        s.expires_at = now.saturating_add(s.ttl_ms);
+        let (at, id) = (s.expires_at, s.id);
+        self.push_deadline(at, DeadlineKind::Session { id });
+        id
+    }
+
+    /// The answer record of a live session.
+    pub(super) fn session_info(&self, id: u64) -> Result<SessionInfo, LockError> {
+        let idx = self
+            .session_index
+            .get(&id)
+            .copied()
+            .ok_or_else(|| LockError::SessionNotFound { session: id.to_string() })?;
+        let s = self.sessions.live(idx);
+        Ok(SessionInfo {
+            session: id.to_string(),
+            owner: self.owner_name(s.owner),
+            ttl_ms: s.ttl_ms,
+            expires_in_ms: s.expires_at.saturating_sub(self.now),
+            locks: s.locks.len(),
+        })
+    }
+
+    /// Ends a session (ended by its owner or expired): drops its waiters with `reason`, then
+    /// releases its locks. Answers the released keys and the number of dropped waiters.
+    pub(super) fn close_session(
+        &mut self,
+        idx: SessIdx,
+        reason: CancelReason,
+    ) -> (Vec<String>, usize) {
+        let Some(s) = self.sessions.remove(idx) else {
+            return (Vec::new(), 0);
+        };
+        self.session_index.remove(&s.id);
+        self.live_sessions -= 1;
+        let mut waiters: Vec<WaiterId> = s.waiters.iter().copied().collect();
+        waiters.sort_unstable();
+        let dropped = waiters.len();
+        for w in waiters {
+            // The session slot is gone; `remove_waiter` tolerates that.
+            self.drop_waiter(w, reason, Some(s.id));
+        }
+        let mut locks: Vec<LockIdx> = s.locks.iter().copied().collect();
+        locks.sort_unstable();
+        let mut dirty = Dirty::new();
+        let mut released = Vec::new();
+        for l in locks {
+            if self.locks.get(l as usize).is_some_and(|lk| lk.live && lk.session == idx) {
+                released.push(self.key_name(self.lock(l).key));
+                self.remove_lock(l, &mut dirty);
+                self.counters.releases += 1;
+            }
+        }
+        self.pump(&mut dirty);
+        self.owner_unref(s.owner);
+        (released, dropped)
+    }
+
+    /// The session an acquire names, which must belong to the acquiring owner.
+    pub(super) fn session_for(
+        &self,
+        session: Option<&str>,
+        owner: &str,
+    ) -> Result<SessIdx, LockError> {
+        let Some(s) = session else { return Ok(NO_SESSION) };
+        let idx = self.find_session(s)?;
+        if &*self.owners.live(self.sessions.live(idx).owner).name != owner {
+            return Err(LockError::invalid(
+                "session",
+                format!("session [{s}] belongs to another owner"),
+            ));
+        }
+        Ok(idx)
+    }
+
+    /// A live session by its id as the caller spells it.
+    pub(super) fn find_session(&self, s: &str) -> Result<SessIdx, LockError> {
+        s.parse::<u64>()
+            .ok()
+            .and_then(|id| self.session_index.get(&id).copied())
+            .ok_or_else(|| LockError::SessionNotFound { session: s.to_owned() })
+    }
+}

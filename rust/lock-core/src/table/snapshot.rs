@@ -1,0 +1,212 @@
+//! Hand-over between nodes: a partition's held state exported as a [`PartitionSnapshot`] and
+//! a table rebuilt from one. Waiters are not part of it (docs/ARCHITECTURE.md, "Partitions,
+//! owners, epochs"); an import checks the snapshot as strictly as a request, so a corrupt or
+//! hostile snapshot is refused instead of breaking the table's invariants.
+
+use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
+
+use super::deadline::MAX_TIME;
+use super::records::{Dirty, KeyIdx, Lock, LockIdx, QueueKey, NO_SESSION, SESSION_LEASE};
+use super::LockTable;
+use crate::answer::LockInfo;
+use crate::config::Config;
+use crate::error::LockError;
+use crate::mode::Mode;
+use crate::types::{FencingToken, Millis, Scope};
+use crate::validate::{self, tree_ancestors, validate_owner};
+
+/// A partition's state for handing it to another node: held locks with their leases and
+/// tokens, sessions, the epoch and the fencing counter. Times are relative ("ms left") because
+/// the two nodes' clocks differ. Waiters are not included: they stay with the old owner, which
+/// answers them as unavailable, and their clients retry (docs/ARCHITECTURE.md, "Partitions,
+/// owners, epochs").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartitionSnapshot {
+    pub epoch: u64,
+    pub counter: u64,
+    pub locks: Vec<LockSnapshot>,
+    pub sessions: Vec<SessionSnapshot>,
+}
+
+/// One held lock in a [`PartitionSnapshot`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LockSnapshot {
+    pub key: String,
+    pub scope: Scope,
+    pub owner: String,
+    pub mode: Mode,
+    pub fencing_token: FencingToken,
+    pub held_ms: Millis,
+    /// Lease left; ignored for a session lock.
+    pub lease_ms: Millis,
+    pub session: Option<String>,
+}
+
+/// A snapshot of a lock carries what a listing shows of it.
+impl From<LockInfo> for LockSnapshot {
+    fn from(l: LockInfo) -> Self {
+        LockSnapshot {
+            key: l.key,
+            scope: l.scope,
+            owner: l.owner,
+            mode: l.mode,
+            fencing_token: l.fencing_token,
+            held_ms: l.held_ms,
+            lease_ms: l.lease_ms,
+            session: l.session,
+        }
+    }
+}
+
+/// One session in a [`PartitionSnapshot`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionSnapshot {
+    pub session: String,
+    pub owner: String,
+    pub ttl_ms: Millis,
+    pub expires_in_ms: Millis,
+}
+
+/// Queue position used to test an imported lock against the holders imported before it:
+/// ahead of every waiter (there are none during an import), so only holders can block it.
+const IMPORT_QKEY: QueueKey = QueueKey { rank: i128::MIN, seq: 0 };
+
+impl LockTable {
+    /// The work of [`LockTable::export`]: locks in token order, sessions by id.
+    pub(super) fn snapshot(&self) -> PartitionSnapshot {
+        let mut locks: Vec<LockSnapshot> = self
+            .locks
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.live)
+            .map(|(i, l)| self.lock_info(i as LockIdx, l).into())
+            .collect();
+        locks.sort_by_key(|l| l.fencing_token);
+        let mut sessions: Vec<SessionSnapshot> = self
+            .sessions
+            .values()
+            .map(|s| SessionSnapshot {
+                session: s.id.to_string(),
+                owner: self.owner_name(s.owner),
+                ttl_ms: s.ttl_ms,
+                expires_in_ms: s.expires_at.saturating_sub(self.now),
+            })
+            .collect();
+        sessions.sort_by(|a, b| a.session.cmp(&b.session));
+        PartitionSnapshot { epoch: self.epoch, counter: self.counter, locks, sessions }
+    }
+
+    /// The work of [`LockTable::import`].
+    pub(super) fn from_snapshot(
+        snapshot: &PartitionSnapshot,
+        epoch: u64,
+        config: Config,
+        now: Millis,
+    ) -> Result<LockTable, LockError> {
+        validate::epoch(snapshot.epoch)?;
+        if epoch < snapshot.epoch {
+            return Err(LockError::invalid("epoch", "must be at least the snapshot's epoch"));
+        }
+        if snapshot.counter > FencingToken::MAX_COUNTER {
+            return Err(LockError::invalid("snapshot", "counter out of range"));
+        }
+        let mut t = LockTable::with_config(snapshot.epoch, config)?;
+        t.now = now.min(MAX_TIME);
+        t.counter = snapshot.counter;
+        t.import_sessions(snapshot)?;
+        let newest = FencingToken::new(snapshot.epoch, snapshot.counter);
+        for l in &snapshot.locks {
+            t.import_lock(l, newest)?;
+        }
+        t.set_epoch(epoch)?;
+        t.prune_deadlines();
+        Ok(t)
+    }
+
+    /// Imports the sessions, and sets the next session id past the snapshot's in its epoch.
+    fn import_sessions(&mut self, snapshot: &PartitionSnapshot) -> Result<(), LockError> {
+        let now = self.now;
+        let max_lease = self.config.max_lease_ms;
+        let mut max_session = 0u64;
+        for s in &snapshot.sessions {
+            validate_owner(&s.owner)?;
+            let id: u64 = s.session.parse().map_err(|_| {
+                LockError::invalid("snapshot", format!("bad session id [{}]", s.session))
+            })?;
+            if self.session_index.contains_key(&id) || s.ttl_ms == 0 {
+                return Err(LockError::invalid("snapshot", format!("bad session [{}]", s.session)));
+            }
+            if FencingToken(id).epoch() == snapshot.epoch {
+                max_session = max_session.max(FencingToken(id).counter());
+            }
+            let o = self.intern_owner(&s.owner);
+            self.insert_session(
+                id,
+                o,
+                s.ttl_ms.min(max_lease),
+                now.saturating_add(s.expires_in_ms.min(max_lease)),
+            );
+            self.owner_unref(o);
+        }
+        self.next_session = max_session + 1;
+        Ok(())
+    }
+
+    /// Imports one lock: checked like a request, and refused when it conflicts with a holder
+    /// imported before it or its token is newer than the snapshot's counter.
+    fn import_lock(&mut self, l: &LockSnapshot, newest: FencingToken) -> Result<(), LockError> {
+        validate::name(&l.key, l.scope, &self.config.limits)?;
+        validate_owner(&l.owner)?;
+        if l.fencing_token > newest {
+            return Err(LockError::invalid(
+                "snapshot",
+                format!("token of [{}] is newer than the counter", l.key),
+            ));
+        }
+        let session = match &l.session {
+            None => NO_SESSION,
+            Some(s) => self.session_for(Some(s), &l.owner).map_err(|_| {
+                LockError::invalid("snapshot", format!("lock [{}] names a bad session", l.key))
+            })?,
+        };
+        let o = self.intern_owner(&l.owner);
+        let k = self.intern_key(l.scope, &l.key);
+        let mut needed: SmallVec<[(KeyIdx, Mode); 8]> = SmallVec::new();
+        needed.push((k, l.mode));
+        if l.scope == Scope::Tree {
+            for anc in tree_ancestors(&l.key) {
+                needed.push((self.intern_key(Scope::Tree, anc), l.mode.intention()));
+            }
+        }
+        let conflict = self.find_target_lock(o, k).is_some()
+            || needed.iter().any(|&(kk, m)| self.blocked_at(kk, o, m, IMPORT_QKEY));
+        if conflict {
+            let mut dirty: Dirty = needed.iter().map(|(k, _)| *k).collect();
+            self.owner_unref(o);
+            self.pump(&mut dirty);
+            return Err(LockError::invalid(
+                "snapshot",
+                format!("conflicting holders of [{}]", l.key),
+            ));
+        }
+        let now = self.now;
+        let lease_until = if session == NO_SESSION {
+            now.saturating_add(l.lease_ms.clamp(1, self.config.max_lease_ms))
+        } else {
+            SESSION_LEASE
+        };
+        self.add_lock(Lock {
+            owner: o,
+            key: k,
+            session,
+            mode: l.mode,
+            live: true,
+            token: l.fencing_token,
+            granted_at: now.saturating_sub(l.held_ms),
+            lease_until,
+        });
+        self.owner_unref(o);
+        Ok(())
+    }
+}

@@ -1,0 +1,227 @@
+//! The shape of the lock core, checked as a test so that it cannot drift (issue 11):
+//!
+//! - no source file under `src/` is longer than [`MAX_FILE_LINES`];
+//! - the modules of the crate do not import each other in a cycle: the graph of
+//!   `crate::<module>` references between top-level modules (`table` and its files count as
+//!   one module, `table`) must be acyclic, and a cycle is printed when it is not;
+//! - no `too_many_arguments` allowance (a small record instead).
+//!
+//! Function length is checked by clippy (`too-many-lines-threshold` in `clippy.toml`).
+//! The checkers are plain functions, unit-tested below on hand-made input, so each test
+//! demonstrably fails on a violation.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Longest source file allowed in `src/`, in lines.
+const MAX_FILE_LINES: usize = 800;
+
+/// Module name -> the modules it refers to.
+type Graph = BTreeMap<String, BTreeSet<String>>;
+
+/// Every `.rs` file under `dir`, sorted.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for entry in fs::read_dir(&d).expect("source dir is readable") {
+            let path = entry.expect("dir entry").path();
+            if path.is_dir() {
+                todo.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn src_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// The top-level module a file belongs to: `src/table/queue.rs` -> `table`,
+/// `src/mode.rs` -> `mode`, `src/lib.rs` -> `lib` (the crate root).
+fn module_of(src: &Path, file: &Path) -> String {
+    let rel = file.strip_prefix(src).expect("file under src");
+    let first = rel.components().next().expect("non-empty path");
+    let name = first.as_os_str().to_string_lossy();
+    name.strip_suffix(".rs").unwrap_or(&name).to_owned()
+}
+
+/// The modules named by `crate::<name>` in code (comment lines are skipped; doc links are
+/// not imports). Handles `use crate::{a, b::c}` too.
+fn crate_refs(source: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for line in source.lines() {
+        let code = line.trim_start();
+        if code.starts_with("//") {
+            continue;
+        }
+        let code = code.split("//").next().unwrap_or(code);
+        for (i, _) in code.match_indices("crate::") {
+            let rest = &code[i + "crate::".len()..];
+            if let Some(group) = rest.strip_prefix('{') {
+                let group = group.split('}').next().unwrap_or(group);
+                for part in group.split(',') {
+                    push_ident(&mut out, part.trim());
+                }
+            } else {
+                push_ident(&mut out, rest);
+            }
+        }
+    }
+    out
+}
+
+fn push_ident(out: &mut BTreeSet<String>, text: &str) {
+    let ident: String = text.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+    if !ident.is_empty() {
+        out.insert(ident);
+    }
+}
+
+/// The module graph of the crate under `src`: edges between top-level modules only (a
+/// `crate::Name` that is not a module, e.g. a re-export at the root, is not an edge).
+fn module_graph(src: &Path) -> Graph {
+    let files = rust_files(src);
+    let modules: BTreeSet<String> = files.iter().map(|f| module_of(src, f)).collect();
+    let mut graph = Graph::new();
+    for file in &files {
+        let from = module_of(src, file);
+        let text = fs::read_to_string(file).expect("source is UTF-8");
+        let edges = graph.entry(from.clone()).or_default();
+        for to in crate_refs(&text) {
+            if to != from && modules.contains(&to) {
+                edges.insert(to);
+            }
+        }
+    }
+    graph
+}
+
+/// A cycle in `graph`, as the modules along it with the first repeated at the end
+/// (`a -> b -> a`), or `None` when the graph is acyclic.
+fn find_cycle(graph: &Graph) -> Option<Vec<String>> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        OnPath,
+        Done,
+    }
+    fn visit(
+        node: &str,
+        graph: &Graph,
+        marks: &mut BTreeMap<String, Mark>,
+        path: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        match marks.get(node) {
+            Some(Mark::Done) => return None,
+            Some(Mark::OnPath) => {
+                let start = path.iter().position(|n| n == node).expect("on the path");
+                let mut cycle = path[start..].to_vec();
+                cycle.push(node.to_owned());
+                return Some(cycle);
+            }
+            None => {}
+        }
+        marks.insert(node.to_owned(), Mark::OnPath);
+        path.push(node.to_owned());
+        for next in graph.get(node).into_iter().flatten() {
+            if let Some(cycle) = visit(next, graph, marks, path) {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        marks.insert(node.to_owned(), Mark::Done);
+        None
+    }
+    let mut marks = BTreeMap::new();
+    for node in graph.keys() {
+        let mut path = Vec::new();
+        if let Some(cycle) = visit(node, graph, &mut marks, &mut path) {
+            return Some(cycle);
+        }
+    }
+    None
+}
+
+/// Files longer than `max` lines, with their length.
+fn long_files(files: &[PathBuf], max: usize) -> Vec<(PathBuf, usize)> {
+    files
+        .iter()
+        .map(|f| (f.clone(), fs::read_to_string(f).expect("source is UTF-8").lines().count()))
+        .filter(|(_, n)| *n > max)
+        .collect()
+}
+
+#[test]
+fn no_source_file_is_longer_than_the_limit() {
+    let long = long_files(&rust_files(&src_dir()), MAX_FILE_LINES);
+    assert!(long.is_empty(), "files over {MAX_FILE_LINES} lines: {long:?}");
+}
+
+#[test]
+fn lock_core_modules_import_each_other_without_a_cycle() {
+    let graph = module_graph(&src_dir());
+    assert!(graph.contains_key("table") && graph.contains_key("error"), "{graph:?}");
+    assert!(graph["table"].contains("error"), "the scan sees table's imports: {graph:?}");
+    if let Some(cycle) = find_cycle(&graph) {
+        panic!("import cycle between lock-core modules: {}", cycle.join(" -> "));
+    }
+}
+
+#[test]
+fn no_too_many_arguments_allowance() {
+    let lint = ["too_many", "_arguments"].concat();
+    for file in rust_files(&src_dir()) {
+        let text = fs::read_to_string(&file).expect("source is UTF-8");
+        assert!(!text.contains(&lint), "{} allows {lint}: use a small record", file.display());
+    }
+}
+
+fn graph_of(edges: &[(&str, &str)]) -> Graph {
+    let mut g = Graph::new();
+    for (a, b) in edges {
+        g.entry((*a).to_owned()).or_default().insert((*b).to_owned());
+        g.entry((*b).to_owned()).or_default();
+    }
+    g
+}
+
+#[test]
+fn the_cycle_checker_finds_and_prints_a_cycle() {
+    // types -> error -> types was the cycle before issue 11.
+    let g = graph_of(&[("table", "types"), ("types", "error"), ("error", "types")]);
+    let cycle = find_cycle(&g).expect("a cycle");
+    assert_eq!(cycle.join(" -> "), "error -> types -> error");
+    let g = graph_of(&[("a", "b"), ("b", "c"), ("c", "d"), ("d", "b")]);
+    assert_eq!(find_cycle(&g).expect("a cycle"), ["b", "c", "d", "b"]);
+    let acyclic = graph_of(&[("a", "b"), ("a", "c"), ("b", "c"), ("c", "d")]);
+    assert_eq!(find_cycle(&acyclic), None);
+}
+
+#[test]
+fn the_reference_scanner_reads_code_not_comments() {
+    let refs = crate_refs(
+        "use crate::error::LockError;\n\
+         use crate::{mode::Mode, types};\n\
+         //! see [`crate::partition`]\n\
+         /// [`crate::stats::Counters`]\n\
+         let x = crate::config::Config::default(); // crate::event\n",
+    );
+    let names: Vec<&str> = refs.iter().map(String::as_str).collect();
+    assert_eq!(names, ["config", "error", "mode", "types"]);
+}
+
+#[test]
+fn the_length_checker_flags_a_long_file() {
+    let dir = std::env::temp_dir().join(format!("lock-core-structure-{}", std::process::id()));
+    fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("long.rs");
+    fs::write(&file, "fn f() {}\n".repeat(MAX_FILE_LINES + 1)).expect("write");
+    let long = long_files(std::slice::from_ref(&file), MAX_FILE_LINES);
+    fs::remove_dir_all(&dir).expect("clean up");
+    assert_eq!(long, vec![(file, MAX_FILE_LINES + 1)]);
+}
