@@ -18,6 +18,13 @@
 //! call and whenever [`Partition::next_deadline`] passes (then call [`Partition::advance`]).
 //!
 //! The rules are written up, in tables, in `docs/LOCK_CORE.md`.
+//!
+//! The modules, in dependency order (they import each other without a cycle, which
+//! `tests/structure.rs` checks):
+//! `mode` (modes and their compatibility table), `types` (ids, times, tokens), `request` and
+//! `answer` (the JSON records), `error`, `event`, `config`, `validate` (every input check),
+//! `stats`, `table` (the lock table, one file per concern, see `src/table/README.md`) and
+//! `partition`.
 
 // No production function longer than `too-many-lines-threshold` (clippy.toml, 80 lines).
 #![warn(clippy::too_many_lines)]
