@@ -18,7 +18,7 @@ import java.util.Set;
 
 /**
  * Strict parsers of the REST bodies. Each turns a body into the core's argument record (see
- * rust/lock-core/src/types.rs) as a map: names are mapped ({@code wait} becomes {@code wait_ms}),
+ * rust/lock-core/src/request.rs) as a map: names are mapped ({@code wait} becomes {@code wait_ms}),
  * values are checked for type and range, durations against the configured caps. Unknown fields,
  * wrong types and bad values fail with the field named; lock rules (key syntax, priorities,
  * tree paths) are checked by the core.
