@@ -10,7 +10,7 @@ export JAVA_HOME := $(JDK)
 MVN := mvn -B -q
 PYTEST_ARGS ?=
 
-.PHONY: run test quick-test build check rust-test java-test integration-test clean
+.PHONY: run test quick-test build check fmt rust-test java-test integration-test clean
 
 ## Build the plugin zip (Rust release library + Java jar + zip) and run one node in the foreground.
 run:
@@ -28,10 +28,16 @@ quick-test: check rust-test java-test
 build:
 	$(MVN) package
 
-## Formatting and lints.
+## Formatting and lints (Rust: rustfmt + clippy; Java: palantir-java-format through Spotless).
 check:
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --locked -- -D warnings
+	$(MVN) spotless:check
+
+## Format everything `check` checks.
+fmt:
+	cargo fmt --all
+	$(MVN) spotless:apply
 
 ## Rust unit, property and integration tests, including the C header drift check.
 rust-test:

@@ -1,9 +1,8 @@
 package org.eslm;
 
+import java.nio.file.Path;
 import org.elasticsearch.common.logging.LogConfigurator;
 import org.eslm.bridge.LockNative;
-
-import java.nio.file.Path;
 
 /** One-time set-up for tests that touch the native library or Elasticsearch exceptions. */
 public final class NativeTestSupport {

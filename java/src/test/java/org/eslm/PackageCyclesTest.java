@@ -1,6 +1,7 @@
 package org.eslm;
 
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -16,9 +17,7 @@ import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
 
 /**
  * No package of the plugin depends on a package that depends back on it. The layers, each using
@@ -29,9 +28,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class PackageCyclesTest {
     private static final Pattern REFERENCE = Pattern.compile("org\\.eslm\\.([a-z_][a-z0-9_]*)\\.");
     private static final Pattern COMMENTS_AND_STRINGS = Pattern.compile(
-        "/\\*.*?\\*/|//[^\\n]*|\"\"\"(?:.|\\n)*?\"\"\"|\"(?:\\\\.|[^\"\\\\\\n])*\"|'(?:\\\\.|[^'\\\\\\n])+'",
-        Pattern.DOTALL
-    );
+            "/\\*.*?\\*/|//[^\\n]*|\"\"\"(?:.|\\n)*?\"\"\"|\"(?:\\\\.|[^\"\\\\\\n])*\"|'(?:\\\\.|[^'\\\\\\n])+'",
+            Pattern.DOTALL);
 
     /** The production source root: from Maven ({@code eslm.main.sources}), else relative to the project. */
     private static Path sourceRoot() {
@@ -42,7 +40,9 @@ class PackageCyclesTest {
     @Test
     void theProductionPackagesHaveNoCycle() {
         Map<String, Set<String>> graph = graph(sourceRoot().resolve("org/eslm"));
-        assertTrue(graph.keySet().containsAll(List.of("bridge", "service", "cluster", "action", "rest", "plugin")), graph.toString());
+        assertTrue(
+                graph.keySet().containsAll(List.of("bridge", "service", "cluster", "action", "rest", "plugin")),
+                graph.toString());
         assertTrue(graph.get("plugin").contains("service"), "the graph sees real dependencies: " + graph);
         List<String> cycle = findCycle(graph);
         assertTrue(cycle.isEmpty(), "package cycle: " + String.join(" -> ", cycle) + " in " + graph);
@@ -117,7 +117,8 @@ class PackageCyclesTest {
         return List.of();
     }
 
-    private static List<String> visit(Map<String, Set<String>> graph, String node, Map<String, Integer> state, List<String> path) {
+    private static List<String> visit(
+            Map<String, Set<String>> graph, String node, Map<String, Integer> state, List<String> path) {
         Integer seen = state.get(node);
         if (seen != null && seen == 1) {
             List<String> cycle = new ArrayList<>(path.subList(path.indexOf(node), path.size()));

@@ -1,12 +1,7 @@
 package org.eslm;
 
-import org.elasticsearch.cluster.node.DiscoveryNode;
-import org.elasticsearch.cluster.node.VersionInformation;
-import org.elasticsearch.common.bytes.BytesReference;
-import org.elasticsearch.common.io.stream.BytesStreamOutput;
-import org.elasticsearch.common.io.stream.StreamInput;
-import org.elasticsearch.common.io.stream.Writeable;
-import org.elasticsearch.common.transport.TransportAddress;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -17,9 +12,13 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.function.Function;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotSame;
+import org.elasticsearch.cluster.node.DiscoveryNode;
+import org.elasticsearch.cluster.node.VersionInformation;
+import org.elasticsearch.common.bytes.BytesReference;
+import org.elasticsearch.common.io.stream.BytesStreamOutput;
+import org.elasticsearch.common.io.stream.StreamInput;
+import org.elasticsearch.common.io.stream.Writeable;
+import org.elasticsearch.common.transport.TransportAddress;
 
 /**
  * Wire round trips in the spirit of Elasticsearch's {@code AbstractWireSerializingTestCase}:
@@ -39,7 +38,8 @@ public final class WireTesting {
     }
 
     /** Checks {@link #ROUNDS} random instances of {@code random} for a round trip through {@code reader}. */
-    public static <T extends Writeable> void assertRoundTrips(Function<Random, T> random, Writeable.Reader<T> reader) throws IOException {
+    public static <T extends Writeable> void assertRoundTrips(Function<Random, T> random, Writeable.Reader<T> reader)
+            throws IOException {
         Random r = new Random(seed());
         for (int i = 0; i < ROUNDS; i++) {
             assertRoundTrip(random.apply(r), reader, "seed " + seed() + ", round " + i);
@@ -47,7 +47,8 @@ public final class WireTesting {
     }
 
     /** Writes {@code original}, reads it back with {@code reader}: equal, same hash, nothing left over. */
-    public static <T extends Writeable> T assertRoundTrip(T original, Writeable.Reader<T> reader, String context) throws IOException {
+    public static <T extends Writeable> T assertRoundTrip(T original, Writeable.Reader<T> reader, String context)
+            throws IOException {
         try (BytesStreamOutput out = new BytesStreamOutput()) {
             original.writeTo(out);
             try (StreamInput in = out.bytes().streamInput()) {

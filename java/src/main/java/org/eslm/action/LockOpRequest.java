@@ -1,5 +1,13 @@
 package org.eslm.action;
 
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
 import org.elasticsearch.action.ActionRequest;
 import org.elasticsearch.action.ActionRequestValidationException;
 import org.elasticsearch.common.io.stream.StreamInput;
@@ -9,15 +17,6 @@ import org.elasticsearch.tasks.Task;
 import org.elasticsearch.tasks.TaskId;
 import org.eslm.bridge.NativeOp;
 import org.eslm.service.SessionIds;
-
-import java.io.IOException;
-import java.util.Collections;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Locale;
-import java.util.Map;
-import java.util.Objects;
 
 /**
  * One lock operation, already parsed and validated by its REST handler.
@@ -276,21 +275,22 @@ public final class LockOpRequest extends ActionRequest {
     @Override
     public boolean equals(Object o) {
         return o instanceof LockOpRequest that
-            && op == that.op
-            && Objects.equals(routingValue, that.routingValue)
-            && Objects.equals(key, that.key)
-            && Objects.equals(routing, that.routing)
-            && lockRoutingValues.equals(that.lockRoutingValues)
-            && Objects.equals(session, that.session)
-            && waitMs == that.waitMs
-            && Objects.equals(reason, that.reason)
-            && waits == that.waits
-            && partition == that.partition
-            && opArgs.equals(that.opArgs);
+                && op == that.op
+                && Objects.equals(routingValue, that.routingValue)
+                && Objects.equals(key, that.key)
+                && Objects.equals(routing, that.routing)
+                && lockRoutingValues.equals(that.lockRoutingValues)
+                && Objects.equals(session, that.session)
+                && waitMs == that.waitMs
+                && Objects.equals(reason, that.reason)
+                && waits == that.waits
+                && partition == that.partition
+                && opArgs.equals(that.opArgs);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(op, routingValue, key, routing, lockRoutingValues, session, waitMs, reason, waits, partition, opArgs);
+        return Objects.hash(
+                op, routingValue, key, routing, lockRoutingValues, session, waitMs, reason, waits, partition, opArgs);
     }
 }

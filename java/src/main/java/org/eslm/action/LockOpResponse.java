@@ -1,14 +1,12 @@
 package org.eslm.action;
 
+import java.io.IOException;
+import java.util.Map;
 import org.elasticsearch.action.ActionResponse;
 import org.elasticsearch.common.io.stream.StreamInput;
 import org.elasticsearch.common.io.stream.StreamOutput;
 import org.elasticsearch.xcontent.ToXContentObject;
 import org.elasticsearch.xcontent.XContentBuilder;
-
-import java.io.IOException;
-import java.util.Map;
-
 import org.eslm.service.LockException;
 
 /**
@@ -69,7 +67,9 @@ public final class LockOpResponse extends ActionResponse implements ToXContentOb
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof LockOpResponse that && body.equals(that.body) && java.util.Objects.equals(failure, that.failure);
+        return o instanceof LockOpResponse that
+                && body.equals(that.body)
+                && java.util.Objects.equals(failure, that.failure);
     }
 
     @Override

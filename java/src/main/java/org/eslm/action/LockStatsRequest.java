@@ -1,8 +1,7 @@
 package org.eslm.action;
 
-import org.elasticsearch.action.support.nodes.BaseNodesRequest;
-
 import java.util.Arrays;
+import org.elasticsearch.action.support.nodes.BaseNodesRequest;
 
 /**
  * {@code GET /_locks/_stats}: lock statistics of every node (or of the nodes named). Runs on the

@@ -1,5 +1,10 @@
 package org.eslm.action;
 
+import java.io.IOException;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import org.elasticsearch.action.FailedNodeException;
 import org.elasticsearch.action.support.nodes.BaseNodesResponse;
 import org.elasticsearch.cluster.ClusterName;
@@ -7,12 +12,6 @@ import org.elasticsearch.common.io.stream.StreamInput;
 import org.elasticsearch.common.io.stream.StreamOutput;
 import org.elasticsearch.xcontent.ToXContentObject;
 import org.elasticsearch.xcontent.XContentBuilder;
-
-import java.io.IOException;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.Objects;
 
 /**
  * Per-node lock statistics and their cluster total. Counters and gauges add up; time
@@ -22,7 +21,8 @@ import java.util.Objects;
 public final class LockStatsResponse extends BaseNodesResponse<NodeLockStatsResponse> implements ToXContentObject {
     static final List<String> TIMES = List.of("wait_time_ms", "hold_time_ms");
 
-    public LockStatsResponse(ClusterName clusterName, List<NodeLockStatsResponse> nodes, List<FailedNodeException> failures) {
+    public LockStatsResponse(
+            ClusterName clusterName, List<NodeLockStatsResponse> nodes, List<FailedNodeException> failures) {
         super(clusterName, nodes, failures);
     }
 
@@ -44,14 +44,17 @@ public final class LockStatsResponse extends BaseNodesResponse<NodeLockStatsResp
     public XContentBuilder toXContent(XContentBuilder builder, Params params) throws IOException {
         builder.startObject();
         builder.startObject("_nodes")
-            .field("total", getNodes().size() + failures().size())
-            .field("successful", getNodes().size())
-            .field("failed", failures().size())
-            .endObject();
+                .field("total", getNodes().size() + failures().size())
+                .field("successful", getNodes().size())
+                .field("failed", failures().size())
+                .endObject();
         builder.field("cluster_name", getClusterName().value());
         builder.startObject("nodes");
         for (NodeLockStatsResponse node : getNodes()) {
-            builder.startObject(node.getNode().getId()).field("name", node.getNode().getName()).field("locks", node.stats()).endObject();
+            builder.startObject(node.getNode().getId())
+                    .field("name", node.getNode().getName())
+                    .field("locks", node.stats())
+                    .endObject();
         }
         builder.endObject();
         builder.field("total", total());
@@ -67,11 +70,13 @@ public final class LockStatsResponse extends BaseNodesResponse<NodeLockStatsResp
                     total.merge(e.getKey(), n.longValue(), (a, b) -> (Long) a + (Long) b);
                 } else if (TIMES.contains(e.getKey()) && e.getValue() instanceof Map<?, ?> times) {
                     @SuppressWarnings("unchecked")
-                    Map<String, Object> merged = (Map<String, Object>) total.computeIfAbsent(e.getKey(), k -> new LinkedHashMap<>());
+                    Map<String, Object> merged =
+                            (Map<String, Object>) total.computeIfAbsent(e.getKey(), k -> new LinkedHashMap<>());
                     for (Map.Entry<?, ?> t : times.entrySet()) {
                         long v = ((Number) t.getValue()).longValue();
                         String k = (String) t.getKey();
-                        merged.merge(k, v, (a, b) -> k.equals("count") ? (Long) a + (Long) b : Math.max((Long) a, (Long) b));
+                        merged.merge(
+                                k, v, (a, b) -> k.equals("count") ? (Long) a + (Long) b : Math.max((Long) a, (Long) b));
                     }
                 }
             }
@@ -82,9 +87,9 @@ public final class LockStatsResponse extends BaseNodesResponse<NodeLockStatsResp
     @Override
     public boolean equals(Object o) {
         return o instanceof LockStatsResponse that
-            && getClusterName().equals(that.getClusterName())
-            && getNodes().equals(that.getNodes())
-            && NodesFailures.same(failures(), that.failures());
+                && getClusterName().equals(that.getClusterName())
+                && getNodes().equals(that.getNodes())
+                && NodesFailures.same(failures(), that.failures());
     }
 
     @Override

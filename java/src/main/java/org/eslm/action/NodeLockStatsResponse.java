@@ -1,13 +1,12 @@
 package org.eslm.action;
 
+import java.io.IOException;
+import java.util.Map;
+import java.util.Objects;
 import org.elasticsearch.action.support.nodes.BaseNodeResponse;
 import org.elasticsearch.cluster.node.DiscoveryNode;
 import org.elasticsearch.common.io.stream.StreamInput;
 import org.elasticsearch.common.io.stream.StreamOutput;
-
-import java.io.IOException;
-import java.util.Map;
-import java.util.Objects;
 
 /** One node's lock statistics, as its core reports them. */
 public final class NodeLockStatsResponse extends BaseNodeResponse {

@@ -1,9 +1,8 @@
 package org.eslm.action;
 
-import org.elasticsearch.action.FailedNodeException;
-
 import java.util.List;
 import java.util.Objects;
+import org.elasticsearch.action.FailedNodeException;
 
 /** Equality of the failed nodes of two nodes responses (exceptions have no {@code equals}). */
 final class NodesFailures {
@@ -16,7 +15,7 @@ final class NodesFailures {
         }
         for (int i = 0; i < a.size(); i++) {
             if (Objects.equals(a.get(i).nodeId(), b.get(i).nodeId()) == false
-                || Objects.equals(a.get(i).getMessage(), b.get(i).getMessage()) == false) {
+                    || Objects.equals(a.get(i).getMessage(), b.get(i).getMessage()) == false) {
                 return false;
             }
         }

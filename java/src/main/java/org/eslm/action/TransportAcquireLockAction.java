@@ -1,5 +1,6 @@
 package org.eslm.action;
 
+import java.util.Set;
 import org.elasticsearch.action.ActionType;
 import org.elasticsearch.action.support.ActionFilters;
 import org.elasticsearch.cluster.service.ClusterService;
@@ -8,14 +9,22 @@ import org.elasticsearch.transport.TransportService;
 import org.eslm.bridge.NativeOp;
 import org.eslm.service.LockService;
 
-import java.util.Set;
-
 /** Acquires one key or many (all-or-nothing), at once or after queueing. */
 public final class TransportAcquireLockAction extends TransportLockOpAction {
     public static final ActionType<LockOpResponse> TYPE = new ActionType<>("cluster:admin/locks/acquire");
 
     @Inject
-    public TransportAcquireLockAction(TransportService transportService, ActionFilters actionFilters, ClusterService clusterService, LockService locks) {
-        super(TYPE, Set.of(NativeOp.ACQUIRE, NativeOp.ACQUIRE_MANY), transportService, actionFilters, clusterService, locks);
+    public TransportAcquireLockAction(
+            TransportService transportService,
+            ActionFilters actionFilters,
+            ClusterService clusterService,
+            LockService locks) {
+        super(
+                TYPE,
+                Set.of(NativeOp.ACQUIRE, NativeOp.ACQUIRE_MANY),
+                transportService,
+                actionFilters,
+                clusterService,
+                locks);
     }
 }

@@ -1,5 +1,11 @@
 package org.eslm.action;
 
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.action.ActionType;
 import org.elasticsearch.action.FailedNodeException;
@@ -25,25 +31,19 @@ import org.eslm.bridge.NativeOp;
 import org.eslm.service.BridgeJson;
 import org.eslm.service.LockService;
 
-import java.io.IOException;
-import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.List;
-import java.util.Map;
-import java.util.Objects;
-
 /**
  * {@code cluster:monitor/locks/list}: held locks of the whole cluster, gathered from every node's
  * core (each owner lists the partitions it serves), filtered by owner / key prefix, sorted by
  * key and owner, at most {@code size}. Each node answers asynchronously: its core's answer
  * completes the node's listener, no thread waits for it.
  */
-public final class TransportListLocksAction extends TransportNodesAction<
-    TransportListLocksAction.Request,
-    TransportListLocksAction.Response,
-    TransportListLocksAction.NodeRequest,
-    TransportListLocksAction.NodeResponse,
-    Void> {
+public final class TransportListLocksAction
+        extends TransportNodesAction<
+                TransportListLocksAction.Request,
+                TransportListLocksAction.Response,
+                TransportListLocksAction.NodeRequest,
+                TransportListLocksAction.NodeResponse,
+                Void> {
 
     public static final ActionType<Response> TYPE = new ActionType<>("cluster:monitor/locks/list");
 
@@ -51,13 +51,18 @@ public final class TransportListLocksAction extends TransportNodesAction<
 
     @Inject
     public TransportListLocksAction(
-        ThreadPool threadPool,
-        ClusterService clusterService,
-        TransportService transportService,
-        ActionFilters actionFilters,
-        LockService locks
-    ) {
-        super(TYPE.name(), clusterService, transportService, actionFilters, NodeRequest::new, threadPool.executor(ThreadPool.Names.MANAGEMENT));
+            ThreadPool threadPool,
+            ClusterService clusterService,
+            TransportService transportService,
+            ActionFilters actionFilters,
+            LockService locks) {
+        super(
+                TYPE.name(),
+                clusterService,
+                transportService,
+                actionFilters,
+                NodeRequest::new,
+                threadPool.executor(ThreadPool.Names.MANAGEMENT));
         this.locks = locks;
     }
 
@@ -181,7 +186,8 @@ public final class TransportListLocksAction extends TransportNodesAction<
             for (NodeResponse node : getNodes()) {
                 all.addAll(node.locks);
             }
-            all.sort(Comparator.comparing((Map<String, Object> l) -> String.valueOf(l.get("key"))).thenComparing(l -> String.valueOf(l.get("owner"))));
+            all.sort(Comparator.comparing((Map<String, Object> l) -> String.valueOf(l.get("key")))
+                    .thenComparing(l -> String.valueOf(l.get("owner"))));
             return all.size() > size ? all.subList(0, size) : all;
         }
 
@@ -197,10 +203,10 @@ public final class TransportListLocksAction extends TransportNodesAction<
         @Override
         public boolean equals(Object o) {
             return o instanceof Response that
-                && getClusterName().equals(that.getClusterName())
-                && getNodes().equals(that.getNodes())
-                && NodesFailures.same(failures(), that.failures())
-                && size == that.size;
+                    && getClusterName().equals(that.getClusterName())
+                    && getNodes().equals(that.getNodes())
+                    && NodesFailures.same(failures(), that.failures())
+                    && size == that.size;
         }
 
         @Override
@@ -227,11 +233,16 @@ public final class TransportListLocksAction extends TransportNodesAction<
     /** Asks this node's core for the locks of the partitions it serves; answers when the core does. */
     @Override
     protected void nodeOperationAsync(NodeRequest request, Task task, ActionListener<NodeResponse> listener) {
-        locks.execute(NativeOp.LIST, NativeLockCore.ALL_PARTITIONS, BridgeJson.parse(request.filterJson), task, listener.map(body -> {
-            @SuppressWarnings("unchecked")
-            List<Map<String, Object>> listed = (List<Map<String, Object>>) body.get("locks");
-            return new NodeResponse(clusterService.localNode(), listed);
-        }));
+        locks.execute(
+                NativeOp.LIST,
+                NativeLockCore.ALL_PARTITIONS,
+                BridgeJson.parse(request.filterJson),
+                task,
+                listener.map(body -> {
+                    @SuppressWarnings("unchecked")
+                    List<Map<String, Object>> listed = (List<Map<String, Object>>) body.get("locks");
+                    return new NodeResponse(clusterService.localNode(), listed);
+                }));
     }
 
     /** Never called: {@link #nodeOperationAsync} answers without blocking a thread. */

@@ -1,5 +1,9 @@
 package org.eslm.action;
 
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.elasticsearch.ExceptionsHelper;
@@ -30,11 +34,6 @@ import org.eslm.service.LockException;
 import org.eslm.service.LockPartitionUnavailableException;
 import org.eslm.service.LockService;
 import org.eslm.service.SessionIds;
-
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.Set;
 
 /**
  * Base of the lock transport actions. Each subclass is one action name — {@code cluster:admin/locks/*}
@@ -77,13 +76,12 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
     private final ThreadPool threadPool;
 
     protected TransportLockOpAction(
-        ActionType<LockOpResponse> type,
-        Set<NativeOp> ops,
-        TransportService transportService,
-        ActionFilters actionFilters,
-        ClusterService clusterService,
-        LockService locks
-    ) {
+            ActionType<LockOpResponse> type,
+            Set<NativeOp> ops,
+            TransportService transportService,
+            ActionFilters actionFilters,
+            ClusterService clusterService,
+            LockService locks) {
         super(type.name(), transportService, actionFilters, LockOpRequest::new, EsExecutors.DIRECT_EXECUTOR_SERVICE);
         this.locks = locks;
         this.ops = Set.copyOf(ops);
@@ -95,29 +93,41 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
     @Override
     protected void doExecute(Task task, LockOpRequest request, ActionListener<LockOpResponse> listener) {
         if (ops.contains(request.op()) == false) {
-            listener.onFailure(new IllegalArgumentException("action [" + actionName + "] does not run [" + request.op() + "]"));
+            listener.onFailure(
+                    new IllegalArgumentException("action [" + actionName + "] does not run [" + request.op() + "]"));
             return;
         }
         if (request.routingValue() == null) {
             // node-local read
-            locks.execute(request.op(), NativeLockCore.ALL_PARTITIONS, request.args(), task, listener.map(LockOpResponse::new));
+            locks.execute(
+                    request.op(),
+                    NativeLockCore.ALL_PARTITIONS,
+                    request.args(),
+                    task,
+                    listener.map(LockOpResponse::new));
         } else if (request.partition() != LockOpRequest.UNROUTED) {
             runOnOwner(task, request, listener);
         } else {
             long budgetMs = Math.max(request.waitMs(), ROUTING_BUDGET.millis());
-            route(new Routing(task, request, listener, System.nanoTime() + TimeValue.timeValueMillis(budgetMs).nanos(), System.nanoTime()));
+            route(new Routing(
+                    task,
+                    request,
+                    listener,
+                    System.nanoTime() + TimeValue.timeValueMillis(budgetMs).nanos(),
+                    System.nanoTime()));
         }
     }
 
     /** Owner side: run in the local core; lock outcomes travel back as data. */
     private void runOnOwner(Task task, LockOpRequest request, ActionListener<LockOpResponse> listener) {
-        ActionListener<Map<String, Object>> asResponse = ActionListener.wrap(body -> listener.onResponse(new LockOpResponse(body)), e -> {
-            if (ExceptionsHelper.unwrapCause(e) instanceof LockException lockException) {
-                listener.onResponse(LockOpResponse.failure(lockException));
-            } else {
-                listener.onFailure(e);
-            }
-        });
+        ActionListener<Map<String, Object>> asResponse =
+                ActionListener.wrap(body -> listener.onResponse(new LockOpResponse(body)), e -> {
+                    if (ExceptionsHelper.unwrapCause(e) instanceof LockException lockException) {
+                        listener.onResponse(LockOpResponse.failure(lockException));
+                    } else {
+                        listener.onFailure(e);
+                    }
+                });
         Map<String, Object> args;
         try {
             args = request.args();
@@ -133,12 +143,7 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
      * {@link System#nanoTime()}) for finding an owner.
      */
     private record Routing(
-        Task task,
-        LockOpRequest request,
-        ActionListener<LockOpResponse> listener,
-        long deadline,
-        long started
-    ) {
+            Task task, LockOpRequest request, ActionListener<LockOpResponse> listener, long deadline, long started) {
         long leftMs() {
             return TimeValue.nsecToMSec(deadline - System.nanoTime());
         }
@@ -164,26 +169,28 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
             r.listener.onFailure(e);
             return;
         }
-        ActionListener<LockOpResponse> handler = ActionListener.wrap(response -> {
-            LockException failure = response.failureException();
-            if (failure == null) {
-                r.listener.onResponse(withGlobalSession(response, target.partition));
-            } else if (failure instanceof LockPartitionUnavailableException unavailable) {
-                retryUnavailable(r, unavailable);
-            } else {
-                r.listener.onFailure(failure);
-            }
-        }, e -> {
-            Throwable cause = ExceptionsHelper.unwrapCause(e);
-            if (cause instanceof ConnectTransportException
-                || cause instanceof NodeClosedException
-                || cause instanceof NodeDisconnectedException
-                || cause instanceof NodeNotConnectedException) {
-                retryOnNextState(r, "owner node [" + target.node.getName() + "] is unreachable");
-            } else {
-                r.listener.onFailure(e);
-            }
-        });
+        ActionListener<LockOpResponse> handler = ActionListener.wrap(
+                response -> {
+                    LockException failure = response.failureException();
+                    if (failure == null) {
+                        r.listener.onResponse(withGlobalSession(response, target.partition));
+                    } else if (failure instanceof LockPartitionUnavailableException unavailable) {
+                        retryUnavailable(r, unavailable);
+                    } else {
+                        r.listener.onFailure(failure);
+                    }
+                },
+                e -> {
+                    Throwable cause = ExceptionsHelper.unwrapCause(e);
+                    if (cause instanceof ConnectTransportException
+                            || cause instanceof NodeClosedException
+                            || cause instanceof NodeDisconnectedException
+                            || cause instanceof NodeNotConnectedException) {
+                        retryOnNextState(r, "owner node [" + target.node.getName() + "] is unreachable");
+                    } else {
+                        r.listener.onFailure(e);
+                    }
+                });
         if (target.node.getId().equals(clusterService.localNode().getId())) {
             // This node owns the partition: run it here. A transport send to ourselves would only
             // register a second task and copy the request (measurable on the uncontended path,
@@ -192,13 +199,12 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
             return;
         }
         transportService.sendChildRequest(
-            target.node,
-            actionName,
-            routed,
-            r.task,
-            TransportRequestOptions.EMPTY,
-            new ActionListenerResponseHandler<>(handler, LockOpResponse::new, EsExecutors.DIRECT_EXECUTOR_SERVICE)
-        );
+                target.node,
+                actionName,
+                routed,
+                r.task,
+                TransportRequestOptions.EMPTY,
+                new ActionListenerResponseHandler<>(handler, LockOpResponse::new, EsExecutors.DIRECT_EXECUTOR_SERVICE));
     }
 
     /**
@@ -221,16 +227,16 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
     private void retryOnNextState(Routing r, String why) {
         long leftMs = r.leftMs();
         if (leftMs <= 0) {
-            r.listener.onFailure(new LockPartitionUnavailableException(why + "; gave up after the request's budget", 0));
+            r.listener.onFailure(
+                    new LockPartitionUnavailableException(why + "; gave up after the request's budget", 0));
             return;
         }
         logger.debug("retrying lock request [{}] on the next cluster state: {}", r.request.getDescription(), why);
         ClusterStateObserver observer = new ClusterStateObserver(
-            clusterService,
-            TimeValue.timeValueMillis(Math.min(leftMs, STATE_WAIT_MAX.millis())),
-            logger,
-            threadPool.getThreadContext()
-        );
+                clusterService,
+                TimeValue.timeValueMillis(Math.min(leftMs, STATE_WAIT_MAX.millis())),
+                logger,
+                threadPool.getThreadContext());
         observer.waitForNextChange(new ClusterStateObserver.Listener() {
             @Override
             public void onNewClusterState(ClusterState state) {
@@ -284,9 +290,8 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
                 int keys = table.partitionOf(request.routingValue());
                 if (keys != partition) {
                     throw new IllegalArgumentException(
-                        "[session] lives in lock partition [" + partition + "] but the lock routes to [" + keys + "]: "
-                            + "create the session with the same [routing] as its locks"
-                    );
+                            "[session] lives in lock partition [" + partition + "] but the lock routes to [" + keys
+                                    + "]: " + "create the session with the same [routing] as its locks");
                 }
             }
             return partition;
@@ -296,8 +301,7 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
             for (String lockRouting : request.lockRoutingValues()) {
                 if (request.routing() == null && table.size() > 1 && table.partitionOf(lockRouting) != partition) {
                     throw new IllegalArgumentException(
-                        "[locks] span lock partitions; give them a common [routing] to lock them together"
-                    );
+                            "[locks] span lock partitions; give them a common [routing] to lock them together");
                 }
             }
         }

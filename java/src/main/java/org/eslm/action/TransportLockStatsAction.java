@@ -1,5 +1,7 @@
 package org.eslm.action;
 
+import java.io.IOException;
+import java.util.List;
 import org.elasticsearch.action.ActionType;
 import org.elasticsearch.action.FailedNodeException;
 import org.elasticsearch.action.support.ActionFilters;
@@ -14,16 +16,14 @@ import org.elasticsearch.transport.AbstractTransportRequest;
 import org.elasticsearch.transport.TransportService;
 import org.eslm.service.LockService;
 
-import java.io.IOException;
-import java.util.List;
-
 /** Gathers lock statistics from every node's core ({@code cluster:monitor/locks/stats}). */
-public final class TransportLockStatsAction extends TransportNodesAction<
-    LockStatsRequest,
-    LockStatsResponse,
-    TransportLockStatsAction.NodeRequest,
-    NodeLockStatsResponse,
-    Void> {
+public final class TransportLockStatsAction
+        extends TransportNodesAction<
+                LockStatsRequest,
+                LockStatsResponse,
+                TransportLockStatsAction.NodeRequest,
+                NodeLockStatsResponse,
+                Void> {
 
     public static final ActionType<LockStatsResponse> TYPE = new ActionType<>("cluster:monitor/locks/stats");
 
@@ -31,18 +31,24 @@ public final class TransportLockStatsAction extends TransportNodesAction<
 
     @Inject
     public TransportLockStatsAction(
-        ThreadPool threadPool,
-        ClusterService clusterService,
-        TransportService transportService,
-        ActionFilters actionFilters,
-        LockService locks
-    ) {
-        super(TYPE.name(), clusterService, transportService, actionFilters, NodeRequest::new, threadPool.executor(ThreadPool.Names.MANAGEMENT));
+            ThreadPool threadPool,
+            ClusterService clusterService,
+            TransportService transportService,
+            ActionFilters actionFilters,
+            LockService locks) {
+        super(
+                TYPE.name(),
+                clusterService,
+                transportService,
+                actionFilters,
+                NodeRequest::new,
+                threadPool.executor(ThreadPool.Names.MANAGEMENT));
         this.locks = locks;
     }
 
     @Override
-    protected LockStatsResponse newResponse(LockStatsRequest request, List<NodeLockStatsResponse> nodes, List<FailedNodeException> failures) {
+    protected LockStatsResponse newResponse(
+            LockStatsRequest request, List<NodeLockStatsResponse> nodes, List<FailedNodeException> failures) {
         return new LockStatsResponse(clusterService.getClusterName(), nodes, failures);
     }
 

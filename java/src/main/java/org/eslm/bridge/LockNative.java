@@ -3,12 +3,11 @@
  */
 package org.eslm.bridge;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import org.apache.logging.log4j.Level;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
-
-import java.nio.file.Files;
-import java.nio.file.Path;
 
 /**
  * The JNI surface of {@code libeslm.so}. Every method here is implemented in Rust inside one
@@ -73,13 +72,14 @@ public final class LockNative {
      * Rust logs land in the node's log under the logger {@code org.eslm.native}.
      */
     static void log(int level, String target, String message) {
-        Level l = switch (level) {
-            case 0 -> Level.ERROR;
-            case 1 -> Level.WARN;
-            case 2 -> Level.INFO;
-            case 3 -> Level.DEBUG;
-            default -> Level.TRACE;
-        };
+        Level l =
+                switch (level) {
+                    case 0 -> Level.ERROR;
+                    case 1 -> Level.WARN;
+                    case 2 -> Level.INFO;
+                    case 3 -> Level.DEBUG;
+                    default -> Level.TRACE;
+                };
         NATIVE_LOG.log(l, "[{}] {}", target, message);
     }
 }

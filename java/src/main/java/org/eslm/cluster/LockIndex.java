@@ -17,18 +17,18 @@ public final class LockIndex {
     /** The descriptor registered by the plugin: an internal, plugin-managed system index. */
     public static SystemIndexDescriptor descriptor() {
         return SystemIndexDescriptor.builder()
-            .setIndexPattern(NAME + "*")
-            .setDescription("Lock partitions of the lock-manager plugin (no documents; shards place lock owners)")
-            .setType(SystemIndexDescriptor.Type.INTERNAL_UNMANAGED)
-            .build();
+                .setIndexPattern(NAME + "*")
+                .setDescription("Lock partitions of the lock-manager plugin (no documents; shards place lock owners)")
+                .setType(SystemIndexDescriptor.Type.INTERNAL_UNMANAGED)
+                .build();
     }
 
     /** One shard per partition and one replica where a second node exists. */
     public static Settings settings(int partitions) {
         return Settings.builder()
-            .put(IndexMetadata.SETTING_NUMBER_OF_SHARDS, partitions)
-            .put(IndexMetadata.SETTING_AUTO_EXPAND_REPLICAS, "0-1")
-            .put(IndexMetadata.SETTING_INDEX_HIDDEN, true)
-            .build();
+                .put(IndexMetadata.SETTING_NUMBER_OF_SHARDS, partitions)
+                .put(IndexMetadata.SETTING_AUTO_EXPAND_REPLICAS, "0-1")
+                .put(IndexMetadata.SETTING_INDEX_HIDDEN, true)
+                .build();
     }
 }

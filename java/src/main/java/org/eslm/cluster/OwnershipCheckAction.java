@@ -1,5 +1,9 @@
 package org.eslm.cluster;
 
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
 import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.action.ActionListenerResponseHandler;
 import org.elasticsearch.action.ActionRequest;
@@ -19,11 +23,6 @@ import org.elasticsearch.injection.guice.Inject;
 import org.elasticsearch.tasks.Task;
 import org.elasticsearch.transport.TransportRequestOptions;
 import org.elasticsearch.transport.TransportService;
-
-import java.io.IOException;
-import java.util.HashMap;
-import java.util.Map;
-import java.util.Objects;
 
 /**
  * {@code internal:locks/ownership/check}: an owner asks the elected master whether it still owns
@@ -76,7 +75,10 @@ public final class OwnershipCheckAction {
 
         @Override
         public boolean equals(Object o) {
-            return o instanceof Request that && master.equals(that.master) && owner.equals(that.owner) && epochs.equals(that.epochs);
+            return o instanceof Request that
+                    && master.equals(that.master)
+                    && owner.equals(that.owner)
+                    && epochs.equals(that.epochs);
         }
 
         @Override
@@ -123,7 +125,8 @@ public final class OwnershipCheckAction {
         private final ClusterService clusterService;
 
         @Inject
-        public Transport(TransportService transportService, ActionFilters actionFilters, ClusterService clusterService) {
+        public Transport(
+                TransportService transportService, ActionFilters actionFilters, ClusterService clusterService) {
             super(TYPE.name(), transportService, actionFilters, Request::new, EsExecutors.DIRECT_EXECUTOR_SERVICE);
             this.transportService = transportService;
             this.clusterService = clusterService;
@@ -138,16 +141,16 @@ public final class OwnershipCheckAction {
             }
             DiscoveryNode master = state.nodes().get(request.master);
             if (master == null) {
-                listener.onFailure(new IllegalStateException("master [" + request.master + "] is not in this node's cluster state"));
+                listener.onFailure(new IllegalStateException(
+                        "master [" + request.master + "] is not in this node's cluster state"));
                 return;
             }
             transportService.sendRequest(
-                master,
-                TYPE.name(),
-                request,
-                TransportRequestOptions.timeout(ASK_TIMEOUT),
-                new ActionListenerResponseHandler<>(listener, Response::new, EsExecutors.DIRECT_EXECUTOR_SERVICE)
-            );
+                    master,
+                    TYPE.name(),
+                    request,
+                    TransportRequestOptions.timeout(ASK_TIMEOUT),
+                    new ActionListenerResponseHandler<>(listener, Response::new, EsExecutors.DIRECT_EXECUTOR_SERVICE));
         }
 
         private static Response answer(ClusterState state, Request request) {
@@ -156,9 +159,11 @@ public final class OwnershipCheckAction {
             for (Map.Entry<Integer, Long> e : request.epochs.entrySet()) {
                 int p = e.getKey();
                 owned.put(
-                    p,
-                    table != null && p < table.size() && request.owner.equals(table.owner(p)) && table.epoch(p) == e.getValue()
-                );
+                        p,
+                        table != null
+                                && p < table.size()
+                                && request.owner.equals(table.owner(p))
+                                && table.epoch(p) == e.getValue());
             }
             return new Response(owned);
         }

@@ -1,5 +1,7 @@
 package org.eslm.cluster;
 
+import java.io.IOException;
+import java.util.Objects;
 import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.action.ActionListenerResponseHandler;
 import org.elasticsearch.action.ActionRequest;
@@ -16,9 +18,6 @@ import org.elasticsearch.common.util.concurrent.EsExecutors;
 import org.elasticsearch.injection.guice.Inject;
 import org.elasticsearch.tasks.Task;
 import org.elasticsearch.transport.TransportService;
-
-import java.io.IOException;
-import java.util.Objects;
 
 /**
  * {@code internal:locks/partition/handoff}: a node that became a partition's owner asks the
@@ -109,7 +108,11 @@ public final class PartitionHandoffAction {
         private final PartitionManager partitions;
 
         @Inject
-        public Transport(TransportService transportService, ActionFilters actionFilters, ClusterService clusterService, PartitionManager partitions) {
+        public Transport(
+                TransportService transportService,
+                ActionFilters actionFilters,
+                ClusterService clusterService,
+                PartitionManager partitions) {
             super(TYPE.name(), transportService, actionFilters, Request::new, EsExecutors.DIRECT_EXECUTOR_SERVICE);
             this.transportService = transportService;
             this.clusterService = clusterService;
@@ -128,11 +131,10 @@ public final class PartitionHandoffAction {
                 return;
             }
             transportService.sendRequest(
-                from,
-                TYPE.name(),
-                request,
-                new ActionListenerResponseHandler<>(listener, Response::new, EsExecutors.DIRECT_EXECUTOR_SERVICE)
-            );
+                    from,
+                    TYPE.name(),
+                    request,
+                    new ActionListenerResponseHandler<>(listener, Response::new, EsExecutors.DIRECT_EXECUTOR_SERVICE));
         }
     }
 }

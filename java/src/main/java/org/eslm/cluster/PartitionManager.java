@@ -1,5 +1,9 @@
 package org.eslm.cluster;
 
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.elasticsearch.ResourceAlreadyExistsException;
@@ -9,17 +13,12 @@ import org.elasticsearch.client.internal.Client;
 import org.elasticsearch.cluster.ClusterChangedEvent;
 import org.elasticsearch.cluster.ClusterState;
 import org.elasticsearch.cluster.ClusterStateListener;
+import org.elasticsearch.cluster.service.ClusterService;
 import org.elasticsearch.common.util.concurrent.ThreadContext;
 import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.threadpool.ThreadPool;
-import org.elasticsearch.cluster.service.ClusterService;
 import org.eslm.service.BridgeJson;
 import org.eslm.service.LockService;
-
-import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Follows cluster state and makes this node serve exactly the partitions whose primary it holds
@@ -79,14 +78,13 @@ public final class PartitionManager implements ClusterStateListener {
     static final TimeValue HANDED_OFF_RETENTION = TimeValue.timeValueMinutes(1);
 
     public PartitionManager(
-        LockService locks,
-        PartitionOwnership ownership,
-        ClusterService clusterService,
-        Client client,
-        ThreadPool threadPool,
-        int partitionCount,
-        TimeValue grace
-    ) {
+            LockService locks,
+            PartitionOwnership ownership,
+            ClusterService clusterService,
+            Client client,
+            ThreadPool threadPool,
+            int partitionCount,
+            TimeValue grace) {
         this.locks = locks;
         this.ownership = ownership;
         this.clusterService = clusterService;
@@ -146,7 +144,9 @@ public final class PartitionManager implements ClusterStateListener {
             return;
         }
         String local = state.nodes().getLocalNodeId();
-        if (previousOwner != null && previousOwner.equals(local) == false && state.nodes().nodeExists(previousOwner)) {
+        if (previousOwner != null
+                && previousOwner.equals(local) == false
+                && state.nodes().nodeExists(previousOwner)) {
             fetch(p, epoch, previousOwner, 1);
         } else {
             // No live previous owner: a brand-new index needs no grace; otherwise the owner died.
@@ -161,16 +161,18 @@ public final class PartitionManager implements ClusterStateListener {
      * the primary term) would hand out tokens below those already issued.
      */
     private void fetch(int p, long epoch, String previousOwner, int attempt) {
-        client.execute(PartitionHandoffAction.TYPE, new PartitionHandoffAction.Request(previousOwner, p), ActionListener.wrap(
-            response -> {
-                if (response.snapshotJson() != null) {
-                    open(p, epoch, 0, response.snapshotJson());
-                } else {
-                    retryFetch(p, epoch, previousOwner, attempt, null);
-                }
-            },
-            e -> retryFetch(p, epoch, previousOwner, attempt, e)
-        ));
+        client.execute(
+                PartitionHandoffAction.TYPE,
+                new PartitionHandoffAction.Request(previousOwner, p),
+                ActionListener.wrap(
+                        response -> {
+                            if (response.snapshotJson() != null) {
+                                open(p, epoch, 0, response.snapshotJson());
+                            } else {
+                                retryFetch(p, epoch, previousOwner, attempt, null);
+                            }
+                        },
+                        e -> retryFetch(p, epoch, previousOwner, attempt, e)));
     }
 
     private void retryFetch(int p, long epoch, String previousOwner, int attempt, Exception failure) {
@@ -181,15 +183,15 @@ public final class PartitionManager implements ClusterStateListener {
             return;
         }
         if (attempt < HANDOFF_ATTEMPTS && state.nodes().nodeExists(previousOwner)) {
-            logger.debug("lock partition [{}]: no state from [{}] yet (attempt {}); retrying", p, previousOwner, attempt);
+            logger.debug(
+                    "lock partition [{}]: no state from [{}] yet (attempt {}); retrying", p, previousOwner, attempt);
             threadPool.schedule(() -> fetch(p, epoch, previousOwner, attempt + 1), HANDOFF_RETRY, threadPool.generic());
             return;
         }
         logger.warn(
-            () -> "hand-over of lock partition [" + p + "] from [" + previousOwner + "] gave no state after " + attempt
-                + " attempts; starting empty in recovery grace",
-            failure
-        );
+                () -> "hand-over of lock partition [" + p + "] from [" + previousOwner + "] gave no state after "
+                        + attempt + " attempts; starting empty in recovery grace",
+                failure);
         open(p, epoch, grace.millis(), null);
     }
 
@@ -216,19 +218,25 @@ public final class PartitionManager implements ClusterStateListener {
         }
         long askedAt = System.nanoTime();
         client.execute(
-            OwnershipCheckAction.TYPE,
-            new OwnershipCheckAction.Request(master, state.nodes().getLocalNodeId(), open),
-            ActionListener.wrap(response -> {
-                for (Map.Entry<Integer, Boolean> e : response.owned().entrySet()) {
-                    if (e.getValue()) {
-                        ownership.confirm(e.getKey(), askedAt);
-                    } else if (ownership.serves(e.getKey()) && open.get(e.getKey()).equals(ownership.epochs().get(e.getKey()))) {
-                        logger.warn("the master says this node no longer owns lock partition [{}]; closing it", e.getKey());
-                        lost(e.getKey());
-                    }
-                }
-            }, e -> logger.debug("could not confirm lock partition ownership with the master", e))
-        );
+                OwnershipCheckAction.TYPE,
+                new OwnershipCheckAction.Request(master, state.nodes().getLocalNodeId(), open),
+                ActionListener.wrap(
+                        response -> {
+                            for (Map.Entry<Integer, Boolean> e :
+                                    response.owned().entrySet()) {
+                                if (e.getValue()) {
+                                    ownership.confirm(e.getKey(), askedAt);
+                                } else if (ownership.serves(e.getKey())
+                                        && open.get(e.getKey())
+                                                .equals(ownership.epochs().get(e.getKey()))) {
+                                    logger.warn(
+                                            "the master says this node no longer owns lock partition [{}]; closing it",
+                                            e.getKey());
+                                    lost(e.getKey());
+                                }
+                            }
+                        },
+                        e -> logger.debug("could not confirm lock partition ownership with the master", e)));
     }
 
     /**
@@ -260,8 +268,11 @@ public final class PartitionManager implements ClusterStateListener {
     private void openPartition(int partition, long epoch, long graceMs, Map<String, Object> snapshot) {
         locks.openPartition(partition, epoch, graceMs, snapshot);
         ownership.opened(partition, epoch);
-        logger.info("serving lock partition [{}] in epoch [{}]{}", partition, epoch,
-            snapshot != null ? " (handed over)" : graceMs > 0 ? " after " + graceMs + "ms of recovery grace" : "");
+        logger.info(
+                "serving lock partition [{}] in epoch [{}]{}",
+                partition,
+                epoch,
+                snapshot != null ? " (handed over)" : graceMs > 0 ? " after " + graceMs + "ms of recovery grace" : "");
     }
 
     /**
@@ -283,16 +294,26 @@ public final class PartitionManager implements ClusterStateListener {
         ThreadContext threadContext = threadPool.getThreadContext();
         try (ThreadContext.StoredContext ignored = threadContext.stashContext()) {
             threadContext.markAsSystemContext();
-            CreateIndexRequest request = new CreateIndexRequest(LockIndex.NAME).settings(LockIndex.settings(partitionCount));
-            client.admin().indices().create(request, ActionListener.wrap(r -> {
-                logger.info("created lock index [{}] with [{}] partitions", LockIndex.NAME, partitionCount);
-                creatingIndex.set(false);
-            }, e -> {
-                creatingIndex.set(false);
-                if (e instanceof ResourceAlreadyExistsException == false) {
-                    logger.warn("failed to create lock index [" + LockIndex.NAME + "]", e);
-                }
-            }));
+            CreateIndexRequest request =
+                    new CreateIndexRequest(LockIndex.NAME).settings(LockIndex.settings(partitionCount));
+            client.admin()
+                    .indices()
+                    .create(
+                            request,
+                            ActionListener.wrap(
+                                    r -> {
+                                        logger.info(
+                                                "created lock index [{}] with [{}] partitions",
+                                                LockIndex.NAME,
+                                                partitionCount);
+                                        creatingIndex.set(false);
+                                    },
+                                    e -> {
+                                        creatingIndex.set(false);
+                                        if (e instanceof ResourceAlreadyExistsException == false) {
+                                            logger.warn("failed to create lock index [" + LockIndex.NAME + "]", e);
+                                        }
+                                    }));
         }
     }
 }

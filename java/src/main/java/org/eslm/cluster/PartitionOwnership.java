@@ -1,11 +1,10 @@
 package org.eslm.cluster;
 
-import org.elasticsearch.core.TimeValue;
-import org.eslm.service.PartitionGate;
-
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import org.elasticsearch.core.TimeValue;
+import org.eslm.service.PartitionGate;
 
 /**
  * Which partitions this node serves, in which epochs, and when the elected master last confirmed

@@ -1,13 +1,12 @@
 package org.eslm.plugin;
 
-import org.eslm.bridge.LockNative;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Properties;
+import org.eslm.bridge.LockNative;
 
 /** What was built and loaded: plugin and Elasticsearch versions, native versions and library path. */
 public record BuildInfo(String pluginVersion, String elasticsearchVersion, String nativeVersion, String nativeLibrary) {
@@ -24,11 +23,10 @@ public record BuildInfo(String pluginVersion, String elasticsearchVersion, Strin
             throw new UncheckedIOException(e);
         }
         return new BuildInfo(
-            p.getProperty("plugin.version"),
-            p.getProperty("es.version"),
-            LockNative.nativeVersion(),
-            String.valueOf(LockNative.loadedFrom())
-        );
+                p.getProperty("plugin.version"),
+                p.getProperty("es.version"),
+                LockNative.nativeVersion(),
+                String.valueOf(LockNative.loadedFrom()));
     }
 
     /** The facts as a map for diagnostics. */

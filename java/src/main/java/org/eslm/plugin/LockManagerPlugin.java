@@ -1,5 +1,12 @@
 package org.eslm.plugin;
 
+import java.nio.file.Path;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.elasticsearch.cluster.node.DiscoveryNode;
@@ -8,20 +15,15 @@ import org.elasticsearch.cluster.service.ClusterService;
 import org.elasticsearch.common.settings.Setting;
 import org.elasticsearch.common.settings.Settings;
 import org.elasticsearch.features.NodeFeature;
+import org.elasticsearch.indices.SystemIndexDescriptor;
 import org.elasticsearch.plugins.ActionPlugin;
 import org.elasticsearch.plugins.Plugin;
 import org.elasticsearch.plugins.SystemIndexPlugin;
-import org.elasticsearch.indices.SystemIndexDescriptor;
-import org.eslm.action.TransportListLocksAction;
-import org.eslm.cluster.LockIndex;
-import org.eslm.cluster.OwnershipCheckAction;
-import org.eslm.cluster.PartitionHandoffAction;
-import org.eslm.cluster.PartitionManager;
-import org.eslm.cluster.PartitionOwnership;
 import org.elasticsearch.rest.RestHandler;
 import org.eslm.action.TransportAcquireLockAction;
 import org.eslm.action.TransportForceReleaseLockAction;
 import org.eslm.action.TransportGetLockAction;
+import org.eslm.action.TransportListLocksAction;
 import org.eslm.action.TransportLockSessionAction;
 import org.eslm.action.TransportLockStatsAction;
 import org.eslm.action.TransportNodeDiagnosticsAction;
@@ -29,6 +31,11 @@ import org.eslm.action.TransportReleaseLockAction;
 import org.eslm.action.TransportRenewLockAction;
 import org.eslm.bridge.LockNative;
 import org.eslm.bridge.NativeLockCore;
+import org.eslm.cluster.LockIndex;
+import org.eslm.cluster.OwnershipCheckAction;
+import org.eslm.cluster.PartitionHandoffAction;
+import org.eslm.cluster.PartitionManager;
+import org.eslm.cluster.PartitionOwnership;
 import org.eslm.rest.RestAcquireLockAction;
 import org.eslm.rest.RestCatLocksAction;
 import org.eslm.rest.RestForceReleaseLockAction;
@@ -41,14 +48,6 @@ import org.eslm.rest.RestRenewLockAction;
 import org.eslm.service.BridgeJson;
 import org.eslm.service.LockService;
 import org.eslm.service.LockSettings;
-
-import java.nio.file.Path;
-import java.util.Collection;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.function.Predicate;
-import java.util.function.Supplier;
 
 /**
  * The plugin's wiring and nothing else: registers settings, loads the native library, creates
@@ -86,10 +85,10 @@ public class LockManagerPlugin extends Plugin implements ActionPlugin, SystemInd
         Map<String, Object> nodeConfig = Map.of("config", values.coreConfig(), "partitions", List.of());
         NativeLockCore core = NativeLockCore.create(BridgeJson.toJson(nodeConfig));
         Map<String, Object> staticSettings = Map.of(
-            LockSettings.PARTITIONS.getKey(), LockSettings.PARTITIONS.get(settings),
-            LockSettings.DURABILITY.getKey(), LockSettings.DURABILITY.get(settings),
-            LockSettings.RECOVERY_GRACE.getKey(), LockSettings.recoveryGrace(settings, values.leaseMax()).getStringRep()
-        );
+                LockSettings.PARTITIONS.getKey(), LockSettings.PARTITIONS.get(settings),
+                LockSettings.DURABILITY.getKey(), LockSettings.DURABILITY.get(settings),
+                LockSettings.RECOVERY_GRACE.getKey(),
+                        LockSettings.recoveryGrace(settings, values.leaseMax()).getStringRep());
         Supplier<Map<String, Object>> nodeInfo = () -> {
             DiscoveryNode node = clusterService.localNode();
             Map<String, Object> info = new LinkedHashMap<>();
@@ -100,28 +99,22 @@ public class LockManagerPlugin extends Plugin implements ActionPlugin, SystemInd
         };
         PartitionOwnership ownership = new PartitionOwnership();
         LockService service = new LockService(
-            core,
-            services.threadPool(),
-            () -> clusterService.localNode().getName(),
-            nodeInfo,
-            values,
-            ownership
-        );
-        clusterService.getClusterSettings()
-            .addSettingsUpdateConsumer(
-                updated -> service.applySettings(LockSettings.Values.of(updated)),
-                LockSettings.DYNAMIC,
-                updated -> LockSettings.Values.of(updated) // rejects e.g. a default above the max
-            );
+                core, services.threadPool(), () -> clusterService.localNode().getName(), nodeInfo, values, ownership);
+        clusterService
+                .getClusterSettings()
+                .addSettingsUpdateConsumer(
+                        updated -> service.applySettings(LockSettings.Values.of(updated)),
+                        LockSettings.DYNAMIC,
+                        updated -> LockSettings.Values.of(updated) // rejects e.g. a default above the max
+                        );
         PartitionManager partitions = new PartitionManager(
-            service,
-            ownership,
-            clusterService,
-            services.client(),
-            services.threadPool(),
-            LockSettings.PARTITIONS.get(settings),
-            LockSettings.recoveryGrace(settings, values.leaseMax())
-        );
+                service,
+                ownership,
+                clusterService,
+                services.client(),
+                services.threadPool(),
+                LockSettings.PARTITIONS.get(settings),
+                LockSettings.recoveryGrace(settings, values.leaseMax()));
         clusterService.addListener(partitions);
         lockService = service;
         return List.of(service, buildInfo, partitions);
@@ -130,41 +123,38 @@ public class LockManagerPlugin extends Plugin implements ActionPlugin, SystemInd
     @Override
     public List<ActionHandler> getActions() {
         return List.of(
-            new ActionHandler(TransportAcquireLockAction.TYPE, TransportAcquireLockAction.class),
-            new ActionHandler(TransportReleaseLockAction.TYPE, TransportReleaseLockAction.class),
-            new ActionHandler(TransportRenewLockAction.TYPE, TransportRenewLockAction.class),
-            new ActionHandler(TransportForceReleaseLockAction.TYPE, TransportForceReleaseLockAction.class),
-            new ActionHandler(TransportLockSessionAction.TYPE, TransportLockSessionAction.class),
-            new ActionHandler(TransportGetLockAction.TYPE, TransportGetLockAction.class),
-            new ActionHandler(TransportLockStatsAction.TYPE, TransportLockStatsAction.class),
-            new ActionHandler(TransportListLocksAction.TYPE, TransportListLocksAction.class),
-            new ActionHandler(PartitionHandoffAction.TYPE, PartitionHandoffAction.Transport.class),
-            new ActionHandler(OwnershipCheckAction.TYPE, OwnershipCheckAction.Transport.class),
-            new ActionHandler(TransportNodeDiagnosticsAction.TYPE, TransportNodeDiagnosticsAction.class)
-        );
+                new ActionHandler(TransportAcquireLockAction.TYPE, TransportAcquireLockAction.class),
+                new ActionHandler(TransportReleaseLockAction.TYPE, TransportReleaseLockAction.class),
+                new ActionHandler(TransportRenewLockAction.TYPE, TransportRenewLockAction.class),
+                new ActionHandler(TransportForceReleaseLockAction.TYPE, TransportForceReleaseLockAction.class),
+                new ActionHandler(TransportLockSessionAction.TYPE, TransportLockSessionAction.class),
+                new ActionHandler(TransportGetLockAction.TYPE, TransportGetLockAction.class),
+                new ActionHandler(TransportLockStatsAction.TYPE, TransportLockStatsAction.class),
+                new ActionHandler(TransportListLocksAction.TYPE, TransportListLocksAction.class),
+                new ActionHandler(PartitionHandoffAction.TYPE, PartitionHandoffAction.Transport.class),
+                new ActionHandler(OwnershipCheckAction.TYPE, OwnershipCheckAction.Transport.class),
+                new ActionHandler(TransportNodeDiagnosticsAction.TYPE, TransportNodeDiagnosticsAction.class));
     }
 
     @Override
     public Collection<RestHandler> getRestHandlers(
-        RestHandlersServices services,
-        Supplier<DiscoveryNodes> nodesInCluster,
-        Predicate<NodeFeature> clusterSupportsFeature
-    ) {
+            RestHandlersServices services,
+            Supplier<DiscoveryNodes> nodesInCluster,
+            Predicate<NodeFeature> clusterSupportsFeature) {
         Supplier<LockSettings.Values> settings = () -> {
             LockService service = lockService;
             return service != null ? service.settings() : LockSettings.Values.of(services.settings());
         };
         return List.of(
-            new RestAcquireLockAction(settings),
-            new RestReleaseLockAction(settings),
-            new RestRenewLockAction(settings),
-            new RestForceReleaseLockAction(settings),
-            new RestLockSessionAction(settings),
-            new RestGetLockAction(),
-            new RestCatLocksAction(),
-            new RestLockStatsAction(),
-            new RestNodeDiagnosticsAction()
-        );
+                new RestAcquireLockAction(settings),
+                new RestReleaseLockAction(settings),
+                new RestRenewLockAction(settings),
+                new RestForceReleaseLockAction(settings),
+                new RestLockSessionAction(settings),
+                new RestGetLockAction(),
+                new RestCatLocksAction(),
+                new RestLockStatsAction(),
+                new RestNodeDiagnosticsAction());
     }
 
     @Override

@@ -1,5 +1,11 @@
 package org.eslm.rest;
 
+import java.io.IOException;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.xcontent.ObjectParser;
 import org.elasticsearch.xcontent.ObjectParser.ValueType;
@@ -8,13 +14,6 @@ import org.elasticsearch.xcontent.XContentParser;
 import org.eslm.action.RoutingValues;
 import org.eslm.service.LockMode;
 import org.eslm.service.LockSettings;
-
-import java.io.IOException;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.Set;
 
 /**
  * Strict parsers of the REST bodies. Each turns a body into the core's argument record (see
@@ -78,24 +77,32 @@ final class LockBodies {
     private static final ParseField TTL = new ParseField("ttl");
     private static final ParseField REASON = new ParseField("reason");
 
-    static final ObjectParser<Args, LockSettings.Values> ACQUIRE = new ObjectParser<>("lock_acquire_request", Args::new);
-    static final ObjectParser<Args, LockSettings.Values> MULTI_ACQUIRE = new ObjectParser<>("lock_multi_acquire_request", Args::new);
-    static final ObjectParser<Args, LockSettings.Values> RELEASE = new ObjectParser<>("lock_release_request", Args::new);
-    static final ObjectParser<Args, LockSettings.Values> MULTI_RELEASE = new ObjectParser<>("lock_multi_release_request", Args::new);
+    static final ObjectParser<Args, LockSettings.Values> ACQUIRE =
+            new ObjectParser<>("lock_acquire_request", Args::new);
+    static final ObjectParser<Args, LockSettings.Values> MULTI_ACQUIRE =
+            new ObjectParser<>("lock_multi_acquire_request", Args::new);
+    static final ObjectParser<Args, LockSettings.Values> RELEASE =
+            new ObjectParser<>("lock_release_request", Args::new);
+    static final ObjectParser<Args, LockSettings.Values> MULTI_RELEASE =
+            new ObjectParser<>("lock_multi_release_request", Args::new);
     static final ObjectParser<Args, LockSettings.Values> RENEW = new ObjectParser<>("lock_renew_request", Args::new);
-    static final ObjectParser<Args, LockSettings.Values> SESSION_CREATE = new ObjectParser<>("lock_session_request", Args::new);
-    static final ObjectParser<Args, LockSettings.Values> FORCE_RELEASE = new ObjectParser<>("lock_force_release_request", Args::new);
+    static final ObjectParser<Args, LockSettings.Values> SESSION_CREATE =
+            new ObjectParser<>("lock_session_request", Args::new);
+    static final ObjectParser<Args, LockSettings.Values> FORCE_RELEASE =
+            new ObjectParser<>("lock_force_release_request", Args::new);
     private static final ObjectParser<Args, LockSettings.Values> LOCK_ITEM = new ObjectParser<>("lock", Args::new);
     private static final ObjectParser<Args, LockSettings.Values> RELEASE_ITEM = new ObjectParser<>("lock", Args::new);
 
     static {
-        for (ObjectParser<Args, LockSettings.Values> p : List.of(ACQUIRE, MULTI_ACQUIRE, RELEASE, MULTI_RELEASE, RENEW, SESSION_CREATE)) {
+        for (ObjectParser<Args, LockSettings.Values> p :
+                List.of(ACQUIRE, MULTI_ACQUIRE, RELEASE, MULTI_RELEASE, RENEW, SESSION_CREATE)) {
             p.declareString((a, v) -> a.put("owner", v), OWNER);
         }
         for (ObjectParser<Args, LockSettings.Values> p : List.of(ACQUIRE, LOCK_ITEM)) {
             p.declareString((a, v) -> a.put("mode", LockMode.parse(v).wireName()), MODE);
         }
-        for (ObjectParser<Args, LockSettings.Values> p : List.of(ACQUIRE, LOCK_ITEM, RELEASE, RELEASE_ITEM, RENEW, FORCE_RELEASE)) {
+        for (ObjectParser<Args, LockSettings.Values> p :
+                List.of(ACQUIRE, LOCK_ITEM, RELEASE, RELEASE_ITEM, RENEW, FORCE_RELEASE)) {
             p.declareString((a, v) -> a.put("scope", scope(v)), SCOPE);
         }
         for (ObjectParser<Args, LockSettings.Values> p : List.of(ACQUIRE, MULTI_ACQUIRE)) {
@@ -107,20 +114,29 @@ final class LockBodies {
             p.declareField((a, v) -> a.raw.put("lease", v), LockBodies::rawValue, LEASE, ValueType.VALUE);
         }
         for (ObjectParser<Args, LockSettings.Values> p : List.of(RELEASE, RENEW)) {
-            p.declareLong((a, v) -> {
-                if (v < 0) {
-                    throw new IllegalArgumentException("[fencing_token] must not be negative, got [" + v + "]");
-                }
-                a.put("fencing_token", v);
-            }, TOKEN);
+            p.declareLong(
+                    (a, v) -> {
+                        if (v < 0) {
+                            throw new IllegalArgumentException("[fencing_token] must not be negative, got [" + v + "]");
+                        }
+                        a.put("fencing_token", v);
+                    },
+                    TOKEN);
         }
-        for (ObjectParser<Args, LockSettings.Values> p : List.of(ACQUIRE, MULTI_ACQUIRE, RELEASE, MULTI_RELEASE, RENEW, SESSION_CREATE)) {
+        for (ObjectParser<Args, LockSettings.Values> p :
+                List.of(ACQUIRE, MULTI_ACQUIRE, RELEASE, MULTI_RELEASE, RENEW, SESSION_CREATE)) {
             p.declareString((a, v) -> a.routing = v, ROUTING);
         }
         LOCK_ITEM.declareString((a, v) -> a.put("key", v), KEY);
         RELEASE_ITEM.declareString((a, v) -> a.put("key", v), KEY);
-        MULTI_ACQUIRE.declareObjectArray((a, v) -> a.put("locks", v), (parser, s) -> LOCK_ITEM.parse(parser, s).require("key"), LOCKS);
-        MULTI_RELEASE.declareObjectArray((a, v) -> a.put("locks", v), (parser, s) -> RELEASE_ITEM.parse(parser, s).require("key"), LOCKS);
+        MULTI_ACQUIRE.declareObjectArray(
+                (a, v) -> a.put("locks", v),
+                (parser, s) -> LOCK_ITEM.parse(parser, s).require("key"),
+                LOCKS);
+        MULTI_RELEASE.declareObjectArray(
+                (a, v) -> a.put("locks", v),
+                (parser, s) -> RELEASE_ITEM.parse(parser, s).require("key"),
+                LOCKS);
         MULTI_RELEASE.declareBoolean((a, v) -> a.put("all", v), ALL);
         SESSION_CREATE.declareField((a, v) -> a.raw.put("ttl", v), LockBodies::rawValue, TTL, ValueType.VALUE);
         FORCE_RELEASE.declareString((a, v) -> a.reason = v, REASON);
@@ -154,7 +170,11 @@ final class LockBodies {
 
     /** Parses a multi-lock body: at least one key, each named once. */
     static Args multiAcquire(XContentParser parser, LockSettings.Values settings) throws IOException {
-        Args args = MULTI_ACQUIRE.parse(parser, settings).require("owner").require("locks").durations(settings);
+        Args args = MULTI_ACQUIRE
+                .parse(parser, settings)
+                .require("owner")
+                .require("locks")
+                .durations(settings);
         List<?> locks = (List<?>) args.get("locks");
         if (locks.isEmpty()) {
             throw new IllegalArgumentException("[locks] must name at least one key");
@@ -174,8 +194,12 @@ final class LockBodies {
     }
 
     /** Parses a release or renew body for {@code key}. */
-    static Args keyed(ObjectParser<Args, LockSettings.Values> parser, String key, XContentParser body, LockSettings.Values settings)
-        throws IOException {
+    static Args keyed(
+            ObjectParser<Args, LockSettings.Values> parser,
+            String key,
+            XContentParser body,
+            LockSettings.Values settings)
+            throws IOException {
         Args args = parser.parse(body, settings).require("owner").durations(settings);
         args.put("key", key);
         keepRouting(args);
@@ -228,10 +252,12 @@ final class LockBodies {
             return parser.text();
         }
         if (parser.currentToken() == XContentParser.Token.VALUE_NUMBER
-            && (parser.numberType() == XContentParser.NumberType.INT || parser.numberType() == XContentParser.NumberType.LONG)) {
+                && (parser.numberType() == XContentParser.NumberType.INT
+                        || parser.numberType() == XContentParser.NumberType.LONG)) {
             return parser.longValue();
         }
-        throw new IllegalArgumentException("[priority] must be an integer 0..9, [background] or [foreground], got [" + parser.text() + "]");
+        throw new IllegalArgumentException(
+                "[priority] must be an integer 0..9, [background] or [foreground], got [" + parser.text() + "]");
     }
 
     /** A duration as written: a string, or a number (kept with its type). */
@@ -239,7 +265,9 @@ final class LockBodies {
         return switch (parser.currentToken()) {
             case VALUE_NUMBER -> parser.numberValue();
             case VALUE_STRING -> parser.text();
-            default -> throw new IllegalArgumentException("[" + parser.currentName() + "] must be a time value like [500ms], [2s] or [1m]");
+            default ->
+                throw new IllegalArgumentException(
+                        "[" + parser.currentName() + "] must be a time value like [500ms], [2s] or [1m]");
         };
     }
 
@@ -251,21 +279,25 @@ final class LockBodies {
         long millis;
         if (value instanceof Number n) {
             if (n instanceof Integer == false && n instanceof Long == false) {
-                throw new IllegalArgumentException("[" + field + "] must be whole milliseconds or a time value like [500ms], got [" + value + "]");
+                throw new IllegalArgumentException(
+                        "[" + field + "] must be whole milliseconds or a time value like [500ms], got [" + value + "]");
             }
             millis = n.longValue();
         } else {
             try {
-                millis = TimeValue.parseTimeValue(String.valueOf(value), null, field).millis();
+                millis = TimeValue.parseTimeValue(String.valueOf(value), null, field)
+                        .millis();
             } catch (RuntimeException e) {
-                throw new IllegalArgumentException("[" + field + "] must be a time value like [500ms], [2s] or [1m], got [" + value + "]");
+                throw new IllegalArgumentException(
+                        "[" + field + "] must be a time value like [500ms], [2s] or [1m], got [" + value + "]");
             }
         }
         if (millis < 0) {
             throw new IllegalArgumentException("[" + field + "] must not be negative, got [" + value + "]");
         }
         if (millis > max.millis()) {
-            throw new IllegalArgumentException("[" + field + "] must be at most [" + max + "] (" + maxSetting + "), got [" + value + "]");
+            throw new IllegalArgumentException(
+                    "[" + field + "] must be at most [" + max + "] (" + maxSetting + "), got [" + value + "]");
         }
         return millis;
     }

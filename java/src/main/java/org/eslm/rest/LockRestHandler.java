@@ -1,5 +1,7 @@
 package org.eslm.rest;
 
+import java.io.IOException;
+import java.util.Map;
 import org.elasticsearch.action.ActionType;
 import org.elasticsearch.client.internal.node.NodeClient;
 import org.elasticsearch.rest.BaseRestHandler;
@@ -10,9 +12,6 @@ import org.elasticsearch.xcontent.XContentParser;
 import org.eslm.action.LockOpRequest;
 import org.eslm.action.LockOpResponse;
 import org.eslm.bridge.NativeOp;
-
-import java.io.IOException;
-import java.util.Map;
 
 /** Base of the lock endpoints: body handling and dispatch to the transport actions. */
 abstract class LockRestHandler extends BaseRestHandler {
@@ -31,13 +30,12 @@ abstract class LockRestHandler extends BaseRestHandler {
 
     /** Sends one operation, built from a parsed body ({@link LockOpRequest#of}), to its transport action. */
     protected static RestChannelConsumer send(
-        RestRequest request,
-        NodeClient client,
-        ActionType<LockOpResponse> action,
-        NativeOp op,
-        String routingValue,
-        Map<String, ?> args
-    ) {
+            RestRequest request,
+            NodeClient client,
+            ActionType<LockOpResponse> action,
+            NativeOp op,
+            String routingValue,
+            Map<String, ?> args) {
         return send(request, client, action, LockOpRequest.of(op, routingValue, args));
     }
 
@@ -46,14 +44,11 @@ abstract class LockRestHandler extends BaseRestHandler {
      * {@link RestCancellableNodeClient}, so a client that disconnects cancels its waiter.
      */
     protected static RestChannelConsumer send(
-        RestRequest request,
-        NodeClient client,
-        ActionType<LockOpResponse> action,
-        LockOpRequest lockRequest
-    ) {
+            RestRequest request, NodeClient client, ActionType<LockOpResponse> action, LockOpRequest lockRequest) {
         return channel -> {
             if (lockRequest.waits()) {
-                new RestCancellableNodeClient(client, request.getHttpChannel()).execute(action, lockRequest, new RestToXContentListener<>(channel));
+                new RestCancellableNodeClient(client, request.getHttpChannel())
+                        .execute(action, lockRequest, new RestToXContentListener<>(channel));
             } else {
                 client.execute(action, lockRequest, new RestToXContentListener<>(channel));
             }

@@ -1,17 +1,16 @@
 package org.eslm.rest;
 
+import static org.elasticsearch.rest.RestRequest.Method.POST;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.function.Supplier;
 import org.elasticsearch.client.internal.node.NodeClient;
 import org.elasticsearch.rest.RestRequest;
 import org.elasticsearch.xcontent.XContentParser;
 import org.eslm.action.TransportAcquireLockAction;
 import org.eslm.bridge.NativeOp;
 import org.eslm.service.LockSettings;
-
-import java.io.IOException;
-import java.util.List;
-import java.util.function.Supplier;
-
-import static org.elasticsearch.rest.RestRequest.Method.POST;
 
 /**
  * {@code POST /_locks/{key}/_acquire} (one key) and {@code POST /_locks/_acquire} (many keys,
@@ -41,10 +40,22 @@ public final class RestAcquireLockAction extends LockRestHandler {
         try (XContentParser parser = requiredParser(request)) {
             if (key == null) {
                 LockBodies.Args args = LockBodies.multiAcquire(parser, settings.get());
-                return send(request, client, TransportAcquireLockAction.TYPE, NativeOp.ACQUIRE_MANY, LockBodies.routingValue(args), args);
+                return send(
+                        request,
+                        client,
+                        TransportAcquireLockAction.TYPE,
+                        NativeOp.ACQUIRE_MANY,
+                        LockBodies.routingValue(args),
+                        args);
             }
             LockBodies.Args args = LockBodies.acquire(key, parser, settings.get());
-            return send(request, client, TransportAcquireLockAction.TYPE, NativeOp.ACQUIRE, LockBodies.routingValue(args), args);
+            return send(
+                    request,
+                    client,
+                    TransportAcquireLockAction.TYPE,
+                    NativeOp.ACQUIRE,
+                    LockBodies.routingValue(args),
+                    args);
         }
     }
 }

@@ -1,5 +1,9 @@
 package org.eslm.rest;
 
+import static org.elasticsearch.rest.RestRequest.Method.GET;
+
+import java.util.List;
+import java.util.Map;
 import org.elasticsearch.client.internal.node.NodeClient;
 import org.elasticsearch.common.Table;
 import org.elasticsearch.rest.RestRequest;
@@ -9,11 +13,6 @@ import org.elasticsearch.rest.action.cat.AbstractCatAction;
 import org.elasticsearch.rest.action.cat.RestTable;
 import org.eslm.action.TransportListLocksAction;
 import org.eslm.service.BridgeJson;
-
-import java.util.List;
-import java.util.Map;
-
-import static org.elasticsearch.rest.RestRequest.Method.GET;
 
 /** {@code GET /_cat/locks}: held locks as a table ({@code v}, {@code h}, {@code format}, {@code help}, {@code owner}, {@code prefix}, {@code size}). */
 public final class RestCatLocksAction extends AbstractCatAction {
@@ -35,27 +34,32 @@ public final class RestCatLocksAction extends AbstractCatAction {
     @Override
     protected RestChannelConsumer doCatRequest(RestRequest request, NodeClient client) {
         Map<String, Object> filter = RestGetLockAction.listFilter(request);
-        TransportListLocksAction.Request list = new TransportListLocksAction.Request(BridgeJson.toJson(filter), (Integer) filter.get("size"));
-        return channel -> client.execute(TransportListLocksAction.TYPE, list, new RestResponseListener<TransportListLocksAction.Response>(channel) {
-            @Override
-            public RestResponse buildResponse(TransportListLocksAction.Response response) throws Exception {
-                return RestTable.buildResponse(buildTable(request, response), channel);
-            }
-        });
+        TransportListLocksAction.Request list =
+                new TransportListLocksAction.Request(BridgeJson.toJson(filter), (Integer) filter.get("size"));
+        return channel -> client.execute(
+                TransportListLocksAction.TYPE,
+                list,
+                new RestResponseListener<TransportListLocksAction.Response>(channel) {
+                    @Override
+                    public RestResponse buildResponse(TransportListLocksAction.Response response) throws Exception {
+                        return RestTable.buildResponse(buildTable(request, response), channel);
+                    }
+                });
     }
 
     @Override
     protected Table getTableWithHeader(RestRequest request) {
-        return new Table().startHeaders()
-            .addCell("key", "alias:k;desc:lock key or tree path")
-            .addCell("scope", "alias:s;desc:key or tree")
-            .addCell("owner", "alias:o;desc:holder")
-            .addCell("mode", "alias:m;desc:exclusive or shared")
-            .addCell("token", "alias:t;desc:fencing token")
-            .addCell("lease_ms", "alias:l;desc:lease left in ms")
-            .addCell("held_ms", "alias:hm;desc:held for ms")
-            .addCell("node", "alias:n;desc:node holding the lock")
-            .endHeaders();
+        return new Table()
+                .startHeaders()
+                .addCell("key", "alias:k;desc:lock key or tree path")
+                .addCell("scope", "alias:s;desc:key or tree")
+                .addCell("owner", "alias:o;desc:holder")
+                .addCell("mode", "alias:m;desc:exclusive or shared")
+                .addCell("token", "alias:t;desc:fencing token")
+                .addCell("lease_ms", "alias:l;desc:lease left in ms")
+                .addCell("held_ms", "alias:hm;desc:held for ms")
+                .addCell("node", "alias:n;desc:node holding the lock")
+                .endHeaders();
     }
 
     private Table buildTable(RestRequest request, TransportListLocksAction.Response response) {
@@ -63,15 +67,15 @@ public final class RestCatLocksAction extends AbstractCatAction {
         for (Object l : response.locks()) {
             Map<?, ?> lock = (Map<?, ?>) l;
             table.startRow()
-                .addCell(lock.get("key"))
-                .addCell(lock.get("scope"))
-                .addCell(lock.get("owner"))
-                .addCell(lock.get("mode"))
-                .addCell(lock.get("fencing_token"))
-                .addCell(lock.get("lease_ms"))
-                .addCell(lock.get("held_ms"))
-                .addCell(lock.get("node"))
-                .endRow();
+                    .addCell(lock.get("key"))
+                    .addCell(lock.get("scope"))
+                    .addCell(lock.get("owner"))
+                    .addCell(lock.get("mode"))
+                    .addCell(lock.get("fencing_token"))
+                    .addCell(lock.get("lease_ms"))
+                    .addCell(lock.get("held_ms"))
+                    .addCell(lock.get("node"))
+                    .endRow();
         }
         return table;
     }

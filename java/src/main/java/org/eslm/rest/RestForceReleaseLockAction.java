@@ -1,5 +1,10 @@
 package org.eslm.rest;
 
+import static org.elasticsearch.rest.RestRequest.Method.POST;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.function.Supplier;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.elasticsearch.client.internal.node.NodeClient;
@@ -10,12 +15,6 @@ import org.eslm.action.RoutingValues;
 import org.eslm.action.TransportForceReleaseLockAction;
 import org.eslm.bridge.NativeOp;
 import org.eslm.service.LockSettings;
-
-import java.io.IOException;
-import java.util.List;
-import java.util.function.Supplier;
-
-import static org.elasticsearch.rest.RestRequest.Method.POST;
 
 /** {@code POST /_locks/{key}/_force_release}: admin eviction of a key's holders (logged). */
 public final class RestForceReleaseLockAction extends LockRestHandler {
@@ -49,6 +48,10 @@ public final class RestForceReleaseLockAction extends LockRestHandler {
         args.put("key", key);
         logger.warn("force-release of lock [{}] requested{}", key, reason == null ? "" : ", reason [" + reason + "]");
         String routing = RoutingValues.of(key, (String) args.get("scope"), request.param("routing"));
-        return send(request, client, TransportForceReleaseLockAction.TYPE, LockOpRequest.of(NativeOp.FORCE_RELEASE, routing, args, reason));
+        return send(
+                request,
+                client,
+                TransportForceReleaseLockAction.TYPE,
+                LockOpRequest.of(NativeOp.FORCE_RELEASE, routing, args, reason));
     }
 }

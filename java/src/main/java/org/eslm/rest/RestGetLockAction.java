@@ -1,19 +1,18 @@
 package org.eslm.rest;
 
-import org.elasticsearch.client.internal.node.NodeClient;
-import org.elasticsearch.rest.RestRequest;
-import org.elasticsearch.rest.action.RestToXContentListener;
-import org.eslm.action.TransportGetLockAction;
-import org.eslm.action.TransportListLocksAction;
-import org.eslm.action.RoutingValues;
-import org.eslm.bridge.NativeOp;
-import org.eslm.service.BridgeJson;
+import static org.elasticsearch.rest.RestRequest.Method.GET;
 
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-
-import static org.elasticsearch.rest.RestRequest.Method.GET;
+import org.elasticsearch.client.internal.node.NodeClient;
+import org.elasticsearch.rest.RestRequest;
+import org.elasticsearch.rest.action.RestToXContentListener;
+import org.eslm.action.RoutingValues;
+import org.eslm.action.TransportGetLockAction;
+import org.eslm.action.TransportListLocksAction;
+import org.eslm.bridge.NativeOp;
+import org.eslm.service.BridgeJson;
 
 /**
  * {@code GET /_locks/{key}} (holders and waiters; {@code ?scope=tree} for a tree node) and
@@ -49,7 +48,8 @@ public final class RestGetLockAction extends LockRestHandler {
             return send(request, client, TransportGetLockAction.TYPE, NativeOp.KEY_INFO, routing, args);
         }
         Map<String, Object> filter = listFilter(request);
-        TransportListLocksAction.Request list = new TransportListLocksAction.Request(BridgeJson.toJson(filter), (Integer) filter.get("size"));
+        TransportListLocksAction.Request list =
+                new TransportListLocksAction.Request(BridgeJson.toJson(filter), (Integer) filter.get("size"));
         return channel -> client.execute(TransportListLocksAction.TYPE, list, new RestToXContentListener<>(channel));
     }
 

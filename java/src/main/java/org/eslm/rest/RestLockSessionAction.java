@@ -1,19 +1,18 @@
 package org.eslm.rest;
 
+import static org.elasticsearch.rest.RestRequest.Method.DELETE;
+import static org.elasticsearch.rest.RestRequest.Method.POST;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
 import org.elasticsearch.client.internal.node.NodeClient;
 import org.elasticsearch.rest.RestRequest;
 import org.elasticsearch.xcontent.XContentParser;
 import org.eslm.action.TransportLockSessionAction;
 import org.eslm.bridge.NativeOp;
 import org.eslm.service.LockSettings;
-
-import java.io.IOException;
-import java.util.List;
-import java.util.Map;
-import java.util.function.Supplier;
-
-import static org.elasticsearch.rest.RestRequest.Method.DELETE;
-import static org.elasticsearch.rest.RestRequest.Method.POST;
 
 /**
  * Sessions: {@code POST /_locks/_session} creates one ({@code owner}, {@code ttl}),
@@ -35,10 +34,9 @@ public final class RestLockSessionAction extends LockRestHandler {
     @Override
     public List<Route> routes() {
         return List.of(
-            new Route(POST, "/_locks/_session"),
-            new Route(POST, "/_locks/_session/{id}/_keepalive"),
-            new Route(DELETE, "/_locks/_session/{id}")
-        );
+                new Route(POST, "/_locks/_session"),
+                new Route(POST, "/_locks/_session/{id}/_keepalive"),
+                new Route(DELETE, "/_locks/_session/{id}"));
     }
 
     @Override

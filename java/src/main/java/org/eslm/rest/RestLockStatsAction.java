@@ -1,5 +1,8 @@
 package org.eslm.rest;
 
+import static org.elasticsearch.rest.RestRequest.Method.GET;
+
+import java.util.List;
 import org.elasticsearch.client.internal.node.NodeClient;
 import org.elasticsearch.common.Strings;
 import org.elasticsearch.rest.BaseRestHandler;
@@ -7,10 +10,6 @@ import org.elasticsearch.rest.RestRequest;
 import org.elasticsearch.rest.action.RestToXContentListener;
 import org.eslm.action.LockStatsRequest;
 import org.eslm.action.TransportLockStatsAction;
-
-import java.util.List;
-
-import static org.elasticsearch.rest.RestRequest.Method.GET;
 
 /** {@code GET /_locks/_stats} (all nodes) and {@code GET /_locks/_stats/{nodes}}: per node and total. */
 public final class RestLockStatsAction extends BaseRestHandler {

@@ -1,14 +1,13 @@
 package org.eslm.rest;
 
+import static org.elasticsearch.rest.RestRequest.Method.GET;
+
+import java.util.List;
+import java.util.Map;
 import org.elasticsearch.client.internal.node.NodeClient;
 import org.elasticsearch.rest.RestRequest;
 import org.eslm.action.TransportNodeDiagnosticsAction;
 import org.eslm.bridge.NativeOp;
-
-import java.util.List;
-import java.util.Map;
-
-import static org.elasticsearch.rest.RestRequest.Method.GET;
 
 /** {@code GET /_locks/_node/diagnostics}: the receiving node's lock manager, for admins. */
 public final class RestNodeDiagnosticsAction extends LockRestHandler {

@@ -1,17 +1,16 @@
 package org.eslm.rest;
 
+import static org.elasticsearch.rest.RestRequest.Method.POST;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.function.Supplier;
 import org.elasticsearch.client.internal.node.NodeClient;
 import org.elasticsearch.rest.RestRequest;
 import org.elasticsearch.xcontent.XContentParser;
 import org.eslm.action.TransportReleaseLockAction;
 import org.eslm.bridge.NativeOp;
 import org.eslm.service.LockSettings;
-
-import java.io.IOException;
-import java.util.List;
-import java.util.function.Supplier;
-
-import static org.elasticsearch.rest.RestRequest.Method.POST;
 
 /** {@code POST /_locks/{key}/_release} and {@code POST /_locks/_release} (many keys, or {@code all}). */
 public final class RestReleaseLockAction extends LockRestHandler {
@@ -37,11 +36,21 @@ public final class RestReleaseLockAction extends LockRestHandler {
         try (XContentParser parser = requiredParser(request)) {
             if (key == null) {
                 LockBodies.Args args = LockBodies.multiRelease(parser, settings.get());
-                String routing = args.routing != null ? args.routing : args.get("locks") instanceof java.util.List<?> l ? LockBodies.routingValue(args) : (String) args.get("owner");
+                String routing = args.routing != null
+                        ? args.routing
+                        : args.get("locks") instanceof java.util.List<?> l
+                                ? LockBodies.routingValue(args)
+                                : (String) args.get("owner");
                 return send(request, client, TransportReleaseLockAction.TYPE, NativeOp.RELEASE_MANY, routing, args);
             }
             LockBodies.Args args = LockBodies.keyed(LockBodies.RELEASE, key, parser, settings.get());
-            return send(request, client, TransportReleaseLockAction.TYPE, NativeOp.RELEASE, LockBodies.routingValue(args), args);
+            return send(
+                    request,
+                    client,
+                    TransportReleaseLockAction.TYPE,
+                    NativeOp.RELEASE,
+                    LockBodies.routingValue(args),
+                    args);
         }
     }
 }

@@ -1,17 +1,16 @@
 package org.eslm.rest;
 
+import static org.elasticsearch.rest.RestRequest.Method.POST;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.function.Supplier;
 import org.elasticsearch.client.internal.node.NodeClient;
 import org.elasticsearch.rest.RestRequest;
 import org.elasticsearch.xcontent.XContentParser;
 import org.eslm.action.TransportRenewLockAction;
 import org.eslm.bridge.NativeOp;
 import org.eslm.service.LockSettings;
-
-import java.io.IOException;
-import java.util.List;
-import java.util.function.Supplier;
-
-import static org.elasticsearch.rest.RestRequest.Method.POST;
 
 /** {@code POST /_locks/{key}/_renew}: extend a held lock's lease. */
 public final class RestRenewLockAction extends LockRestHandler {
@@ -36,7 +35,13 @@ public final class RestRenewLockAction extends LockRestHandler {
         String key = request.param("key");
         try (XContentParser parser = requiredParser(request)) {
             LockBodies.Args args = LockBodies.keyed(LockBodies.RENEW, key, parser, settings.get());
-            return send(request, client, TransportRenewLockAction.TYPE, NativeOp.RENEW, LockBodies.routingValue(args), args);
+            return send(
+                    request,
+                    client,
+                    TransportRenewLockAction.TYPE,
+                    NativeOp.RENEW,
+                    LockBodies.routingValue(args),
+                    args);
         }
     }
 }

@@ -1,13 +1,12 @@
 package org.eslm.service;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.Map;
 import org.elasticsearch.common.Strings;
 import org.elasticsearch.common.xcontent.XContentHelper;
 import org.elasticsearch.xcontent.XContentBuilder;
 import org.elasticsearch.xcontent.json.JsonXContent;
-
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.util.Map;
 
 /**
  * JSON text to and from maps, for the bridge: the core takes and answers JSON objects. Arguments

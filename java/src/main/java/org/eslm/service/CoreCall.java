@@ -1,8 +1,7 @@
 package org.eslm.service;
 
-import org.eslm.bridge.NativeOp;
-
 import java.util.Map;
+import org.eslm.bridge.NativeOp;
 
 /**
  * A bridge call whose answer has been handled: its events delivered to the waiting requests and

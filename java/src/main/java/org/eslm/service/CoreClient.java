@@ -1,11 +1,10 @@
 package org.eslm.service;
 
+import java.io.Closeable;
+import java.util.Map;
 import org.eslm.bridge.NativeLockCore;
 import org.eslm.bridge.NativeLockException;
 import org.eslm.bridge.NativeOp;
-
-import java.io.Closeable;
-import java.util.Map;
 
 /**
  * The bridge client: every call into the node's Rust core goes through {@link #call}, which

@@ -1,10 +1,9 @@
 package org.eslm.service;
 
-import org.elasticsearch.common.io.stream.StreamInput;
-import org.elasticsearch.rest.RestStatus;
-
 import java.io.IOException;
 import java.util.List;
+import org.elasticsearch.common.io.stream.StreamInput;
+import org.elasticsearch.rest.RestStatus;
 
 /** 409: the request was chosen as the victim of a deadlock; {@code cycle} names the owners in it, victim first. */
 public final class DeadlockException extends LockException {

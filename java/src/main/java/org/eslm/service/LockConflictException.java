@@ -1,10 +1,9 @@
 package org.eslm.service;
 
-import org.elasticsearch.common.io.stream.StreamInput;
-import org.elasticsearch.rest.RestStatus;
-
 import java.io.IOException;
 import java.util.List;
+import org.elasticsearch.common.io.stream.StreamInput;
+import org.elasticsearch.rest.RestStatus;
 
 /** 409: a try-lock found the key held by another owner; {@code holders} lists them. */
 public final class LockConflictException extends LockException {

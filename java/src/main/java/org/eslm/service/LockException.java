@@ -1,13 +1,12 @@
 package org.eslm.service;
 
-import org.elasticsearch.ElasticsearchException;
-import org.elasticsearch.common.io.stream.StreamInput;
-import org.elasticsearch.rest.RestStatus;
-
 import java.io.IOException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.elasticsearch.ElasticsearchException;
+import org.elasticsearch.common.io.stream.StreamInput;
+import org.elasticsearch.rest.RestStatus;
 
 /**
  * Base of the plugin's lock outcomes. Each subclass fixes its HTTP status; Elasticsearch renders
@@ -48,14 +47,18 @@ public abstract class LockException extends ElasticsearchException {
         Map<String, List<String>> md = (Map<String, List<String>>) d.getOrDefault("metadata", Map.of());
         String key = first(md, "es.key");
         return switch (String.valueOf(d.get("type"))) {
-            case "lock_conflict_exception" -> new LockConflictException(reason, key, md.getOrDefault("es.holders", List.of()));
+            case "lock_conflict_exception" ->
+                new LockConflictException(reason, key, md.getOrDefault("es.holders", List.of()));
             case "lock_not_held_exception" -> new LockNotHeldException(reason, key, first(md, "es.owner"));
             case "lock_wait_timeout_exception" -> new LockWaitTimeoutException(reason, key, number(md, "es.waited_ms"));
             case "deadlock_exception" -> new DeadlockException(reason, key, md.getOrDefault("es.cycle", List.of()));
             case "session_not_found_exception" -> new SessionNotFoundException(reason, first(md, "es.session"));
-            case "lock_limit_exceeded_exception" -> new LockLimitExceededException(reason, first(md, "es.limit"), number(md, "es.max"));
-            case "lock_partition_unavailable_exception" -> new LockPartitionUnavailableException(reason, number(md, "es.retry_after_ms"));
-            default -> throw new IllegalStateException("unknown lock exception type [" + d.get("type") + "]: " + reason);
+            case "lock_limit_exceeded_exception" ->
+                new LockLimitExceededException(reason, first(md, "es.limit"), number(md, "es.max"));
+            case "lock_partition_unavailable_exception" ->
+                new LockPartitionUnavailableException(reason, number(md, "es.retry_after_ms"));
+            default ->
+                throw new IllegalStateException("unknown lock exception type [" + d.get("type") + "]: " + reason);
         };
     }
 

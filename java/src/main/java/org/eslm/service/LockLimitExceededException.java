@@ -1,9 +1,8 @@
 package org.eslm.service;
 
+import java.io.IOException;
 import org.elasticsearch.common.io.stream.StreamInput;
 import org.elasticsearch.rest.RestStatus;
-
-import java.io.IOException;
 
 /** 429: a configured limit (waiters per key, keys per request, locks, sessions) was reached; nothing changed. */
 public final class LockLimitExceededException extends LockException {

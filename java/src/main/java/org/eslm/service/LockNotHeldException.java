@@ -1,9 +1,8 @@
 package org.eslm.service;
 
+import java.io.IOException;
 import org.elasticsearch.common.io.stream.StreamInput;
 import org.elasticsearch.rest.RestStatus;
-
-import java.io.IOException;
 
 /** 404: the caller does not hold the lock it tried to release (or not under that token). */
 public final class LockNotHeldException extends LockException {

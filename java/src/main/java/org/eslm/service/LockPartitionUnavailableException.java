@@ -1,9 +1,8 @@
 package org.eslm.service;
 
+import java.io.IOException;
 import org.elasticsearch.common.io.stream.StreamInput;
 import org.elasticsearch.rest.RestStatus;
-
-import java.io.IOException;
 
 /** 503: the key's partition does not grant right now (moving, or in recovery grace); retry after {@code retry_after_ms}. */
 public final class LockPartitionUnavailableException extends LockException {

@@ -1,5 +1,11 @@
 package org.eslm.service;
 
+import java.io.Closeable;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.elasticsearch.ElasticsearchStatusException;
@@ -9,13 +15,6 @@ import org.elasticsearch.tasks.Task;
 import org.elasticsearch.threadpool.ThreadPool;
 import org.eslm.bridge.NativeLockCore;
 import org.eslm.bridge.NativeOp;
-
-import java.io.Closeable;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Supplier;
 
 /**
  * The node's lock service: the one way into the Rust core. It holds no lock logic; it runs each
@@ -37,6 +36,7 @@ public final class LockService implements Closeable {
     private final Supplier<String> localNodeName;
     /** {@code node} ({@code id}, {@code name}) and {@code plugin} (build info) for diagnostics. */
     private final Supplier<Map<String, Object>> nodeInfo;
+
     private final PartitionGate partitions;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final PendingRequests pending;
@@ -44,13 +44,12 @@ public final class LockService implements Closeable {
     private volatile LockSettings.Values settings;
 
     public LockService(
-        NativeLockCore core,
-        ThreadPool threadPool,
-        Supplier<String> localNodeName,
-        Supplier<Map<String, Object>> nodeInfo,
-        LockSettings.Values settings,
-        PartitionGate partitions
-    ) {
+            NativeLockCore core,
+            ThreadPool threadPool,
+            Supplier<String> localNodeName,
+            Supplier<Map<String, Object>> nodeInfo,
+            LockSettings.Values settings,
+            PartitionGate partitions) {
         this.client = new CoreClient(core);
         this.localNodeName = localNodeName;
         this.nodeInfo = nodeInfo;
@@ -79,39 +78,48 @@ public final class LockService implements Closeable {
      * queues — when the core grants, times out, picks it as a deadlock victim or drops it. Never
      * blocks the calling thread.
      */
-    public void execute(NativeOp op, int partition, Map<String, Object> args, Task task, ActionListener<Map<String, Object>> listener) {
+    public void execute(
+            NativeOp op,
+            int partition,
+            Map<String, Object> args,
+            Task task,
+            ActionListener<Map<String, Object>> listener) {
         if (closed.get()) {
-            listener.onFailure(new ElasticsearchStatusException("lock service is closed", RestStatus.SERVICE_UNAVAILABLE));
+            listener.onFailure(
+                    new ElasticsearchStatusException("lock service is closed", RestStatus.SERVICE_UNAVAILABLE));
             return;
         }
         if (partition != NativeLockCore.ALL_PARTITIONS && partitions.serves(partition) == false) {
             listener.onFailure(notServed(partition));
             return;
         }
-        if (partition != NativeLockCore.ALL_PARTITIONS && op != NativeOp.KEY_INFO && partitions.confirmed(partition) == false) {
+        if (partition != NativeLockCore.ALL_PARTITIONS
+                && op != NativeOp.KEY_INFO
+                && partitions.confirmed(partition) == false) {
             listener.onFailure(new LockPartitionUnavailableException(
-                "node [" + localNodeName.get() + "] cannot confirm with the elected master that it still owns lock partition ["
-                    + partition + "]; retry",
-                0
-            ));
+                    "node [" + localNodeName.get()
+                            + "] cannot confirm with the elected master that it still owns lock partition [" + partition
+                            + "]; retry",
+                    0));
             return;
         }
         switch (op) {
             case ACQUIRE, ACQUIRE_MANY -> acquire(op, partition, args, task, listener);
             case DIAGNOSTICS -> ActionListener.completeWith(listener, this::diagnostics);
-            default -> ActionListener.completeWith(listener, () -> {
-                Map<String, Object> envelope = callRouted(op, partition, BridgeJson.toJson(args));
-                handle(envelope);
-                return ResponseShapes.shape(op, envelope.get("result"), localNodeName.get());
-            });
+            default ->
+                ActionListener.completeWith(listener, () -> {
+                    Map<String, Object> envelope = callRouted(op, partition, BridgeJson.toJson(args));
+                    handle(envelope);
+                    return ResponseShapes.shape(op, envelope.get("result"), localNodeName.get());
+                });
         }
     }
 
     private LockPartitionUnavailableException notServed(int partition) {
         return new LockPartitionUnavailableException(
-            "lock partition [" + partition + "] is not served by node [" + localNodeName.get() + "] (it is moving); retry",
-            0
-        );
+                "lock partition [" + partition + "] is not served by node [" + localNodeName.get()
+                        + "] (it is moving); retry",
+                0);
     }
 
     /** A call on one partition; if the partition closed under it, the failure is the retryable one. */
@@ -156,7 +164,12 @@ public final class LockService implements Closeable {
         return snapshot;
     }
 
-    private void acquire(NativeOp op, int partition, Map<String, Object> args, Task task, ActionListener<Map<String, Object>> listener) {
+    private void acquire(
+            NativeOp op,
+            int partition,
+            Map<String, Object> args,
+            Task task,
+            ActionListener<Map<String, Object>> listener) {
         PendingRequests.Pending p = pending.register(op, partition, listener);
         args.put("request_id", p.requestId);
         Map<String, Object> envelope;
@@ -206,7 +219,8 @@ public final class LockService implements Closeable {
     /** This node's lock statistics (counters, gauges, wait/hold percentiles, hot keys). */
     public Map<String, Object> stats() {
         @SuppressWarnings("unchecked")
-        Map<String, Object> stats = (Map<String, Object>) answer(NativeOp.STATS, NativeLockCore.ALL_PARTITIONS, "{}").get("result");
+        Map<String, Object> stats = (Map<String, Object>)
+                answer(NativeOp.STATS, NativeLockCore.ALL_PARTITIONS, "{}").get("result");
         return stats;
     }
 
@@ -228,7 +242,8 @@ public final class LockService implements Closeable {
         if (closed.compareAndSet(false, true) == false) {
             return;
         }
-        pending.failAll(() -> new ElasticsearchStatusException("node is shutting down", RestStatus.SERVICE_UNAVAILABLE));
+        pending.failAll(
+                () -> new ElasticsearchStatusException("node is shutting down", RestStatus.SERVICE_UNAVAILABLE));
         client.close();
         logger.info("lock core closed");
     }

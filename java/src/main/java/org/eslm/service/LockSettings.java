@@ -1,13 +1,12 @@
 package org.eslm.service;
 
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import org.elasticsearch.common.settings.Setting;
 import org.elasticsearch.common.settings.Setting.Property;
 import org.elasticsearch.common.settings.Settings;
 import org.elasticsearch.core.TimeValue;
-
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
 
 /**
  * The plugin's settings (docs/API.md "Settings"). Dynamic ones can be changed with the cluster settings
@@ -19,34 +18,42 @@ public final class LockSettings {
     private static final TimeValue ONE_YEAR = TimeValue.timeValueDays(365);
 
     public static final Setting<TimeValue> LEASE_DEFAULT = Setting.timeSetting(
-        "locks.lease.default", TimeValue.timeValueSeconds(30), TimeValue.timeValueMillis(1), ONE_YEAR,
-        Property.NodeScope, Property.Dynamic
-    );
+            "locks.lease.default",
+            TimeValue.timeValueSeconds(30),
+            TimeValue.timeValueMillis(1),
+            ONE_YEAR,
+            Property.NodeScope,
+            Property.Dynamic);
     public static final Setting<TimeValue> LEASE_MAX = Setting.timeSetting(
-        "locks.lease.max", TimeValue.timeValueMinutes(10), TimeValue.timeValueMillis(1), ONE_YEAR,
-        Property.NodeScope, Property.Dynamic
-    );
+            "locks.lease.max",
+            TimeValue.timeValueMinutes(10),
+            TimeValue.timeValueMillis(1),
+            ONE_YEAR,
+            Property.NodeScope,
+            Property.Dynamic);
     public static final Setting<TimeValue> WAIT_DEFAULT = Setting.timeSetting(
-        "locks.wait.default", TimeValue.ZERO, TimeValue.ZERO, ONE_YEAR,
-        Property.NodeScope, Property.Dynamic
-    );
+            "locks.wait.default", TimeValue.ZERO, TimeValue.ZERO, ONE_YEAR, Property.NodeScope, Property.Dynamic);
     public static final Setting<TimeValue> WAIT_MAX = Setting.timeSetting(
-        "locks.wait.max", TimeValue.timeValueMinutes(5), TimeValue.ZERO, ONE_YEAR,
-        Property.NodeScope, Property.Dynamic
-    );
+            "locks.wait.max",
+            TimeValue.timeValueMinutes(5),
+            TimeValue.ZERO,
+            ONE_YEAR,
+            Property.NodeScope,
+            Property.Dynamic);
     /** A waiter gains one priority level per this much waiting; 0 turns aging off. */
     public static final Setting<TimeValue> PRIORITY_AGING = Setting.timeSetting(
-        "locks.priority.aging", TimeValue.timeValueSeconds(1), TimeValue.ZERO, ONE_DAY,
-        Property.NodeScope, Property.Dynamic
-    );
+            "locks.priority.aging",
+            TimeValue.timeValueSeconds(1),
+            TimeValue.ZERO,
+            ONE_DAY,
+            Property.NodeScope,
+            Property.Dynamic);
     /** Most requests queued on one key. */
-    public static final Setting<Integer> MAX_WAITERS = Setting.intSetting(
-        "locks.max_waiters", 10_000, 1, 1_000_000, Property.NodeScope, Property.Dynamic
-    );
+    public static final Setting<Integer> MAX_WAITERS =
+            Setting.intSetting("locks.max_waiters", 10_000, 1, 1_000_000, Property.NodeScope, Property.Dynamic);
     /** Most keys in one multi-lock request. */
-    public static final Setting<Integer> MAX_KEYS_PER_REQUEST = Setting.intSetting(
-        "locks.max_keys_per_request", 100, 1, 10_000, Property.NodeScope, Property.Dynamic
-    );
+    public static final Setting<Integer> MAX_KEYS_PER_REQUEST =
+            Setting.intSetting("locks.max_keys_per_request", 100, 1, 10_000, Property.NodeScope, Property.Dynamic);
     /**
      * Number of lock partitions: shards of the lock index, each owned by the node holding its
      * primary. Default 1: every multi-lock, tree lock and session is atomic whatever its keys,
@@ -54,18 +61,20 @@ public final class LockSettings {
      * to one node. More partitions spread ownership (and failover) over nodes; then locks that
      * must be taken together need a common {@code routing}. Read when the lock index is created.
      */
-    public static final Setting<Integer> PARTITIONS = Setting.intSetting(
-        "locks.partitions", 1, 1, 1024, Property.NodeScope
-    );
+    public static final Setting<Integer> PARTITIONS =
+            Setting.intSetting("locks.partitions", 1, 1, 1024, Property.NodeScope);
     /** Only {@code memory} today: holders live in the owner's memory; a crashed owner's partition waits out a grace period. */
-    public static final Setting<String> DURABILITY = new Setting<>("locks.durability", "memory", value -> {
-        if ("memory".equals(value) == false) {
-            throw new IllegalArgumentException(
-                "[locks.durability] must be [memory]; [" + value + "] is not supported yet (replicated durability is planned)"
-            );
-        }
-        return value;
-    }, Property.NodeScope);
+    public static final Setting<String> DURABILITY = new Setting<>(
+            "locks.durability",
+            "memory",
+            value -> {
+                if ("memory".equals(value) == false) {
+                    throw new IllegalArgumentException("[locks.durability] must be [memory]; [" + value
+                            + "] is not supported yet (replicated durability is planned)");
+                }
+                return value;
+            },
+            Property.NodeScope);
 
     /**
      * What the default recovery grace adds to {@code locks.lease.max}: Elasticsearch's fault
@@ -80,25 +89,32 @@ public final class LockSettings {
      * notice a dead node. Unset: {@code locks.lease.max} + 30s.
      */
     public static final Setting<TimeValue> RECOVERY_GRACE = Setting.timeSetting(
-        "locks.recovery.grace", TimeValue.MINUS_ONE, TimeValue.MINUS_ONE, ONE_YEAR, Property.NodeScope
-    );
+            "locks.recovery.grace", TimeValue.MINUS_ONE, TimeValue.MINUS_ONE, ONE_YEAR, Property.NodeScope);
 
     /** The grace in force for {@code settings}. */
     public static TimeValue recoveryGrace(Settings settings, TimeValue leaseMax) {
         TimeValue grace = RECOVERY_GRACE.get(settings);
-        return grace.millis() >= 0 ? grace : TimeValue.timeValueMillis(leaseMax.millis() + FAILURE_DETECTION_MARGIN.millis());
+        return grace.millis() >= 0
+                ? grace
+                : TimeValue.timeValueMillis(leaseMax.millis() + FAILURE_DETECTION_MARGIN.millis());
     }
 
     /** The settings whose changes are pushed to the core. */
     public static final List<Setting<?>> DYNAMIC = List.of(
-        LEASE_DEFAULT, LEASE_MAX, WAIT_DEFAULT, WAIT_MAX, PRIORITY_AGING, MAX_WAITERS, MAX_KEYS_PER_REQUEST
-    );
+            LEASE_DEFAULT, LEASE_MAX, WAIT_DEFAULT, WAIT_MAX, PRIORITY_AGING, MAX_WAITERS, MAX_KEYS_PER_REQUEST);
 
     /** Every setting the plugin registers. */
     public static final List<Setting<?>> ALL = List.of(
-        LEASE_DEFAULT, LEASE_MAX, WAIT_DEFAULT, WAIT_MAX, PRIORITY_AGING, MAX_WAITERS, MAX_KEYS_PER_REQUEST, PARTITIONS, DURABILITY,
-        RECOVERY_GRACE
-    );
+            LEASE_DEFAULT,
+            LEASE_MAX,
+            WAIT_DEFAULT,
+            WAIT_MAX,
+            PRIORITY_AGING,
+            MAX_WAITERS,
+            MAX_KEYS_PER_REQUEST,
+            PARTITIONS,
+            DURABILITY,
+            RECOVERY_GRACE);
 
     private LockSettings() {}
 
@@ -106,34 +122,30 @@ public final class LockSettings {
      * The values in force, read once per request so a request sees one consistent set.
      */
     public record Values(
-        TimeValue leaseDefault,
-        TimeValue leaseMax,
-        TimeValue waitDefault,
-        TimeValue waitMax,
-        TimeValue aging,
-        int maxWaiters,
-        int maxKeysPerRequest
-    ) {
+            TimeValue leaseDefault,
+            TimeValue leaseMax,
+            TimeValue waitDefault,
+            TimeValue waitMax,
+            TimeValue aging,
+            int maxWaiters,
+            int maxKeysPerRequest) {
         /** Reads and cross-checks the values. @throws IllegalArgumentException naming the settings */
         public static Values of(Settings settings) {
             Values v = new Values(
-                LEASE_DEFAULT.get(settings),
-                LEASE_MAX.get(settings),
-                WAIT_DEFAULT.get(settings),
-                WAIT_MAX.get(settings),
-                PRIORITY_AGING.get(settings),
-                MAX_WAITERS.get(settings),
-                MAX_KEYS_PER_REQUEST.get(settings)
-            );
+                    LEASE_DEFAULT.get(settings),
+                    LEASE_MAX.get(settings),
+                    WAIT_DEFAULT.get(settings),
+                    WAIT_MAX.get(settings),
+                    PRIORITY_AGING.get(settings),
+                    MAX_WAITERS.get(settings),
+                    MAX_KEYS_PER_REQUEST.get(settings));
             if (v.leaseDefault.compareTo(v.leaseMax) > 0) {
-                throw new IllegalArgumentException(
-                    "[" + LEASE_DEFAULT.getKey() + "] (" + v.leaseDefault + ") must not exceed [" + LEASE_MAX.getKey() + "] (" + v.leaseMax + ")"
-                );
+                throw new IllegalArgumentException("[" + LEASE_DEFAULT.getKey() + "] (" + v.leaseDefault
+                        + ") must not exceed [" + LEASE_MAX.getKey() + "] (" + v.leaseMax + ")");
             }
             if (v.waitDefault.compareTo(v.waitMax) > 0) {
-                throw new IllegalArgumentException(
-                    "[" + WAIT_DEFAULT.getKey() + "] (" + v.waitDefault + ") must not exceed [" + WAIT_MAX.getKey() + "] (" + v.waitMax + ")"
-                );
+                throw new IllegalArgumentException("[" + WAIT_DEFAULT.getKey() + "] (" + v.waitDefault
+                        + ") must not exceed [" + WAIT_MAX.getKey() + "] (" + v.waitMax + ")");
             }
             return v;
         }

@@ -1,9 +1,8 @@
 package org.eslm.service;
 
+import java.io.IOException;
 import org.elasticsearch.common.io.stream.StreamInput;
 import org.elasticsearch.rest.RestStatus;
-
-import java.io.IOException;
 
 /** 409: a queued acquire waited for its whole budget without being granted. */
 public final class LockWaitTimeoutException extends LockException {

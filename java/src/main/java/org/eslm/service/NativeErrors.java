@@ -1,13 +1,12 @@
 package org.eslm.service;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import org.elasticsearch.ElasticsearchStatusException;
 import org.elasticsearch.rest.RestStatus;
 import org.elasticsearch.tasks.TaskCancelledException;
 import org.eslm.bridge.NativeLockException;
-
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
 
 /**
  * The one table from the core's stable error codes ({@code lock_core::ErrorCode}, the constants of
@@ -31,26 +30,29 @@ public final class NativeErrors {
     public static RuntimeException toException(int code, String message, Map<String, Object> details) {
         String key = String.valueOf(details.get("key"));
         return switch (code) {
-            case NativeLockException.CONFLICT -> new LockConflictException(message, key, holderNames(details.get("holders")));
-            case NativeLockException.NOT_HELD -> new LockNotHeldException(message, key, String.valueOf(details.get("owner")));
-            case NativeLockException.WAIT_TIMEOUT -> new LockWaitTimeoutException(message, key, number(details.get("waited_ms")));
+            case NativeLockException.CONFLICT ->
+                new LockConflictException(message, key, holderNames(details.get("holders")));
+            case NativeLockException.NOT_HELD ->
+                new LockNotHeldException(message, key, String.valueOf(details.get("owner")));
+            case NativeLockException.WAIT_TIMEOUT ->
+                new LockWaitTimeoutException(message, key, number(details.get("waited_ms")));
             case NativeLockException.DEADLOCK -> new DeadlockException(message, key, stringList(details.get("cycle")));
-            case NativeLockException.SESSION_NOT_FOUND -> new SessionNotFoundException(message, String.valueOf(details.get("session")));
-            case NativeLockException.LIMIT_EXCEEDED -> new LockLimitExceededException(
-                // The keys-per-request limit is about the request's [locks] field: name it.
-                ("max_keys_per_request".equals(details.get("limit")) ? "[locks] names too many keys: " : "") + message,
-                String.valueOf(details.get("limit")),
-                number(details.get("max"))
-            );
-            case NativeLockException.PARTITION_UNAVAILABLE -> new LockPartitionUnavailableException(
-                message, number(details.get("retry_after_ms"))
-            );
+            case NativeLockException.SESSION_NOT_FOUND ->
+                new SessionNotFoundException(message, String.valueOf(details.get("session")));
+            case NativeLockException.LIMIT_EXCEEDED ->
+                new LockLimitExceededException(
+                        // The keys-per-request limit is about the request's [locks] field: name it.
+                        ("max_keys_per_request".equals(details.get("limit")) ? "[locks] names too many keys: " : "")
+                                + message,
+                        String.valueOf(details.get("limit")),
+                        number(details.get("max")));
+            case NativeLockException.PARTITION_UNAVAILABLE ->
+                new LockPartitionUnavailableException(message, number(details.get("retry_after_ms")));
             // The caller cancelled its wait (its HTTP client went away): Elasticsearch's own type.
             case NativeLockException.CANCELLED -> new TaskCancelledException(message);
-            default -> new ElasticsearchStatusException(
-                "unexpected lock core outcome [" + code + "]: " + message,
-                RestStatus.INTERNAL_SERVER_ERROR
-            );
+            default ->
+                new ElasticsearchStatusException(
+                        "unexpected lock core outcome [" + code + "]: " + message, RestStatus.INTERNAL_SERVER_ERROR);
         };
     }
 
@@ -67,7 +69,8 @@ public final class NativeErrors {
             error.forEach((k, v) -> details.put(String.valueOf(k), v));
             return toException(code.intValue(), String.valueOf(error.get("message")), details);
         }
-        return new ElasticsearchStatusException("lock event without an outcome: " + event, RestStatus.INTERNAL_SERVER_ERROR);
+        return new ElasticsearchStatusException(
+                "lock event without an outcome: " + event, RestStatus.INTERNAL_SERVER_ERROR);
     }
 
     private static long number(Object o) {

@@ -1,5 +1,12 @@
 package org.eslm.service;
 
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntPredicate;
+import java.util.function.Supplier;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.elasticsearch.action.ActionListener;
@@ -8,14 +15,6 @@ import org.elasticsearch.tasks.Task;
 import org.elasticsearch.tasks.TaskCancelledException;
 import org.eslm.bridge.NativeLockException;
 import org.eslm.bridge.NativeOp;
-
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.IntPredicate;
-import java.util.function.Supplier;
 
 /**
  * Requests waiting for the core's decision, and their cancellation (docs/ARCHITECTURE.md
@@ -118,13 +117,19 @@ final class PendingRequests {
     void dispatch(Map<?, ?> event) {
         String type = (String) event.get("event");
         switch (type) {
-            case "lease_expired" -> logger.info(
-                "lease of [{}] held by [{}] expired (token {}, held {}ms)",
-                event.get("key"), event.get("owner"), event.get("fencing_token"), event.get("held_ms")
-            );
-            case "session_expired" -> logger.info(
-                "session [{}] of [{}] expired; released {}", event.get("session"), event.get("owner"), event.get("released")
-            );
+            case "lease_expired" ->
+                logger.info(
+                        "lease of [{}] held by [{}] expired (token {}, held {}ms)",
+                        event.get("key"),
+                        event.get("owner"),
+                        event.get("fencing_token"),
+                        event.get("held_ms"));
+            case "session_expired" ->
+                logger.info(
+                        "session [{}] of [{}] expired; released {}",
+                        event.get("session"),
+                        event.get("owner"),
+                        event.get("released"));
             default -> {
                 long requestId = ((Number) event.get("request_id")).longValue();
                 Pending p = pending.remove(requestId);

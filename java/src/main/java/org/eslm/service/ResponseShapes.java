@@ -1,11 +1,10 @@
 package org.eslm.service;
 
-import org.eslm.bridge.NativeOp;
-
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.eslm.bridge.NativeOp;
 
 /**
  * Turns the core's answers (rust/lock-core records, as parsed JSON) into the REST bodies that

@@ -1,9 +1,8 @@
 package org.eslm.service;
 
+import java.io.IOException;
 import org.elasticsearch.common.io.stream.StreamInput;
 import org.elasticsearch.rest.RestStatus;
-
-import java.io.IOException;
 
 /** 404: the session is unknown, ended or expired. */
 public final class SessionNotFoundException extends LockException {

@@ -1,13 +1,12 @@
 package org.eslm.service;
 
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.threadpool.ThreadPool;
 import org.eslm.bridge.NativeOp;
-
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Time for the core: every answer says when the core's next deadline (a lease, a wait, a session)
@@ -79,7 +78,9 @@ final class TickScheduler {
             try {
                 core.answer(NativeOp.TICK, partition, "{}");
             } catch (Exception e) {
-                logger.error("lock core tick of partition [" + partition + "] failed; retrying in " + RETRY_AFTER_FAILURE, e);
+                logger.error(
+                        "lock core tick of partition [" + partition + "] failed; retrying in " + RETRY_AFTER_FAILURE,
+                        e);
                 schedule(RETRY_AFTER_FAILURE.millis());
             }
         }

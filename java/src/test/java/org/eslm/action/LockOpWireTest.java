@@ -1,5 +1,16 @@
 package org.eslm.action;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
 import org.elasticsearch.ElasticsearchException;
 import org.elasticsearch.common.io.stream.StreamInput;
 import org.eslm.NativeTestSupport;
@@ -15,18 +26,6 @@ import org.eslm.service.LockWaitTimeoutException;
 import org.eslm.service.SessionNotFoundException;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-
-import java.io.IOException;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.Random;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
-import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** {@link LockOpRequest} and {@link LockOpResponse} on the transport wire, failures included. */
 class LockOpWireTest {
@@ -56,14 +55,20 @@ class LockOpWireTest {
             args.put("wait_ms", (long) r.nextInt(300_000));
         }
         if (r.nextInt(4) == 0) {
-            args.put("locks", List.of(Map.of("key", WireTesting.string(r)), Map.of("key", "/" + WireTesting.string(r), "scope", "tree")));
+            args.put(
+                    "locks",
+                    List.of(
+                            Map.of("key", WireTesting.string(r)),
+                            Map.of("key", "/" + WireTesting.string(r), "scope", "tree")));
         }
         String routingValue = r.nextInt(4) == 0 ? null : WireTesting.string(r);
         LockOpRequest request = LockOpRequest.of(op, routingValue, args, WireTesting.optionalString(r));
         if (r.nextBoolean()) {
             return request;
         }
-        long waitLeft = request.waitMs() == LockOpRequest.NO_WAIT ? LockOpRequest.NO_WAIT : r.nextInt(1 + (int) request.waitMs());
+        long waitLeft = request.waitMs() == LockOpRequest.NO_WAIT
+                ? LockOpRequest.NO_WAIT
+                : r.nextInt(1 + (int) request.waitMs());
         return request.routed(r.nextInt(64), waitLeft);
     }
 
@@ -83,7 +88,9 @@ class LockOpWireTest {
     }
 
     static LockOpResponse randomResponse(Random r) {
-        return r.nextInt(3) == 0 ? LockOpResponse.failure(randomFailure(r)) : new LockOpResponse(WireTesting.genericMap(r));
+        return r.nextInt(3) == 0
+                ? LockOpResponse.failure(randomFailure(r))
+                : new LockOpResponse(WireTesting.genericMap(r));
     }
 
     @Test
@@ -101,7 +108,8 @@ class LockOpWireTest {
         Random r = new Random(WireTesting.seed());
         for (int i = 0; i < WireTesting.ROUNDS; i++) {
             LockException failure = randomFailure(r);
-            LockOpResponse read = WireTesting.assertRoundTrip(LockOpResponse.failure(failure), LockOpResponse::new, "round " + i);
+            LockOpResponse read =
+                    WireTesting.assertRoundTrip(LockOpResponse.failure(failure), LockOpResponse::new, "round " + i);
             LockException rebuilt = read.failureException();
             assertEquals(failure.getClass(), rebuilt.getClass());
             assertEquals(failure.getMessage(), rebuilt.getMessage());
@@ -109,7 +117,8 @@ class LockOpWireTest {
             for (String key : failure.getMetadataKeys()) {
                 assertEquals(failure.getMetadata(key), rebuilt.getMetadata(key), key);
             }
-            assertEquals(ElasticsearchException.getExceptionName(failure), ElasticsearchException.getExceptionName(rebuilt));
+            assertEquals(
+                    ElasticsearchException.getExceptionName(failure), ElasticsearchException.getExceptionName(rebuilt));
         }
         assertNull(new LockOpResponse(Map.of("released", true)).failureException(), "a success carries no failure");
     }
@@ -133,17 +142,15 @@ class LockOpWireTest {
 
         LockOpRequest routed = request.routed(3, 4200L);
         assertEquals(
-            Map.of("owner", "w", "key", "k", "session", "abc", "wait_ms", 4200L),
-            routed.args(),
-            "the core sees the key, its own session id and the wait left, never the routing"
-        );
+                Map.of("owner", "w", "key", "k", "session", "abc", "wait_ms", 4200L),
+                routed.args(),
+                "the core sees the key, its own session id and the wait left, never the routing");
         assertTrue(routed.waits(), "a routed waiter stays cancellable");
 
         LockOpRequest many = LockOpRequest.of(
-            NativeOp.ACQUIRE_MANY,
-            "a",
-            Map.of("owner", "w", "locks", List.of(Map.of("key", "a"), Map.of("key", "/t/x", "scope", "tree")))
-        );
+                NativeOp.ACQUIRE_MANY,
+                "a",
+                Map.of("owner", "w", "locks", List.of(Map.of("key", "a"), Map.of("key", "/t/x", "scope", "tree"))));
         assertEquals(List.of("a", "/t"), many.lockRoutingValues(), "a tree lock routes by its tree");
 
         LockOpRequest forceRelease = LockOpRequest.of(NativeOp.FORCE_RELEASE, "k", Map.of("key", "k"), "stuck worker");
@@ -157,7 +164,7 @@ class LockOpWireTest {
         for (NativeOp op : NativeOp.values()) {
             assertEquals(op, NativeOp.fromCode(op.code()));
         }
-        for (int unknown : new int[] { 0, -1, 20, 99, 127, Integer.MAX_VALUE }) {
+        for (int unknown : new int[] {0, -1, 20, 99, 127, Integer.MAX_VALUE}) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> NativeOp.fromCode(unknown));
             assertTrue(e.getMessage().contains("[" + unknown + "]"), e.getMessage());
         }
@@ -179,10 +186,8 @@ class LockOpWireTest {
 
         byte[] unknownOp = acquire.clone();
         unknownOp[at] = 127; // a one-byte vint no op has
-        IllegalArgumentException e = assertThrows(
-            IllegalArgumentException.class,
-            () -> new LockOpRequest(StreamInput.wrap(unknownOp))
-        );
+        IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> new LockOpRequest(StreamInput.wrap(unknownOp)));
         assertTrue(e.getMessage().contains("unknown lock op number [127]"), e.getMessage());
     }
 }

@@ -1,5 +1,15 @@
 package org.eslm.action;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
 import org.elasticsearch.action.FailedNodeException;
 import org.elasticsearch.cluster.ClusterName;
 import org.elasticsearch.common.io.stream.BytesStreamOutput;
@@ -7,17 +17,6 @@ import org.eslm.NativeTestSupport;
 import org.eslm.WireTesting;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-
-import java.io.IOException;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-import java.util.Random;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The requests and responses of the nodes actions ({@code _stats}, the lock list): node-level
@@ -34,7 +33,8 @@ class NodesActionsWireTest {
         List<FailedNodeException> failures = new ArrayList<>();
         int n = r.nextInt(3);
         for (int i = 0; i < n; i++) {
-            failures.add(new FailedNodeException(WireTesting.string(r), WireTesting.string(r), new IllegalStateException(WireTesting.string(r))));
+            failures.add(new FailedNodeException(
+                    WireTesting.string(r), WireTesting.string(r), new IllegalStateException(WireTesting.string(r))));
         }
         return failures;
     }
@@ -67,12 +67,14 @@ class NodesActionsWireTest {
         for (int i = 0; i < n; i++) {
             nodes.add(randomNodeLocks(r));
         }
-        return new TransportListLocksAction.Response(new ClusterName(WireTesting.string(r)), nodes, failures(r), 1 + r.nextInt(10_000));
+        return new TransportListLocksAction.Response(
+                new ClusterName(WireTesting.string(r)), nodes, failures(r), 1 + r.nextInt(10_000));
     }
 
     @Test
     void statsNodeRequestsAndResponsesRoundTrip() throws IOException {
-        WireTesting.assertRoundTrips(r -> new TransportLockStatsAction.NodeRequest(), TransportLockStatsAction.NodeRequest::new);
+        WireTesting.assertRoundTrips(
+                r -> new TransportLockStatsAction.NodeRequest(), TransportLockStatsAction.NodeRequest::new);
         WireTesting.assertRoundTrips(NodesActionsWireTest::randomNodeStats, in -> new NodeLockStatsResponse(in, null));
     }
 
@@ -84,10 +86,11 @@ class NodesActionsWireTest {
     @Test
     void listNodeRequestsAndResponsesRoundTrip() throws IOException {
         WireTesting.assertRoundTrips(
-            r -> new TransportListLocksAction.NodeRequest("{\"owner\":\"" + WireTesting.string(r) + "\",\"size\":" + r.nextInt(100) + "}"),
-            TransportListLocksAction.NodeRequest::new
-        );
-        WireTesting.assertRoundTrips(NodesActionsWireTest::randomNodeLocks, in -> new TransportListLocksAction.NodeResponse(in, null));
+                r -> new TransportListLocksAction.NodeRequest(
+                        "{\"owner\":\"" + WireTesting.string(r) + "\",\"size\":" + r.nextInt(100) + "}"),
+                TransportListLocksAction.NodeRequest::new);
+        WireTesting.assertRoundTrips(
+                NodesActionsWireTest::randomNodeLocks, in -> new TransportListLocksAction.NodeResponse(in, null));
     }
 
     @Test
@@ -99,9 +102,8 @@ class NodesActionsWireTest {
     private static void assertLocalOnly(org.junit.jupiter.api.function.Executable write) {
         Throwable refused = assertThrows(Throwable.class, write);
         assertTrue(
-            refused instanceof AssertionError || refused instanceof UnsupportedOperationException,
-            "refused with " + refused
-        );
+                refused instanceof AssertionError || refused instanceof UnsupportedOperationException,
+                "refused with " + refused);
     }
 
     @Test

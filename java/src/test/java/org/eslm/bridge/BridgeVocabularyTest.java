@@ -1,6 +1,6 @@
 package org.eslm.bridge;
 
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.io.IOException;
 import java.lang.reflect.Field;
@@ -14,8 +14,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
+import org.junit.jupiter.api.Test;
 
 /**
  * The bridge's numbers are defined once, in Rust ({@code ops::Op}, {@code lock_core::ErrorCode}),
@@ -57,9 +56,8 @@ class BridgeVocabularyTest {
         Map<String, Integer> header = Map.of("ACQUIRE", 1, "RELEASE", 2, "RENEW", 3);
         Map<String, Integer> java = Map.of("ACQUIRE", 1, "RELEASE", 3, "TICK", 15);
         assertEquals(
-            List.of("RELEASE: header 2, Java 3", "RENEW: header 3, Java none", "TICK: header none, Java 15"),
-            mismatches(header, java)
-        );
+                List.of("RELEASE: header 2, Java 3", "RENEW: header 3, Java none", "TICK: header none, Java 15"),
+                mismatches(header, java));
     }
 
     @Test

@@ -1,14 +1,14 @@
 package org.eslm.bridge;
 
-import org.eslm.NativeTestSupport;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.eslm.NativeTestSupport;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 
 /**
  * The JNI boundary against the real native library (run under {@code -Xcheck:jni}): handles,
@@ -34,7 +34,9 @@ class LockNativeTest {
         AssertionError e = assertThrows(AssertionError.class, () -> LockNative.testOnlyPanic("deliberate test panic"));
         assertTrue(e.getMessage().contains("deliberate test panic"), e.getMessage());
         try (NativeLockCore core = NativeLockCore.create("{}")) {
-            assertTrue(core.call(NativeOp.ACQUIRE, 0, ACQUIRE_A).contains("\"fencing_token\""), "the library still answers");
+            assertTrue(
+                    core.call(NativeOp.ACQUIRE, 0, ACQUIRE_A).contains("\"fencing_token\""),
+                    "the library still answers");
         }
     }
 
@@ -44,7 +46,8 @@ class LockNativeTest {
             String granted = core.call(NativeOp.ACQUIRE, 0, ACQUIRE_A);
             assertTrue(granted.contains("\"result\":{\"granted\":"), granted);
             assertTrue(granted.contains("\"tick_in_ms\":"), granted);
-            String queued = core.call(NativeOp.ACQUIRE, 0, "{\"key\":\"k\",\"owner\":\"b\",\"wait_ms\":60000,\"request_id\":7}");
+            String queued = core.call(
+                    NativeOp.ACQUIRE, 0, "{\"key\":\"k\",\"owner\":\"b\",\"wait_ms\":60000,\"request_id\":7}");
             assertTrue(queued.contains("\"queued\""), queued);
             String released = core.call(NativeOp.RELEASE, 0, ACQUIRE_A);
             assertTrue(released.contains("\"event\":\"granted\""), released);
@@ -57,17 +60,13 @@ class LockNativeTest {
         try (NativeLockCore core = NativeLockCore.create("{}")) {
             core.call(NativeOp.ACQUIRE, 0, ACQUIRE_A);
             NativeLockException e = assertThrows(
-                NativeLockException.class,
-                () -> core.call(NativeOp.ACQUIRE, 0, "{\"key\":\"k\",\"owner\":\"b\"}")
-            );
+                    NativeLockException.class, () -> core.call(NativeOp.ACQUIRE, 0, "{\"key\":\"k\",\"owner\":\"b\"}"));
             assertEquals(NativeLockException.CONFLICT, e.code());
             assertTrue(e.getMessage().contains("[a]"), e.getMessage());
             assertTrue(e.detailsJson().contains("\"owner\":\"a\""), e.detailsJson());
 
             NativeLockException notHeld = assertThrows(
-                NativeLockException.class,
-                () -> core.call(NativeOp.RELEASE, 0, "{\"key\":\"k\",\"owner\":\"b\"}")
-            );
+                    NativeLockException.class, () -> core.call(NativeOp.RELEASE, 0, "{\"key\":\"k\",\"owner\":\"b\"}"));
             assertEquals(NativeLockException.NOT_HELD, notHeld.code());
         }
     }
@@ -76,19 +75,22 @@ class LockNativeTest {
     void invalidInputIsIllegalArgumentNamingTheField() {
         try (NativeLockCore core = NativeLockCore.create("{}")) {
             IllegalArgumentException blank = assertThrows(
-                IllegalArgumentException.class,
-                () -> core.call(NativeOp.ACQUIRE, 0, "{\"key\":\"k\",\"owner\":\"  \"}")
-            );
+                    IllegalArgumentException.class,
+                    () -> core.call(NativeOp.ACQUIRE, 0, "{\"key\":\"k\",\"owner\":\"  \"}"));
             assertTrue(blank.getMessage().startsWith("[owner]"), blank.getMessage());
             IllegalArgumentException longKey = assertThrows(
-                IllegalArgumentException.class,
-                () -> core.call(NativeOp.KEY_INFO, 0, "{\"key\":\"" + "k".repeat(513) + "\"}")
-            );
+                    IllegalArgumentException.class,
+                    () -> core.call(NativeOp.KEY_INFO, 0, "{\"key\":\"" + "k".repeat(513) + "\"}"));
             assertTrue(longKey.getMessage().startsWith("[key]"), longKey.getMessage());
             assertThrows(IllegalArgumentException.class, () -> core.call(NativeOp.ACQUIRE, 0, "{not json"));
             assertThrows(IllegalArgumentException.class, () -> core.call(NativeOp.ACQUIRE, 0, null));
-            assertThrows(IllegalArgumentException.class, () -> core.call(NativeOp.ACQUIRE, 5, ACQUIRE_A), "unknown partition");
-            assertThrows(IllegalArgumentException.class, () -> NativeLockCore.create("{\"partitions\":[{\"id\":0,\"epoch\":-1}]}"));
+            assertThrows(
+                    IllegalArgumentException.class,
+                    () -> core.call(NativeOp.ACQUIRE, 5, ACQUIRE_A),
+                    "unknown partition");
+            assertThrows(
+                    IllegalArgumentException.class,
+                    () -> NativeLockCore.create("{\"partitions\":[{\"id\":0,\"epoch\":-1}]}"));
         }
     }
 

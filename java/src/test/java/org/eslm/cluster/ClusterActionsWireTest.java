@@ -1,15 +1,14 @@
 package org.eslm.cluster;
 
-import org.eslm.WireTesting;
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 
 import java.io.IOException;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNull;
+import org.eslm.WireTesting;
+import org.junit.jupiter.api.Test;
 
 /** The cluster-internal transport actions on the wire: hand-over and ownership check. */
 class ClusterActionsWireTest {
@@ -43,24 +42,24 @@ class ClusterActionsWireTest {
     @Test
     void handoffRequestsAndResponsesRoundTrip() throws IOException {
         WireTesting.assertRoundTrips(ClusterActionsWireTest::randomHandoffRequest, PartitionHandoffAction.Request::new);
-        WireTesting.assertRoundTrips(ClusterActionsWireTest::randomHandoffResponse, PartitionHandoffAction.Response::new);
+        WireTesting.assertRoundTrips(
+                ClusterActionsWireTest::randomHandoffResponse, PartitionHandoffAction.Response::new);
         PartitionHandoffAction.Response none = WireTesting.assertRoundTrip(
-            new PartitionHandoffAction.Response((String) null),
-            PartitionHandoffAction.Response::new,
-            "no snapshot"
-        );
+                new PartitionHandoffAction.Response((String) null),
+                PartitionHandoffAction.Response::new,
+                "no snapshot");
         assertNull(none.snapshotJson());
     }
 
     @Test
     void ownershipCheckRequestsAndResponsesRoundTrip() throws IOException {
         WireTesting.assertRoundTrips(ClusterActionsWireTest::randomOwnershipRequest, OwnershipCheckAction.Request::new);
-        WireTesting.assertRoundTrips(ClusterActionsWireTest::randomOwnershipResponse, OwnershipCheckAction.Response::new);
+        WireTesting.assertRoundTrips(
+                ClusterActionsWireTest::randomOwnershipResponse, OwnershipCheckAction.Response::new);
         OwnershipCheckAction.Response denied = WireTesting.assertRoundTrip(
-            new OwnershipCheckAction.Response(Map.of(0, false, 3, true)),
-            OwnershipCheckAction.Response::new,
-            "mixed answer"
-        );
+                new OwnershipCheckAction.Response(Map.of(0, false, 3, true)),
+                OwnershipCheckAction.Response::new,
+                "mixed answer");
         assertEquals(Map.of(0, false, 3, true), denied.owned());
     }
 }

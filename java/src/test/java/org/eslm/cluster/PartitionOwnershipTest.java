@@ -1,13 +1,12 @@
 package org.eslm.cluster;
 
-import org.junit.jupiter.api.Test;
-
-import java.util.Map;
-import java.util.Set;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
 
 /** The bookkeeping the lock service consults before a request reaches the core. */
 class PartitionOwnershipTest {

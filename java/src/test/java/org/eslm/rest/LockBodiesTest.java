@@ -1,5 +1,12 @@
 package org.eslm.rest;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
 import org.elasticsearch.common.io.stream.BytesStreamOutput;
 import org.elasticsearch.common.io.stream.StreamInput;
 import org.elasticsearch.common.settings.Settings;
@@ -12,14 +19,6 @@ import org.eslm.action.LockOpResponse;
 import org.eslm.bridge.NativeOp;
 import org.eslm.service.LockSettings;
 import org.junit.jupiter.api.Test;
-
-import java.io.IOException;
-import java.util.List;
-import java.util.Map;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Bodies parse strictly into the core's arguments; requests and responses survive the wire. */
 class LockBodiesTest {
@@ -39,38 +38,56 @@ class LockBodiesTest {
     @Test
     void acquireBodyMapsNamesAndDurations() throws IOException {
         LockBodies.Args args = LockBodies.acquire(
-            "k",
-            parser("{\"owner\":\"w\",\"mode\":\"shared\",\"scope\":\"tree\",\"priority\":\"background\",\"wait\":\"2s\",\"lease\":1500,\"session\":\"s1\"}"),
-            DEFAULTS
-        );
+                "k",
+                parser(
+                        "{\"owner\":\"w\",\"mode\":\"shared\",\"scope\":\"tree\",\"priority\":\"background\",\"wait\":\"2s\",\"lease\":1500,\"session\":\"s1\"}"),
+                DEFAULTS);
         assertEquals(
-            Map.of("owner", "w", "mode", "shared", "scope", "tree", "priority", "background", "wait_ms", 2000L, "lease_ms", 1500L, "session", "s1", "key", "k"),
-            Map.copyOf(args)
-        );
+                Map.of(
+                        "owner",
+                        "w",
+                        "mode",
+                        "shared",
+                        "scope",
+                        "tree",
+                        "priority",
+                        "background",
+                        "wait_ms",
+                        2000L,
+                        "lease_ms",
+                        1500L,
+                        "session",
+                        "s1",
+                        "key",
+                        "k"),
+                Map.copyOf(args));
         LockBodies.Args minimal = LockBodies.acquire("k", parser("{\"owner\":\"w\"}"), DEFAULTS);
         assertEquals(Map.of("owner", "w", "key", "k"), Map.copyOf(minimal), "try-lock by default: no wait");
-        LockSettings.Values waiting = LockSettings.Values.of(Settings.builder().put("locks.wait.default", "3s").build());
-        assertEquals(3000L, LockBodies.acquire("k", parser("{\"owner\":\"w\"}"), waiting).get("wait_ms"));
+        LockSettings.Values waiting = LockSettings.Values.of(
+                Settings.builder().put("locks.wait.default", "3s").build());
+        assertEquals(
+                3000L,
+                LockBodies.acquire("k", parser("{\"owner\":\"w\"}"), waiting).get("wait_ms"));
     }
 
     @Test
     void badAcquireBodiesNameTheField() {
         record Case(String body, String expected) {}
         for (Case c : List.of(
-            new Case("{\"owner\":\"w\",\"ownr\":1}", "unknown field [ownr]"),
-            new Case("{}", "[owner] is required"),
-            new Case("{\"owner\":\"w\",\"mode\":\"x\"}", "[mode] must be one of"),
-            new Case("{\"owner\":\"w\",\"scope\":\"branch\"}", "[scope] must be one of"),
-            new Case("{\"owner\":\"w\",\"wait\":\"-5s\"}", "[wait]"),
-            new Case("{\"owner\":\"w\",\"wait\":-5}", "[wait] must not be negative"),
-            new Case("{\"owner\":\"w\",\"wait\":\"forever\"}", "[wait] must be a time value"),
-            new Case("{\"owner\":\"w\",\"wait\":\"6m\"}", "[wait] must be at most [5m] (locks.wait.max)"),
-            new Case("{\"owner\":\"w\",\"lease\":\"11m\"}", "[lease] must be at most [10m] (locks.lease.max)"),
-            new Case("{\"owner\":\"w\",\"lease\":1.5}", "[lease] must be whole milliseconds"),
-            new Case("{\"owner\":\"w\",\"priority\":1.5}", "[priority] must be an integer"),
-            new Case("{\"owner\":\"w\",\"routing\":\" \"}", "[routing] must not be blank")
-        )) {
-            Exception e = assertThrows(Exception.class, () -> LockBodies.acquire("k", parser(c.body), DEFAULTS), c.body);
+                new Case("{\"owner\":\"w\",\"ownr\":1}", "unknown field [ownr]"),
+                new Case("{}", "[owner] is required"),
+                new Case("{\"owner\":\"w\",\"mode\":\"x\"}", "[mode] must be one of"),
+                new Case("{\"owner\":\"w\",\"scope\":\"branch\"}", "[scope] must be one of"),
+                new Case("{\"owner\":\"w\",\"wait\":\"-5s\"}", "[wait]"),
+                new Case("{\"owner\":\"w\",\"wait\":-5}", "[wait] must not be negative"),
+                new Case("{\"owner\":\"w\",\"wait\":\"forever\"}", "[wait] must be a time value"),
+                new Case("{\"owner\":\"w\",\"wait\":\"6m\"}", "[wait] must be at most [5m] (locks.wait.max)"),
+                new Case("{\"owner\":\"w\",\"lease\":\"11m\"}", "[lease] must be at most [10m] (locks.lease.max)"),
+                new Case("{\"owner\":\"w\",\"lease\":1.5}", "[lease] must be whole milliseconds"),
+                new Case("{\"owner\":\"w\",\"priority\":1.5}", "[priority] must be an integer"),
+                new Case("{\"owner\":\"w\",\"routing\":\" \"}", "[routing] must not be blank"))) {
+            Exception e =
+                    assertThrows(Exception.class, () -> LockBodies.acquire("k", parser(c.body), DEFAULTS), c.body);
             String text = e.getMessage() + " / " + rootMessage(e);
             assertTrue(text.contains(c.expected), c.body + " -> " + text);
         }
@@ -79,21 +96,21 @@ class LockBodiesTest {
     @Test
     void multiLockBodiesRefuseDuplicatesAndEmptyLists() {
         Exception dup = assertThrows(
-            Exception.class,
-            () -> LockBodies.multiAcquire(parser("{\"owner\":\"w\",\"locks\":[{\"key\":\"a\"},{\"key\":\"a\"}]}"), DEFAULTS)
-        );
+                Exception.class,
+                () -> LockBodies.multiAcquire(
+                        parser("{\"owner\":\"w\",\"locks\":[{\"key\":\"a\"},{\"key\":\"a\"}]}"), DEFAULTS));
         assertTrue(rootMessage(dup).contains("[locks] names key [a] more than once"), rootMessage(dup));
-        Exception empty = assertThrows(Exception.class, () -> LockBodies.multiAcquire(parser("{\"owner\":\"w\",\"locks\":[]}"), DEFAULTS));
+        Exception empty = assertThrows(
+                Exception.class, () -> LockBodies.multiAcquire(parser("{\"owner\":\"w\",\"locks\":[]}"), DEFAULTS));
         assertTrue(rootMessage(empty).contains("[locks] must name at least one key"), rootMessage(empty));
         XContentParseException noKey = assertThrows(
-            XContentParseException.class,
-            () -> LockBodies.multiAcquire(parser("{\"owner\":\"w\",\"locks\":[{\"mode\":\"shared\"}]}"), DEFAULTS)
-        );
+                XContentParseException.class,
+                () -> LockBodies.multiAcquire(parser("{\"owner\":\"w\",\"locks\":[{\"mode\":\"shared\"}]}"), DEFAULTS));
         assertTrue(rootMessage(noKey).contains("[key] is required"), rootMessage(noKey));
         Exception both = assertThrows(
-            Exception.class,
-            () -> LockBodies.multiRelease(parser("{\"owner\":\"w\",\"all\":true,\"locks\":[{\"key\":\"a\"}]}"), DEFAULTS)
-        );
+                Exception.class,
+                () -> LockBodies.multiRelease(
+                        parser("{\"owner\":\"w\",\"all\":true,\"locks\":[{\"key\":\"a\"}]}"), DEFAULTS));
         assertTrue(rootMessage(both).contains("not both"), rootMessage(both));
     }
 
@@ -101,12 +118,13 @@ class LockBodiesTest {
     void requestsAndResponsesRoundTripOnTheWire() throws IOException {
         // Parsed bodies travel as they are: nested lock items, durations as millis, priorities.
         LockBodies.Args many = LockBodies.multiAcquire(
-            parser("{\"owner\":\"w\",\"wait\":\"2s\",\"priority\":\"background\",\"locks\":[{\"key\":\"a\"},{\"key\":\"b\",\"mode\":\"shared\"}]}"),
-            DEFAULTS
-        );
+                parser(
+                        "{\"owner\":\"w\",\"wait\":\"2s\",\"priority\":\"background\",\"locks\":[{\"key\":\"a\"},{\"key\":\"b\",\"mode\":\"shared\"}]}"),
+                DEFAULTS);
         LockOpRequest multi = LockOpRequest.of(NativeOp.ACQUIRE_MANY, "", many).routed(3, 2000L);
         LockOpRequest request = LockOpRequest.of(NativeOp.ACQUIRE, "k/ü", Map.of("owner", "w", "wait_ms", 5L));
-        LockOpResponse response = new LockOpResponse(Map.of("acquired", true, "fencing_token", Long.MAX_VALUE, "locks", List.of(Map.of("key", "a"))));
+        LockOpResponse response = new LockOpResponse(
+                Map.of("acquired", true, "fencing_token", Long.MAX_VALUE, "locks", List.of(Map.of("key", "a"))));
         try (BytesStreamOutput out = new BytesStreamOutput()) {
             multi.writeTo(out);
             request.writeTo(out);

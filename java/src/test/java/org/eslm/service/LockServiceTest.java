@@ -1,5 +1,12 @@
 package org.eslm.service;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.Map;
 import org.elasticsearch.ElasticsearchException;
 import org.elasticsearch.rest.RestStatus;
 import org.eslm.NativeTestSupport;
@@ -8,14 +15,6 @@ import org.eslm.bridge.NativeLockException;
 import org.eslm.bridge.NativeOp;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-
-import java.util.List;
-import java.util.Map;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Translation of real native outcomes into Elasticsearch exceptions, and the REST body shapes. */
 class LockServiceTest {
@@ -34,23 +33,18 @@ class LockServiceTest {
         try (NativeLockCore core = NativeLockCore.create("{}")) {
             core.call(NativeOp.ACQUIRE, 0, "{\"key\":\"k\",\"owner\":\"a\"}");
             LockConflictException conflict = assertInstanceOf(
-                LockConflictException.class,
-                outcome(core, NativeOp.ACQUIRE, "{\"key\":\"k\",\"owner\":\"b\"}")
-            );
+                    LockConflictException.class, outcome(core, NativeOp.ACQUIRE, "{\"key\":\"k\",\"owner\":\"b\"}"));
             assertEquals(RestStatus.CONFLICT, conflict.status());
             assertEquals(List.of("a"), conflict.getMetadata("es.holders"));
             assertEquals("lock_conflict_exception", ElasticsearchException.getExceptionName(conflict));
 
             LockNotHeldException notHeld = assertInstanceOf(
-                LockNotHeldException.class,
-                outcome(core, NativeOp.RELEASE, "{\"key\":\"k\",\"owner\":\"b\"}")
-            );
+                    LockNotHeldException.class, outcome(core, NativeOp.RELEASE, "{\"key\":\"k\",\"owner\":\"b\"}"));
             assertEquals(RestStatus.NOT_FOUND, notHeld.status());
 
             SessionNotFoundException session = assertInstanceOf(
-                SessionNotFoundException.class,
-                outcome(core, NativeOp.SESSION_KEEPALIVE, "{\"session\":\"nope\"}")
-            );
+                    SessionNotFoundException.class,
+                    outcome(core, NativeOp.SESSION_KEEPALIVE, "{\"session\":\"nope\"}"));
             assertEquals(RestStatus.NOT_FOUND, session.status());
             assertEquals(List.of("nope"), session.getMetadata("es.session"));
         }
@@ -61,10 +55,9 @@ class LockServiceTest {
         String config = "{\"config\":{\"limits\":{\"max_keys_per_request\":2}}}";
         try (NativeLockCore core = NativeLockCore.create(config)) {
             RuntimeException e = outcome(
-                core,
-                NativeOp.ACQUIRE_MANY,
-                "{\"owner\":\"a\",\"locks\":[{\"key\":\"x\"},{\"key\":\"y\"},{\"key\":\"z\"}]}"
-            );
+                    core,
+                    NativeOp.ACQUIRE_MANY,
+                    "{\"owner\":\"a\",\"locks\":[{\"key\":\"x\"},{\"key\":\"y\"},{\"key\":\"z\"}]}");
             LockLimitExceededException limit = assertInstanceOf(LockLimitExceededException.class, e);
             assertEquals(RestStatus.TOO_MANY_REQUESTS, limit.status());
         }
@@ -73,18 +66,46 @@ class LockServiceTest {
     @Test
     void grantsAreShapedAsTheApiDocuments() {
         Map<String, Object> grant = Map.of(
-            "key", "k", "owner", "a", "mode", "exclusive", "scope", "key",
-            "fencing_token", 5, "lease_ms", 100, "waited_ms", 3, "reentrant", false
-        );
+                "key",
+                "k",
+                "owner",
+                "a",
+                "mode",
+                "exclusive",
+                "scope",
+                "key",
+                "fencing_token",
+                5,
+                "lease_ms",
+                100,
+                "waited_ms",
+                3,
+                "reentrant",
+                false);
         Map<String, Object> single = ResponseShapes.granted(NativeOp.ACQUIRE, grant);
         assertEquals(true, single.get("acquired"));
         assertEquals(5, single.get("fencing_token"));
         assertTrue(single.containsKey("session") == false, "no null session field");
 
         Map<String, Object> multi = ResponseShapes.granted(
-            NativeOp.ACQUIRE_MANY,
-            List.of(grant, Map.of("key", "j", "owner", "a", "mode", "shared", "scope", "key", "fencing_token", 6, "lease_ms", 50, "waited_ms", 9))
-        );
+                NativeOp.ACQUIRE_MANY,
+                List.of(
+                        grant,
+                        Map.of(
+                                "key",
+                                "j",
+                                "owner",
+                                "a",
+                                "mode",
+                                "shared",
+                                "scope",
+                                "key",
+                                "fencing_token",
+                                6,
+                                "lease_ms",
+                                50,
+                                "waited_ms",
+                                9)));
         assertEquals("a", multi.get("owner"));
         assertEquals(50L, multi.get("lease_ms"), "the shortest lease of the set");
         assertEquals(9L, multi.get("waited_ms"));
@@ -96,16 +117,17 @@ class LockServiceTest {
         var ok = LockSettings.Values.of(org.elasticsearch.common.settings.Settings.EMPTY);
         assertEquals(30_000L, ok.coreConfig().get("default_lease_ms"));
         IllegalArgumentException e = assertThrows(
-            IllegalArgumentException.class,
-            () -> LockSettings.Values.of(
-                org.elasticsearch.common.settings.Settings.builder().put("locks.lease.default", "20m").put("locks.lease.max", "10m").build()
-            )
-        );
+                IllegalArgumentException.class,
+                () -> LockSettings.Values.of(org.elasticsearch.common.settings.Settings.builder()
+                        .put("locks.lease.default", "20m")
+                        .put("locks.lease.max", "10m")
+                        .build()));
         assertTrue(e.getMessage().contains("[locks.lease.default]"), e.getMessage());
         IllegalArgumentException durability = assertThrows(
-            IllegalArgumentException.class,
-            () -> LockSettings.DURABILITY.get(org.elasticsearch.common.settings.Settings.builder().put("locks.durability", "replicated").build())
-        );
+                IllegalArgumentException.class,
+                () -> LockSettings.DURABILITY.get(org.elasticsearch.common.settings.Settings.builder()
+                        .put("locks.durability", "replicated")
+                        .build()));
         assertTrue(durability.getMessage().contains("not supported yet"), durability.getMessage());
     }
 }

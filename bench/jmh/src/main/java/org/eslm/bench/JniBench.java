@@ -1,5 +1,8 @@
 package org.eslm.bench;
 
+import java.nio.file.Path;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import org.eslm.bridge.LockNative;
 import org.eslm.bridge.NativeLockCore;
 import org.eslm.bridge.NativeOp;
@@ -15,10 +18,6 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
-
-import java.nio.file.Path;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 
 /**
  * One uncontended acquire + release per invocation:
@@ -42,7 +41,8 @@ import java.util.concurrent.TimeUnit;
 public class JniBench {
     /** What the plugin sends for a REST acquire with a wait, a lease and a priority. */
     private static final String ACQUIRE = "{\"key\":\"bench-key\",\"owner\":\"bench-owner\",\"wait_ms\":30000,"
-        + "\"lease_ms\":60000,\"priority\":\"foreground\",\"request_id\":1}";
+            + "\"lease_ms\":60000,\"priority\":\"foreground\",\"request_id\":1}";
+
     private static final String RELEASE = "{\"key\":\"bench-key\",\"owner\":\"bench-owner\"}";
 
     private NativeLockCore core;
