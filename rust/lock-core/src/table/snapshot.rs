@@ -29,35 +29,10 @@ pub struct PartitionSnapshot {
     pub sessions: Vec<SessionSnapshot>,
 }
 
-/// One held lock in a [`PartitionSnapshot`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LockSnapshot {
-    pub key: String,
-    pub scope: Scope,
-    pub owner: String,
-    pub mode: Mode,
-    pub fencing_token: FencingToken,
-    pub held_ms: Millis,
-    /// Lease left; ignored for a session lock.
-    pub lease_ms: Millis,
-    pub session: Option<String>,
-}
-
-/// A snapshot of a lock carries what a listing shows of it.
-impl From<LockInfo> for LockSnapshot {
-    fn from(l: LockInfo) -> Self {
-        LockSnapshot {
-            key: l.key,
-            scope: l.scope,
-            owner: l.owner,
-            mode: l.mode,
-            fencing_token: l.fencing_token,
-            held_ms: l.held_ms,
-            lease_ms: l.lease_ms,
-            session: l.session,
-        }
-    }
-}
+/// One held lock in a [`PartitionSnapshot`]: what a listing shows of it ([`LockInfo`]), built
+/// by the same `lock_info`, so the snapshot and the listing cannot drift apart. On import,
+/// `lease_ms` is the lease left and is ignored for a session lock.
+pub type LockSnapshot = LockInfo;
 
 /// One session in a [`PartitionSnapshot`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -80,7 +55,7 @@ impl LockTable {
             .iter()
             .enumerate()
             .filter(|(_, l)| l.live)
-            .map(|(i, l)| self.lock_info(i as LockIdx, l).into())
+            .map(|(i, l)| self.lock_info(i as LockIdx, l))
             .collect();
         locks.sort_by_key(|l| l.fencing_token);
         let mut sessions: Vec<SessionSnapshot> = self
