@@ -11,7 +11,7 @@ use super::records::{
     SESSION_LEASE,
 };
 use super::LockTable;
-use crate::answer::Grant;
+use crate::answer::{Grant, TokenGrant};
 use crate::error::LockError;
 use crate::mode::Mode;
 use crate::types::{FencingToken, Millis, Scope};
@@ -143,22 +143,19 @@ impl LockTable {
     /// The answer values of a grant as they are now (see [`Captured`]).
     pub(super) fn capture(&self, l: LockIdx, reentrant: bool) -> Captured {
         let lk = self.lock(l);
-        Captured {
-            lock: l,
-            reentrant,
-            token: lk.token,
+        let grant = TokenGrant {
+            fencing_token: lk.token,
             mode: lk.mode,
             lease_ms: self.lease_left(l),
-        }
+            reentrant,
+        };
+        Captured { lock: l, grant }
     }
 
     /// The answer record of an immediate grant, with the values captured when it was made.
     pub(super) fn captured_record(&self, c: &Captured) -> Grant {
-        let mut g = self.grant_record(c.lock, 0, c.reentrant);
-        g.fencing_token = c.token;
-        g.mode = c.mode;
-        g.lease_ms = c.lease_ms;
-        g
+        let TokenGrant { fencing_token, mode, lease_ms, reentrant } = c.grant;
+        Grant { fencing_token, mode, lease_ms, ..self.grant_record(c.lock, 0, reentrant) }
     }
 
     /// The answer record of a lock as it is now.

@@ -33,7 +33,7 @@ use hashbrown::HashMap;
 
 use crate::answer::{
     AcquireOutcome, Grant, KeyInfo, LockInfo, MultiOutcome, Released, Renewed, SessionEnded,
-    SessionInfo, TokenGrant, TokenOutcome, WaiterInfo,
+    SessionInfo, TokenOutcome, WaiterInfo,
 };
 use crate::config::Config;
 use crate::error::LockError;
@@ -249,12 +249,7 @@ impl LockTable {
     ) -> Result<TokenOutcome, LockError> {
         let out = self.acquire_one(req, now).and_then(|done| match done {
             Acquired::Granted(gs) => match gs.first() {
-                Some(c) => Ok(TokenOutcome::Granted(TokenGrant {
-                    fencing_token: c.token,
-                    mode: c.mode,
-                    lease_ms: c.lease_ms,
-                    reentrant: c.reentrant,
-                })),
+                Some(c) => Ok(TokenOutcome::Granted(c.grant)),
                 None => Err(acquire::no_grant()),
             },
             Acquired::Queued(q) => Ok(TokenOutcome::Queued(q)),

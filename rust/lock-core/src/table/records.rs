@@ -13,6 +13,7 @@ use smallvec::SmallVec;
 
 use super::interner::{Idx, Interned};
 use super::LockTable;
+use crate::answer::TokenGrant;
 use crate::mode::Mode;
 use crate::types::{FencingToken, Millis, Priority, Scope, WaiterId};
 
@@ -40,14 +41,12 @@ pub(super) const SESSION_LEASE: Millis = Millis::MAX;
 pub(super) const NO_OWNER: OwnerIdx = u32::MAX;
 
 /// A grant as it was at the moment it was made (later steps of the same call, e.g. granting
-/// the owner's own waiters, may upgrade the same lock again).
+/// the owner's own waiters, may upgrade the same lock again): the lock and the values
+/// [`LockTable::acquire_token`] answers, which [`LockTable::acquire`] puts into its record.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Captured {
     pub(super) lock: LockIdx,
-    pub(super) reentrant: bool,
-    pub(super) token: FencingToken,
-    pub(super) mode: Mode,
-    pub(super) lease_ms: Millis,
+    pub(super) grant: TokenGrant,
 }
 
 /// One holder entry on a key: the lock's target mode, or an intention mode of a tree lock below.
