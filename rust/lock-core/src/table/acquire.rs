@@ -97,18 +97,22 @@ impl Plan<'_> {
 }
 
 /// The error for a grant that produced no record (a broken invariant, never expected).
-pub(super) fn no_grant() -> LockError {
+fn no_grant() -> LockError {
     LockError::invalid("key", "no grant (internal)")
 }
 
 impl LockTable {
     /// The one-key acquire shared by [`LockTable::acquire`] and [`LockTable::acquire_token`],
-    /// which differ only in how they answer a grant.
-    pub(super) fn acquire_one(
+    /// which differ only in how they answer: `granted` shapes the grant of the key, `queued`
+    /// the ticket. Generic, so each caller's answer is built in place (nothing is boxed on
+    /// the uncontended path).
+    pub(super) fn acquire_one<T>(
         &mut self,
         req: &AcquireRequest,
         now: Millis,
-    ) -> Result<Acquired, LockError> {
+        granted: impl FnOnce(&Self, &Captured) -> T,
+        queued: impl FnOnce(Queued) -> T,
+    ) -> Result<T, LockError> {
         let targets = [Spec { name: &req.key, scope: req.scope, mode: req.mode }];
         let spec = AcquireSpec {
             owner: &req.owner,
@@ -119,7 +123,10 @@ impl LockTable {
             session: req.session.as_deref(),
             request_id: req.request_id,
         };
-        self.acquire_spec(&spec, now)
+        match self.acquire_spec(&spec, now)? {
+            Acquired::Granted(gs) => gs.first().map(|c| granted(self, c)).ok_or_else(no_grant),
+            Acquired::Queued(q) => Ok(queued(q)),
+        }
     }
 
     /// Validate -> plan -> grant or queue.

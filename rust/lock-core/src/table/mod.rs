@@ -228,13 +228,12 @@ impl LockTable {
         req: &AcquireRequest,
         now: Millis,
     ) -> Result<AcquireOutcome, LockError> {
-        let out = self.acquire_one(req, now).and_then(|done| match done {
-            Acquired::Granted(gs) => match gs.first() {
-                Some(c) => Ok(AcquireOutcome::Granted(self.captured_record(c))),
-                None => Err(acquire::no_grant()),
-            },
-            Acquired::Queued(q) => Ok(AcquireOutcome::Queued(q)),
-        });
+        let out = self.acquire_one(
+            req,
+            now,
+            |t, c| AcquireOutcome::Granted(t.captured_record(c)),
+            AcquireOutcome::Queued,
+        );
         self.prune_deadlines();
         out
     }
@@ -247,13 +246,8 @@ impl LockTable {
         req: &AcquireRequest,
         now: Millis,
     ) -> Result<TokenOutcome, LockError> {
-        let out = self.acquire_one(req, now).and_then(|done| match done {
-            Acquired::Granted(gs) => match gs.first() {
-                Some(c) => Ok(TokenOutcome::Granted(c.grant)),
-                None => Err(acquire::no_grant()),
-            },
-            Acquired::Queued(q) => Ok(TokenOutcome::Queued(q)),
-        });
+        let out =
+            self.acquire_one(req, now, |_, c| TokenOutcome::Granted(c.grant), TokenOutcome::Queued);
         self.prune_deadlines();
         out
     }
