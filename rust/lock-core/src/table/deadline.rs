@@ -80,13 +80,7 @@ impl LockTable {
     /// A wait ran out: [`Event::WaitTimedOut`], and the waiter goes.
     fn expire_wait(&mut self, waiter: WaiterId, dirty: &mut Dirty) {
         let now = self.now;
-        if let Some(owner) = self.waiters.get(&waiter).map(|w| w.owner) {
-            self.owners.live_mut(owner).refs += 1;
-            if let Some(w) = self.remove_waiter(waiter, dirty) {
-                self.emit_timeout(waiter, &w, now);
-            }
-            self.owner_unref(owner);
-        }
+        self.end_waiter(waiter, dirty, |t, w| t.emit_timeout(waiter, w, now));
     }
 
     /// A session ran out: its locks and waiters go, then [`Event::SessionExpired`].

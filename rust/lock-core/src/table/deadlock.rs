@@ -57,27 +57,26 @@ impl LockTable {
             let vpos = cycle.iter().position(|w| *w == victim).unwrap_or(0);
             names.rotate_left(vpos);
             let mut dirty = Dirty::new();
-            let vowner = self.waiter(victim).owner;
-            self.owners.live_mut(vowner).refs += 1;
-            let Some(w) = self.remove_waiter(victim, &mut dirty) else {
-                self.owner_unref(vowner);
-                return None;
-            };
             if Some(victim) == current {
-                self.owner_unref(vowner);
+                // The caller answers its own request with the cycle: no event.
+                let removed = self.end_waiter(victim, &mut dirty, |_, _| {});
                 self.pump(&mut dirty);
-                return Some(names);
+                return removed.then_some(names);
             }
-            self.counters.deadlocks += 1;
-            let key = self.waiter_key(&w);
-            self.events.push(Event::DeadlockVictim {
-                waiter_id: victim,
-                request_id: w.request_id,
-                owner: self.owner_name(vowner),
-                key,
-                cycle: names,
+            let removed = self.end_waiter(victim, &mut dirty, |t, w| {
+                t.counters.deadlocks += 1;
+                let key = t.waiter_key(w);
+                t.events.push(Event::DeadlockVictim {
+                    waiter_id: victim,
+                    request_id: w.request_id,
+                    owner: t.owner_name(w.owner),
+                    key,
+                    cycle: names,
+                });
             });
-            self.owner_unref(vowner);
+            if !removed {
+                return None;
+            }
             self.pump(&mut dirty);
         }
     }

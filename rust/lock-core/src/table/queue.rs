@@ -239,6 +239,26 @@ impl LockTable {
         });
     }
 
+    /// Removes a waiter that will not be granted (timed out, cancelled, deadlock victim) and
+    /// lets `answer` count it and emit its final event. The owner is pinned across the removal,
+    /// so its name is still interned when the event names it. Its keys go to `dirty`, for the
+    /// caller to pump. False when `wid` was not queued (then `answer` is not called).
+    pub(super) fn end_waiter(
+        &mut self,
+        wid: WaiterId,
+        dirty: &mut Dirty,
+        answer: impl FnOnce(&mut Self, &Waiter),
+    ) -> bool {
+        let Some(owner) = self.waiters.get(&wid).map(|w| w.owner) else { return false };
+        self.owners.live_mut(owner).refs += 1;
+        let removed = self.remove_waiter(wid, dirty);
+        if let Some(w) = &removed {
+            answer(self, w);
+        }
+        self.owner_unref(owner);
+        removed.is_some()
+    }
+
     /// Removes a waiter with [`Event::Cancelled`] and passes its keys on; `session` is the
     /// session whose end dropped it, named in the event (and so in the waiter's error).
     pub(super) fn drop_waiter(
@@ -248,22 +268,18 @@ impl LockTable {
         session: Option<u64>,
     ) {
         let mut dirty = Dirty::new();
-        if let Some(owner) = self.waiters.get(&wid).map(|w| w.owner) {
-            self.owners.live_mut(owner).refs += 1;
-            if let Some(w) = self.remove_waiter(wid, &mut dirty) {
-                self.counters.cancelled += 1;
-                let key = self.waiter_key(&w);
-                self.events.push(Event::Cancelled {
-                    waiter_id: wid,
-                    request_id: w.request_id,
-                    owner: self.owner_name(owner),
-                    key,
-                    reason,
-                    session: session.map(|id| id.to_string()),
-                });
-            }
-            self.owner_unref(owner);
-        }
+        self.end_waiter(wid, &mut dirty, |t, w| {
+            t.counters.cancelled += 1;
+            let key = t.waiter_key(w);
+            t.events.push(Event::Cancelled {
+                waiter_id: wid,
+                request_id: w.request_id,
+                owner: t.owner_name(w.owner),
+                key,
+                reason,
+                session: session.map(|id| id.to_string()),
+            });
+        });
         self.pump(&mut dirty);
     }
 }
