@@ -11,6 +11,8 @@
 //! list is swept when it outgrows [`crate::Config::idle_cache`]. A key that is locked and
 //! released in a loop therefore keeps its slab entry (no allocation on the hot path).
 
+use std::hash::{BuildHasher, Hash};
+
 use hashbrown::hash_table::{Entry, HashTable};
 use hashbrown::DefaultHashBuilder;
 
@@ -105,14 +107,18 @@ impl<T> Slab<T> {
 /// An entry that can be interned: it carries its own name and knows when it is unused.
 pub(super) trait Interned {
     /// What the entry is looked up by: `(scope, name)` for a key, the name for an owner.
-    type Name<'a>: Copy;
+    type Name<'a>: Copy + Hash;
 
     /// This entry's name.
     fn name(&self) -> Self::Name<'_>;
-    /// Whether this entry is the one called `name`.
+    /// Whether this entry is the one called `name`. (Not a default `self.name() == name`: the
+    /// compiler cannot shorten a generic `Name<'a>` to the other name's lifetime.)
     fn is_named(&self, name: Self::Name<'_>) -> bool;
-    /// The hash of a name (the index is keyed by it).
-    fn hash_name(hasher: &DefaultHashBuilder, name: Self::Name<'_>) -> u64;
+    /// The hash of a name (the index is keyed by it); the same for every kind of entry.
+    #[inline]
+    fn hash_name(hasher: &DefaultHashBuilder, name: Self::Name<'_>) -> u64 {
+        hasher.hash_one(name)
+    }
     /// A fresh, unused entry called `name`.
     fn create(name: Self::Name<'_>) -> Self;
     /// Whether anything still refers to the entry (then a sweep keeps it).
@@ -278,8 +284,6 @@ impl LockTable {
 
 #[cfg(test)]
 mod tests {
-    use std::hash::BuildHasher;
-
     use super::*;
 
     #[derive(Debug)]
@@ -297,9 +301,6 @@ mod tests {
         }
         fn is_named(&self, name: &str) -> bool {
             &*self.name == name
-        }
-        fn hash_name(hasher: &DefaultHashBuilder, name: &str) -> u64 {
-            hasher.hash_one(name)
         }
         fn create(name: &str) -> Self {
             Name { name: name.into(), refs: 0, idle: false }

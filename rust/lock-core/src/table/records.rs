@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use hashbrown::{DefaultHashBuilder, HashSet};
+use hashbrown::HashSet;
 use smallvec::SmallVec;
 
 use super::interner::{Idx, Interned};
@@ -91,12 +91,6 @@ impl Interned for KeyState {
         self.scope == scope && &*self.name == name
     }
 
-    #[inline]
-    fn hash_name(hasher: &DefaultHashBuilder, (scope, name): (Scope, &str)) -> u64 {
-        use std::hash::BuildHasher;
-        hasher.hash_one((scope as u8, name))
-    }
-
     fn create((scope, name): (Scope, &str)) -> Self {
         KeyState { name: name.into(), scope, idle: false, holders: SmallVec::new(), queue: None }
     }
@@ -146,12 +140,6 @@ impl Interned for OwnerState {
     #[inline]
     fn is_named(&self, name: &str) -> bool {
         &*self.name == name
-    }
-
-    #[inline]
-    fn hash_name(hasher: &DefaultHashBuilder, name: &str) -> u64 {
-        use std::hash::BuildHasher;
-        hasher.hash_one(name)
     }
 
     fn create(name: &str) -> Self {
