@@ -9,25 +9,21 @@ import java.util.Objects;
 import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.action.ActionType;
 import org.elasticsearch.action.FailedNodeException;
-import org.elasticsearch.action.support.ActionFilters;
 import org.elasticsearch.action.support.nodes.BaseNodeResponse;
 import org.elasticsearch.action.support.nodes.BaseNodesRequest;
 import org.elasticsearch.action.support.nodes.BaseNodesResponse;
-import org.elasticsearch.action.support.nodes.TransportNodesAction;
 import org.elasticsearch.cluster.ClusterName;
 import org.elasticsearch.cluster.node.DiscoveryNode;
-import org.elasticsearch.cluster.service.ClusterService;
 import org.elasticsearch.common.io.stream.StreamInput;
 import org.elasticsearch.common.io.stream.StreamOutput;
 import org.elasticsearch.injection.guice.Inject;
 import org.elasticsearch.tasks.Task;
-import org.elasticsearch.threadpool.ThreadPool;
 import org.elasticsearch.transport.AbstractTransportRequest;
-import org.elasticsearch.transport.TransportService;
 import org.elasticsearch.xcontent.ToXContentObject;
 import org.elasticsearch.xcontent.XContentBuilder;
 import org.eslm.bridge.NativeLockCore;
 import org.eslm.bridge.NativeOp;
+import org.eslm.cluster.TransportWiring;
 import org.eslm.service.BridgeJson;
 import org.eslm.service.LockService;
 
@@ -38,32 +34,17 @@ import org.eslm.service.LockService;
  * completes the node's listener, no thread waits for it.
  */
 public final class TransportListLocksAction
-        extends TransportNodesAction<
+        extends LockNodesAction<
                 TransportListLocksAction.Request,
                 TransportListLocksAction.Response,
                 TransportListLocksAction.NodeRequest,
-                TransportListLocksAction.NodeResponse,
-                Void> {
+                TransportListLocksAction.NodeResponse> {
 
     public static final ActionType<Response> TYPE = new ActionType<>("cluster:monitor/locks/list");
 
-    private final LockService locks;
-
     @Inject
-    public TransportListLocksAction(
-            ThreadPool threadPool,
-            ClusterService clusterService,
-            TransportService transportService,
-            ActionFilters actionFilters,
-            LockService locks) {
-        super(
-                TYPE.name(),
-                clusterService,
-                transportService,
-                actionFilters,
-                NodeRequest::new,
-                threadPool.executor(ThreadPool.Names.MANAGEMENT));
-        this.locks = locks;
+    public TransportListLocksAction(TransportWiring wiring, LockService locks) {
+        super(TYPE, wiring, NodeRequest::new, locks);
     }
 
     /**

@@ -10,7 +10,6 @@ import org.elasticsearch.ExceptionsHelper;
 import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.action.ActionListenerResponseHandler;
 import org.elasticsearch.action.ActionType;
-import org.elasticsearch.action.support.ActionFilters;
 import org.elasticsearch.action.support.HandledTransportAction;
 import org.elasticsearch.cluster.ClusterState;
 import org.elasticsearch.cluster.ClusterStateObserver;
@@ -30,6 +29,7 @@ import org.elasticsearch.transport.TransportService;
 import org.eslm.bridge.NativeLockCore;
 import org.eslm.bridge.NativeOp;
 import org.eslm.cluster.PartitionTable;
+import org.eslm.cluster.TransportWiring;
 import org.eslm.service.LockException;
 import org.eslm.service.LockPartitionUnavailableException;
 import org.eslm.service.LockService;
@@ -76,17 +76,17 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
     private final ThreadPool threadPool;
 
     protected TransportLockOpAction(
-            ActionType<LockOpResponse> type,
-            Set<NativeOp> ops,
-            TransportService transportService,
-            ActionFilters actionFilters,
-            ClusterService clusterService,
-            LockService locks) {
-        super(type.name(), transportService, actionFilters, LockOpRequest::new, EsExecutors.DIRECT_EXECUTOR_SERVICE);
+            ActionType<LockOpResponse> type, Set<NativeOp> ops, TransportWiring wiring, LockService locks) {
+        super(
+                type.name(),
+                wiring.transportService(),
+                wiring.actionFilters(),
+                LockOpRequest::new,
+                EsExecutors.DIRECT_EXECUTOR_SERVICE);
         this.locks = locks;
         this.ops = Set.copyOf(ops);
-        this.transportService = transportService;
-        this.clusterService = clusterService;
+        this.transportService = wiring.transportService();
+        this.clusterService = wiring.clusterService();
         this.threadPool = transportService.getThreadPool();
     }
 

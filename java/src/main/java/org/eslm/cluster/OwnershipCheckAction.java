@@ -10,7 +10,6 @@ import org.elasticsearch.action.ActionRequest;
 import org.elasticsearch.action.ActionRequestValidationException;
 import org.elasticsearch.action.ActionResponse;
 import org.elasticsearch.action.ActionType;
-import org.elasticsearch.action.support.ActionFilters;
 import org.elasticsearch.action.support.HandledTransportAction;
 import org.elasticsearch.cluster.ClusterState;
 import org.elasticsearch.cluster.node.DiscoveryNode;
@@ -125,11 +124,15 @@ public final class OwnershipCheckAction {
         private final ClusterService clusterService;
 
         @Inject
-        public Transport(
-                TransportService transportService, ActionFilters actionFilters, ClusterService clusterService) {
-            super(TYPE.name(), transportService, actionFilters, Request::new, EsExecutors.DIRECT_EXECUTOR_SERVICE);
-            this.transportService = transportService;
-            this.clusterService = clusterService;
+        public Transport(TransportWiring wiring) {
+            super(
+                    TYPE.name(),
+                    wiring.transportService(),
+                    wiring.actionFilters(),
+                    Request::new,
+                    EsExecutors.DIRECT_EXECUTOR_SERVICE);
+            this.transportService = wiring.transportService();
+            this.clusterService = wiring.clusterService();
         }
 
         @Override

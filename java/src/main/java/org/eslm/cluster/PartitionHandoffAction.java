@@ -8,7 +8,6 @@ import org.elasticsearch.action.ActionRequest;
 import org.elasticsearch.action.ActionRequestValidationException;
 import org.elasticsearch.action.ActionResponse;
 import org.elasticsearch.action.ActionType;
-import org.elasticsearch.action.support.ActionFilters;
 import org.elasticsearch.action.support.HandledTransportAction;
 import org.elasticsearch.cluster.node.DiscoveryNode;
 import org.elasticsearch.cluster.service.ClusterService;
@@ -108,14 +107,15 @@ public final class PartitionHandoffAction {
         private final PartitionManager partitions;
 
         @Inject
-        public Transport(
-                TransportService transportService,
-                ActionFilters actionFilters,
-                ClusterService clusterService,
-                PartitionManager partitions) {
-            super(TYPE.name(), transportService, actionFilters, Request::new, EsExecutors.DIRECT_EXECUTOR_SERVICE);
-            this.transportService = transportService;
-            this.clusterService = clusterService;
+        public Transport(TransportWiring wiring, PartitionManager partitions) {
+            super(
+                    TYPE.name(),
+                    wiring.transportService(),
+                    wiring.actionFilters(),
+                    Request::new,
+                    EsExecutors.DIRECT_EXECUTOR_SERVICE);
+            this.transportService = wiring.transportService();
+            this.clusterService = wiring.clusterService();
             this.partitions = partitions;
         }
 
