@@ -8,7 +8,6 @@ import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.elasticsearch.ExceptionsHelper;
 import org.elasticsearch.action.ActionListener;
-import org.elasticsearch.action.ActionListenerResponseHandler;
 import org.elasticsearch.action.ActionType;
 import org.elasticsearch.action.support.HandledTransportAction;
 import org.elasticsearch.cluster.ClusterState;
@@ -24,8 +23,6 @@ import org.elasticsearch.threadpool.ThreadPool;
 import org.elasticsearch.transport.ConnectTransportException;
 import org.elasticsearch.transport.NodeDisconnectedException;
 import org.elasticsearch.transport.NodeNotConnectedException;
-import org.elasticsearch.transport.TransportRequestOptions;
-import org.elasticsearch.transport.TransportService;
 import org.eslm.bridge.NativeLockCore;
 import org.eslm.bridge.NativeOp;
 import org.eslm.cluster.PartitionTable;
@@ -71,7 +68,7 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
 
     private final LockService locks;
     private final Set<NativeOp> ops;
-    private final TransportService transportService;
+    private final TransportWiring wiring;
     private final ClusterService clusterService;
     private final ThreadPool threadPool;
 
@@ -85,9 +82,9 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
                 EsExecutors.DIRECT_EXECUTOR_SERVICE);
         this.locks = locks;
         this.ops = Set.copyOf(ops);
-        this.transportService = wiring.transportService();
+        this.wiring = wiring;
         this.clusterService = wiring.clusterService();
-        this.threadPool = transportService.getThreadPool();
+        this.threadPool = wiring.transportService().getThreadPool();
     }
 
     @Override
@@ -198,13 +195,7 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
             runOnOwner(r.task, routed, handler);
             return;
         }
-        transportService.sendChildRequest(
-                target.node,
-                actionName,
-                routed,
-                r.task,
-                TransportRequestOptions.EMPTY,
-                new ActionListenerResponseHandler<>(handler, LockOpResponse::new, EsExecutors.DIRECT_EXECUTOR_SERVICE));
+        wiring.sendChild(target.node, actionName, routed, r.task, LockOpResponse::new, handler);
     }
 
     /**

@@ -5,7 +5,6 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 import org.elasticsearch.action.ActionListener;
-import org.elasticsearch.action.ActionListenerResponseHandler;
 import org.elasticsearch.action.ActionRequest;
 import org.elasticsearch.action.ActionRequestValidationException;
 import org.elasticsearch.action.ActionResponse;
@@ -21,7 +20,6 @@ import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.injection.guice.Inject;
 import org.elasticsearch.tasks.Task;
 import org.elasticsearch.transport.TransportRequestOptions;
-import org.elasticsearch.transport.TransportService;
 
 /**
  * {@code internal:locks/ownership/check}: an owner asks the elected master whether it still owns
@@ -120,7 +118,7 @@ public final class OwnershipCheckAction {
 
     /** Sends the question to the master; the master answers from its own cluster state. */
     public static final class Transport extends HandledTransportAction<Request, Response> {
-        private final TransportService transportService;
+        private final TransportWiring wiring;
         private final ClusterService clusterService;
 
         @Inject
@@ -131,7 +129,7 @@ public final class OwnershipCheckAction {
                     wiring.actionFilters(),
                     Request::new,
                     EsExecutors.DIRECT_EXECUTOR_SERVICE);
-            this.transportService = wiring.transportService();
+            this.wiring = wiring;
             this.clusterService = wiring.clusterService();
         }
 
@@ -148,12 +146,13 @@ public final class OwnershipCheckAction {
                         "master [" + request.master + "] is not in this node's cluster state"));
                 return;
             }
-            transportService.sendRequest(
+            wiring.send(
                     master,
                     TYPE.name(),
                     request,
                     TransportRequestOptions.timeout(ASK_TIMEOUT),
-                    new ActionListenerResponseHandler<>(listener, Response::new, EsExecutors.DIRECT_EXECUTOR_SERVICE));
+                    Response::new,
+                    listener);
         }
 
         private static Response answer(ClusterState state, Request request) {

@@ -3,7 +3,6 @@ package org.eslm.cluster;
 import java.io.IOException;
 import java.util.Objects;
 import org.elasticsearch.action.ActionListener;
-import org.elasticsearch.action.ActionListenerResponseHandler;
 import org.elasticsearch.action.ActionRequest;
 import org.elasticsearch.action.ActionRequestValidationException;
 import org.elasticsearch.action.ActionResponse;
@@ -16,7 +15,7 @@ import org.elasticsearch.common.io.stream.StreamOutput;
 import org.elasticsearch.common.util.concurrent.EsExecutors;
 import org.elasticsearch.injection.guice.Inject;
 import org.elasticsearch.tasks.Task;
-import org.elasticsearch.transport.TransportService;
+import org.elasticsearch.transport.TransportRequestOptions;
 
 /**
  * {@code internal:locks/partition/handoff}: a node that became a partition's owner asks the
@@ -102,7 +101,7 @@ public final class PartitionHandoffAction {
 
     /** Forwards the request to the previous owner, which hands its partition over. */
     public static final class Transport extends HandledTransportAction<Request, Response> {
-        private final TransportService transportService;
+        private final TransportWiring wiring;
         private final ClusterService clusterService;
         private final PartitionManager partitions;
 
@@ -114,7 +113,7 @@ public final class PartitionHandoffAction {
                     wiring.actionFilters(),
                     Request::new,
                     EsExecutors.DIRECT_EXECUTOR_SERVICE);
-            this.transportService = wiring.transportService();
+            this.wiring = wiring;
             this.clusterService = wiring.clusterService();
             this.partitions = partitions;
         }
@@ -130,11 +129,7 @@ public final class PartitionHandoffAction {
                 listener.onResponse(new Response((String) null));
                 return;
             }
-            transportService.sendRequest(
-                    from,
-                    TYPE.name(),
-                    request,
-                    new ActionListenerResponseHandler<>(listener, Response::new, EsExecutors.DIRECT_EXECUTOR_SERVICE));
+            wiring.send(from, TYPE.name(), request, TransportRequestOptions.EMPTY, Response::new, listener);
         }
     }
 }
