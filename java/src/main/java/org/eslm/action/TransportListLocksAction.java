@@ -9,7 +9,6 @@ import java.util.Objects;
 import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.action.ActionType;
 import org.elasticsearch.action.FailedNodeException;
-import org.elasticsearch.action.support.nodes.BaseNodeResponse;
 import org.elasticsearch.action.support.nodes.BaseNodesRequest;
 import org.elasticsearch.action.support.nodes.BaseNodesResponse;
 import org.elasticsearch.cluster.ClusterName;
@@ -101,33 +100,18 @@ public final class TransportListLocksAction
         }
     }
 
-    public static final class NodeResponse extends BaseNodeResponse {
-        final List<Map<String, Object>> locks;
-
+    /** One node's held locks (of the partitions it serves), as its core listed them. */
+    public static final class NodeResponse extends NodeCoreResponse<List<Map<String, Object>>> {
         NodeResponse(DiscoveryNode node, List<Map<String, Object>> locks) {
-            super(node);
-            this.locks = locks;
+            super(node, locks, NodeResponse::writeLocks);
         }
 
         NodeResponse(StreamInput in, DiscoveryNode node) throws IOException {
-            super(in, node);
-            this.locks = in.readCollectionAsList(StreamInput::readGenericMap);
+            super(in, node, i -> i.readCollectionAsList(StreamInput::readGenericMap), NodeResponse::writeLocks);
         }
 
-        @Override
-        public void writeTo(StreamOutput out) throws IOException {
-            super.writeTo(out);
+        private static void writeLocks(StreamOutput out, List<Map<String, Object>> locks) throws IOException {
             out.writeCollection(locks, StreamOutput::writeGenericMap);
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof NodeResponse that && getNode().equals(that.getNode()) && locks.equals(that.locks);
-        }
-
-        @Override
-        public int hashCode() {
-            return Objects.hash(getNode(), locks);
         }
     }
 
@@ -165,7 +149,7 @@ public final class TransportListLocksAction
         public List<Map<String, Object>> locks() {
             List<Map<String, Object>> all = new ArrayList<>();
             for (NodeResponse node : getNodes()) {
-                all.addAll(node.locks);
+                all.addAll(node.payload());
             }
             all.sort(Comparator.comparing((Map<String, Object> l) -> String.valueOf(l.get("key")))
                     .thenComparing(l -> String.valueOf(l.get("owner"))));
