@@ -9,12 +9,9 @@ import org.apache.logging.log4j.Logger;
 import org.elasticsearch.ExceptionsHelper;
 import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.action.ActionType;
-import org.elasticsearch.action.support.HandledTransportAction;
 import org.elasticsearch.cluster.ClusterState;
 import org.elasticsearch.cluster.ClusterStateObserver;
 import org.elasticsearch.cluster.node.DiscoveryNode;
-import org.elasticsearch.cluster.service.ClusterService;
-import org.elasticsearch.common.util.concurrent.EsExecutors;
 import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.node.NodeClosedException;
 import org.elasticsearch.tasks.CancellableTask;
@@ -27,6 +24,7 @@ import org.eslm.bridge.NativeLockCore;
 import org.eslm.bridge.NativeOp;
 import org.eslm.cluster.PartitionTable;
 import org.eslm.cluster.TransportWiring;
+import org.eslm.cluster.WiredTransportAction;
 import org.eslm.service.LockException;
 import org.eslm.service.LockPartitionUnavailableException;
 import org.eslm.service.LockService;
@@ -52,7 +50,7 @@ import org.eslm.service.SessionIds;
  * </ul>
  * Nothing blocks: waits are listeners, retries are cluster-state observers or scheduled tasks.
  */
-public abstract class TransportLockOpAction extends HandledTransportAction<LockOpRequest, LockOpResponse> {
+public abstract class TransportLockOpAction extends WiredTransportAction<LockOpRequest, LockOpResponse> {
     private static final Logger logger = LogManager.getLogger(TransportLockOpAction.class);
     /**
      * How long a request that does not wait may spend finding a partition's owner: long enough to
@@ -68,22 +66,13 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
 
     private final LockService locks;
     private final Set<NativeOp> ops;
-    private final TransportWiring wiring;
-    private final ClusterService clusterService;
     private final ThreadPool threadPool;
 
     protected TransportLockOpAction(
             ActionType<LockOpResponse> type, Set<NativeOp> ops, TransportWiring wiring, LockService locks) {
-        super(
-                type.name(),
-                wiring.transportService(),
-                wiring.actionFilters(),
-                LockOpRequest::new,
-                EsExecutors.DIRECT_EXECUTOR_SERVICE);
+        super(type, wiring, LockOpRequest::new);
         this.locks = locks;
         this.ops = Set.copyOf(ops);
-        this.wiring = wiring;
-        this.clusterService = wiring.clusterService();
         this.threadPool = wiring.transportService().getThreadPool();
     }
 

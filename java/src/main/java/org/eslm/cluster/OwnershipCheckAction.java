@@ -9,13 +9,10 @@ import org.elasticsearch.action.ActionRequest;
 import org.elasticsearch.action.ActionRequestValidationException;
 import org.elasticsearch.action.ActionResponse;
 import org.elasticsearch.action.ActionType;
-import org.elasticsearch.action.support.HandledTransportAction;
 import org.elasticsearch.cluster.ClusterState;
 import org.elasticsearch.cluster.node.DiscoveryNode;
-import org.elasticsearch.cluster.service.ClusterService;
 import org.elasticsearch.common.io.stream.StreamInput;
 import org.elasticsearch.common.io.stream.StreamOutput;
-import org.elasticsearch.common.util.concurrent.EsExecutors;
 import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.injection.guice.Inject;
 import org.elasticsearch.tasks.Task;
@@ -117,20 +114,11 @@ public final class OwnershipCheckAction {
     }
 
     /** Sends the question to the master; the master answers from its own cluster state. */
-    public static final class Transport extends HandledTransportAction<Request, Response> {
-        private final TransportWiring wiring;
-        private final ClusterService clusterService;
+    public static final class Transport extends WiredTransportAction<Request, Response> {
 
         @Inject
         public Transport(TransportWiring wiring) {
-            super(
-                    TYPE.name(),
-                    wiring.transportService(),
-                    wiring.actionFilters(),
-                    Request::new,
-                    EsExecutors.DIRECT_EXECUTOR_SERVICE);
-            this.wiring = wiring;
-            this.clusterService = wiring.clusterService();
+            super(TYPE, wiring, Request::new);
         }
 
         @Override

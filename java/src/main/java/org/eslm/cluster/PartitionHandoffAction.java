@@ -7,12 +7,9 @@ import org.elasticsearch.action.ActionRequest;
 import org.elasticsearch.action.ActionRequestValidationException;
 import org.elasticsearch.action.ActionResponse;
 import org.elasticsearch.action.ActionType;
-import org.elasticsearch.action.support.HandledTransportAction;
 import org.elasticsearch.cluster.node.DiscoveryNode;
-import org.elasticsearch.cluster.service.ClusterService;
 import org.elasticsearch.common.io.stream.StreamInput;
 import org.elasticsearch.common.io.stream.StreamOutput;
-import org.elasticsearch.common.util.concurrent.EsExecutors;
 import org.elasticsearch.injection.guice.Inject;
 import org.elasticsearch.tasks.Task;
 import org.elasticsearch.transport.TransportRequestOptions;
@@ -100,21 +97,12 @@ public final class PartitionHandoffAction {
     }
 
     /** Forwards the request to the previous owner, which hands its partition over. */
-    public static final class Transport extends HandledTransportAction<Request, Response> {
-        private final TransportWiring wiring;
-        private final ClusterService clusterService;
+    public static final class Transport extends WiredTransportAction<Request, Response> {
         private final PartitionManager partitions;
 
         @Inject
         public Transport(TransportWiring wiring, PartitionManager partitions) {
-            super(
-                    TYPE.name(),
-                    wiring.transportService(),
-                    wiring.actionFilters(),
-                    Request::new,
-                    EsExecutors.DIRECT_EXECUTOR_SERVICE);
-            this.wiring = wiring;
-            this.clusterService = wiring.clusterService();
+            super(TYPE, wiring, Request::new);
             this.partitions = partitions;
         }
 
