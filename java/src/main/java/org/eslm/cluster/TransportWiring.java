@@ -25,30 +25,10 @@ import org.elasticsearch.transport.TransportService;
  * <p>It lives in {@code org.eslm.cluster}, the lowest package with transport actions, so that
  * {@code org.eslm.action} may use it too (docs/ARCHITECTURE.md: the packages are layered).
  */
-public final class TransportWiring {
-    private final TransportService transportService;
-    private final ActionFilters actionFilters;
-    private final ClusterService clusterService;
-
+public record TransportWiring(
+        TransportService transportService, ActionFilters actionFilters, ClusterService clusterService) {
     @Inject
-    public TransportWiring(
-            TransportService transportService, ActionFilters actionFilters, ClusterService clusterService) {
-        this.transportService = transportService;
-        this.actionFilters = actionFilters;
-        this.clusterService = clusterService;
-    }
-
-    public TransportService transportService() {
-        return transportService;
-    }
-
-    public ActionFilters actionFilters() {
-        return actionFilters;
-    }
-
-    public ClusterService clusterService() {
-        return clusterService;
-    }
+    public TransportWiring {}
 
     /**
      * Sends {@code request} for {@code action} to {@code node} and completes {@code listener} with
