@@ -2,11 +2,9 @@ package org.eslm.action;
 
 import java.util.Set;
 import org.elasticsearch.action.ActionType;
-import org.elasticsearch.action.support.ActionFilters;
-import org.elasticsearch.cluster.service.ClusterService;
 import org.elasticsearch.injection.guice.Inject;
-import org.elasticsearch.transport.TransportService;
 import org.eslm.bridge.NativeOp;
+import org.eslm.cluster.TransportWiring;
 import org.eslm.service.LockService;
 
 /** Acquires one key or many (all-or-nothing), at once or after queueing. */
@@ -14,17 +12,7 @@ public final class TransportAcquireLockAction extends TransportLockOpAction {
     public static final ActionType<LockOpResponse> TYPE = new ActionType<>("cluster:admin/locks/acquire");
 
     @Inject
-    public TransportAcquireLockAction(
-            TransportService transportService,
-            ActionFilters actionFilters,
-            ClusterService clusterService,
-            LockService locks) {
-        super(
-                TYPE,
-                Set.of(NativeOp.ACQUIRE, NativeOp.ACQUIRE_MANY),
-                transportService,
-                actionFilters,
-                clusterService,
-                locks);
+    public TransportAcquireLockAction(TransportWiring wiring, LockService locks) {
+        super(TYPE, Set.of(NativeOp.ACQUIRE, NativeOp.ACQUIRE_MANY), wiring, locks);
     }
 }

@@ -9,25 +9,20 @@ import java.util.Objects;
 import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.action.ActionType;
 import org.elasticsearch.action.FailedNodeException;
-import org.elasticsearch.action.support.ActionFilters;
-import org.elasticsearch.action.support.nodes.BaseNodeResponse;
 import org.elasticsearch.action.support.nodes.BaseNodesRequest;
 import org.elasticsearch.action.support.nodes.BaseNodesResponse;
-import org.elasticsearch.action.support.nodes.TransportNodesAction;
 import org.elasticsearch.cluster.ClusterName;
 import org.elasticsearch.cluster.node.DiscoveryNode;
-import org.elasticsearch.cluster.service.ClusterService;
 import org.elasticsearch.common.io.stream.StreamInput;
 import org.elasticsearch.common.io.stream.StreamOutput;
 import org.elasticsearch.injection.guice.Inject;
 import org.elasticsearch.tasks.Task;
-import org.elasticsearch.threadpool.ThreadPool;
 import org.elasticsearch.transport.AbstractTransportRequest;
-import org.elasticsearch.transport.TransportService;
 import org.elasticsearch.xcontent.ToXContentObject;
 import org.elasticsearch.xcontent.XContentBuilder;
 import org.eslm.bridge.NativeLockCore;
 import org.eslm.bridge.NativeOp;
+import org.eslm.cluster.TransportWiring;
 import org.eslm.service.BridgeJson;
 import org.eslm.service.LockService;
 
@@ -38,32 +33,17 @@ import org.eslm.service.LockService;
  * completes the node's listener, no thread waits for it.
  */
 public final class TransportListLocksAction
-        extends TransportNodesAction<
+        extends LockNodesAction<
                 TransportListLocksAction.Request,
                 TransportListLocksAction.Response,
                 TransportListLocksAction.NodeRequest,
-                TransportListLocksAction.NodeResponse,
-                Void> {
+                TransportListLocksAction.NodeResponse> {
 
     public static final ActionType<Response> TYPE = new ActionType<>("cluster:monitor/locks/list");
 
-    private final LockService locks;
-
     @Inject
-    public TransportListLocksAction(
-            ThreadPool threadPool,
-            ClusterService clusterService,
-            TransportService transportService,
-            ActionFilters actionFilters,
-            LockService locks) {
-        super(
-                TYPE.name(),
-                clusterService,
-                transportService,
-                actionFilters,
-                NodeRequest::new,
-                threadPool.executor(ThreadPool.Names.MANAGEMENT));
-        this.locks = locks;
+    public TransportListLocksAction(TransportWiring wiring, LockService locks) {
+        super(TYPE, wiring, NodeRequest::new, locks);
     }
 
     /**
@@ -120,33 +100,18 @@ public final class TransportListLocksAction
         }
     }
 
-    public static final class NodeResponse extends BaseNodeResponse {
-        final List<Map<String, Object>> locks;
-
+    /** One node's held locks (of the partitions it serves), as its core listed them. */
+    public static final class NodeResponse extends NodeCoreResponse<List<Map<String, Object>>> {
         NodeResponse(DiscoveryNode node, List<Map<String, Object>> locks) {
-            super(node);
-            this.locks = locks;
+            super(node, locks, NodeResponse::writeLocks);
         }
 
         NodeResponse(StreamInput in, DiscoveryNode node) throws IOException {
-            super(in, node);
-            this.locks = in.readCollectionAsList(StreamInput::readGenericMap);
+            super(in, node, i -> i.readCollectionAsList(StreamInput::readGenericMap), NodeResponse::writeLocks);
         }
 
-        @Override
-        public void writeTo(StreamOutput out) throws IOException {
-            super.writeTo(out);
+        private static void writeLocks(StreamOutput out, List<Map<String, Object>> locks) throws IOException {
             out.writeCollection(locks, StreamOutput::writeGenericMap);
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof NodeResponse that && getNode().equals(that.getNode()) && locks.equals(that.locks);
-        }
-
-        @Override
-        public int hashCode() {
-            return Objects.hash(getNode(), locks);
         }
     }
 
@@ -184,7 +149,7 @@ public final class TransportListLocksAction
         public List<Map<String, Object>> locks() {
             List<Map<String, Object>> all = new ArrayList<>();
             for (NodeResponse node : getNodes()) {
-                all.addAll(node.locks);
+                all.addAll(node.payload());
             }
             all.sort(Comparator.comparing((Map<String, Object> l) -> String.valueOf(l.get("key")))
                     .thenComparing(l -> String.valueOf(l.get("owner"))));

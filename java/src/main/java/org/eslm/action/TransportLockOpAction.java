@@ -8,15 +8,10 @@ import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.elasticsearch.ExceptionsHelper;
 import org.elasticsearch.action.ActionListener;
-import org.elasticsearch.action.ActionListenerResponseHandler;
 import org.elasticsearch.action.ActionType;
-import org.elasticsearch.action.support.ActionFilters;
-import org.elasticsearch.action.support.HandledTransportAction;
 import org.elasticsearch.cluster.ClusterState;
 import org.elasticsearch.cluster.ClusterStateObserver;
 import org.elasticsearch.cluster.node.DiscoveryNode;
-import org.elasticsearch.cluster.service.ClusterService;
-import org.elasticsearch.common.util.concurrent.EsExecutors;
 import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.node.NodeClosedException;
 import org.elasticsearch.tasks.CancellableTask;
@@ -25,11 +20,11 @@ import org.elasticsearch.threadpool.ThreadPool;
 import org.elasticsearch.transport.ConnectTransportException;
 import org.elasticsearch.transport.NodeDisconnectedException;
 import org.elasticsearch.transport.NodeNotConnectedException;
-import org.elasticsearch.transport.TransportRequestOptions;
-import org.elasticsearch.transport.TransportService;
 import org.eslm.bridge.NativeLockCore;
 import org.eslm.bridge.NativeOp;
 import org.eslm.cluster.PartitionTable;
+import org.eslm.cluster.TransportWiring;
+import org.eslm.cluster.WiredTransportAction;
 import org.eslm.service.LockException;
 import org.eslm.service.LockPartitionUnavailableException;
 import org.eslm.service.LockService;
@@ -55,7 +50,7 @@ import org.eslm.service.SessionIds;
  * </ul>
  * Nothing blocks: waits are listeners, retries are cluster-state observers or scheduled tasks.
  */
-public abstract class TransportLockOpAction extends HandledTransportAction<LockOpRequest, LockOpResponse> {
+public abstract class TransportLockOpAction extends WiredTransportAction<LockOpRequest, LockOpResponse> {
     private static final Logger logger = LogManager.getLogger(TransportLockOpAction.class);
     /**
      * How long a request that does not wait may spend finding a partition's owner: long enough to
@@ -71,23 +66,14 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
 
     private final LockService locks;
     private final Set<NativeOp> ops;
-    private final TransportService transportService;
-    private final ClusterService clusterService;
     private final ThreadPool threadPool;
 
     protected TransportLockOpAction(
-            ActionType<LockOpResponse> type,
-            Set<NativeOp> ops,
-            TransportService transportService,
-            ActionFilters actionFilters,
-            ClusterService clusterService,
-            LockService locks) {
-        super(type.name(), transportService, actionFilters, LockOpRequest::new, EsExecutors.DIRECT_EXECUTOR_SERVICE);
+            ActionType<LockOpResponse> type, Set<NativeOp> ops, TransportWiring wiring, LockService locks) {
+        super(type, wiring, LockOpRequest::new);
         this.locks = locks;
         this.ops = Set.copyOf(ops);
-        this.transportService = transportService;
-        this.clusterService = clusterService;
-        this.threadPool = transportService.getThreadPool();
+        this.threadPool = wiring.transportService().getThreadPool();
     }
 
     @Override
@@ -198,13 +184,7 @@ public abstract class TransportLockOpAction extends HandledTransportAction<LockO
             runOnOwner(r.task, routed, handler);
             return;
         }
-        transportService.sendChildRequest(
-                target.node,
-                actionName,
-                routed,
-                r.task,
-                TransportRequestOptions.EMPTY,
-                new ActionListenerResponseHandler<>(handler, LockOpResponse::new, EsExecutors.DIRECT_EXECUTOR_SERVICE));
+        wiring.sendChild(target.node, actionName, routed, r.task, LockOpResponse::new, handler);
     }
 
     /**

@@ -4,46 +4,24 @@ import java.io.IOException;
 import java.util.List;
 import org.elasticsearch.action.ActionType;
 import org.elasticsearch.action.FailedNodeException;
-import org.elasticsearch.action.support.ActionFilters;
-import org.elasticsearch.action.support.nodes.TransportNodesAction;
 import org.elasticsearch.cluster.node.DiscoveryNode;
-import org.elasticsearch.cluster.service.ClusterService;
 import org.elasticsearch.common.io.stream.StreamInput;
 import org.elasticsearch.injection.guice.Inject;
 import org.elasticsearch.tasks.Task;
-import org.elasticsearch.threadpool.ThreadPool;
 import org.elasticsearch.transport.AbstractTransportRequest;
-import org.elasticsearch.transport.TransportService;
+import org.eslm.cluster.TransportWiring;
 import org.eslm.service.LockService;
 
 /** Gathers lock statistics from every node's core ({@code cluster:monitor/locks/stats}). */
 public final class TransportLockStatsAction
-        extends TransportNodesAction<
-                LockStatsRequest,
-                LockStatsResponse,
-                TransportLockStatsAction.NodeRequest,
-                NodeLockStatsResponse,
-                Void> {
+        extends LockNodesAction<
+                LockStatsRequest, LockStatsResponse, TransportLockStatsAction.NodeRequest, NodeLockStatsResponse> {
 
     public static final ActionType<LockStatsResponse> TYPE = new ActionType<>("cluster:monitor/locks/stats");
 
-    private final LockService locks;
-
     @Inject
-    public TransportLockStatsAction(
-            ThreadPool threadPool,
-            ClusterService clusterService,
-            TransportService transportService,
-            ActionFilters actionFilters,
-            LockService locks) {
-        super(
-                TYPE.name(),
-                clusterService,
-                transportService,
-                actionFilters,
-                NodeRequest::new,
-                threadPool.executor(ThreadPool.Names.MANAGEMENT));
-        this.locks = locks;
+    public TransportLockStatsAction(TransportWiring wiring, LockService locks) {
+        super(TYPE, wiring, NodeRequest::new, locks);
     }
 
     @Override

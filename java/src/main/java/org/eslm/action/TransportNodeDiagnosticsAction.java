@@ -2,11 +2,9 @@ package org.eslm.action;
 
 import java.util.Set;
 import org.elasticsearch.action.ActionType;
-import org.elasticsearch.action.support.ActionFilters;
-import org.elasticsearch.cluster.service.ClusterService;
 import org.elasticsearch.injection.guice.Inject;
-import org.elasticsearch.transport.TransportService;
 import org.eslm.bridge.NativeOp;
+import org.eslm.cluster.TransportWiring;
 import org.eslm.service.LockService;
 
 /** Node-local diagnostics of the receiving node. */
@@ -14,11 +12,7 @@ public final class TransportNodeDiagnosticsAction extends TransportLockOpAction 
     public static final ActionType<LockOpResponse> TYPE = new ActionType<>("cluster:monitor/locks/node/diagnostics");
 
     @Inject
-    public TransportNodeDiagnosticsAction(
-            TransportService transportService,
-            ActionFilters actionFilters,
-            ClusterService clusterService,
-            LockService locks) {
-        super(TYPE, Set.of(NativeOp.DIAGNOSTICS), transportService, actionFilters, clusterService, locks);
+    public TransportNodeDiagnosticsAction(TransportWiring wiring, LockService locks) {
+        super(TYPE, Set.of(NativeOp.DIAGNOSTICS), wiring, locks);
     }
 }

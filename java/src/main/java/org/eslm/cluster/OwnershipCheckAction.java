@@ -5,24 +5,18 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 import org.elasticsearch.action.ActionListener;
-import org.elasticsearch.action.ActionListenerResponseHandler;
 import org.elasticsearch.action.ActionRequest;
 import org.elasticsearch.action.ActionRequestValidationException;
 import org.elasticsearch.action.ActionResponse;
 import org.elasticsearch.action.ActionType;
-import org.elasticsearch.action.support.ActionFilters;
-import org.elasticsearch.action.support.HandledTransportAction;
 import org.elasticsearch.cluster.ClusterState;
 import org.elasticsearch.cluster.node.DiscoveryNode;
-import org.elasticsearch.cluster.service.ClusterService;
 import org.elasticsearch.common.io.stream.StreamInput;
 import org.elasticsearch.common.io.stream.StreamOutput;
-import org.elasticsearch.common.util.concurrent.EsExecutors;
 import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.injection.guice.Inject;
 import org.elasticsearch.tasks.Task;
 import org.elasticsearch.transport.TransportRequestOptions;
-import org.elasticsearch.transport.TransportService;
 
 /**
  * {@code internal:locks/ownership/check}: an owner asks the elected master whether it still owns
@@ -120,16 +114,11 @@ public final class OwnershipCheckAction {
     }
 
     /** Sends the question to the master; the master answers from its own cluster state. */
-    public static final class Transport extends HandledTransportAction<Request, Response> {
-        private final TransportService transportService;
-        private final ClusterService clusterService;
+    public static final class Transport extends WiredTransportAction<Request, Response> {
 
         @Inject
-        public Transport(
-                TransportService transportService, ActionFilters actionFilters, ClusterService clusterService) {
-            super(TYPE.name(), transportService, actionFilters, Request::new, EsExecutors.DIRECT_EXECUTOR_SERVICE);
-            this.transportService = transportService;
-            this.clusterService = clusterService;
+        public Transport(TransportWiring wiring) {
+            super(TYPE, wiring, Request::new);
         }
 
         @Override
@@ -145,12 +134,13 @@ public final class OwnershipCheckAction {
                         "master [" + request.master + "] is not in this node's cluster state"));
                 return;
             }
-            transportService.sendRequest(
+            wiring.send(
                     master,
                     TYPE.name(),
                     request,
                     TransportRequestOptions.timeout(ASK_TIMEOUT),
-                    new ActionListenerResponseHandler<>(listener, Response::new, EsExecutors.DIRECT_EXECUTOR_SERVICE));
+                    Response::new,
+                    listener);
         }
 
         private static Response answer(ClusterState state, Request request) {

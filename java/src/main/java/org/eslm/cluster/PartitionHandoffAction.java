@@ -3,21 +3,16 @@ package org.eslm.cluster;
 import java.io.IOException;
 import java.util.Objects;
 import org.elasticsearch.action.ActionListener;
-import org.elasticsearch.action.ActionListenerResponseHandler;
 import org.elasticsearch.action.ActionRequest;
 import org.elasticsearch.action.ActionRequestValidationException;
 import org.elasticsearch.action.ActionResponse;
 import org.elasticsearch.action.ActionType;
-import org.elasticsearch.action.support.ActionFilters;
-import org.elasticsearch.action.support.HandledTransportAction;
 import org.elasticsearch.cluster.node.DiscoveryNode;
-import org.elasticsearch.cluster.service.ClusterService;
 import org.elasticsearch.common.io.stream.StreamInput;
 import org.elasticsearch.common.io.stream.StreamOutput;
-import org.elasticsearch.common.util.concurrent.EsExecutors;
 import org.elasticsearch.injection.guice.Inject;
 import org.elasticsearch.tasks.Task;
-import org.elasticsearch.transport.TransportService;
+import org.elasticsearch.transport.TransportRequestOptions;
 
 /**
  * {@code internal:locks/partition/handoff}: a node that became a partition's owner asks the
@@ -102,20 +97,12 @@ public final class PartitionHandoffAction {
     }
 
     /** Forwards the request to the previous owner, which hands its partition over. */
-    public static final class Transport extends HandledTransportAction<Request, Response> {
-        private final TransportService transportService;
-        private final ClusterService clusterService;
+    public static final class Transport extends WiredTransportAction<Request, Response> {
         private final PartitionManager partitions;
 
         @Inject
-        public Transport(
-                TransportService transportService,
-                ActionFilters actionFilters,
-                ClusterService clusterService,
-                PartitionManager partitions) {
-            super(TYPE.name(), transportService, actionFilters, Request::new, EsExecutors.DIRECT_EXECUTOR_SERVICE);
-            this.transportService = transportService;
-            this.clusterService = clusterService;
+        public Transport(TransportWiring wiring, PartitionManager partitions) {
+            super(TYPE, wiring, Request::new);
             this.partitions = partitions;
         }
 
@@ -130,11 +117,7 @@ public final class PartitionHandoffAction {
                 listener.onResponse(new Response((String) null));
                 return;
             }
-            transportService.sendRequest(
-                    from,
-                    TYPE.name(),
-                    request,
-                    new ActionListenerResponseHandler<>(listener, Response::new, EsExecutors.DIRECT_EXECUTOR_SERVICE));
+            wiring.send(from, TYPE.name(), request, TransportRequestOptions.EMPTY, Response::new, listener);
         }
     }
 }

@@ -1,0 +1,41 @@
+package org.eslm.action;
+
+import org.elasticsearch.action.ActionType;
+import org.elasticsearch.action.support.nodes.BaseNodeResponse;
+import org.elasticsearch.action.support.nodes.BaseNodesRequest;
+import org.elasticsearch.action.support.nodes.BaseNodesResponse;
+import org.elasticsearch.action.support.nodes.TransportNodesAction;
+import org.elasticsearch.common.io.stream.Writeable;
+import org.elasticsearch.threadpool.ThreadPool;
+import org.elasticsearch.transport.TransportRequest;
+import org.eslm.cluster.TransportWiring;
+import org.eslm.service.LockService;
+
+/**
+ * Base of the nodes actions that ask every node's lock service (the list and the stats): each
+ * node answers from its own core, on the management pool (these are monitoring reads, not the
+ * lock path).
+ */
+abstract class LockNodesAction<
+                NodesRequest extends BaseNodesRequest,
+                NodesResponse extends BaseNodesResponse<?>,
+                NodeRequest extends TransportRequest,
+                NodeResponse extends BaseNodeResponse>
+        extends TransportNodesAction<NodesRequest, NodesResponse, NodeRequest, NodeResponse, Void> {
+    protected final LockService locks;
+
+    LockNodesAction(
+            ActionType<NodesResponse> type,
+            TransportWiring wiring,
+            Writeable.Reader<NodeRequest> nodeRequestReader,
+            LockService locks) {
+        super(
+                type.name(),
+                wiring.clusterService(),
+                wiring.transportService(),
+                wiring.actionFilters(),
+                nodeRequestReader,
+                wiring.transportService().getThreadPool().executor(ThreadPool.Names.MANAGEMENT));
+        this.locks = locks;
+    }
+}
