@@ -1,0 +1,89 @@
+"""The in-process figures of two revisions side by side, in one run (bench/inprocess.py on each):
+criterion for the Rust lock core and JMH for one lock operation through the JNI bridge. For a
+change that must not cost speed (a restructuring): the base revision is checked out under
+build/ab-base, both trees are built, then measured back to back on the same machine.
+
+    python3 bench/ab_inprocess.py --base main          # base = a revision; head = this tree
+
+Prints a Markdown table (base, head, change) for bench/RESULTS.md and writes the raw figures to
+build/ab-inprocess.json. Takes about 15 minutes; run it on an otherwise idle machine."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BASE_DIR = ROOT / "build" / "ab-base"
+MEASURE = ("import json, sys; sys.path.insert(0, 'bench'); import inprocess; "
+           "print('AB-JSON ' + json.dumps(inprocess.run(False, log=lambda *_: None)))")
+
+
+def checkout(rev: str) -> Path:
+    """A clone of this repository at `rev` under build/ab-base, fresh every run."""
+    subprocess.run(["rm", "-rf", str(BASE_DIR)], check=True)
+    subprocess.run(["git", "clone", "-q", "--shared", str(ROOT), str(BASE_DIR)], check=True)
+    subprocess.run(["git", "-C", str(BASE_DIR), "checkout", "-q", rev], check=True)
+    return BASE_DIR
+
+
+def build(tree: Path) -> None:
+    """What bench/inprocess.py needs: the release library, the plugin jar, the bench binaries."""
+    env = {**os.environ, "JAVA_HOME": os.environ.get("JAVA_HOME") or
+           subprocess.check_output([str(ROOT / "scripts" / "find-jdk")], text=True).strip()}
+    for cmd in (["mvn", "-B", "-q", "package", "-DskipTests"],
+                ["cargo", "bench", "--locked", "-p", "lock-core", "--bench", "lock_core", "--no-run"]):
+        subprocess.run(cmd, cwd=tree, check=True, env=env, stdout=subprocess.DEVNULL)
+
+
+def measure(tree: Path) -> dict:
+    out = subprocess.run([sys.executable, "-c", MEASURE], cwd=tree, check=True, text=True,
+                         capture_output=True).stdout
+    line = next(x for x in out.splitlines() if x.startswith("AB-JSON "))
+    figures = json.loads(line[len("AB-JSON "):])
+    if figures["errors"]:
+        raise RuntimeError(f"{tree}: {figures['errors']}")
+    return figures
+
+
+def rows(base: dict, head: dict) -> list[str]:
+    out = ["| figure | base | head | change |", "|---|---:|---:|---:|"]
+    for key, b in base["criterion"].items():
+        h = head["criterion"].get(key)
+        if h:
+            bn, hn = (f["ns_per_iter"] / f["elements_per_iter"] for f in (b, h))
+            out.append(f"| criterion `{key}` | {bn:,.0f} ns | {hn:,.0f} ns | {100 * (hn - bn) / bn:+.0f} % |")
+    for key, b in base["jmh"].items():
+        h = head["jmh"].get(key)
+        if h:
+            bn, hn = b["ns_per_op"], h["ns_per_op"]
+            err = lambda f: f" ± {f['error_ns']:,.0f}" if f.get("error_ns") is not None else ""  # noqa: E731
+            out.append(f"| JMH `{key}` | {bn:,.0f}{err(b)} ns | {hn:,.0f}{err(h)} ns | "
+                       f"{100 * (hn - bn) / bn:+.0f} % |")
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--base", required=True, help="the revision to compare this tree with")
+    args = ap.parse_args()
+    started = time.monotonic()
+    base_tree = checkout(args.base)
+    for tree in (base_tree, ROOT):
+        build(tree)
+    base, head = measure(base_tree), measure(ROOT)
+    head_rev = subprocess.check_output(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                                       text=True).strip()
+    (ROOT / "build" / "ab-inprocess.json").write_text(json.dumps(
+        {"base": args.base, "head": head_rev, "base_figures": base, "head_figures": head}, indent=1))
+    print(f"base {args.base}, head {head_rev}, {time.monotonic() - started:.0f} s")
+    print("\n".join(rows(base, head)))
+
+
+if __name__ == "__main__":
+    main()
