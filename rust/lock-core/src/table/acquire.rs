@@ -322,13 +322,17 @@ impl LockTable {
         let queued = self.enqueue(req, plan, now);
         if let Some(victim_cycle) = self.resolve_deadlocks(queued.owner, Some(queued.id)) {
             // This request was the victim: it is already removed; answer it directly.
+            // Removing the victim may have freed the blocked key (nothing else used it and
+            // the idle list was full), so its name is the one taken above and it is pumped
+            // only while it still exists.
             self.counters.deadlocks += 1;
-            let key = self.key_name(blocked_key);
-            let mut dirty = Dirty::new();
-            dirty.push(blocked_key);
-            self.pump(&mut dirty);
+            if self.keys.contains(blocked_key) {
+                let mut dirty = Dirty::new();
+                dirty.push(blocked_key);
+                self.pump(&mut dirty);
+            }
             return Err(LockError::Deadlock {
-                key,
+                key: blocked_name,
                 owner: req.owner.to_owned(),
                 cycle: victim_cycle,
             });
