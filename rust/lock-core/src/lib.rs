@@ -11,6 +11,7 @@
 //! |---|---|---|
 //! | [`LockTable`] | the keys of one partition: holders, wait queues, leases, sessions, fencing counter | single-threaded (`&mut self`) |
 //! | [`Partition`] | a [`LockTable`] behind a mutex | `Send + Sync`, call from any thread |
+//! | [`Standby`] | a replica's copy of a table's held state, kept by applying [`PartitionDelta`]s; promoted with [`LockTable::import`] | single-threaded (`&mut self`) |
 //!
 //! The bridge crate (`lock-jni`) owns [`Partition`]s and turns Java calls into calls here. A
 //! request that has to wait answers [`AcquireOutcome::Queued`] with a waiter id at once; its
@@ -23,7 +24,8 @@
 //! `tests/structure.rs` checks):
 //! `mode` (modes and their compatibility table), `types` (ids, times, tokens), `request` and
 //! `answer` (the JSON records), `error`, `event`, `config`, `validate` (every input check),
-//! `stats`, `table` (the lock table, one file per concern, see `src/table/README.md`) and
+//! `stats`, `table` (the lock table, one file per concern, see `src/table/README.md`),
+//! `standby` (a replica's copy of a table, kept by applying the primary's changes) and
 //! `partition`.
 
 // No production function longer than `too-many-lines-threshold` (clippy.toml, 80 lines).
@@ -36,6 +38,7 @@ mod event;
 mod mode;
 mod partition;
 mod request;
+mod standby;
 mod stats;
 mod table;
 mod types;
@@ -54,9 +57,11 @@ pub use request::{
     AcquireRequest, DowngradeRequest, LockItem, MultiAcquireRequest, MultiReleaseRequest,
     ReleaseItem, ReleaseRequest, RenewRequest,
 };
+pub use standby::Standby;
 pub use stats::{Counters, Histogram, HistogramSummary, HotKey, PartitionStats};
 pub use table::{
-    ListFilter, LockSnapshot, LockTable, PartitionSnapshot, SessionSnapshot, MAX_TIME,
+    FullState, ListFilter, LockSnapshot, LockTable, PartitionDelta, PartitionSnapshot,
+    ReleasedLock, SessionSnapshot, MAX_TIME,
 };
 pub use types::{
     FencingToken, Millis, Priority, PriorityValue, Scope, WaiterId, MAX_KEY_BYTES, MAX_OWNER_BYTES,

@@ -49,6 +49,8 @@ impl LockTable {
                 }
                 Some(l) => {
                     let mode = self.lock(l).mode.join(t.mode);
+                    // Replicas know the lock by its token, which the upgrade replaces.
+                    self.note_removed(l);
                     self.set_lock_mode(l, mode);
                     // An upgrade keeps the lock's lease regime: a lock held under a session
                     // stays under it; a lock with its own lease gets a fresh one (never the
@@ -98,6 +100,7 @@ impl LockTable {
             }
         };
         self.live_locks += 1;
+        self.note_lock(l);
         let o = self.owners.live_mut(owner);
         o.refs += 1;
         o.locks += 1;
@@ -127,6 +130,7 @@ impl LockTable {
     /// Changes a lock's mode, with the intention modes on its tree ancestors.
     pub(super) fn set_lock_mode(&mut self, l: LockIdx, mode: Mode) {
         let k = self.lock(l).key;
+        self.note_lock(l);
         self.lock_mut(l).mode = mode;
         for h in self.keys.live_mut(k).holders.iter_mut().filter(|h| h.lock == l) {
             h.mode = mode;

@@ -13,6 +13,7 @@
 //! top of the heap (so [`LockTable::next_deadline`] is exact).
 
 mod acquire;
+mod changes;
 mod deadline;
 mod deadlock;
 mod grant;
@@ -47,10 +48,12 @@ use crate::types::{FencingToken, Millis, Scope, WaiterId};
 use crate::validate;
 
 use acquire::{AcquireSpec, Acquired, Spec};
+use changes::Changes;
 use deadline::Deadline;
 use interner::{Interner, Slab};
 use records::{KeyState, Lock, LockIdx, OwnerState, SessIdx, Session, Waiter};
 
+pub use changes::{FullState, PartitionDelta, ReleasedLock};
 pub use deadline::MAX_TIME;
 pub use introspect::ListFilter;
 pub use snapshot::{LockSnapshot, PartitionSnapshot, SessionSnapshot};
@@ -86,6 +89,10 @@ pub struct LockTable {
     wait_hist: Histogram,
     hold_hist: Histogram,
     hot: HotKeys,
+    /// What changed since the last take, for replicas; `None` while tracking is off.
+    changes: Option<Box<Changes>>,
+    /// Number of the latest take of changes (see [`PartitionDelta::seq`]).
+    change_seq: u64,
 }
 
 impl LockTable {
@@ -126,6 +133,8 @@ impl LockTable {
             wait_hist: Histogram::default(),
             hold_hist: Histogram::default(),
             hot: HotKeys::new(config.hot_keys),
+            changes: None,
+            change_seq: 0,
         })
     }
 
@@ -478,6 +487,39 @@ impl LockTable {
         now: Millis,
     ) -> Result<LockTable, LockError> {
         LockTable::from_snapshot(snapshot, epoch, config, now)
+    }
+
+    // ---- replication (changes.rs) ----
+
+    /// Turns recording of changes for replicas on or off (off in a new or imported table, so
+    /// a table without replicas pays nothing). Turning it off drops what was recorded and
+    /// skips a `seq`, so a replica synced before sees a gap at the next take and needs a full
+    /// state again. Turn it on before [`LockTable::export_full`] for a new replica.
+    pub fn set_change_tracking(&mut self, on: bool) {
+        self.track_changes(on);
+    }
+
+    /// Whether changes are recorded for replicas.
+    pub fn change_tracking(&self) -> bool {
+        self.changes.is_some()
+    }
+
+    /// What changed since the previous take, for the replicas (see [`PartitionDelta`]), after
+    /// advancing to `now` (so expiries up to `now` are in it; their events are drained as
+    /// usual). Leases and session expiries are the time left at `now`.
+    ///
+    /// # Errors
+    /// [`LockError::InvalidArgument`] naming `change_tracking` when tracking is off.
+    pub fn take_changes(&mut self, now: Millis) -> Result<PartitionDelta, LockError> {
+        self.advance_to(now);
+        self.prune_deadlines();
+        self.collect_changes()
+    }
+
+    /// The held state with the `seq` of the latest take: what a new replica starts from. The
+    /// next delta (`seq + 1`) holds every change made after this call.
+    pub fn export_full(&self) -> FullState {
+        FullState { seq: self.change_seq, snapshot: self.snapshot() }
     }
 
     // ---- invariants (invariants.rs) ----

@@ -129,6 +129,7 @@ impl LockTable {
         if lk.session == NO_SESSION {
             let until = now.saturating_add(lease);
             self.lock_mut(l).lease_until = until;
+            self.note_lock(l);
             self.push_deadline(until, DeadlineKind::Lease { lock: l, token: lk.token.0 });
         } else {
             self.touch_session(lk.session);
@@ -165,6 +166,7 @@ impl LockTable {
 
     /// Removes a lock and its holder entries; its keys go to `dirty`.
     pub(super) fn remove_lock(&mut self, l: LockIdx, dirty: &mut Dirty) {
+        self.note_removed(l);
         let lk = *self.lock(l);
         let mut keys = self.ancestor_keys_if_tree(lk.key);
         keys.push(lk.key);

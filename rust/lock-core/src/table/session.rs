@@ -65,6 +65,7 @@ impl LockTable {
         let idx = self.sessions.insert(s);
         self.session_index.insert(id, idx);
         self.live_sessions += 1;
+        self.note_session(id);
         self.push_deadline(expires_at, DeadlineKind::Session { id });
     }
 
@@ -81,6 +82,7 @@ impl LockTable {
         let s = self.sessions.live_mut(idx);
         s.expires_at = now.saturating_add(s.ttl_ms);
         let (at, id) = (s.expires_at, s.id);
+        self.note_session(id);
         self.push_deadline(at, DeadlineKind::Session { id });
         id
     }
@@ -114,6 +116,7 @@ impl LockTable {
         };
         self.session_index.remove(&s.id);
         self.live_sessions -= 1;
+        self.note_session_end(s.id);
         let mut waiters: Vec<WaiterId> = s.waiters.iter().copied().collect();
         waiters.sort_unstable();
         let dropped = waiters.len();

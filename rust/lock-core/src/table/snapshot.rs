@@ -58,16 +58,8 @@ impl LockTable {
             .map(|(i, l)| self.lock_info(i as LockIdx, l))
             .collect();
         locks.sort_by_key(|l| l.fencing_token);
-        let mut sessions: Vec<SessionSnapshot> = self
-            .sessions
-            .values()
-            .map(|s| SessionSnapshot {
-                session: s.id.to_string(),
-                owner: self.owner_name(s.owner),
-                ttl_ms: s.ttl_ms,
-                expires_in_ms: s.expires_at.saturating_sub(self.now),
-            })
-            .collect();
+        let mut sessions: Vec<SessionSnapshot> =
+            self.sessions.iter().map(|(idx, _)| self.session_snapshot(idx)).collect();
         sessions.sort_by(|a, b| a.session.cmp(&b.session));
         PartitionSnapshot { epoch: self.epoch, counter: self.counter, locks, sessions }
     }
