@@ -43,6 +43,7 @@ fn tracking_is_off_by_default_and_take_refuses_then() {
     grant(&mut t, &req("k", "a", Mode::Exclusive), 0);
     let err = t.take_changes(1).expect_err("off");
     assert!(matches!(err, LockError::InvalidArgument { field: "change_tracking", .. }), "{err}");
+    assert_eq!(t.now(), 0, "a refused take does not advance time");
     let imported = LockTable::import(&t.export(), 2, *t.config(), 5).expect("import");
     assert!(!imported.change_tracking(), "an imported table starts with tracking off too");
 }

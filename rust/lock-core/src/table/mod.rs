@@ -509,8 +509,12 @@ impl LockTable {
     /// usual). Leases and session expiries are the time left at `now`.
     ///
     /// # Errors
-    /// [`LockError::InvalidArgument`] naming `change_tracking` when tracking is off.
+    /// [`LockError::InvalidArgument`] naming `change_tracking` when tracking is off (then
+    /// nothing happens, time included).
     pub fn take_changes(&mut self, now: Millis) -> Result<PartitionDelta, LockError> {
+        if !self.change_tracking() {
+            return Err(LockError::invalid("change_tracking", "is off: turn it on first"));
+        }
         self.advance_to(now);
         self.prune_deadlines();
         self.collect_changes()
