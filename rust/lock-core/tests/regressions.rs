@@ -199,3 +199,46 @@ fn regression_immediate_answer_reported_a_later_upgrade_of_the_same_lock() {
     assert!(grants[0].fencing_token > g.fencing_token);
     check(&t);
 }
+
+/// A queued request chosen as the deadlock victim had its blocked key freed by its own
+/// removal (nothing else used the key, and with a small idle cache the sweep ran at once);
+/// the victim path then read the key's name and pumped it through a dead slab number, a
+/// panic. Found by the model test (ops shrunk from `model.proptest-regressions`).
+#[test]
+fn regression_deadlock_victim_whose_blocked_key_was_freed() {
+    use lock_core::{LockItem, MultiAcquireRequest, PriorityValue};
+    let mut t = table_with(|c| {
+        c.aging_ms = 40;
+        c.default_lease_ms = 100;
+        c.max_lease_ms = 1_000;
+        c.max_wait_ms = 1_000;
+        c.idle_cache = 1;
+    });
+    let at =
+        |key: &str, owner: &str, mode: Mode, prio: i64, wait: u64, lease: u64| AcquireRequest {
+            scope: if key.starts_with('/') { Scope::Tree } else { Scope::Key },
+            priority: Some(PriorityValue::Level(prio)),
+            wait_ms: Some(wait),
+            lease_ms: Some(lease),
+            ..req(key, owner, mode)
+        };
+    let _ = t.acquire(&at("/a/b/x", "o1", Mode::Shared, 0, 0, 30), 0);
+    let multi = MultiAcquireRequest {
+        owner: "o2".into(),
+        locks: vec![
+            LockItem { key: "/a".into(), scope: Scope::Tree, mode: Mode::Shared },
+            LockItem { key: "k0".into(), scope: Scope::Key, mode: Mode::IntentionShared },
+        ],
+        priority: Some(PriorityValue::Level(0)),
+        wait_ms: Some(0),
+        ..Default::default()
+    };
+    let _ = t.acquire_many(&multi, 0);
+    let _ = t.acquire(&at("/a/b/x", "o1", Mode::SharedIntentionExclusive, 0, 67, 1), 0);
+    let _ = t.acquire(&at("k0", "o0", Mode::IntentionShared, 0, 0, 1), 0);
+    let _ = t.acquire(&at("/a", "o1", Mode::SharedIntentionExclusive, 6, 15, 1), 16);
+    let _ = t.acquire(&at("/a/b/x", "o2", Mode::IntentionExclusive, 1, 1, 1), 30);
+    check(&t);
+    t.advance(100_000);
+    check(&t);
+}
