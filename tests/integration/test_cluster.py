@@ -248,6 +248,37 @@ def owner_that_is_not_the_master(cluster):
 
 
 @contextlib.contextmanager
+def no_rebalancing(cluster):
+    """No shard rebalancing while the test runs (restored afterwards): the balancer may move the
+    lock partition back after `owner_that_is_not_the_master` moved it, and a planned move racing
+    the test's own event is not what the test is about. Explicit moves and the promotion of a
+    replica after a node failure still happen."""
+    r = http(cluster.nodes[0], "PUT", "/_cluster/settings", {"persistent": {"cluster.routing.rebalance.enable": "none"}})
+    assert r.status_code == 200, r.text
+    try:
+        yield
+    finally:
+        answers = []
+        for n in live(cluster):  # the node frozen or killed by the test may still be rejoining
+            try:
+                r = http(n, "PUT", "/_cluster/settings", {"persistent": {"cluster.routing.rebalance.enable": None}})
+            except requests.RequestException as e:
+                answers.append(str(e))
+                continue
+            if r.status_code == 200:
+                break
+            answers.append(r.text)
+        else:
+            raise AssertionError(f"rebalancing not restored: {answers}")
+
+
+def settled(node):
+    r = http(node, "GET", "/_cluster/health?wait_for_no_relocating_shards=true&wait_for_status=green&timeout=60s",
+             timeout=70)
+    assert r.status_code == 200 and not r.json()["timed_out"], r.text
+
+
+@contextlib.contextmanager
 def default_lease_settings(node):
     """The module's cluster shortens leases for its failover tests; the election tests run with
     the plugin's defaults (locks.lease.default 30s, locks.lease.max 10m) as persistent cluster
@@ -350,7 +381,13 @@ def test_a_master_leaving_by_voting_exclusion_changes_nothing_for_the_locks(clus
     """What a rolling restart does: the elected master is excluded from voting and a new one is
     elected. The partition's owner (not the master) keeps its primary and term, so nothing may
     change: no holder lost, no token reused, no 503 while the election happens."""
-    owner, epoch, master = owner_that_is_not_the_master(cluster)
+    with no_rebalancing(cluster):
+        owner, epoch, master = owner_that_is_not_the_master(cluster)
+        settled(owner)
+        voting_exclusion_election(cluster, owner, epoch, master)
+
+
+def voting_exclusion_election(cluster, owner, epoch, master):
     via = next(n for n in live(cluster) if n is not owner)
     with default_lease_settings(owner):
         counted, held, tokens = hold_locks_before_an_election(owner, via)
@@ -373,7 +410,13 @@ def test_kill_9_of_the_master_changes_nothing_for_the_locks(cluster):
     """kill -9 of the elected master, which is not the partition's owner: the same promises as a
     planned master change. The killed node is started again afterwards so that the later tests
     of this module find three nodes."""
-    owner, epoch, master = owner_that_is_not_the_master(cluster)
+    with no_rebalancing(cluster):
+        owner, epoch, master = owner_that_is_not_the_master(cluster)
+        settled(owner)
+        master_killed_election(cluster, owner, epoch, master)
+
+
+def master_killed_election(cluster, owner, epoch, master):
     via = next(n for n in live(cluster) if n is not owner and n is not master)
     with default_lease_settings(owner):
         counted, held, tokens = hold_locks_before_an_election(owner, via)
@@ -451,7 +494,13 @@ def test_a_resumed_old_owner_asked_only_with_reads_grants_nothing(cluster):
     else. Reads sent to the frozen node (GET, list, stats, diagnostics) are answered the moment it
     resumes, before it can learn that it lost the partition: they must not move its time on, so
     its waiter is never granted and the new owner's holder stays the only holder."""
-    owner, epoch, _ = owner_that_is_not_the_master(cluster)
+    with no_rebalancing(cluster):
+        owner, _, _ = owner_that_is_not_the_master(cluster)
+        settled(owner)
+        frozen_owner_asked_with_reads(cluster, owner)
+
+
+def frozen_owner_asked_with_reads(cluster, owner):
     others = [n for n in live(cluster) if n is not owner]
     k = f"frozen-{uuid.uuid4().hex[:6]}"
     old = http(others[0], "POST", f"/_locks/{k}/_acquire", {"owner": "old", "lease": "3s"})
