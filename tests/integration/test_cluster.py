@@ -533,8 +533,7 @@ def frozen_owner_asked_with_reads(cluster, owner):
         assert r is not None and r.status_code == 200, r.text if r is not None else "no answer"
         assert r.json()["fencing_token"] >> 40 > old.json()["fencing_token"] >> 40
         # Queued in the frozen node's sockets: served first thing after SIGCONT.
-        for path in reads * 3:
-            pool.submit(lambda path=path: http(owner, "GET", path, timeout=30))
+        queued_reads = [pool.submit(lambda path=path: http(owner, "GET", path, timeout=30)) for path in reads * 3]
         time.sleep(1)
     finally:
         os.kill(pid, signal.SIGCONT)
@@ -552,7 +551,11 @@ def frozen_owner_asked_with_reads(cluster, owner):
                 pass
         time.sleep(0.2)
     pool.shutdown(wait=True)
+    answered = [f.result().status_code for f in queued_reads if f.exception() is None]
     w = waiter["r"]
+    print(f"\nreads queued on the frozen owner answered: {answered}; its waiter got: "
+          f"{w.status_code if isinstance(w, requests.Response) else w}")
+    assert answered, "the resumed old owner answered none of the reads: the test proved nothing"
     assert not (isinstance(w, requests.Response) and w.status_code == 200), f"the old owner granted its waiter: {w.text}"
     info = http(others[0], "GET", f"/_locks/{k}").json()
     assert [h["owner"] for h in info["holders"]] == ["new"], info
