@@ -1,5 +1,12 @@
 //! Handlers that report rather than change: the node's held locks, its statistics and its
 //! diagnostics, each over every partition the node owns.
+//!
+//! None of them moves a partition's time on: a read answers from the table as the last call or
+//! tick left it, so it never expires a lease nor grants a waiter. Only the plugin decides when
+//! a partition may move on ([`super::Op::Tick`], sent only for partitions whose ownership the
+//! elected master confirmed, docs/ARCHITECTURE.md "Cut-off owners"); it ticks those before a
+//! read, so their answers are current, while a partition whose owner may be cut off is shown
+//! frozen instead of handing its locks on.
 
 use lock_core::{HistogramSummary, HotKey, ListFilter, PartitionStats};
 use serde_json::{json, Value};
@@ -20,9 +27,7 @@ pub(super) fn list(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> 
     let filter: ListFilter = decode(args)?;
     let mut locks = Vec::new();
     for (id, p) in cx.core.partitions() {
-        p.advance(cx.now);
         locks.extend(p.list_locks(&filter).into_iter().map(|l| (id, l)));
-        cx.touched.push(p);
     }
     let size = if filter.size == 0 { DEFAULT_LIST_SIZE } else { filter.size };
     locks.sort_by(|(_, a), (_, b)| a.key.cmp(&b.key).then(a.owner.cmp(&b.owner)));
@@ -39,15 +44,12 @@ pub(super) fn list(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> 
 pub(super) fn stats(cx: &mut Ctx<'_>, _args: &str) -> Result<String, BridgeError> {
     let mut partitions = Vec::new();
     for (id, p) in cx.core.partitions() {
-        p.advance(cx.now);
         partitions.push((id, p.stats()));
-        cx.touched.push(p);
     }
     Ok(node_stats(&partitions).to_string())
 }
 
-/// Node-local facts for `GET /_locks/_node/diagnostics`. Partitions move on in time but their
-/// events stay queued for the next call or tick.
+/// Node-local facts for `GET /_locks/_node/diagnostics`, at the partitions' own time.
 pub(super) fn diagnostics(cx: &mut Ctx<'_>, _args: &str) -> Result<String, BridgeError> {
     Ok(node_diagnostics(cx.core, cx.now)?.to_string())
 }
@@ -118,7 +120,6 @@ fn node_diagnostics(core: &NodeCore, now: u64) -> Result<Value, BridgeError> {
     let mut oldest = Vec::new();
     let mut hot = Vec::new();
     for (id, p) in core.partitions() {
-        p.advance(now);
         let stats = p.stats();
         partitions.push(json!({
             "id": id,

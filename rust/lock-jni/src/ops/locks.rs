@@ -84,11 +84,12 @@ pub(super) fn force_release(cx: &mut Ctx<'_>, args: &str) -> Result<String, Brid
     to_json(&released)
 }
 
-/// The key's holders and waiters, with expired leases and waits processed first.
+/// The key's holders and waiters as the table holds them: time does not move on, so a read
+/// never expires a lease nor grants a waiter (the plugin ticks a confirmed partition first; see
+/// the `introspection` module).
 pub(super) fn key_info(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
     let now = cx.now;
     let p = cx.one()?;
     let args: KeyArgs = decode(args)?;
-    p.advance(now);
     to_json(&p.key_info_scoped(&args.key, args.scope, now)?)
 }

@@ -214,6 +214,37 @@ mod tests {
         assert_eq!(s["result"]["partitions"][0]["held"], 1);
     }
 
+    #[test]
+    fn reads_never_move_time_on_so_only_a_tick_expires_and_grants() {
+        let core = core();
+        ok(&core, Op::Acquire, r#"{"key":"k","owner":"a","lease_ms":30}"#);
+        let q = ok(&core, Op::Acquire, r#"{"key":"k","owner":"b","wait_ms":60000,"request_id":5}"#);
+        assert!(q["result"]["queued"]["waiter_id"].as_u64().is_some(), "{q}");
+        std::thread::sleep(std::time::Duration::from_millis(80));
+        // The lease ran out, but no read may act on it: a partition whose ownership is not
+        // confirmed is read as it stands (docs/ARCHITECTURE.md "Cut-off owners").
+        for (op, args) in [
+            (Op::KeyInfo, r#"{"key":"k"}"#),
+            (Op::List, "{}"),
+            (Op::Stats, "{}"),
+            (Op::Diagnostics, "{}"),
+        ] {
+            let read = ok(&core, op, args);
+            assert_eq!(read["events"], json!([]), "{op:?} caused events: {read}");
+        }
+        let info = ok(&core, Op::KeyInfo, r#"{"key":"k"}"#);
+        assert_eq!(info["result"]["holders"][0]["owner"], "a", "{info}");
+        assert_eq!(info["result"]["waiters"][0]["owner"], "b", "{info}");
+        assert_eq!(ok(&core, Op::List, "{}")["result"][0]["owner"], "a");
+        assert_eq!(ok(&core, Op::Stats, "{}")["result"]["expiries"], 0);
+
+        let ticked = ok(&core, Op::Tick, "{}");
+        assert_eq!(event(&ticked, "lease_expired")["owner"], "a");
+        assert_eq!(event(&ticked, "granted")["request_id"], 5);
+        let info = ok(&core, Op::KeyInfo, r#"{"key":"k"}"#);
+        assert_eq!(info["result"]["holders"][0]["owner"], "b", "{info}");
+    }
+
     /// The only event of `envelope` of type `kind`.
     fn event(envelope: &Value, kind: &str) -> Value {
         let events: Vec<&Value> = envelope["events"]

@@ -10,6 +10,7 @@ import org.elasticsearch.action.ActionRequestValidationException;
 import org.elasticsearch.action.ActionResponse;
 import org.elasticsearch.action.ActionType;
 import org.elasticsearch.cluster.ClusterState;
+import org.elasticsearch.cluster.NotMasterException;
 import org.elasticsearch.cluster.node.DiscoveryNode;
 import org.elasticsearch.common.io.stream.StreamInput;
 import org.elasticsearch.common.io.stream.StreamOutput;
@@ -143,9 +144,20 @@ public final class OwnershipCheckAction {
                     listener);
         }
 
+        /**
+         * The master's answer. A node that is no longer (or not yet) the elected master knows
+         * nothing about ownership and says so with a failure, never with a "no": during an
+         * election the owner's question can reach the master that just stepped down, and a "no"
+         * would close a partition whose primary and term did not change (its holders lost, its
+         * token counter restarted). The owner keeps its last confirmation and asks the new master.
+         */
         private static Response answer(ClusterState state, Request request) {
+            if (state.nodes().isLocalNodeElectedMaster() == false) {
+                throw new NotMasterException("node [" + state.nodes().getLocalNodeId()
+                        + "] is not the elected master; it cannot confirm lock partition ownership");
+            }
             Map<Integer, Boolean> owned = new HashMap<>();
-            PartitionTable table = state.nodes().isLocalNodeElectedMaster() ? PartitionTable.of(state) : null;
+            PartitionTable table = PartitionTable.of(state);
             for (Map.Entry<Integer, Long> e : request.epochs.entrySet()) {
                 int p = e.getKey();
                 owned.put(

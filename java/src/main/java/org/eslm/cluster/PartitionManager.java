@@ -16,6 +16,7 @@ import org.elasticsearch.cluster.ClusterStateListener;
 import org.elasticsearch.cluster.service.ClusterService;
 import org.elasticsearch.common.util.concurrent.ThreadContext;
 import org.elasticsearch.core.TimeValue;
+import org.elasticsearch.gateway.GatewayService;
 import org.elasticsearch.threadpool.ThreadPool;
 import org.eslm.service.BridgeJson;
 import org.eslm.service.LockService;
@@ -30,7 +31,9 @@ import org.eslm.service.LockService;
  *   else empty and in recovery grace (the owner died: its leases must run out first), except a
  *   brand-new index (term 1, no previous owner), which needs no grace;</li>
  *   <li>a partition this node lost is closed; its state is kept for the new owner to fetch;</li>
- *   <li>a node without an elected master serves nothing (it may be cut off).</li>
+ *   <li>ownership is the started primary and its term, nothing else: a cluster state without an
+ *   elected master (an election, or this node cut off) opens and closes nothing; a cut-off owner
+ *   stops granting because the master no longer confirms it ({@link PartitionOwnership}).</li>
  * </ul>
  */
 public final class PartitionManager implements ClusterStateListener {
@@ -100,9 +103,19 @@ public final class PartitionManager implements ClusterStateListener {
             threadPool.scheduleWithFixedDelay(this::confirmOwnership, CONFIRM_INTERVAL, threadPool.generic());
         }
         ClusterState state = event.state();
-        if (state.nodes().getMasterNodeId() == null) {
-            closeAll("no elected master");
+        if (state.nodes().getMasterNodeId() == null
+                || state.blocks().hasGlobalBlock(GatewayService.STATE_NOT_RECOVERED_BLOCK)) {
+            // No master (an election, or this node is cut off) or a state not yet recovered says
+            // nothing about who owns what: ownership is the started primary and its term, and
+            // neither changed. Partitions stay open, with their holders and token counters; one
+            // whose owner is really cut off stops granting on its own once its last confirmation
+            // by the master is older than PartitionOwnership.OWNERSHIP_WINDOW.
             return;
+        }
+        if (event.nodesDelta().masterNodeChanged()) {
+            // A new master after an election: get its confirmation now rather than at the next
+            // interval, so the election costs the owner as little of its window as possible.
+            threadPool.generic().execute(this::confirmOwnership);
         }
         PartitionTable table = PartitionTable.of(state);
         if (table == null) {

@@ -1,6 +1,7 @@
 package org.eslm.service;
 
 import java.io.Closeable;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -56,7 +57,7 @@ public final class LockService implements Closeable {
         this.settings = settings;
         this.partitions = partitions;
         CoreCall answer = this::answer;
-        this.pending = new PendingRequests(answer);
+        this.pending = new PendingRequests(answer, partitions::confirmed);
         this.ticks = new TickScheduler(threadPool, partitions, answer, closed);
     }
 
@@ -103,6 +104,9 @@ public final class LockService implements Closeable {
                     0));
             return;
         }
+        if (op == NativeOp.KEY_INFO || op == NativeOp.LIST) {
+            tickConfirmed(partition);
+        }
         switch (op) {
             case ACQUIRE, ACQUIRE_MANY -> acquire(op, partition, args, task, listener);
             case DIAGNOSTICS -> ActionListener.completeWith(listener, this::diagnostics);
@@ -112,6 +116,29 @@ public final class LockService implements Closeable {
                     handle(envelope);
                     return ResponseShapes.shape(op, envelope.get("result"), localNodeName.get());
                 });
+        }
+    }
+
+    /**
+     * Brings {@code partition} (every served one with {@link NativeLockCore#ALL_PARTITIONS}) up to
+     * now before a read, if its ownership is confirmed. Reads never move the core's time on
+     * themselves: on a partition whose owner may be cut off (not confirmed), moving on would
+     * expire leases and grant waiters while a new owner may serve the same keys, so such a
+     * partition is read as it stands (docs/ARCHITECTURE.md "Cut-off owners").
+     */
+    private void tickConfirmed(int partition) {
+        Iterable<Integer> targets =
+                partition == NativeLockCore.ALL_PARTITIONS ? partitions.served() : List.of(partition);
+        for (Integer p : targets) {
+            if (partitions.confirmed(p) == false) {
+                continue;
+            }
+            try {
+                answer(NativeOp.TICK, p, "{}");
+            } catch (RuntimeException e) {
+                // Closed under us (moving away): the read itself says so, or skips it.
+                logger.debug(() -> "tick of lock partition [" + p + "] before a read failed", e);
+            }
         }
     }
 
@@ -218,6 +245,7 @@ public final class LockService implements Closeable {
 
     /** This node's lock statistics (counters, gauges, wait/hold percentiles, hot keys). */
     public Map<String, Object> stats() {
+        tickConfirmed(NativeLockCore.ALL_PARTITIONS);
         @SuppressWarnings("unchecked")
         Map<String, Object> stats = (Map<String, Object>)
                 answer(NativeOp.STATS, NativeLockCore.ALL_PARTITIONS, "{}").get("result");
@@ -225,6 +253,7 @@ public final class LockService implements Closeable {
     }
 
     private Map<String, Object> diagnostics() {
+        tickConfirmed(NativeLockCore.ALL_PARTITIONS);
         Map<String, Object> envelope = answer(NativeOp.DIAGNOSTICS, NativeLockCore.ALL_PARTITIONS, "{}");
         Map<String, Object> body = new LinkedHashMap<>(nodeInfo.get());
         Map<String, Object> effective = new LinkedHashMap<>(settings.asMap());
@@ -233,8 +262,29 @@ public final class LockService implements Closeable {
         }
         body.put("settings", effective);
         body.put("pending_requests", pending.size());
-        body.put("core", envelope.get("result"));
+        body.put("core", withConfirmation(envelope.get("result")));
         return body;
+    }
+
+    /**
+     * The core's diagnostics with {@code confirmed} on each partition: whether the elected master
+     * confirmed this node's ownership recently enough that the partition moves on in time and
+     * grants (false: it is read as it stands, see {@link #tickConfirmed}).
+     */
+    private Map<String, Object> withConfirmation(Object coreDiagnostics) {
+        Map<String, Object> core = new LinkedHashMap<>();
+        ((Map<?, ?>) coreDiagnostics).forEach((k, v) -> core.put(String.valueOf(k), v));
+        if (core.get("partitions") instanceof List<?> list) {
+            List<Map<String, Object>> annotated = new ArrayList<>(list.size());
+            for (Object entry : list) {
+                Map<String, Object> partition = new LinkedHashMap<>();
+                ((Map<?, ?>) entry).forEach((k, v) -> partition.put(String.valueOf(k), v));
+                partition.put("confirmed", partitions.confirmed(((Number) partition.get("id")).intValue()));
+                annotated.add(partition);
+            }
+            core.put("partitions", annotated);
+        }
+        return core;
     }
 
     @Override

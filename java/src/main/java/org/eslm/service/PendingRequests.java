@@ -31,9 +31,12 @@ final class PendingRequests {
     private final AtomicLong requestIds = new AtomicLong();
     /** Calls the core for cancellations and give-backs; their answers are handled like any other. */
     private final CoreCall core;
+    /** Whether a partition's ownership is confirmed, so a cancellation may touch it (see {@link #cancel}). */
+    private final IntPredicate confirmed;
 
-    PendingRequests(CoreCall core) {
+    PendingRequests(CoreCall core, IntPredicate confirmed) {
         this.core = core;
+        this.confirmed = confirmed;
     }
 
     /** A request waiting for the core's decision. */
@@ -105,6 +108,14 @@ final class PendingRequests {
         Long waiterId = p.waiterId;
         if (waiterId == null || pending.containsKey(p.requestId) == false) {
             return; // not queued yet (the acquire re-checks), or already answered
+        }
+        if (confirmed.test(p.partition) == false) {
+            // A cancellation moves the partition's time on (and dropping a waiter can let the
+            // ones behind it in): not on a partition whose owner may be cut off. The waiter stays
+            // queued, marked cancelled; a grant it still gets is given back at once, and closing
+            // the partition or its wait running out answers it.
+            logger.debug("waiter [{}] left queued: lock partition [{}] is not confirmed", waiterId, p.partition);
+            return;
         }
         try {
             core.answer(NativeOp.CANCEL, p.partition, "{\"waiter_id\":" + waiterId + "}");
