@@ -20,6 +20,8 @@
 //! Cases: `PROPTEST_CASES`, else 10,000 when `CI=true`, else 20,000 (about 4 s per 10,000
 //! with the workspace's optimised test profile for this crate).
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use lock_core::{
@@ -794,19 +796,8 @@ fn run(ops: Vec<(u64, Op)>) -> Result<(), String> {
     Ok(())
 }
 
-fn cases() -> u32 {
-    if let Some(n) = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()) {
-        return n;
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        10_000
-    } else {
-        20_000
-    }
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), max_shrink_iters: 2_000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: common::cases(), max_shrink_iters: 2_000, ..ProptestConfig::default() })]
 
     #[test]
     fn table_matches_the_reference_model(ops in proptest::collection::vec((0u64..40, op()), 1..40)) {

@@ -16,6 +16,8 @@
 //!
 //! Cases: as `tests/model.rs`: `PROPTEST_CASES`, else 10,000 when `CI=true`, else 20,000.
 
+mod common;
+
 use std::collections::HashMap;
 
 use lock_core::{
@@ -359,19 +361,8 @@ fn run(skew: Millis, ops: Vec<(u64, Op)>) -> Result<(), String> {
     r.promote()
 }
 
-fn cases() -> u32 {
-    if let Some(n) = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()) {
-        return n;
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        10_000
-    } else {
-        20_000
-    }
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), max_shrink_iters: 2_000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: common::cases(), max_shrink_iters: 2_000, ..ProptestConfig::default() })]
 
     #[test]
     fn a_standby_follows_its_primary_and_takes_over(

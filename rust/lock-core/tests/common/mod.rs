@@ -91,3 +91,16 @@ pub fn check(t: &LockTable) {
         panic!("invariant broken: {e}");
     }
 }
+
+/// Cases per property test (the lock model and the replication model): `PROPTEST_CASES` if set,
+/// else 10,000 in CI (`CI=true`) and 20,000 locally.
+pub fn cases() -> u32 {
+    if let Some(n) = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()) {
+        return n;
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        10_000
+    } else {
+        20_000
+    }
+}
