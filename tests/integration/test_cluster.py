@@ -230,6 +230,21 @@ def current_master(node):
         return None
 
 
+def granted_by_the_new_owner(node, k, old_token):
+    """While the old owner is frozen: asks `node` for `k` as "new" until the failed-over partition
+    grants it (within 90 s), and checks the grant's epoch is above the old holder's."""
+    deadline = time.monotonic() + 90
+    r = None
+    while time.monotonic() < deadline:
+        r = http(node, "POST", f"/_locks/{k}/_acquire", {"owner": "new", "wait": "20s"}, timeout=60)
+        if r.status_code == 200:
+            break
+    assert r is not None and r.status_code == 200, r.text if r is not None else "no answer"
+    new = r.json()
+    assert new["fencing_token"] >> 40 > old_token >> 40
+    return new
+
+
 def owner_that_is_not_the_master(cluster):
     """(owner, epoch, master) with the partition's owner not the elected master: moved to a node
     with no copy that is not the master when it has to be (a three-node cluster always has one)."""
@@ -449,15 +464,7 @@ def test_an_owner_cut_off_and_resumed_never_grants_what_the_new_owner_holds(clus
     pid = int(owner.pid_file.read_text().strip())
     os.kill(pid, signal.SIGSTOP)
     try:
-        deadline = time.monotonic() + 90
-        r = None
-        while time.monotonic() < deadline:
-            r = http(others[1], "POST", f"/_locks/{k}/_acquire", {"owner": "new", "wait": "20s"}, timeout=60)
-            if r.status_code == 200:
-                break
-        assert r is not None and r.status_code == 200, r.text if r is not None else "no answer"
-        new = r.json()
-        assert new["fencing_token"] >> 40 > old["fencing_token"] >> 40
+        new = granted_by_the_new_owner(others[1], k, old["fencing_token"])
     finally:
         os.kill(pid, signal.SIGCONT)
     # The resumed node still believes it owns the partition. Hammer it with try-locks while the
@@ -515,14 +522,7 @@ def frozen_owner_asked_with_reads(cluster, owner):
     pid = int(owner.pid_file.read_text().strip())
     os.kill(pid, signal.SIGSTOP)
     try:
-        deadline = time.monotonic() + 90
-        r = None
-        while time.monotonic() < deadline:
-            r = http(others[1], "POST", f"/_locks/{k}/_acquire", {"owner": "new", "wait": "20s"}, timeout=60)
-            if r.status_code == 200:
-                break
-        assert r is not None and r.status_code == 200, r.text if r is not None else "no answer"
-        assert r.json()["fencing_token"] >> 40 > old.json()["fencing_token"] >> 40
+        granted_by_the_new_owner(others[1], k, old.json()["fencing_token"])
         # Queued in the frozen node's sockets: served first thing after SIGCONT.
         queued_reads = [pool.submit(lambda path=path: http(owner, "GET", path, timeout=30)) for path in reads * 3]
         time.sleep(1)
