@@ -19,7 +19,7 @@ use crate::request::{
     RenewRequest,
 };
 use crate::stats::PartitionStats;
-use crate::table::{ListFilter, LockTable, PartitionSnapshot};
+use crate::table::{FullState, ListFilter, LockTable, PartitionDelta, PartitionSnapshot};
 use crate::types::{FencingToken, Millis, Scope, WaiterId};
 
 /// One partition of the lock space, safe to share between threads.
@@ -206,6 +206,22 @@ impl Partition {
         let mut t = self.table.lock();
         t.advance(now);
         t.export()
+    }
+
+    /// Turns change tracking for replicas on or off (see [`LockTable::set_change_tracking`]).
+    pub fn set_change_tracking(&self, on: bool) {
+        self.table.lock().set_change_tracking(on)
+    }
+
+    /// What changed since the previous take, after advancing to `now` (see
+    /// [`LockTable::take_changes`]).
+    pub fn take_changes(&self, now: Millis) -> Result<PartitionDelta, LockError> {
+        self.table.lock().take_changes(now)
+    }
+
+    /// The held state with the `seq` of the latest take (see [`LockTable::export_full`]).
+    pub fn export_full(&self) -> FullState {
+        self.table.lock().export_full()
     }
 
     /// See [`LockTable::begin_grace`].

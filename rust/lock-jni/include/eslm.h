@@ -161,6 +161,22 @@ enum EslmOp
    * The partition left this node: `{"export"?}` -> `{"snapshot"}` (null without export).
    */
   ESLM_OP_CLOSE_PARTITION = 19,
+  /**
+   * The primary's changes since its previous take, time moved on to now: `{}` -> `PartitionDelta`.
+   */
+  ESLM_OP_TAKE_CHANGES = 20,
+  /**
+   * The primary's whole held state: `{}` -> `FullState`.
+   */
+  ESLM_OP_EXPORT_FULL = 21,
+  /**
+   * Apply a batch to this node's standby: `{"full"}` | `{"delta"}` -> `{"applied", "seq"?, ..}`.
+   */
+  ESLM_OP_STANDBY_APPLY = 22,
+  /**
+   * This node's standby as a full state: `{"drop"?}` -> `{"full"}` (null without a standby).
+   */
+  ESLM_OP_STANDBY_EXPORT = 23,
 };
 #if __STDC_VERSION__ >= 202311L
 typedef enum EslmOp EslmOp;

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use lock_core::{Config, LockError, Partition, PartitionSnapshot};
+use lock_core::{Config, FullState, LockError, Partition, PartitionDelta, PartitionSnapshot, Standby};
 use parking_lot::RwLock;
 use serde::Deserialize;
 
@@ -33,6 +33,21 @@ pub struct PartitionSpec {
     pub epoch: u64,
 }
 
+/// How to open a partition (see [`NodeCore::open_partition`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OpenSpec<'a> {
+    /// The epoch its tokens carry (the shard's primary term).
+    pub epoch: u64,
+    /// Recovery grace: no grants for this long (no copy of the previous owner's state exists).
+    pub grace_ms: u64,
+    /// The previous owner's state, handed over.
+    pub snapshot: Option<&'a PartitionSnapshot>,
+    /// Start from this node's standby (its replica became the primary).
+    pub from_standby: bool,
+    /// Record changes for replicas (`locks.durability: replicated`).
+    pub replicated: bool,
+}
+
 /// The native state of one node, behind one handle.
 #[derive(Debug)]
 pub struct NodeCore {
@@ -41,6 +56,10 @@ pub struct NodeCore {
     partitions: RwLock<BTreeMap<u32, Arc<Partition>>>,
     /// When each partition's recovery grace ends (core clock); absent = never in grace.
     grace_until: RwLock<BTreeMap<u32, u64>>,
+    /// The standby tables of the partitions this node holds a replica of (docs/ARCHITECTURE.md,
+    /// "Replication"): kept current by the primary's batches, opened as the live partition when
+    /// this copy becomes the primary.
+    standbys: RwLock<BTreeMap<u32, Standby>>,
 }
 
 impl NodeCore {
@@ -63,6 +82,7 @@ impl NodeCore {
             config: RwLock::new(node.config),
             partitions: RwLock::new(partitions),
             grace_until: RwLock::new(BTreeMap::new()),
+            standbys: RwLock::new(BTreeMap::new()),
         })
     }
 
@@ -100,19 +120,19 @@ impl NodeCore {
         Ok(())
     }
 
-    /// Opens partition `id` in `epoch` (it became this node's). With a `snapshot` (a planned
-    /// hand-over from the previous owner) its holders, leases, sessions and token counter carry
-    /// on; with `grace_ms` (the previous owner died) it grants nothing until every lease the
-    /// dead owner could have granted has run out. Already open: the epoch is raised if higher.
-    pub fn open_partition(
-        &self,
-        id: u32,
-        epoch: u64,
-        grace_ms: u64,
-        snapshot: Option<&PartitionSnapshot>,
-    ) -> Result<(), LockError> {
+    /// Opens partition `id` as `spec` says (it became this node's). With a snapshot (a planned
+    /// hand-over from the previous owner, or this node's own standby when its replica became the
+    /// primary) its holders, leases, sessions and token counter carry on; with `grace_ms` (the
+    /// previous owner died and no copy of its state exists) it grants nothing until every lease
+    /// the dead owner could have granted has run out. Already open: the epoch is raised if
+    /// higher.
+    pub fn open_partition(&self, id: u32, spec: OpenSpec<'_>) -> Result<(), LockError> {
         let now = self.now();
         let config = self.config();
+        let standby = if spec.from_standby { Some(self.take_standby(id)?) } else { None };
+        let snapshot = standby.as_ref().map(|s| s.snapshot(now));
+        let snapshot = snapshot.as_ref().or(spec.snapshot);
+        let epoch = spec.epoch;
         let mut partitions = self.partitions.write();
         match (partitions.get(&id), snapshot) {
             (Some(existing), None) => {
@@ -128,8 +148,11 @@ impl NodeCore {
                 partitions.insert(id, Arc::new(Partition::with_config(epoch, config)?));
             }
         }
-        if grace_ms > 0 {
-            let until = now.saturating_add(grace_ms);
+        if let Some(p) = partitions.get(&id) {
+            p.set_change_tracking(spec.replicated);
+        }
+        if spec.grace_ms > 0 {
+            let until = now.saturating_add(spec.grace_ms);
             if let Some(p) = partitions.get(&id) {
                 p.begin_grace(until);
             }
@@ -138,11 +161,51 @@ impl NodeCore {
         tracing::info!(
             partition = id,
             epoch,
-            grace_ms,
-            handed_over = snapshot.is_some(),
+            grace_ms = spec.grace_ms,
+            handed_over = spec.snapshot.is_some(),
+            from_standby = spec.from_standby,
+            replicated = spec.replicated,
             "partition opened"
         );
         Ok(())
+    }
+
+    /// Removes and answers partition `id`'s standby, or an error naming `standby`.
+    fn take_standby(&self, id: u32) -> Result<Standby, LockError> {
+        self.standbys.write().remove(&id).ok_or_else(|| {
+            LockError::invalid("standby", format!("partition [{id}] has no standby on this node"))
+        })
+    }
+
+    /// Replaces partition `id`'s standby with the primary's full state.
+    pub fn standby_full(&self, id: u32, full: &FullState) -> Standby {
+        let standby = Standby::from_full(full, self.now());
+        self.standbys.write().insert(id, standby.clone());
+        standby
+    }
+
+    /// Applies the primary's next delta to partition `id`'s standby; `None` when there is no
+    /// standby yet (this copy has not received a full state).
+    ///
+    /// # Errors
+    /// The delta does not follow the standby (see [`Standby::apply`]).
+    pub fn standby_delta(&self, id: u32, delta: &PartitionDelta) -> Result<Option<Standby>, LockError> {
+        let now = self.now();
+        let mut standbys = self.standbys.write();
+        let Some(standby) = standbys.get_mut(&id) else { return Ok(None) };
+        standby.apply(delta, now)?;
+        Ok(Some(standby.clone()))
+    }
+
+    /// Partition `id`'s standby as a full state (leases as time left now), dropped with `drop`.
+    pub fn standby_export(&self, id: u32, drop: bool) -> Option<FullState> {
+        let now = self.now();
+        let mut standbys = self.standbys.write();
+        let full = standbys.get(&id).map(|s| FullState { seq: s.seq(), snapshot: s.snapshot(now) });
+        if drop {
+            standbys.remove(&id);
+        }
+        full
     }
 
     /// Closes partition `id` (it is no longer this node's); answers its state for the next

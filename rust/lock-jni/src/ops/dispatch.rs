@@ -8,14 +8,14 @@
 use lock_core::LockError;
 
 use super::op::Op;
-use super::{introspection, locks, partitions, sessions, BridgeError, Ctx};
+use super::{introspection, locks, partitions, replication, sessions, BridgeError, Ctx};
 
 /// Runs one op: takes the call's context and its JSON arguments, answers the op's result as
 /// JSON text (the envelope is written around it by [`super::envelope`]).
 pub(super) type Handler = fn(&mut Ctx<'_>, &str) -> Result<String, BridgeError>;
 
 /// Every op with its handler, in op-number order: entry `i` is op `i + 1`.
-const TABLE: [(Op, Handler); 19] = [
+const TABLE: [(Op, Handler); 23] = [
     (Op::Acquire, locks::acquire),
     (Op::Release, locks::release),
     (Op::Renew, locks::renew),
@@ -35,6 +35,10 @@ const TABLE: [(Op, Handler); 19] = [
     (Op::Downgrade, locks::downgrade),
     (Op::OpenPartition, partitions::open),
     (Op::ClosePartition, partitions::close),
+    (Op::TakeChanges, replication::take_changes),
+    (Op::ExportFull, replication::export_full),
+    (Op::StandbyApply, replication::standby_apply),
+    (Op::StandbyExport, replication::standby_export),
 ];
 
 /// The number of the first op; entry `i` of [`TABLE`] has number `FIRST_OP + i`.

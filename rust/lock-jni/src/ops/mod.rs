@@ -19,7 +19,7 @@
 //! |---|---|
 //! | `op` | [`Op`], the op numbers (the `ESLM_OP_*` constants of `include/eslm.h`) |
 //! | `dispatch` | op number -> handler table |
-//! | `locks`, `sessions`, `introspection`, `partitions` | one handler per op, by family |
+//! | `locks`, `sessions`, `introspection`, `partitions`, `replication` | one handler per op, by family |
 //! | `envelope` | the envelope writer |
 //! | `error` | [`BridgeError`], its details, and the event -> error mapping |
 
@@ -30,6 +30,7 @@ mod introspection;
 mod locks;
 mod op;
 mod partitions;
+mod replication;
 mod sessions;
 
 use std::sync::Arc;

@@ -48,4 +48,12 @@ pub enum Op {
     OpenPartition = 18,
     /// The partition left this node: `{"export"?}` -> `{"snapshot"}` (null without export).
     ClosePartition = 19,
+    /// The primary's changes since its previous take, time moved on to now: `{}` -> `PartitionDelta`.
+    TakeChanges = 20,
+    /// The primary's whole held state: `{}` -> `FullState`.
+    ExportFull = 21,
+    /// Apply a batch to this node's standby: `{"full"}` | `{"delta"}` -> `{"applied", "seq"?, ..}`.
+    StandbyApply = 22,
+    /// This node's standby as a full state: `{"drop"?}` -> `{"full"}` (null without a standby).
+    StandbyExport = 23,
 }

@@ -7,6 +7,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{decode, partition_id, to_json, to_value, BridgeError, Ctx, ALL_PARTITIONS};
+use crate::node::OpenSpec;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -16,6 +17,12 @@ struct OpenArgs {
     grace_ms: u64,
     #[serde(default)]
     snapshot: Option<PartitionSnapshot>,
+    /// Start from this node's standby: its replica became the primary.
+    #[serde(default)]
+    from_standby: bool,
+    /// Record changes for replicas (`locks.durability: replicated`).
+    #[serde(default)]
+    replicated: bool,
 }
 
 #[derive(Deserialize)]
@@ -44,7 +51,14 @@ pub(super) fn open(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> 
     let core = cx.core;
     let id = partition_id(cx.partition)?;
     let args: OpenArgs = decode(args)?;
-    core.open_partition(id, args.epoch, args.grace_ms, args.snapshot.as_ref())?;
+    let spec = OpenSpec {
+        epoch: args.epoch,
+        grace_ms: args.grace_ms,
+        snapshot: args.snapshot.as_ref(),
+        from_standby: args.from_standby,
+        replicated: args.replicated,
+    };
+    core.open_partition(id, spec)?;
     let epoch = cx.one()?.epoch();
     Ok(json!({ "id": id, "epoch": epoch, "grace": core.in_grace(id) }).to_string())
 }

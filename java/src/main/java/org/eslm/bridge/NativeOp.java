@@ -25,7 +25,11 @@ public enum NativeOp {
     CONFIGURE(16),
     DOWNGRADE(17),
     OPEN_PARTITION(18),
-    CLOSE_PARTITION(19);
+    CLOSE_PARTITION(19),
+    TAKE_CHANGES(20),
+    EXPORT_FULL(21),
+    STANDBY_APPLY(22),
+    STANDBY_EXPORT(23);
 
     private final int code;
 
