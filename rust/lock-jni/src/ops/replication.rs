@@ -1,0 +1,72 @@
+//! Handlers of replication (docs/ARCHITECTURE.md, "Replication"): the primary takes what its
+//! table changed (or its whole held state for a copy that has none) and the plugin sends it
+//! through Elasticsearch's replication to every in-sync copy of the partition's shard; each copy
+//! applies it to its standby table. Waiters are not replicated.
+
+use lock_core::{FullState, PartitionDelta, Standby};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{decode, partition_id, to_json, to_value, BridgeError, Ctx};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+enum Batch {
+    #[serde(rename = "full")]
+    Full(FullState),
+    #[serde(rename = "delta")]
+    Delta(PartitionDelta),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExportArgs {
+    #[serde(default)]
+    drop: bool,
+}
+
+/// The primary's changes since its previous take, after letting time pass to now.
+pub(super) fn take_changes(cx: &mut Ctx<'_>, _args: &str) -> Result<String, BridgeError> {
+    let now = cx.now;
+    let delta = cx.one()?.take_changes(now)?;
+    to_json(&delta)
+}
+
+/// The primary's whole held state, for copies without a standby (or after a new epoch).
+pub(super) fn export_full(cx: &mut Ctx<'_>, _args: &str) -> Result<String, BridgeError> {
+    to_json(&cx.one()?.export_full())
+}
+
+/// Applies one batch (`{"full": ..}` or `{"delta": ..}`) to this node's standby of the
+/// partition. A delta reaching a copy that has no standby yet is not applied (`"applied":
+/// false`): the copy waits for a full state.
+pub(super) fn standby_apply(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
+    let id = partition_id(cx.partition)?;
+    let standby = match decode::<Batch>(args)? {
+        Batch::Full(full) => Some(cx.core.standby_full(id, &full)),
+        Batch::Delta(delta) => cx.core.standby_delta(id, &delta)?,
+    };
+    Ok(standby_info(standby.as_ref()).to_string())
+}
+
+/// This node's standby of the partition as a full state (`{"full": null}` without one);
+/// `{"drop": true}` forgets it (the copy was closed or deleted).
+pub(super) fn standby_export(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
+    let args: ExportArgs = decode(args)?;
+    let full = cx.core.standby_export(partition_id(cx.partition)?, args.drop);
+    Ok(json!({ "full": to_value(&full)? }).to_string())
+}
+
+fn standby_info(standby: Option<&Standby>) -> serde_json::Value {
+    match standby {
+        None => json!({ "applied": false }),
+        Some(s) => json!({
+            "applied": true,
+            "seq": s.seq(),
+            "epoch": s.epoch(),
+            "counter": s.counter(),
+            "held": s.held_locks(),
+            "sessions": s.sessions(),
+        }),
+    }
+}
