@@ -390,7 +390,7 @@ def test_a_request_for_a_dead_session_changes_nothing(locks):
     ("locks.max_waiters", "lots"),
     ("locks.max_keys_per_request", 0),
     ("locks.partitions", 32),           # static: not updatable on a running cluster
-    ("locks.durability", "replicated"),  # static, and not implemented yet
+    ("locks.durability", "memory"),     # static: not updatable on a running cluster
 ])
 def test_bad_or_static_setting_is_refused_by_the_cluster_settings_api(locks, name, value):
     before = ok(locks.diagnostics())["settings"]
@@ -401,19 +401,19 @@ def test_bad_or_static_setting_is_refused_by_the_cluster_settings_api(locks, nam
     assert name not in json.dumps(ok(locks.call("GET", "/_cluster/settings")))
 
 
-def test_replicated_durability_refuses_to_start_with_a_clear_message():
+def test_unknown_durability_refuses_to_start_with_a_clear_message():
     version = esnode.es_version()
     node = esnode.Node("eslm-it-badsettings", "node-0", esnode.free_port(), esnode.free_port(),
-                       extra_settings={"locks.durability": "replicated"})
+                       extra_settings={"locks.durability": "disk"})
     node.install(version, esnode.plugin_zip(version))
     node.start()
     try:
         code = node.process.wait(timeout=180)
     finally:
         node.kill()
-    assert code != 0, "the node started with an unsupported durability"
+    assert code != 0, "the node started with an unknown durability"
     text = node.tail_log(400) + "\n" + (node.home / "stdout.txt").read_text(errors="replace")
-    assert "locks.durability" in text and "replicated" in text, text[-3000:]
+    assert "[locks.durability] must be [replicated] or [memory], got [disk]" in text, text[-3000:]
 
 
 # --- the fuzzer -----------------------------------------------------------------------------

@@ -397,7 +397,7 @@ def test_node_diagnostics_report_node_plugin_settings_and_core(locks, single_nod
         assert name in settings, f"effective setting {name} missing: {settings}"
     assert duration_ms(settings["locks.lease.default"]) == 30_000
     assert duration_ms(settings["locks.wait.max"]) == 300_000
-    assert str(settings["locks.durability"]) == "memory"
+    assert str(settings["locks.durability"]) == "replicated"
     core = d["core"]
     assert core["core_version"] and core["bridge_version"]
     assert core["partitions"], "a single node owns every partition"

@@ -96,7 +96,9 @@ impl Standby {
         if delta.seq <= self.seq {
             return Ok(());
         }
-        if delta.seq != self.seq + 1 {
+        // An empty take keeps the seq of the delta before it, so one that is ahead of this
+        // standby means that delta never arrived.
+        if delta.seq != self.seq + 1 || delta.is_empty() {
             return Err(LockError::invalid(
                 "delta",
                 format!(

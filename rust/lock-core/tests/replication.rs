@@ -75,8 +75,9 @@ fn a_take_lists_grants_releases_sessions_and_the_counter() {
     assert_eq!((s.held_locks(), s.sessions(), s.counter()), (0, 0, 1));
     assert_in_sync(&t, &s, 30);
     let empty = t.take_changes(40).expect("on");
-    assert_eq!(empty.seq, 3);
-    assert!(empty.locks.is_empty() && empty.released.is_empty());
+    assert_eq!(empty.seq, 2, "an empty take keeps the seq: nothing to send");
+    assert!(empty.is_empty());
+    release_nothing_then_grant(&mut t, &mut s);
 }
 
 #[test]
@@ -148,6 +149,7 @@ fn ending_a_session_removes_its_locks_on_the_standby() {
     // A delta that names only the ended session still takes its locks on the standby.
     let mut d = t.take_changes(2).expect("on");
     d.ended_sessions.push(sess.session.clone());
+    d.seq = s.seq() + 1; // an empty take keeps the seq; this one is made to carry the end
     s.apply(&d, 2).expect("apply");
     assert_eq!((s.held_locks(), s.sessions()), (0, 0));
     // And the session's expiry on the primary reaches the standby.
@@ -297,4 +299,14 @@ fn a_delta_round_trips_through_json() {
     let full = t.export_full();
     let json = serde_json::to_string(&full).expect("json");
     assert_eq!(serde_json::from_str::<lock_core::FullState>(&json).expect("parse"), full);
+}
+
+/// After empty takes that were never sent, the next real delta follows the standby with no gap.
+fn release_nothing_then_grant(t: &mut LockTable, s: &mut Standby) {
+    let _unsent = t.take_changes(50).expect("on");
+    grant(t, &req("k2", "b", Mode::Exclusive), 60);
+    let d = t.take_changes(60).expect("on");
+    assert_eq!(d.seq, s.seq() + 1);
+    s.apply(&d, 60).expect("no gap after empty takes");
+    assert_eq!(s.held_locks(), 1);
 }

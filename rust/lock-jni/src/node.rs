@@ -9,7 +9,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use lock_core::{Config, FullState, LockError, Partition, PartitionDelta, PartitionSnapshot, Standby};
+use lock_core::{
+    Config, FullState, LockError, Partition, PartitionDelta, PartitionSnapshot, Standby,
+};
 use parking_lot::RwLock;
 use serde::Deserialize;
 
@@ -189,7 +191,11 @@ impl NodeCore {
     ///
     /// # Errors
     /// The delta does not follow the standby (see [`Standby::apply`]).
-    pub fn standby_delta(&self, id: u32, delta: &PartitionDelta) -> Result<Option<Standby>, LockError> {
+    pub fn standby_delta(
+        &self,
+        id: u32,
+        delta: &PartitionDelta,
+    ) -> Result<Option<Standby>, LockError> {
         let now = self.now();
         let mut standbys = self.standbys.write();
         let Some(standby) = standbys.get_mut(&id) else { return Ok(None) };

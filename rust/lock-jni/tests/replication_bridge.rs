@@ -7,7 +7,8 @@ use eslm::ops::{call, Op};
 use serde_json::{json, Value};
 
 fn node() -> NodeCore {
-    NodeCore::new(NodeConfig { config: Default::default(), partitions: Some(vec![]) }).expect("core")
+    NodeCore::new(NodeConfig { config: Default::default(), partitions: Some(vec![]) })
+        .expect("core")
 }
 
 fn ok(core: &NodeCore, op: Op, args: Value) -> Value {
@@ -46,12 +47,16 @@ fn a_replica_promoted_from_its_standby_keeps_holders_and_issues_higher_tokens() 
     let held = ok(&replica, Op::KeyInfo, json!({"key": "a"}));
     assert_eq!(held["holders"][0]["owner"], "w1", "{held}");
     assert_eq!(held["holders"][0]["fencing_token"], a_token);
-    let renewed = ok(&replica, Op::Renew, json!({"key": "a", "owner": "w1", "fencing_token": a_token}));
+    let renewed =
+        ok(&replica, Op::Renew, json!({"key": "a", "owner": "w1", "fencing_token": a_token}));
     assert!(renewed.is_object(), "{renewed}");
     let next = ok(&replica, Op::Acquire, json!({"key": "b", "owner": "w3"}));
     assert!(next["granted"]["fencing_token"].as_u64().expect("token") > b_token);
     // The standby became the partition: a second promotion from it is refused.
-    assert_eq!(err_field(&replica, Op::OpenPartition, json!({"epoch": 5, "from_standby": true})), "\"standby\"");
+    assert_eq!(
+        err_field(&replica, Op::OpenPartition, json!({"epoch": 5, "from_standby": true})),
+        "\"standby\""
+    );
 }
 
 #[test]

@@ -43,6 +43,17 @@ pub struct PartitionDelta {
     pub ended_sessions: Vec<String>,
 }
 
+impl PartitionDelta {
+    /// Whether nothing changed: such a delta carries the previous take's `seq`, and need not be
+    /// sent (applying it anyway changes nothing).
+    pub fn is_empty(&self) -> bool {
+        self.locks.is_empty()
+            && self.released.is_empty()
+            && self.sessions.is_empty()
+            && self.ended_sessions.is_empty()
+    }
+}
+
 /// A lock that is gone. The token alone does not name a lock: a multi-key grant shares one
 /// token between its keys, and each of them can be released on its own.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -77,8 +88,9 @@ impl LockTable {
             (false, true) => {
                 self.changes = None;
                 // What changed while off reaches no replica: a standby synced before must see
-                // a gap at the next take and ask for a full state.
-                self.change_seq += 1;
+                // a gap at the next take and ask for a full state. Two, because an empty take
+                // keeps the seq: even that must not look like the standby's next delta.
+                self.change_seq += 2;
             }
             _ => {}
         }
@@ -151,7 +163,15 @@ impl LockTable {
             .filter_map(|id| self.session_index.get(id).copied())
             .map(|idx| self.session_snapshot(idx))
             .collect();
-        self.change_seq += 1;
+        let changed = !(locks.is_empty()
+            && released.is_empty()
+            && session_ids.is_empty()
+            && ended.is_empty());
+        if changed {
+            // An empty take keeps the seq: there is nothing to send, and a replica that never
+            // sees it has no gap.
+            self.change_seq += 1;
+        }
         Ok(PartitionDelta {
             seq: self.change_seq,
             epoch: self.epoch,

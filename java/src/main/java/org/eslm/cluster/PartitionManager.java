@@ -17,6 +17,8 @@ import org.elasticsearch.cluster.service.ClusterService;
 import org.elasticsearch.common.util.concurrent.ThreadContext;
 import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.gateway.GatewayService;
+import org.elasticsearch.index.shard.IndexShard;
+import org.elasticsearch.indices.IndicesService;
 import org.elasticsearch.threadpool.ThreadPool;
 import org.eslm.service.BridgeJson;
 import org.eslm.service.LockService;
@@ -26,7 +28,12 @@ import org.eslm.service.LockService;
  * (docs/ARCHITECTURE.md "Partitions, owners, epochs (cluster-wide correctness)"):
  * <ul>
  *   <li>the elected master creates the lock index when it is missing;</li>
- *   <li>a partition this node gained is opened in epoch = primary term: with the previous
+ *   <li>with {@code locks.durability: replicated}, a partition this node gained while it holds
+ *   a standby table of it (its replica was promoted, it received the partition by relocation, or
+ *   it restarted with the partition's persisted batches) is opened from that table, under a
+ *   primary permit of the shard so that no batch of the previous primary can still land: every
+ *   holder, lease and session, the token counter, no grace (docs/ARCHITECTURE.md "Replication");</li>
+ *   <li>otherwise a partition this node gained is opened in epoch = primary term: with the previous
  *   owner's state when that node is still in the cluster (a planned move: relocation, shutdown),
  *   else empty and in recovery grace (the owner died: its leases must run out first), except a
  *   brand-new index (term 1, no previous owner), which needs no grace;</li>
@@ -48,11 +55,20 @@ public final class PartitionManager implements ClusterStateListener {
     private final AtomicBoolean creatingIndex = new AtomicBoolean();
     private final AtomicBoolean confirming = new AtomicBoolean();
     private final ClusterService clusterService;
+    private final IndicesService indices;
+    private final PartitionCopies copies;
+    /** How soon a partition given up after a failed batch is looked at again (see {@link #batchFailed}). */
+    static final TimeValue RECHECK_AFTER_FAILED_BATCH = TimeValue.timeValueSeconds(1);
     /**
      * How often owners ask the master to confirm their partitions: a sixth of
      * {@link PartitionOwnership#OWNERSHIP_WINDOW}, so a few slow or lost answers do not stop granting.
      */
     static final TimeValue CONFIRM_INTERVAL = TimeValue.timeValueMillis(500);
+    /**
+     * Partitions being opened here in an epoch in which another owner (or this node before)
+     * already served them: opening one of them empty would issue tokens that were issued before.
+     */
+    private final Set<Integer> reusedEpoch = ConcurrentHashMap.newKeySet();
     /** Partitions being handed over to this node (state requested, not yet open). */
     private final Set<Integer> opening = ConcurrentHashMap.newKeySet();
     /** State of partitions this node lost, kept until the new owner fetches it. */
@@ -87,8 +103,12 @@ public final class PartitionManager implements ClusterStateListener {
             Client client,
             ThreadPool threadPool,
             int partitionCount,
-            TimeValue grace) {
+            TimeValue grace,
+            IndicesService indices,
+            PartitionCopies copies) {
         this.locks = locks;
+        this.indices = indices;
+        this.copies = copies;
         this.ownership = ownership;
         this.clusterService = clusterService;
         this.client = client;
@@ -134,11 +154,51 @@ public final class PartitionManager implements ClusterStateListener {
                     openPartition(p, table.epoch(p), 0, null); // same node, promoted again: raise the epoch
                 }
             } else if (owned) {
+                if (previous != null
+                        && p < previous.size()
+                        && previous.owner(p) != null
+                        && previous.epoch(p) == table.epoch(p)) {
+                    reusedEpoch.add(p); // a relocation, or this node again: tokens of this epoch exist
+                } else {
+                    reusedEpoch.remove(p);
+                }
                 gained(p, table.epoch(p), previous == null ? null : previous.owner(p), state);
             } else if (ownership.serves(p)) {
                 lost(p);
             }
         }
+    }
+
+    /**
+     * A batch of {@code p} could not reach its copies: this node is no longer the primary in the
+     * partition's epoch (relocated, demoted, failed), or its shard is closing. It stops serving
+     * the partition at once (keeping its state for a new owner that asks) and looks again a
+     * little later, in case the cluster still names it the owner in the same epoch.
+     */
+    public void batchFailed(int p) {
+        lost(p);
+        threadPool.schedule(
+                () -> {
+                    ClusterState state = clusterService.state();
+                    PartitionTable table = PartitionTable.of(state);
+                    if (table != null
+                            && p < table.size()
+                            && state.nodes().getLocalNodeId().equals(table.owner(p))
+                            && ownership.serves(p) == false) {
+                        Map<String, Object> kept = handedOff.remove(p);
+                        logger.info(
+                                "lock partition [{}] is still this node's in epoch [{}]; reopening it",
+                                p,
+                                table.epoch(p));
+                        if (kept == null) {
+                            failForNewEpoch(p, table.epoch(p));
+                        } else if (opening.add(p)) {
+                            open(p, table.epoch(p), 0, BridgeJson.toJson(kept));
+                        }
+                    }
+                },
+                RECHECK_AFTER_FAILED_BATCH,
+                threadPool.generic());
     }
 
     /** Closes a partition this node lost and keeps its state a while for the new owner to fetch. */
@@ -156,6 +216,51 @@ public final class PartitionManager implements ClusterStateListener {
         if (opening.add(p) == false) {
             return;
         }
+        if (locks.replicated() && locks.hasStandby(p)) {
+            promote(p, epoch, previousOwner, state);
+            return;
+        }
+        openWithoutStandby(p, epoch, previousOwner, state);
+    }
+
+    /**
+     * Opens {@code p} from this node's standby table, under a primary operation permit of its
+     * shard: Elasticsearch grants it only once the shard runs in the new term, after every batch
+     * of the previous primary finished here and with any later one refused, so the table is
+     * final. Without the shard, the permit, or the standby, falls back to the other ways in.
+     */
+    private void promote(int p, long epoch, String previousOwner, ClusterState state) {
+        IndexShard shard = LockShards.local(indices, state, p);
+        if (shard == null) {
+            openWithoutStandby(p, epoch, previousOwner, state);
+            return;
+        }
+        shard.acquirePrimaryOperationPermit(
+                ActionListener.wrap(
+                        permit -> {
+                            try (permit) {
+                                if (shard.getOperationPrimaryTerm() != epoch || locks.hasStandby(p) == false) {
+                                    openWithoutStandby(p, epoch, previousOwner, clusterService.state());
+                                    return;
+                                }
+                                locks.openFromStandby(p, epoch);
+                                ownership.opened(p, epoch);
+                                logger.info(
+                                        "serving lock partition [{}] in epoch [{}] from its replicated state",
+                                        p,
+                                        epoch);
+                                opening.remove(p);
+                            }
+                        },
+                        e -> {
+                            logger.warn(
+                                    () -> "no primary permit for lock partition [" + p + "]; opening it otherwise", e);
+                            openWithoutStandby(p, epoch, previousOwner, clusterService.state());
+                        }),
+                threadPool.generic());
+    }
+
+    private void openWithoutStandby(int p, long epoch, String previousOwner, ClusterState state) {
         String local = state.nodes().getLocalNodeId();
         if (previousOwner != null
                 && previousOwner.equals(local) == false
@@ -163,7 +268,7 @@ public final class PartitionManager implements ClusterStateListener {
             fetch(p, epoch, previousOwner, 1);
         } else {
             // No live previous owner: a brand-new index needs no grace; otherwise the owner died.
-            open(p, epoch, epoch <= 1 && previousOwner == null ? 0 : grace.millis(), null);
+            openEmpty(p, epoch, epoch <= 1 && previousOwner == null ? 0 : grace.millis());
         }
     }
 
@@ -205,7 +310,33 @@ public final class PartitionManager implements ClusterStateListener {
                 () -> "hand-over of lock partition [" + p + "] from [" + previousOwner + "] gave no state after "
                         + attempt + " attempts; starting empty in recovery grace",
                 failure);
-        open(p, epoch, grace.millis(), null);
+        openEmpty(p, epoch, grace.millis());
+    }
+
+    /**
+     * Opens {@code p} with no state: no copy of it exists here nor at a live previous owner. With
+     * {@code locks.durability: replicated} and an epoch that already issued tokens, it fails the
+     * shard instead: Elasticsearch assigns it again in a higher term (from this node's persisted
+     * batches when it has them), so no token is ever issued twice.
+     */
+    private void openEmpty(int p, long epoch, long graceMs) {
+        if (locks.replicated() && reusedEpoch.contains(p)) {
+            failForNewEpoch(p, epoch);
+            return;
+        }
+        open(p, epoch, graceMs, null);
+    }
+
+    private void failForNewEpoch(int p, long epoch) {
+        opening.remove(p);
+        IndexShard shard = LockShards.local(indices, clusterService.state(), p);
+        if (shard == null) {
+            return;
+        }
+        String why = "lock partition [" + p + "] has no state to continue epoch [" + epoch
+                + "] with; failing its shard so that it is assigned again in a higher term";
+        logger.warn(why);
+        shard.failShard(why, new IllegalStateException(why));
     }
 
     private void open(int p, long epoch, long graceMs, String snapshotJson) {
@@ -225,6 +356,9 @@ public final class PartitionManager implements ClusterStateListener {
     private void confirmOwnership() {
         Map<Integer, Long> open = ownership.epochs();
         ClusterState state = clusterService.state();
+        if (locks.replicated()) {
+            syncNewCopies(state, open);
+        }
         String master = state.nodes().getMasterNodeId();
         if (open.isEmpty() || master == null) {
             return;
@@ -250,6 +384,24 @@ public final class PartitionManager implements ClusterStateListener {
                             }
                         },
                         e -> logger.debug("could not confirm lock partition ownership with the master", e)));
+    }
+
+    /**
+     * Sends the whole state of each partition served here to its copies when the routing table
+     * shows a copy that has not had it from this node (a new replica, a relocation target), so
+     * that every copy holds a standby table before it can take the partition over.
+     */
+    private void syncNewCopies(ClusterState state, Map<Integer, Long> open) {
+        for (Integer p : open.keySet()) {
+            if (copies.missing(p, LockShards.otherCopies(state, p))) {
+                locks.syncCopies(
+                        p,
+                        ActionListener.wrap(
+                                r -> {},
+                                e -> logger.debug(
+                                        "lock partition [{}]: syncing new copies failed: {}", p, e.getMessage())));
+            }
+        }
     }
 
     /**
@@ -296,6 +448,7 @@ public final class PartitionManager implements ClusterStateListener {
         if (ownership.closed(partition) == false) {
             return null;
         }
+        copies.forget(partition);
         return locks.closePartition(partition, export);
     }
 

@@ -14,12 +14,16 @@ import org.elasticsearch.cluster.node.DiscoveryNodes;
 import org.elasticsearch.cluster.service.ClusterService;
 import org.elasticsearch.common.settings.Setting;
 import org.elasticsearch.common.settings.Settings;
+import org.elasticsearch.common.util.concurrent.EsExecutors;
 import org.elasticsearch.features.NodeFeature;
+import org.elasticsearch.index.IndexModule;
 import org.elasticsearch.indices.SystemIndexDescriptor;
 import org.elasticsearch.plugins.ActionPlugin;
 import org.elasticsearch.plugins.Plugin;
 import org.elasticsearch.plugins.SystemIndexPlugin;
 import org.elasticsearch.rest.RestHandler;
+import org.elasticsearch.threadpool.ExecutorBuilder;
+import org.elasticsearch.threadpool.FixedExecutorBuilder;
 import org.eslm.action.TransportAcquireLockAction;
 import org.eslm.action.TransportForceReleaseLockAction;
 import org.eslm.action.TransportGetLockAction;
@@ -32,10 +36,15 @@ import org.eslm.action.TransportRenewLockAction;
 import org.eslm.bridge.LockNative;
 import org.eslm.bridge.NativeLockCore;
 import org.eslm.cluster.LockIndex;
+import org.eslm.cluster.LockReplicationAction;
+import org.eslm.cluster.LockShardListener;
 import org.eslm.cluster.OwnershipCheckAction;
+import org.eslm.cluster.PartitionCopies;
 import org.eslm.cluster.PartitionHandoffAction;
 import org.eslm.cluster.PartitionManager;
 import org.eslm.cluster.PartitionOwnership;
+import org.eslm.cluster.PartitionSyncAction;
+import org.eslm.cluster.ShardStateLog;
 import org.eslm.rest.RestAcquireLockAction;
 import org.eslm.rest.RestCatLocksAction;
 import org.eslm.rest.RestForceReleaseLockAction;
@@ -63,6 +72,28 @@ public class LockManagerPlugin extends Plugin implements ActionPlugin, SystemInd
     private static final Logger logger = LogManager.getLogger(LockManagerPlugin.class);
 
     private volatile LockService lockService;
+    private volatile LockShardListener shardListener;
+
+    /** The pool that applies and persists replicated lock batches (see {@link LockReplicationAction}). */
+    @Override
+    public List<ExecutorBuilder<?>> getExecutorBuilders(Settings settings) {
+        return List.of(new FixedExecutorBuilder(
+                settings,
+                LockReplicationAction.EXECUTOR,
+                2,
+                -1,
+                "locks.replication.thread_pool",
+                EsExecutors.TaskTrackingConfig.DO_NOT_TRACK));
+    }
+
+    /** Follows the lock index's shards on this node (restore, recovery gate, close). */
+    @Override
+    public void onIndexModule(IndexModule indexModule) {
+        LockShardListener listener = shardListener;
+        if (listener != null && LockIndex.NAME.equals(indexModule.getIndex().getName())) {
+            indexModule.addIndexEventListener(listener);
+        }
+    }
 
     @Override
     public List<Setting<?>> getSettings() {
@@ -98,8 +129,15 @@ public class LockManagerPlugin extends Plugin implements ActionPlugin, SystemInd
             return info;
         };
         PartitionOwnership ownership = new PartitionOwnership();
+        boolean replicated = LockSettings.DURABILITY_REPLICATED.equals(LockSettings.DURABILITY.get(settings));
         LockService service = new LockService(
-                core, services.threadPool(), () -> clusterService.localNode().getName(), nodeInfo, values, ownership);
+                core,
+                services.threadPool(),
+                () -> clusterService.localNode().getName(),
+                nodeInfo,
+                values,
+                ownership,
+                replicated);
         clusterService
                 .getClusterSettings()
                 .addSettingsUpdateConsumer(
@@ -107,6 +145,8 @@ public class LockManagerPlugin extends Plugin implements ActionPlugin, SystemInd
                         LockSettings.DYNAMIC,
                         updated -> LockSettings.Values.of(updated) // rejects e.g. a default above the max
                         );
+        ShardStateLog log = new ShardStateLog();
+        PartitionCopies copies = new PartitionCopies();
         PartitionManager partitions = new PartitionManager(
                 service,
                 ownership,
@@ -114,10 +154,13 @@ public class LockManagerPlugin extends Plugin implements ActionPlugin, SystemInd
                 services.client(),
                 services.threadPool(),
                 LockSettings.PARTITIONS.get(settings),
-                LockSettings.recoveryGrace(settings, values.leaseMax()));
+                LockSettings.recoveryGrace(settings, values.leaseMax()),
+                services.indicesService(),
+                copies);
         clusterService.addListener(partitions);
         lockService = service;
-        return List.of(service, buildInfo, partitions);
+        shardListener = new LockShardListener(service, log, clusterService, services.client(), services.threadPool());
+        return List.of(service, buildInfo, partitions, log, copies);
     }
 
     @Override
@@ -133,6 +176,8 @@ public class LockManagerPlugin extends Plugin implements ActionPlugin, SystemInd
                 new ActionHandler(TransportListLocksAction.TYPE, TransportListLocksAction.class),
                 new ActionHandler(PartitionHandoffAction.TYPE, PartitionHandoffAction.Transport.class),
                 new ActionHandler(OwnershipCheckAction.TYPE, OwnershipCheckAction.Transport.class),
+                new ActionHandler(PartitionSyncAction.TYPE, PartitionSyncAction.Transport.class),
+                new ActionHandler(LockReplicationAction.TYPE, LockReplicationAction.class),
                 new ActionHandler(TransportNodeDiagnosticsAction.TYPE, TransportNodeDiagnosticsAction.class));
     }
 

@@ -29,4 +29,14 @@ public final class BridgeJson {
             throw new UncheckedIOException(e);
         }
     }
+
+    /** JSON text of a parsed JSON value (an object, as {@link #parse} answers, or any other value). */
+    public static String valueToJson(Object value) {
+        try (XContentBuilder builder = JsonXContent.contentBuilder()) {
+            builder.value(value);
+            return Strings.toString(builder);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
 }

@@ -5,7 +5,10 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntConsumer;
 import java.util.function.Supplier;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -26,7 +29,10 @@ import org.eslm.bridge.NativeOp;
  *   <li>{@link PendingRequests}: requests that wait without a thread, and their cancellation;</li>
  *   <li>{@link TickScheduler}: one tick at the core's next deadline;</li>
  *   <li>a {@link PartitionGate}: which partitions this node serves, with confirmed ownership
- *   (kept by {@code org.eslm.cluster}).</li>
+ *   (kept by {@code org.eslm.cluster});</li>
+ *   <li>{@link GroupCommit}: with {@code locks.durability: replicated}, nothing a change decided
+ *   is told to anyone before it reached every in-sync copy of the partition's shard; and the
+ *   standby tables this node keeps as a replica.</li>
  * </ul>
  * See docs/ARCHITECTURE.md "The path of one request" and "Waiting without threads, and time".
  */
@@ -43,6 +49,12 @@ public final class LockService implements Closeable {
     private final PendingRequests pending;
     private final TickScheduler ticks;
     private volatile LockSettings.Values settings;
+    /** {@code locks.durability: replicated}: partitions opened here replicate through {@link #commits}. */
+    private final boolean replicated;
+
+    private final GroupCommit commits;
+    /** Partitions this node keeps a standby table of (a replica that received a whole state). */
+    private final Set<Integer> standbys = ConcurrentHashMap.newKeySet();
 
     public LockService(
             NativeLockCore core,
@@ -50,8 +62,11 @@ public final class LockService implements Closeable {
             Supplier<String> localNodeName,
             Supplier<Map<String, Object>> nodeInfo,
             LockSettings.Values settings,
-            PartitionGate partitions) {
+            PartitionGate partitions,
+            boolean replicated) {
         this.client = new CoreClient(core);
+        this.replicated = replicated;
+        this.commits = new GroupCommit(client, this::handle, this::notServed);
         this.localNodeName = localNodeName;
         this.nodeInfo = nodeInfo;
         this.settings = settings;
@@ -59,6 +74,19 @@ public final class LockService implements Closeable {
         CoreCall answer = this::answer;
         this.pending = new PendingRequests(answer, partitions::confirmed);
         this.ticks = new TickScheduler(threadPool, partitions, answer, closed);
+    }
+
+    /** Whether partitions opened here replicate their changes ({@code locks.durability: replicated}). */
+    public boolean replicated() {
+        return replicated;
+    }
+
+    /**
+     * Connects replication, whose transport action is built after this service: where batches
+     * go, and what gives up a partition whose batch could not reach its copies.
+     */
+    public void connectReplication(ReplicationChannel channel, IntConsumer onBatchFailure) {
+        commits.connect(channel, onBatchFailure);
     }
 
     /** The settings in force. */
@@ -110,12 +138,47 @@ public final class LockService implements Closeable {
         switch (op) {
             case ACQUIRE, ACQUIRE_MANY -> acquire(op, partition, args, task, listener);
             case DIAGNOSTICS -> ActionListener.completeWith(listener, this::diagnostics);
-            default ->
-                ActionListener.completeWith(listener, () -> {
-                    Map<String, Object> envelope = callRouted(op, partition, BridgeJson.toJson(args));
-                    handle(envelope);
-                    return ResponseShapes.shape(op, envelope.get("result"), localNodeName.get());
-                });
+            default -> run(op, partition, args, listener);
+        }
+    }
+
+    /** An operation answered at once: a read as it stands, a change once it is committed. */
+    private void run(
+            NativeOp op, int partition, Map<String, Object> args, ActionListener<Map<String, Object>> listener) {
+        Map<String, Object> envelope;
+        Map<String, Object> body;
+        try {
+            envelope = callRouted(op, partition, BridgeJson.toJson(args));
+            body = ResponseShapes.shape(op, envelope.get("result"), localNodeName.get());
+        } catch (Exception e) {
+            listener.onFailure(e);
+            return;
+        }
+        if (changes(op) == false || partition == NativeLockCore.ALL_PARTITIONS) {
+            handle(envelope);
+            listener.onResponse(body);
+            return;
+        }
+        afterCommit(partition, listener.delegateFailureAndWrap((l, ignored) -> {
+            handle(envelope);
+            l.onResponse(body);
+        }));
+    }
+
+    /** Whether {@code op} may change a partition (so its answer waits for the commit). */
+    private static boolean changes(NativeOp op) {
+        return switch (op) {
+            case KEY_INFO, LIST, STATS, DIAGNOSTICS -> false;
+            default -> true;
+        };
+    }
+
+    /** Runs {@code listener} once the partition's changes so far are replicated (at once when it is not replicated). */
+    private void afterCommit(int partition, ActionListener<Void> listener) {
+        if (commits.replicates(partition)) {
+            commits.afterCommit(partition, listener);
+        } else {
+            listener.onResponse(null);
         }
     }
 
@@ -142,7 +205,7 @@ public final class LockService implements Closeable {
         }
     }
 
-    private LockPartitionUnavailableException notServed(int partition) {
+    private RuntimeException notServed(int partition) {
         return new LockPartitionUnavailableException(
                 "lock partition [" + partition + "] is not served by node [" + localNodeName.get()
                         + "] (it is moving); retry",
@@ -168,13 +231,87 @@ public final class LockService implements Closeable {
      * (the cluster's ownership bookkeeping) records it as served afterwards.
      */
     public void openPartition(int partition, long epoch, long graceMs, Map<String, Object> snapshot) {
+        open(partition, epoch, graceMs, snapshot, false);
+    }
+
+    /**
+     * Opens {@code partition} in {@code epoch} from this node's standby table: its replica became
+     * the primary, and the standby holds every change the previous primary committed, so no grace
+     * is needed.
+     *
+     * @throws IllegalArgumentException when this node has no standby of it
+     */
+    public void openFromStandby(int partition, long epoch) {
+        open(partition, epoch, 0, null, true);
+        standbys.remove(partition);
+    }
+
+    private void open(int partition, long epoch, long graceMs, Map<String, Object> snapshot, boolean fromStandby) {
         Map<String, Object> args = new LinkedHashMap<>();
         args.put("epoch", epoch);
         args.put("grace_ms", graceMs);
         if (snapshot != null) {
             args.put("snapshot", snapshot);
         }
+        args.put("from_standby", fromStandby);
+        args.put("replicated", replicated);
         answer(NativeOp.OPEN_PARTITION, partition, BridgeJson.toJson(args));
+        if (replicated) {
+            commits.opened(partition, epoch);
+        }
+    }
+
+    /**
+     * Sends {@code partition}'s whole state to its copies now (one of them has none, e.g. a new
+     * replica); {@code listener} completes when they have it.
+     */
+    public void syncCopies(int partition, ActionListener<Void> listener) {
+        commits.requestFull(partition, listener);
+    }
+
+    /**
+     * Applies a batch of the primary to this node's standby of {@code partition} (this node holds
+     * a replica). Answers whether it was applied: a change batch reaching a copy without a whole
+     * state yet is not (the copy waits for one).
+     *
+     * @throws IllegalArgumentException when the batch does not follow the standby (a batch was
+     *     lost, or another epoch): the copy must get a whole state again
+     */
+    public boolean applyToStandby(int partition, String batchJson) {
+        Map<?, ?> result = (Map<?, ?>)
+                client.call(NativeOp.STANDBY_APPLY, partition, batchJson).get("result");
+        boolean applied = Boolean.TRUE.equals(result.get("applied"));
+        if (applied) {
+            standbys.add(partition);
+        }
+        return applied;
+    }
+
+    /** Whether this node has a standby of {@code partition} (it received a whole state). */
+    public boolean hasStandby(int partition) {
+        return standbys.contains(partition);
+    }
+
+    /** Forgets this node's standby of {@code partition} (its copy left this node, or is recovering anew). */
+    public void dropStandby(int partition) {
+        standbys.remove(partition);
+        client.call(NativeOp.STANDBY_EXPORT, partition, "{\"drop\":true}");
+    }
+
+    /**
+     * The whole state of {@code partition} as a batch ({@code {"full": ..}}): the live table's
+     * when this node serves it, else the standby's; {@code null} when it has neither.
+     */
+    public String wholeState(int partition) {
+        if (partitions.serves(partition)) {
+            return "{\"full\":"
+                    + BridgeJson.valueToJson(
+                            client.call(NativeOp.EXPORT_FULL, partition, "{}").get("result")) + "}";
+        }
+        Object full = ((Map<?, ?>)
+                        client.call(NativeOp.STANDBY_EXPORT, partition, "{}").get("result"))
+                .get("full");
+        return full == null ? null : "{\"full\":" + BridgeJson.valueToJson(full) + "}";
     }
 
     /**
@@ -184,6 +321,7 @@ public final class LockService implements Closeable {
      */
     public Map<String, Object> closePartition(int partition, boolean export) {
         Map<String, Object> envelope = client.call(NativeOp.CLOSE_PARTITION, partition, "{\"export\":" + export + "}");
+        commits.closed(partition);
         pending.failPartition(partition, () -> notServed(partition));
         logger.info("stopped serving lock partition [{}]", partition);
         @SuppressWarnings("unchecked")
@@ -211,19 +349,35 @@ public final class LockService implements Closeable {
         Map<?, ?> result = (Map<?, ?>) envelope.get("result");
         if (result.containsKey("granted")) {
             pending.remove(p);
-            listener.onResponse(ResponseShapes.granted(op, result.get("granted")));
+            Map<String, Object> body = ResponseShapes.granted(op, result.get("granted"));
+            afterCommit(partition, listener.delegateFailureAndWrap((l, ignored) -> {
+                handle(envelope);
+                l.onResponse(body);
+            }));
         } else {
             Map<?, ?> queued = (Map<?, ?>) result.get("queued");
             pending.queued(p, ((Number) queued.get("waiter_id")).longValue(), task);
+            handleAfterCommit(partition, envelope);
         }
-        handle(envelope);
     }
 
-    /** One bridge call whose events are delivered and whose next tick is scheduled. */
+    /**
+     * One bridge call whose events are delivered and whose next tick is scheduled: at once, or,
+     * on a replicated partition, once what the call changed is committed.
+     */
     private Map<String, Object> answer(NativeOp op, int partition, String argsJson) {
         Map<String, Object> envelope = client.call(op, partition, argsJson);
-        handle(envelope);
+        handleAfterCommit(partition, envelope);
         return envelope;
+    }
+
+    private void handleAfterCommit(int partition, Map<String, Object> envelope) {
+        if (partition == NativeLockCore.ALL_PARTITIONS || commits.replicates(partition) == false) {
+            handle(envelope);
+            return;
+        }
+        // A failed batch gives the partition up: its waiting requests fail with it.
+        commits.afterCommit(partition, ActionListener.wrap(ignored -> handle(envelope), e -> {}));
     }
 
     /** Delivers the events of an answer and schedules the next tick. */

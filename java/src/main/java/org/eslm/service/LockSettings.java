@@ -54,6 +54,11 @@ public final class LockSettings {
     /** Most keys in one multi-lock request. */
     public static final Setting<Integer> MAX_KEYS_PER_REQUEST =
             Setting.intSetting("locks.max_keys_per_request", 100, 1, 10_000, Property.NodeScope, Property.Dynamic);
+    /** {@code locks.durability} value: changes replicated and persisted before they are answered. */
+    public static final String DURABILITY_REPLICATED = "replicated";
+    /** {@code locks.durability} value: holders in the owner's memory only (the behaviour before replication). */
+    public static final String DURABILITY_MEMORY = "memory";
+
     /**
      * Number of lock partitions: shards of the lock index, each owned by the node holding its
      * primary. Default 1: every multi-lock, tree lock and session is atomic whatever its keys,
@@ -63,14 +68,21 @@ public final class LockSettings {
      */
     public static final Setting<Integer> PARTITIONS =
             Setting.intSetting("locks.partitions", 1, 1, 1024, Property.NodeScope);
-    /** Only {@code memory} today: holders live in the owner's memory; a crashed owner's partition waits out a grace period. */
+    /**
+     * Where holders live (docs/ARCHITECTURE.md "Durability modes"). {@code replicated} (the
+     * default): every change reaches every in-sync copy of the partition's shard, and is written
+     * to the shard's folder, before anyone is told of it; a promoted replica or a restarted node
+     * carries on with every holder and no grace. {@code memory}: holders live in the owner's
+     * memory only; a planned move hands them over, but a crashed owner's partition waits out a
+     * recovery grace and a full restart forgets them.
+     */
     public static final Setting<String> DURABILITY = new Setting<>(
             "locks.durability",
-            "memory",
+            DURABILITY_REPLICATED,
             value -> {
-                if ("memory".equals(value) == false) {
-                    throw new IllegalArgumentException("[locks.durability] must be [memory]; [" + value
-                            + "] is not supported yet (replicated durability is planned)");
+                if (DURABILITY_REPLICATED.equals(value) == false && DURABILITY_MEMORY.equals(value) == false) {
+                    throw new IllegalArgumentException("[locks.durability] must be [" + DURABILITY_REPLICATED + "] or ["
+                            + DURABILITY_MEMORY + "], got [" + value + "]");
                 }
                 return value;
             },

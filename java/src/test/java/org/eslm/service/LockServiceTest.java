@@ -126,8 +126,11 @@ class LockServiceTest {
         IllegalArgumentException durability = assertThrows(
                 IllegalArgumentException.class,
                 () -> LockSettings.DURABILITY.get(org.elasticsearch.common.settings.Settings.builder()
-                        .put("locks.durability", "replicated")
+                        .put("locks.durability", "disk")
                         .build()));
-        assertTrue(durability.getMessage().contains("not supported yet"), durability.getMessage());
+        assertTrue(
+                durability.getMessage().contains("[locks.durability] must be [replicated] or [memory]"),
+                durability.getMessage());
+        assertEquals("replicated", LockSettings.DURABILITY.get(org.elasticsearch.common.settings.Settings.EMPTY));
     }
 }

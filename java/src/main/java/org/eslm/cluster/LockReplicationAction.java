@@ -1,0 +1,269 @@
+package org.eslm.cluster;
+
+import java.io.IOException;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.elasticsearch.action.ActionListener;
+import org.elasticsearch.action.ActionListenerResponseHandler;
+import org.elasticsearch.action.ActionType;
+import org.elasticsearch.action.support.ActionFilters;
+import org.elasticsearch.action.support.ActiveShardCount;
+import org.elasticsearch.action.support.replication.ReplicationOperation;
+import org.elasticsearch.action.support.replication.ReplicationRequest;
+import org.elasticsearch.action.support.replication.ReplicationResponse;
+import org.elasticsearch.action.support.replication.TransportReplicationAction;
+import org.elasticsearch.cluster.action.shard.ShardStateAction;
+import org.elasticsearch.cluster.block.ClusterBlockLevel;
+import org.elasticsearch.cluster.routing.ShardRouting;
+import org.elasticsearch.cluster.service.ClusterService;
+import org.elasticsearch.common.io.stream.StreamInput;
+import org.elasticsearch.common.io.stream.StreamOutput;
+import org.elasticsearch.common.settings.Settings;
+import org.elasticsearch.common.util.concurrent.ThreadContext;
+import org.elasticsearch.core.TimeValue;
+import org.elasticsearch.index.shard.IndexShard;
+import org.elasticsearch.index.shard.IndexShardState;
+import org.elasticsearch.index.shard.ShardId;
+import org.elasticsearch.indices.IndicesService;
+import org.elasticsearch.injection.guice.Inject;
+import org.elasticsearch.tasks.Task;
+import org.elasticsearch.threadpool.ThreadPool;
+import org.elasticsearch.transport.TransportRequestOptions;
+import org.elasticsearch.transport.TransportService;
+import org.eslm.service.LockService;
+import org.eslm.service.ReplicationChannel;
+
+/**
+ * {@code internal:locks/replicate}: a partition's batches through Elasticsearch's replication of
+ * its shard, the way Elasticsearch replicates its own retention leases (docs/ARCHITECTURE.md
+ * "Replication"; docs/design/replication-research.md). Elasticsearch checks the primary term and
+ * the allocation id on the primary, sends the batch to every tracked copy, fails (through the
+ * master) a copy that does not take it, and answers only when every copy answered. No document
+ * is written: the primary persists the batch in its shard folder ({@link ShardStateLog}) and each
+ * replica applies it to its standby table and persists it too.
+ *
+ * <p>Only this node's {@link LockService} sends batches, straight to its own primary handler
+ * with its allocation id and epoch pinned, never through the reroute phase: a batch that finds
+ * another primary or term fails instead of going elsewhere.
+ */
+public final class LockReplicationAction
+        extends TransportReplicationAction<
+                LockReplicationAction.Batch, LockReplicationAction.Batch, ReplicationResponse>
+        implements ReplicationChannel {
+    public static final String NAME = "internal:locks/replicate";
+    public static final ActionType<ReplicationResponse> TYPE = new ActionType<>(NAME);
+    /** The pool that applies and persists batches, primary and replica side (registered by the plugin). */
+    public static final String EXECUTOR = "locks_replication";
+    /**
+     * How long a primary waits for a copy before Elasticsearch fails that copy: a frozen replica
+     * must not stall every lock of its partition until the cluster drops its node.
+     */
+    static final TimeValue REPLICA_TIMEOUT = TimeValue.timeValueSeconds(5);
+
+    private static final Logger logger = LogManager.getLogger(LockReplicationAction.class);
+
+    private final LockService locks;
+    private final ShardStateLog log;
+    private final PartitionCopies copies;
+
+    @Inject
+    public LockReplicationAction(
+            Settings settings,
+            TransportService transportService,
+            ClusterService clusterService,
+            IndicesService indicesService,
+            ThreadPool threadPool,
+            ShardStateAction shardStateAction,
+            ActionFilters actionFilters,
+            LockService locks,
+            PartitionManager partitions,
+            ShardStateLog log,
+            PartitionCopies copies) {
+        super(
+                settings,
+                NAME,
+                transportService,
+                clusterService,
+                indicesService,
+                threadPool,
+                shardStateAction,
+                actionFilters,
+                Batch::new,
+                Batch::new,
+                threadPool.executor(EXECUTOR),
+                SyncGlobalCheckpointAfterOperation.DoNotSync,
+                PrimaryActionExecution.Force,
+                ReplicaActionExecution.BypassCircuitBreaker);
+        this.locks = locks;
+        this.log = log;
+        this.copies = copies;
+        locks.connectReplication(this, partitions::batchFailed);
+    }
+
+    @Override
+    @SuppressWarnings("try") // the stored context restores the caller's thread context on close
+    public void ship(int partition, long epoch, boolean full, String batchJson, ActionListener<Void> listener) {
+        IndexShard shard = LockShards.local(indicesService, clusterService.state(), partition);
+        if (shard == null) {
+            listener.onFailure(new IllegalStateException("no local copy of lock partition [" + partition + "]"));
+            return;
+        }
+        Batch batch = new Batch(shard.shardId(), epoch, full, batchJson);
+        var request = new ConcreteShardRequest<>(
+                batch, shard.routingEntry().allocationId().getId(), epoch);
+        ThreadContext threadContext = threadPool.getThreadContext();
+        try (ThreadContext.StoredContext ignored = threadContext.newEmptySystemContext()) {
+            transportService.sendRequest(
+                    clusterService.localNode(),
+                    transportPrimaryAction,
+                    request,
+                    TransportRequestOptions.EMPTY,
+                    new ActionListenerResponseHandler<>(
+                            listener.map(r -> null), ReplicationResponse::new, threadPool.executor(EXECUTOR)));
+        }
+    }
+
+    @Override
+    protected void doExecute(Task task, Batch request, ActionListener<ReplicationResponse> listener) {
+        listener.onFailure(new IllegalArgumentException("[" + NAME + "] is sent by the lock service only"));
+    }
+
+    @Override
+    protected ReplicationResponse newResponseInstance(StreamInput in) throws IOException {
+        return new ReplicationResponse(in);
+    }
+
+    @Override
+    protected void shardOperationOnPrimary(
+            Batch batch, IndexShard primary, ActionListener<PrimaryResult<Batch, ReplicationResponse>> listener) {
+        ActionListener.completeWith(listener, () -> {
+            if (primary.getOperationPrimaryTerm() != batch.epoch) {
+                throw new IllegalStateException(
+                        "lock partition [" + batch.shardId().id() + "] batch of epoch [" + batch.epoch
+                                + "] reached a primary in term [" + primary.getOperationPrimaryTerm() + "]");
+            }
+            if (batch.full) {
+                copies.based(batch.shardId().id(), targets(primary));
+            }
+            log.append(
+                    primary, batch.json, () -> locks.wholeState(batch.shardId().id()));
+            return new PrimaryResult<>(batch, new ReplicationResponse());
+        });
+    }
+
+    /** The allocation ids the batch goes to besides the primary (the copies Elasticsearch tracks). */
+    private static Set<String> targets(IndexShard primary) {
+        String own = primary.routingEntry().allocationId().getId();
+        return primary.getReplicationGroup().getReplicationTargets().stream()
+                .map(r -> r.allocationId().getId())
+                .filter(id -> id.equals(own) == false)
+                .collect(Collectors.toUnmodifiableSet());
+    }
+
+    @Override
+    protected void shardOperationOnReplica(Batch batch, IndexShard replica, ActionListener<ReplicaResult> listener) {
+        ActionListener.completeWith(listener, () -> {
+            int partition = batch.shardId().id();
+            boolean applied;
+            try {
+                applied = locks.applyToStandby(partition, batch.json);
+            } catch (IllegalArgumentException e) {
+                if (replica.state() == IndexShardState.STARTED) {
+                    // An in-sync copy that missed a batch must not stay in sync: Elasticsearch fails
+                    // it and it recovers again, starting from a whole state.
+                    throw e;
+                }
+                logger.debug(
+                        "lock partition [{}]: a recovering copy skipped a batch it cannot apply: {}",
+                        partition,
+                        e.getMessage());
+                locks.dropStandby(partition);
+                return new ReplicaResult();
+            }
+            if (applied) {
+                log.append(replica, batch.json, () -> locks.wholeState(partition));
+            }
+            return new ReplicaResult();
+        });
+    }
+
+    /** Batches are not documents: a missing master (its write block) must not stop them. */
+    @Override
+    protected ClusterBlockLevel globalBlockLevel() {
+        return null;
+    }
+
+    @Override
+    public ClusterBlockLevel indexBlockLevel() {
+        return null;
+    }
+
+    @Override
+    protected TransportRequestOptions transportOptions() {
+        return TransportRequestOptions.timeout(REPLICA_TIMEOUT);
+    }
+
+    /**
+     * A copy that did not take a batch is failed and marked stale through the master, as for
+     * document writes, so it can never be promoted with a table that lacks a committed change.
+     * (The base proxy leaves it alone: it is for operations a replica may miss.)
+     */
+    @Override
+    protected ReplicationOperation.Replicas<Batch> newReplicasProxy() {
+        return new FailingReplicasProxy();
+    }
+
+    private final class FailingReplicasProxy extends ReplicasProxy {
+        @Override
+        public void failShardIfNeeded(
+                ShardRouting replica, long primaryTerm, String message, Exception e, ActionListener<Void> listener) {
+            shardStateAction.remoteShardFailed(
+                    replica.shardId(), replica.allocationId().getId(), primaryTerm, true, message, e, listener);
+        }
+
+        @Override
+        public void markShardCopyAsStaleIfNeeded(
+                ShardId shardId, String allocationId, long primaryTerm, ActionListener<Void> listener) {
+            shardStateAction.remoteShardFailed(
+                    shardId, allocationId, primaryTerm, true, "mark copy as stale", null, listener);
+        }
+    }
+
+    /** One batch of a partition: its epoch and the core's JSON ({@code {"full"}} or {@code {"delta"}}). */
+    public static final class Batch extends ReplicationRequest<Batch> {
+        final long epoch;
+        final boolean full;
+        final String json;
+
+        Batch(ShardId shardId, long epoch, boolean full, String json) {
+            super(shardId);
+            this.epoch = epoch;
+            this.full = full;
+            this.json = json;
+            waitForActiveShards(ActiveShardCount.NONE);
+        }
+
+        Batch(StreamInput in) throws IOException {
+            super(in);
+            this.epoch = in.readVLong();
+            this.full = in.readBoolean();
+            this.json = in.readString();
+        }
+
+        @Override
+        public void writeTo(StreamOutput out) throws IOException {
+            super.writeTo(out);
+            out.writeVLong(epoch);
+            out.writeBoolean(full);
+            out.writeString(json);
+        }
+
+        @Override
+        public String toString() {
+            return "lock batch [" + shardId + "] epoch [" + epoch + "]" + (full ? " full" : "") + " (" + json.length()
+                    + " chars)";
+        }
+    }
+}

@@ -1,0 +1,212 @@
+package org.eslm.service;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+import java.util.function.IntConsumer;
+import java.util.function.IntFunction;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.elasticsearch.action.ActionListener;
+import org.eslm.bridge.NativeOp;
+
+/**
+ * Group commit of the replicated partitions (docs/ARCHITECTURE.md "Replication"). A change the
+ * core made is told to nobody — no answer, no grant event — until a batch that holds it reached
+ * every in-sync copy of the partition's shard. Per partition at most one batch is in flight; the
+ * answers that wait meanwhile all ride on the next one, so a contended key's hand-offs share
+ * their round trips instead of queueing one each.
+ *
+ * <p>The first batch of a partition opened here is its whole state (a new epoch, or copies that
+ * have none), as is any batch after {@link #requestFull}. A failed batch means this node is no
+ * longer the primary in the partition's epoch: the answers waiting on it fail as retryable and
+ * the partition is given up ({@code onFailure}), so nothing it decided after that is ever seen.
+ */
+final class GroupCommit {
+    private static final Logger logger = LogManager.getLogger(GroupCommit.class);
+
+    private final CoreClient core;
+    /** Delivers the events of a committed take (expiries and the grants they caused). */
+    private final Consumer<Map<String, Object>> deliver;
+    /** The retryable failure answered when {@code partition} stopped being served here. */
+    private final IntFunction<RuntimeException> notServed;
+
+    private volatile ReplicationChannel channel;
+    private volatile IntConsumer onFailure = p -> {};
+    private final Map<Integer, Lane> lanes = new ConcurrentHashMap<>();
+
+    /** One partition's queue of answers waiting for a batch. */
+    private static final class Lane {
+        final long epoch;
+        boolean inFlight;
+        boolean needFull = true;
+        boolean closed;
+        List<ActionListener<Void>> waiting = new ArrayList<>();
+
+        Lane(long epoch) {
+            this.epoch = epoch;
+        }
+    }
+
+    GroupCommit(CoreClient core, Consumer<Map<String, Object>> deliver, IntFunction<RuntimeException> notServed) {
+        this.core = core;
+        this.deliver = deliver;
+        this.notServed = notServed;
+    }
+
+    /** Connects the channel (built after the service) and what gives up a partition whose batch failed. */
+    void connect(ReplicationChannel channel, IntConsumer onFailure) {
+        this.channel = channel;
+        this.onFailure = onFailure;
+    }
+
+    /** {@code partition} was opened here in {@code epoch}: its first batch, the whole state, goes out now. */
+    void opened(int partition, long epoch) {
+        Lane lane = new Lane(epoch);
+        Lane previous = lanes.put(partition, lane);
+        if (previous != null) {
+            failLane(previous, partition);
+        }
+        kick(partition, lane);
+    }
+
+    /** {@code partition} closed here: answers waiting for its batches fail as retryable. */
+    void closed(int partition) {
+        Lane lane = lanes.remove(partition);
+        if (lane != null) {
+            failLane(lane, partition);
+        }
+    }
+
+    /** Whether {@code partition} is replicated from here. */
+    boolean replicates(int partition) {
+        return lanes.containsKey(partition);
+    }
+
+    /** The next batch of {@code partition} carries its whole state (a copy has none); sent now. */
+    void requestFull(int partition, ActionListener<Void> whenSent) {
+        Lane lane = lanes.get(partition);
+        if (lane == null) {
+            whenSent.onFailure(notServed.apply(partition));
+            return;
+        }
+        synchronized (lane) {
+            lane.needFull = true;
+        }
+        afterCommit(partition, whenSent);
+    }
+
+    /**
+     * Completes {@code listener} once every change the core made to {@code partition} before
+     * this call is on every in-sync copy; fails it (retryable) when that cannot happen here.
+     */
+    void afterCommit(int partition, ActionListener<Void> listener) {
+        Lane lane = lanes.get(partition);
+        if (lane == null) {
+            listener.onFailure(notServed.apply(partition));
+            return;
+        }
+        synchronized (lane) {
+            if (lane.closed == false) {
+                lane.waiting.add(listener);
+                listener = null;
+            }
+        }
+        if (listener != null) {
+            listener.onFailure(notServed.apply(partition));
+            return;
+        }
+        kick(partition, lane);
+    }
+
+    /** Sends the next batch of {@code lane} unless one is in flight or nothing waits. */
+    private void kick(int partition, Lane lane) {
+        List<ActionListener<Void>> batch;
+        boolean full;
+        synchronized (lane) {
+            if (lane.inFlight || lane.closed || (lane.waiting.isEmpty() && lane.needFull == false)) {
+                return;
+            }
+            lane.inFlight = true;
+            batch = lane.waiting;
+            lane.waiting = new ArrayList<>();
+            full = lane.needFull;
+            lane.needFull = false;
+        }
+        Map<String, Object> take;
+        try {
+            take = core.call(full ? NativeOp.EXPORT_FULL : NativeOp.TAKE_CHANGES, partition, "{}");
+        } catch (RuntimeException e) {
+            failed(partition, lane, batch, e);
+            return;
+        }
+        if (full == false && emptyDelta(take.get("result"))) {
+            // Nothing changed since the last batch (a tick or cancel that moved nothing): the
+            // answers waiting on it reveal nothing new, and the core kept the seq.
+            committed(partition, lane, batch, take);
+            return;
+        }
+        String json = "{\"" + (full ? "full" : "delta") + "\":" + BridgeJson.valueToJson(take.get("result")) + "}";
+        channel.ship(
+                partition,
+                lane.epoch,
+                full,
+                json,
+                ActionListener.wrap(
+                        ignored -> committed(partition, lane, batch, take), e -> failed(partition, lane, batch, e)));
+    }
+
+    /** Whether a take changed nothing (the core's {@code PartitionDelta::is_empty}). */
+    private static boolean emptyDelta(Object delta) {
+        Map<?, ?> d = (Map<?, ?>) delta;
+        for (String changes : new String[] {"locks", "released", "sessions", "ended_sessions"}) {
+            if (d.get(changes) instanceof List<?> list && list.isEmpty() == false) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private void committed(int partition, Lane lane, List<ActionListener<Void>> batch, Map<String, Object> take) {
+        for (ActionListener<Void> l : batch) {
+            try {
+                l.onResponse(null);
+            } catch (RuntimeException e) {
+                logger.error("failed to answer after a committed lock batch", e);
+            }
+        }
+        deliver.accept(take);
+        synchronized (lane) {
+            lane.inFlight = false;
+        }
+        kick(partition, lane);
+    }
+
+    private void failed(int partition, Lane lane, List<ActionListener<Void>> batch, Exception e) {
+        logger.warn(
+                () -> "a batch of lock partition [" + partition + "] in epoch [" + lane.epoch
+                        + "] did not reach its copies; this node gives the partition up",
+                e);
+        for (ActionListener<Void> l : batch) {
+            l.onFailure(notServed.apply(partition));
+        }
+        if (lanes.remove(partition, lane)) {
+            failLane(lane, partition);
+            onFailure.accept(partition);
+        }
+    }
+
+    private void failLane(Lane lane, int partition) {
+        List<ActionListener<Void>> waiting;
+        synchronized (lane) {
+            lane.closed = true;
+            waiting = lane.waiting;
+            lane.waiting = new ArrayList<>();
+        }
+        for (ActionListener<Void> l : waiting) {
+            l.onFailure(notServed.apply(partition));
+        }
+    }
+}
