@@ -237,6 +237,15 @@ def test_gaps_cover_keys_never_granted():
     assert r.gaps["never"].seconds == 10.0 and r.gaps["silent"].seconds == 10.0
 
 
+def test_gaps_ignore_grants_answered_after_the_window():
+    """Workers stop asking at the window's end; a late answer does not shorten the last gap."""
+    s = Script()
+    s.acquire("a", 0.0, 1.0, 10)
+    s.acquire("b", 2.0, 12.0, 11)
+    r = check(s.history, start=0.0, end=10.0)
+    assert r.gaps[K].seconds == 9.0
+
+
 def test_the_summary_names_the_figures():
     s = Script()
     s.acquire("a", 0.0, 0.1, 10)

@@ -255,10 +255,10 @@ def released_ok_between(ops: Iterable[Op]) -> Callable[[Op, Op], bool]:
 
 def longest_gaps(ops: Iterable[Op], start: float, end: float, keys: Iterable[str] = ()) -> dict[str, Gap]:
     """Per key (those of the history and `keys`, which may never have been granted), the longest
-    stretch of the window [start, end] without any grant answered."""
+    stretch of the window [start, end] without any grant answered (grants outside it ignored)."""
     times: dict[str, list[float]] = {k: [] for k in keys}
     for op in ops:
-        if op.f == ACQUIRE and op.type == "ok":
+        if op.f == ACQUIRE and op.type == "ok" and start <= op.complete <= end:
             times.setdefault(op.key, []).append(op.complete)
     gaps = {}
     for key, ts in times.items():

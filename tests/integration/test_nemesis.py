@@ -214,8 +214,13 @@ class Nemesis:
         raise RuntimeError(f"{method} {path}: no node answered ({last})")
 
     def master(self, avoid=None) -> str | None:
-        rows = self.admin("GET", "/_cat/master?format=json", avoid=avoid).json()
-        return rows[0]["node"] if rows else None
+        """The elected master's name, or None while there is none (during an election
+        `_cat/master` answers 500 on every node: Elasticsearch looks up a null master id)."""
+        try:
+            rows = self.admin("GET", "/_cat/master?format=json", avoid=avoid).json()
+        except (RuntimeError, ValueError):
+            return None
+        return rows[0]["node"] if isinstance(rows, list) and rows else None
 
     def copies(self) -> list[dict]:
         """The copies of `.locks` shard 0 (partition 0): node, primary or replica, state."""
@@ -335,10 +340,10 @@ def test_no_overlapping_holds_and_rising_tokens_under_faults(cluster):
         t.start()
     stop.wait(SECONDS)
     stop.set()
-    nemesis.thread.join(HEAL_S * 2 + 60)  # a fault in progress finishes and heals
+    history.end()  # availability is measured while the workers were asking
     for w in workers:
         w.thread.join(ANSWER_S + 3 * (ADMIN_S + CONNECT_S) + 10)
-    history.end()
+    nemesis.thread.join(HEAL_S * 2 + 60)  # a fault in progress finishes and heals
     stuck = [t.name for t in [nemesis.thread, *(w.thread for w in workers)] if t.is_alive()]
     for n in cluster.nodes:
         n.thaw()
