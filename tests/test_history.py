@@ -94,10 +94,12 @@ def test_a_grant_answered_after_its_lease_ended_proves_nothing():
     have run out on the server, so the hold has no certain part at all."""
     s = Script()
     s.acquire("a", 0.0, LEASE + 1.0, 10)
-    s.acquire("b", 0.5, LEASE + 0.5, 11)
-    s.release("b", LEASE + 2.0, LEASE + 2.1)
+    s.acquire("b", 1.0, LEASE + 0.5, 11)
+    s.release("b", LEASE + 0.8, LEASE + 0.9)
     s.release("a", LEASE + 2.0, LEASE + 2.1, outcome="fail")
-    assert s.check().violations == []
+    r = s.check()
+    assert r.violations == []
+    assert (r.unchecked, r.past_lease) == (1, 0)  # b's hold [5.5, 5.8] is checked, a's is not
 
 
 def test_a_reentrant_re_grant_keeps_its_token():
@@ -254,6 +256,6 @@ def test_the_summary_names_the_figures():
     s.release("b", 0.7, 0.8)
     s.fault("pause", 0.0, 0.4)
     text = s.check().summary()
-    for needle in ("violations: 1", "faults: 1 {'pause': 1}", "grants: 2", "past-lease holds: 0",
+    for needle in ("violations: 1", "faults: 1 {'pause': 1}", "grants: 2", "past-lease holds: 0", "unchecked grants",
                    "longest gap without a grant on k", "overlap on k"):
         assert needle in text, text

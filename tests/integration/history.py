@@ -118,6 +118,11 @@ class Hold:
     certain_end: float
     past_lease: bool  # released (or never released) after its earliest possible expiry
 
+    @property
+    def unchecked(self) -> bool:
+        """Answered after its earliest possible expiry: no moment is certain, nothing to check."""
+        return self.certain_end <= self.certain_start
+
 
 @dataclass
 class Violation:
@@ -147,6 +152,7 @@ class Report:
     counts: Counter = field(default_factory=Counter)
     faults: Counter = field(default_factory=Counter)
     past_lease: int = 0
+    unchecked: int = 0
     gaps: dict[str, Gap] = field(default_factory=dict)
 
     def summary(self, origin: float = 0.0) -> str:
@@ -154,7 +160,8 @@ class Report:
         lines = [f"violations: {len(self.violations)}",
                  f"faults: {sum(self.faults.values())} {dict(sorted(self.faults.items()))}",
                  f"grants: {self.counts['grants']} (reentrant {self.counts['reentrant grants']}), "
-                 f"past-lease holds: {self.past_lease}, unknown acquires: {self.counts['unknown acquires']}"]
+                 f"past-lease holds: {self.past_lease}, unchecked grants (answered after their earliest "
+                 f"expiry): {self.unchecked}, unknown acquires: {self.counts['unknown acquires']}"]
         lines.append(f"releases: {self.counts['releases']}; other outcomes:")
         lines += [f"  {name}: {n}" for name, n in sorted(self.counts.items())
                   if name.startswith((ACQUIRE + " ", RELEASE + " "))]
@@ -302,4 +309,5 @@ def check(history: History | list[Op], lease_slack_s: float = DEFAULT_LEASE_SLAC
     hs = holds(ops, lease_slack_s)
     counts, faults = tally(ops)
     return Report(violations=overlaps(hs) + token_order(ops), counts=counts, faults=faults,
-                  past_lease=sum(h.past_lease for h in hs), gaps=longest_gaps(ops, start, end, keys))
+                  past_lease=sum(h.past_lease and not h.unchecked for h in hs),
+                  unchecked=sum(h.unchecked for h in hs), gaps=longest_gaps(ops, start, end, keys))
