@@ -148,6 +148,8 @@ class Gap:
 
 @dataclass
 class Report:
+    """What `check` found: the violations (expected none) and the run's figures."""
+
     violations: list[Violation] = field(default_factory=list)
     counts: Counter = field(default_factory=Counter)
     faults: Counter = field(default_factory=Counter)
@@ -174,8 +176,9 @@ class Report:
 
 def holds(ops: Iterable[Op], lease_slack_s: float = DEFAULT_LEASE_SLACK_S) -> list[Hold]:
     """Every granted acquire with its certain interval. A hold ends at its owner's next release
-    of the key invoked after the grant's answer; an owner that asks again while holding (a
-    reentrant re-grant) keeps one hold, ended by the release that follows."""
+    of the key invoked after the grant's answer; when an owner asks again while holding (a
+    reentrant re-grant), both grants are holds ended by the release that follows, and holds of
+    one owner never conflict with each other."""
     by_owner_key: dict[tuple, list[Op]] = defaultdict(list)
     for op in sorted(ops, key=lambda o: o.invoke):
         if op.f in LOCK_OPS and (op.f == RELEASE or op.type == "ok"):
