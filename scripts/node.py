@@ -287,6 +287,33 @@ class Node:
             self.process.kill()
             self.process.wait()
 
+    def server_pid(self) -> int | None:
+        """The server JVM's pid from its pid file (the launcher's child), or None before it is
+        written or after the node is gone."""
+        try:
+            return int(self.pid_file.read_text().strip())
+        except (FileNotFoundError, ValueError):
+            return None
+
+    def freeze(self) -> bool:
+        """SIGSTOP of the server JVM: alive but silent, like a long GC pause or a network cut.
+        Returns whether a process was frozen."""
+        return self._signal(signal.SIGSTOP)
+
+    def thaw(self) -> bool:
+        """SIGCONT: the frozen JVM runs on from where it stopped, with its stale view."""
+        return self._signal(signal.SIGCONT)
+
+    def _signal(self, sig: int) -> bool:
+        pid = self.server_pid()
+        if pid is None:
+            return False
+        try:
+            os.kill(pid, sig)
+            return True
+        except ProcessLookupError:
+            return False
+
     def tail_log(self, lines: int = 40) -> str:
         for f in (self.log_file, self.home / "stdout.txt"):
             if f.exists():

@@ -1,0 +1,316 @@
+"""A history of lock operations and a checker over it, for the fault test
+(tests/integration/test_nemesis.py; rules explained in docs/RELIABILITY.md).
+
+Jepsen's way (jepsen-io/jepsen, `jepsen.checker`): every operation is recorded twice on one
+clock, when it is invoked and when it completes, and the checker proves properties of the
+recorded history instead of trusting what the servers say about themselves. Completions are
+`ok` (it happened), `fail` (it certainly did not happen) or `info` (unknown: a timeout, a reset
+connection, a 5xx that is not "unavailable"); the checker never counts an unknown outcome as
+having happened, and never counts it as not having happened either.
+
+The clock is `time.monotonic()`, i.e. CLOCK_MONOTONIC on Linux, the clock the nodes' lock cores
+read too (Rust `Instant`), so client and server times are comparable on one machine.
+
+Pure Python, no Elasticsearch: `tests/test_history.py` checks the checker on hand-made
+histories."""
+
+from __future__ import annotations
+
+import bisect
+import threading
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+ACQUIRE = "acquire"
+RELEASE = "release"
+LOCK_OPS = (ACQUIRE, RELEASE)
+
+# How much earlier than `invoke + lease` a server may end a lease: the lock core counts time in
+# whole milliseconds (it truncates), so an expiry can come up to 1 ms before the client's figure.
+DEFAULT_LEASE_SLACK_S = 0.005
+
+
+@dataclass
+class Op:
+    """One operation: a lock call by a worker (`f` acquire/release), or a fault by the nemesis
+    (`f` is the fault's kind, `process` "nemesis"), from invocation to completion."""
+
+    id: int
+    process: str
+    f: str
+    invoke: float
+    key: str | None = None
+    owner: str | None = None
+    lease_s: float | None = None
+    node: str | None = None
+    complete: float | None = None
+    type: str | None = None  # "ok" | "fail" | "info"; None while in flight
+    token: int | None = None
+    status: str | None = None  # "200", "409 lock_wait_timeout_exception", "ReadTimeout", ...
+    detail: str | None = None
+
+    def __str__(self) -> str:
+        done = "…" if self.complete is None else f"{self.complete:.3f}"
+        parts = [f"#{self.id} {self.process} {self.f}", f"[{self.invoke:.3f}, {done}]"]
+        parts += [f"{name}={value}" for name, value in (
+            ("key", self.key), ("owner", self.owner), ("node", self.node), ("type", self.type),
+            ("token", self.token), ("status", self.status), ("detail", self.detail)) if value is not None]
+        return " ".join(parts)
+
+
+class History:
+    """The recorder: thread-safe, one clock. Workers call `invoke` before sending a request and
+    `ok`/`fail`/`info` after its answer (or its exception), so the real effect lies somewhere
+    inside [invoke, complete]."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic):
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._ops: list[Op] = []
+        self.started = clock()
+        self.ended: float | None = None
+
+    def invoke(self, process: str, f: str, **fields) -> Op:
+        with self._lock:
+            op = Op(id=len(self._ops), process=process, f=f, invoke=self.clock(), **fields)
+            self._ops.append(op)
+            return op
+
+    def _complete(self, op: Op, type_: str, **fields) -> Op:
+        with self._lock:
+            assert op.complete is None, f"completed twice: {op}"
+            op.complete = self.clock()
+            op.type = type_
+            for name, value in fields.items():
+                setattr(op, name, value)
+            return op
+
+    def ok(self, op: Op, **fields) -> Op:
+        return self._complete(op, "ok", **fields)
+
+    def fail(self, op: Op, **fields) -> Op:
+        return self._complete(op, "fail", **fields)
+
+    def info(self, op: Op, **fields) -> Op:
+        return self._complete(op, "info", **fields)
+
+    def end(self) -> None:
+        """Marks the end of the recorded window (the availability gaps run up to here)."""
+        self.ended = self.clock()
+
+    def ops(self) -> list[Op]:
+        with self._lock:
+            return list(self._ops)
+
+
+@dataclass
+class Hold:
+    """A granted acquire and what is certain about it. The server granted at some moment in
+    [acquire.invoke, acquire.complete] and the lease ran from there, so the lock was certainly
+    held from the acquire's answer until the earlier of the release's invocation (the release may
+    take effect any time after) and `invoke + lease` (the earliest moment the lease may end)."""
+
+    grant: Op
+    release: Op | None
+    certain_start: float
+    certain_end: float
+    past_lease: bool  # released (or never released) after its earliest possible expiry
+
+    @property
+    def unchecked(self) -> bool:
+        """Answered after its earliest possible expiry: no moment is certain, nothing to check."""
+        return self.certain_end <= self.certain_start
+
+
+@dataclass
+class Violation:
+    rule: str  # "overlap" | "token"
+    key: str
+    first: Op
+    second: Op
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.rule} on {self.key}: {self.why}\n    {self.first}\n    {self.second}"
+
+
+@dataclass
+class Gap:
+    """The longest time a key went without a grant, and where in the run it was."""
+
+    key: str
+    seconds: float
+    start: float
+    end: float
+
+
+@dataclass
+class Report:
+    """What `check` found: the violations (expected none) and the run's figures."""
+
+    violations: list[Violation] = field(default_factory=list)
+    counts: Counter = field(default_factory=Counter)
+    faults: Counter = field(default_factory=Counter)
+    past_lease: int = 0
+    unchecked: int = 0
+    gaps: dict[str, Gap] = field(default_factory=dict)
+
+    def summary(self, origin: float = 0.0) -> str:
+        """Human-readable figures; times relative to `origin` (the run's start)."""
+        lines = [f"violations: {len(self.violations)}",
+                 f"faults: {sum(self.faults.values())} {dict(sorted(self.faults.items()))}",
+                 f"grants: {self.counts['grants']} (reentrant {self.counts['reentrant grants']}), "
+                 f"past-lease holds: {self.past_lease}, unchecked grants (answered after their earliest "
+                 f"expiry): {self.unchecked}, unknown acquires: {self.counts['unknown acquires']}"]
+        lines.append(f"releases: {self.counts['releases']}; other outcomes:")
+        lines += [f"  {name}: {n}" for name, n in sorted(self.counts.items())
+                  if name.startswith((ACQUIRE + " ", RELEASE + " "))]
+        for key, gap in sorted(self.gaps.items()):
+            lines.append(f"longest gap without a grant on {key}: {gap.seconds:.1f}s "
+                         f"(from {gap.start - origin:.1f}s to {gap.end - origin:.1f}s)")
+        lines += [str(v) for v in self.violations[:20]]
+        return "\n".join(lines)
+
+
+def holds(ops: Iterable[Op], lease_slack_s: float = DEFAULT_LEASE_SLACK_S) -> list[Hold]:
+    """Every granted acquire with its certain interval. A hold ends at its owner's next release
+    of the key invoked after the grant's answer; when an owner asks again while holding (a
+    reentrant re-grant), both grants are holds ended by the release that follows, and holds of
+    one owner never conflict with each other."""
+    by_owner_key: dict[tuple, list[Op]] = defaultdict(list)
+    for op in sorted(ops, key=lambda o: o.invoke):
+        if op.f in LOCK_OPS and (op.f == RELEASE or op.type == "ok"):
+            by_owner_key[(op.owner, op.key)].append(op)
+    result = []
+    for sequence in by_owner_key.values():
+        for i, op in enumerate(sequence):
+            if op.f != ACQUIRE:
+                continue
+            release = next((r for r in sequence[i + 1:] if r.f == RELEASE and r.invoke >= op.complete), None)
+            expiry = op.invoke + op.lease_s - lease_slack_s
+            end = expiry if release is None else min(release.invoke, expiry)
+            past = release is None or release.invoke > expiry
+            result.append(Hold(op, release, op.complete, end, past))
+    return result
+
+
+def overlaps(hs: list[Hold]) -> list[Violation]:
+    """Two different owners certainly holding one key at the same moment."""
+    found = []
+    by_key: dict[str, list[Hold]] = defaultdict(list)
+    for h in hs:
+        if h.certain_end > h.certain_start:
+            by_key[h.grant.key].append(h)
+    for key, key_holds in by_key.items():
+        active: list[Hold] = []
+        for h in sorted(key_holds, key=lambda h: h.certain_start):
+            active = [a for a in active if a.certain_end > h.certain_start]
+            for a in active:
+                if a.grant.owner != h.grant.owner:
+                    found.append(Violation("overlap", key, a.grant, h.grant,
+                                           f"{a.grant.owner} certainly held it until {a.certain_end:.3f}, "
+                                           f"{h.grant.owner} from {h.certain_start:.3f}"))
+            active.append(h)
+    return found
+
+
+def token_order(ops: Iterable[Op]) -> list[Violation]:
+    """Per key, a grant answered before another was even asked for must carry a smaller token.
+    Grants whose [invoke, answer] overlap may have happened in either order, so only the
+    real-time order is checked. The one exception is a reentrant re-grant: the same owner gets
+    the same token again (the server still counted it as the holder), which it may only when it
+    did not certainly release the key in between."""
+    ops = list(ops)
+    released_between = released_ok_between(ops)
+    found = []
+    by_key: dict[str, list[Op]] = defaultdict(list)
+    for op in ops:
+        if op.f == ACQUIRE and op.type == "ok":
+            by_key[op.key].append(op)
+    for key, grants in by_key.items():
+        grants.sort(key=lambda o: o.complete)
+        answered = [g.complete for g in grants]
+        best: list[Op] = []  # best[i]: the grant with the largest token among grants[0..i]
+        for g in grants:
+            best.append(g if not best or g.token > best[-1].token else best[-1])
+        for g in grants:
+            n = bisect.bisect_left(answered, g.invoke)
+            if n == 0:
+                continue
+            before = best[n - 1]
+            if before.token > g.token:
+                found.append(Violation("token", key, before, g,
+                                       f"token {g.token} granted after {before.token} was"))
+            elif before.token == g.token and (before.owner != g.owner or released_between(before, g)):
+                found.append(Violation("token", key, before, g,
+                                       f"token {g.token} granted to {before.owner} and again to {g.owner}"))
+    return found
+
+
+def released_ok_between(ops: Iterable[Op]) -> Callable[[Op, Op], bool]:
+    """Whether the owner of grant `a` certainly released the key between `a` and grant `b`
+    (a release answered 200 inside [a's answer, b's invocation]): then `b` is a new grant and
+    not a reentrant one, and may not reuse `a`'s token."""
+    releases: dict[tuple, list[Op]] = defaultdict(list)
+    for op in ops:
+        if op.f == RELEASE and op.type == "ok":
+            releases[(op.owner, op.key)].append(op)
+
+    def between(a: Op, b: Op) -> bool:
+        return any(a.complete <= r.invoke and r.complete <= b.invoke for r in releases[(a.owner, a.key)])
+    return between
+
+
+def longest_gaps(ops: Iterable[Op], start: float, end: float, keys: Iterable[str] = ()) -> dict[str, Gap]:
+    """Per key (those of the history and `keys`, which may never have been granted), the longest
+    stretch of the window [start, end] without any grant answered (grants outside it ignored)."""
+    times: dict[str, list[float]] = {k: [] for k in keys}
+    for op in ops:
+        if op.f == ACQUIRE and op.type == "ok" and start <= op.complete <= end:
+            times.setdefault(op.key, []).append(op.complete)
+    gaps = {}
+    for key, ts in times.items():
+        points = [start, *sorted(ts), end]
+        a, b = max(zip(points, points[1:]), key=lambda p: p[1] - p[0])
+        gaps[key] = Gap(key, b - a, a, b)
+    return gaps
+
+
+def tally(ops: Iterable[Op]) -> tuple[Counter, Counter]:
+    """Counts of lock outcomes (grants, releases, failures by status) and of faults by kind."""
+    counts: Counter = Counter()
+    faults: Counter = Counter()
+    for op in ops:
+        if op.f not in LOCK_OPS:
+            faults[op.f] += 1
+        elif op.f == ACQUIRE and op.type == "ok":
+            counts["grants"] += 1
+            if op.detail == "reentrant":
+                counts["reentrant grants"] += 1
+        elif op.f == RELEASE and op.type == "ok":
+            counts["releases"] += 1
+        else:
+            counts[f"{op.f} {op.type or 'in flight'} {op.status}"] += 1
+            if op.f == ACQUIRE and op.type != "fail":
+                counts["unknown acquires"] += 1
+    return counts, faults
+
+
+def check(history: History | list[Op], lease_slack_s: float = DEFAULT_LEASE_SLACK_S,
+          start: float | None = None, end: float | None = None, keys: Iterable[str] = ()) -> Report:
+    """Runs every rule over a history. Acquires still in flight or with an unknown outcome are
+    never treated as grants; releases of any outcome end a hold at their invocation."""
+    ops = history.ops() if isinstance(history, History) else list(history)
+    if isinstance(history, History):
+        start = history.started if start is None else start
+        end = history.ended if end is None else end
+    times = [t for op in ops for t in (op.invoke, op.complete) if t is not None]
+    start = min(times, default=0.0) if start is None else start
+    end = max(times, default=0.0) if end is None else end
+    hs = holds(ops, lease_slack_s)
+    counts, faults = tally(ops)
+    return Report(violations=overlaps(hs) + token_order(ops), counts=counts, faults=faults,
+                  past_lease=sum(h.past_lease and not h.unchecked for h in hs),
+                  unchecked=sum(h.unchecked for h in hs), gaps=longest_gaps(ops, start, end, keys))

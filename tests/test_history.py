@@ -1,0 +1,261 @@
+"""The fault test's checker (tests/integration/history.py) on hand-made histories: what it must
+flag (two owners holding at once, a token going backwards or reused) and what it must let pass
+(holds past their lease, reentrant re-grants, unknown outcomes, grants whose order is unknown).
+Pure Python, no Elasticsearch, so not marked slow."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "integration"))
+
+from history import ACQUIRE, RELEASE, History, check  # noqa: E402
+
+LEASE = 5.0
+K = "k"
+
+
+class Script:
+    """Writes a history by hand: the test sets the clock before each event."""
+
+    def __init__(self):
+        self.now = 0.0
+        self.history = History(clock=lambda: self.now)
+
+    def at(self, t: float) -> "Script":
+        self.now = t
+        return self
+
+    def acquire(self, owner: str, invoke: float, answer: float, token: int | None, outcome: str = "ok",
+                key: str = K, lease: float = LEASE, reentrant: bool = False):
+        op = self.at(invoke).history.invoke(owner, ACQUIRE, key=key, owner=owner, lease_s=lease)
+        self.at(answer)
+        if outcome == "ok":
+            return self.history.ok(op, token=token, status="200", detail="reentrant" if reentrant else None)
+        if outcome == "fail":
+            return self.history.fail(op, status="409 lock_wait_timeout_exception")
+        return self.history.info(op, status="ReadTimeout")
+
+    def release(self, owner: str, invoke: float, answer: float, outcome: str = "ok", key: str = K):
+        op = self.at(invoke).history.invoke(owner, RELEASE, key=key, owner=owner)
+        self.at(answer)
+        if outcome == "ok":
+            return self.history.ok(op, status="200")
+        if outcome == "fail":
+            return self.history.fail(op, status="404 lock_not_held_exception")
+        return self.history.info(op, status="ReadTimeout")
+
+    def fault(self, kind: str, start: float, end: float):
+        op = self.at(start).history.invoke("nemesis", kind, node="node-1")
+        self.at(end).history.ok(op)
+
+    def check(self):
+        return check(self.history, start=0.0, end=self.now)
+
+
+def rules(report) -> list[str]:
+    return [v.rule for v in report.violations]
+
+
+# --- must pass ------------------------------------------------------------------------------
+
+
+def test_a_clean_hand_over_passes_and_is_counted():
+    s = Script()
+    s.acquire("a", 0.0, 0.1, 10)
+    s.release("a", 0.5, 0.6)
+    s.acquire("b", 0.2, 0.7, 11)  # queued while a held, granted after a's release
+    s.release("b", 1.0, 1.1)
+    s.fault("kill", 1.2, 3.0)
+    s.at(4.0)
+    r = s.check()
+    assert r.violations == []
+    assert (r.counts["grants"], r.counts["releases"], r.past_lease) == (2, 2, 0)
+    assert r.faults == {"kill": 1}
+    assert abs(r.gaps[K].seconds - 3.3) < 1e-9  # from b's grant (0.7) to the end (4.0)
+
+
+def test_a_hold_past_its_lease_may_overlap_the_next_owner_and_is_counted():
+    """a's release comes after its lease may have ended: b's grant inside a's hold is the lease
+    doing its job, not a violation."""
+    s = Script()
+    s.acquire("a", 0.0, 0.1, 10)
+    s.acquire("b", 0.2, LEASE + 0.1, 11)
+    s.release("b", LEASE + 0.15, LEASE + 0.2)
+    s.release("a", LEASE + 0.5, LEASE + 0.6, outcome="fail")  # 404: it had expired
+    r = s.check()
+    assert r.violations == []
+    assert r.past_lease == 1
+
+
+def test_a_grant_answered_after_its_lease_ended_proves_nothing():
+    """The answer arrived after `invoke + lease` (a frozen coordinator): the lease may already
+    have run out on the server, so the hold has no certain part at all."""
+    s = Script()
+    s.acquire("a", 0.0, LEASE + 1.0, 10)
+    s.acquire("b", 1.0, LEASE + 0.5, 11)
+    s.release("b", LEASE + 0.8, LEASE + 0.9)
+    s.release("a", LEASE + 2.0, LEASE + 2.1, outcome="fail")
+    r = s.check()
+    assert r.violations == []
+    assert (r.unchecked, r.past_lease) == (1, 0)  # b's hold [5.5, 5.8] is checked, a's is not
+
+
+def test_a_reentrant_re_grant_keeps_its_token():
+    """a's release timed out without taking effect; a asks again and gets the same grant back."""
+    s = Script()
+    s.acquire("a", 0.0, 0.1, 10)
+    s.release("a", 0.5, 1.5, outcome="info")
+    s.acquire("a", 1.6, 1.7, 10, reentrant=True)
+    s.release("a", 2.0, 2.1)
+    s.acquire("b", 1.0, 2.2, 11)
+    s.release("b", 2.5, 2.6)
+    r = s.check()
+    assert r.violations == []
+    assert r.counts["reentrant grants"] == 1
+
+
+def test_unknown_acquires_are_neither_grants_nor_violations():
+    """a's acquire timed out: it may hold the key, so b's grant is no violation, and a's
+    unknown grant has no token to compare."""
+    s = Script()
+    s.acquire("a", 0.0, 3.0, None, outcome="info")
+    s.acquire("b", 0.5, 0.6, 11)
+    s.release("b", 0.9, 1.0)
+    s.acquire("c", 1.1, 1.2, 12)
+    s.release("c", 1.3, 1.4)
+    r = s.check()
+    assert r.violations == []
+    assert r.counts["grants"] == 2 and r.counts["unknown acquires"] == 1
+
+
+def test_concurrent_grants_may_come_back_in_either_order():
+    """b was asked for before a's answer came back, so b's smaller token may be the earlier
+    grant: no order is known between them."""
+    s = Script()
+    s.acquire("b", 0.0, 0.3, 10)
+    s.acquire("a", 0.05, 0.2, 11)
+    s.release("a", 0.25, 0.26)  # a held briefly; b's grant came first, then a's...
+    s.release("b", 0.4, 0.5)
+    r = s.check()
+    # ...which is itself an overlap only if both holds were certain at once: a's certain hold is
+    # [0.2, 0.25], b's [0.3, 0.4]: disjoint.
+    assert r.violations == []
+
+
+def test_different_keys_never_conflict():
+    s = Script()
+    s.acquire("a", 0.0, 0.1, 10, key="x")
+    s.acquire("b", 0.0, 0.1, 5, key="y")
+    s.release("a", 1.0, 1.1, key="x")
+    s.release("b", 1.0, 1.1, key="y")
+    assert s.check().violations == []
+
+
+# --- must be flagged --------------------------------------------------------------------------
+
+
+def test_two_owners_holding_at_once_is_an_overlap():
+    s = Script()
+    s.acquire("a", 0.0, 0.1, 10)
+    s.acquire("b", 0.2, 0.3, 11)
+    s.release("a", 0.5, 0.6)
+    s.release("b", 0.7, 0.8)
+    r = s.check()
+    assert rules(r) == ["overlap"]
+    assert {r.violations[0].first.owner, r.violations[0].second.owner} == {"a", "b"}
+
+
+def test_an_overlap_inside_the_lease_of_a_hold_released_late_is_still_flagged():
+    """a released after its lease, but b was granted well inside a's lease: the lease cannot
+    explain that."""
+    s = Script()
+    s.acquire("a", 0.0, 0.1, 10)
+    s.acquire("b", 1.0, 1.1, 11)
+    s.release("b", 1.5, 1.6)
+    s.release("a", LEASE + 1.0, LEASE + 1.1, outcome="fail")
+    r = s.check()
+    assert rules(r) == ["overlap"]
+    assert r.past_lease == 1
+
+
+def test_an_overlap_with_a_long_hold_behind_a_shorter_one_is_flagged():
+    """The sweep must compare a hold with every hold still active, not just the latest."""
+    s = Script()
+    s.acquire("a", 0.0, 0.1, 10)  # a holds [0.1, 3.0]
+    s.acquire("a", 0.2, 0.3, 10, reentrant=True)
+    s.acquire("b", 2.0, 2.1, 12)
+    s.release("b", 2.2, 2.3)
+    s.release("a", 3.0, 3.1)
+    assert rules(s.check()) == ["overlap", "overlap"]  # b against both of a's grants
+
+
+def test_a_token_going_backwards_is_flagged():
+    s = Script()
+    s.acquire("a", 0.0, 0.1, 1099511636290)
+    s.release("a", 0.2, 0.3)
+    s.acquire("b", 0.4, 0.5, 1099511627781)  # same epoch, counter restarted
+    s.release("b", 0.6, 0.7)
+    r = s.check()
+    assert rules(r) == ["token"]
+    assert "1099511627781" in r.violations[0].why
+
+
+def test_a_token_reused_by_another_owner_is_flagged():
+    s = Script()
+    s.acquire("a", 0.0, 0.1, 10)
+    s.release("a", 0.2, 0.3)
+    s.acquire("b", 0.4, 0.5, 10)
+    s.release("b", 0.6, 0.7)
+    assert rules(s.check()) == ["token"]
+
+
+def test_the_same_token_after_a_certain_release_is_flagged():
+    """a released with 200, so its next grant is new and may not carry the old token."""
+    s = Script()
+    s.acquire("a", 0.0, 0.1, 10)
+    s.release("a", 0.2, 0.3)
+    s.acquire("a", 0.4, 0.5, 10)
+    s.release("a", 0.6, 0.7)
+    assert rules(s.check()) == ["token"]
+
+
+def test_a_backwards_token_behind_a_later_smaller_one_is_still_flagged():
+    """Tokens 10, 20, 15: 15 comes after 20 was granted, even though 10 < 15."""
+    s = Script()
+    for i, (owner, token) in enumerate((("a", 10), ("b", 20), ("c", 15))):
+        s.acquire(owner, i, i + 0.1, token)
+        s.release(owner, i + 0.5, i + 0.6)
+    r = s.check()
+    assert rules(r) == ["token"]
+    assert (r.violations[0].first.token, r.violations[0].second.token) == (20, 15)
+
+
+def test_gaps_cover_keys_never_granted():
+    s = Script()
+    s.acquire("a", 0.0, 3.0, None, outcome="fail", key="never")
+    r = check(s.history, start=0.0, end=10.0, keys=["never", "silent"])
+    assert r.gaps["never"].seconds == 10.0 and r.gaps["silent"].seconds == 10.0
+
+
+def test_gaps_ignore_grants_answered_after_the_window():
+    """Workers stop asking at the window's end; a late answer does not shorten the last gap."""
+    s = Script()
+    s.acquire("a", 0.0, 1.0, 10)
+    s.acquire("b", 2.0, 12.0, 11)
+    r = check(s.history, start=0.0, end=10.0)
+    assert r.gaps[K].seconds == 9.0
+
+
+def test_the_summary_names_the_figures():
+    s = Script()
+    s.acquire("a", 0.0, 0.1, 10)
+    s.acquire("b", 0.2, 0.3, 11)
+    s.release("a", 0.5, 0.6)
+    s.release("b", 0.7, 0.8)
+    s.fault("pause", 0.0, 0.4)
+    text = s.check().summary()
+    for needle in ("violations: 1", "faults: 1 {'pause': 1}", "grants: 2", "past-lease holds: 0", "unchecked grants",
+                   "longest gap without a grant on k", "overlap on k"):
+        assert needle in text, text
