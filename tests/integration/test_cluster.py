@@ -1,7 +1,9 @@
-"""Cluster-wide locks on real three-node clusters (docs/ARCHITECTURE.md "Partitions, owners,
-epochs"): mutual exclusion across nodes, master elections (voting exclusion, kill -9 of the
-master), an owner cut off and resumed, an owner killed with kill -9, a planned move of a
-partition, a full cluster restart.
+"""Cluster-wide locks on real three-node clusters with `locks.durability: memory` (docs/ARCHITECTURE.md
+"Partitions, owners, epochs", "Durability modes"): mutual exclusion across nodes, a planned move of
+a partition, an owner cut off and resumed, an owner killed with kill -9 (recovery grace), a full
+cluster restart (holders forgotten). Leases, grace and fault detection are shortened so the
+memory mode's grace path runs in seconds. The default, replicated mode has its own module with
+default settings: test_replication.py.
 
 Each test module starts its own cluster of real nodes from the integ-test-zip (plugin installed
 by `elasticsearch-plugin install`) and talks HTTP only."""
@@ -9,7 +11,6 @@ by `elasticsearch-plugin install`) and talks HTTP only."""
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import os
 import signal
 import threading
@@ -20,6 +21,7 @@ import pytest
 import requests
 
 import node as esnode
+from cluster_kit import http, live, owner_of_partition, owner_that_is_not_the_master, granted_by_the_new_owner
 
 pytestmark = pytest.mark.slow
 
@@ -35,6 +37,7 @@ def cluster():
         "eslm-it-cluster",
         3,
         extra_settings={
+            "locks.durability": "memory",
             "locks.lease.max": f"{LEASE_MAX_S}s",
             "locks.lease.default": f"{LEASE_MAX_S}s",
             "locks.recovery.grace": f"{GRACE_S}s",
@@ -52,33 +55,6 @@ def cluster():
         yield c
     finally:
         c.stop()
-
-
-def http(node, method, path, body=None, timeout=60):
-    return requests.request(method, node.url + path, json=body, timeout=timeout)
-
-
-def owner_of_partition(cluster, partition=0):
-    """The node serving `partition`, from the nodes' own diagnostics. Exactly one node may serve
-    it at a time; two would be a double owner, and fail the test."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        serving = []
-        for n in live(cluster):
-            try:
-                parts = http(n, "GET", "/_locks/_node/diagnostics", timeout=5).json()["core"]["partitions"]
-            except (requests.RequestException, KeyError):
-                continue
-            serving += [(n, p) for p in parts if p["id"] == partition]
-        assert len(serving) <= 1, f"partition {partition} served by {[(n.name, p) for n, p in serving]}"
-        if serving and serving[0][1]["state"] == "active":
-            return serving[0][0], serving[0][1]["epoch"]
-        time.sleep(0.2)
-    raise AssertionError("no node serves the partition")
-
-
-def live(cluster):
-    return [n for n in cluster.nodes if n.process is not None and n.process.poll() is None]
 
 
 def test_partition_is_served_by_the_primary_holder_with_the_primary_term_as_epoch(cluster):
@@ -201,256 +177,6 @@ def test_planned_move_hands_holders_and_waiters_over_without_grace(cluster):
     http(target, "POST", f"/_locks/{k}/_release", {"owner": "waiter"})
 
 
-
-
-def move_partition(cluster, to):
-    owner, _ = owner_of_partition(cluster)
-    if owner is to:
-        return
-    r = http(owner, "POST", "/_cluster/reroute?metric=none", {
-        "commands": [{"move": {"index": ".locks", "shard": 0, "from_node": owner.name, "to_node": to.name}}]})
-    assert r.status_code == 200, r.text
-    deadline = time.monotonic() + 60
-    while owner_of_partition(cluster)[0] is not to:
-        assert time.monotonic() < deadline, "partition did not move"
-        time.sleep(0.2)
-    http(to, "GET", "/_cluster/health/.locks?wait_for_status=green&timeout=60s", timeout=70)
-
-
-def master_name(node):
-    return http(node, "GET", "/_cat/master?format=json").json()[0]["node"]
-
-
-def current_master(node):
-    """The elected master's name as `node` sees it, or None while it knows of none."""
-    try:
-        r = http(node, "GET", "/_cat/master?format=json", timeout=5)
-        return r.json()[0]["node"] if r.status_code == 200 else None
-    except (requests.RequestException, KeyError, IndexError, ValueError):
-        return None
-
-
-def granted_by_the_new_owner(node, k, old_token):
-    """While the old owner is frozen: asks `node` for `k` as "new" until the failed-over partition
-    grants it (within 90 s), and checks the grant's epoch is above the old holder's."""
-    deadline = time.monotonic() + 90
-    r = None
-    while time.monotonic() < deadline:
-        r = http(node, "POST", f"/_locks/{k}/_acquire", {"owner": "new", "wait": "20s"}, timeout=60)
-        if r.status_code == 200:
-            break
-    assert r is not None and r.status_code == 200, r.text if r is not None else "no answer"
-    new = r.json()
-    assert new["fencing_token"] >> 40 > old_token >> 40
-    return new
-
-
-def owner_that_is_not_the_master(cluster):
-    """(owner, epoch, master) with the partition's owner not the elected master: moved to a node
-    with no copy that is not the master when it has to be (a three-node cluster always has one)."""
-    owner, epoch = owner_of_partition(cluster)
-    master = master_name(owner)
-    if owner.name == master:
-        shards = http(owner, "GET", "/_cat/shards/.locks?format=json&h=shard,prirep,node").json()
-        with_copy = {s["node"] for s in shards if s["shard"] == "0"}
-        free = [n for n in live(cluster) if n.name not in with_copy and n.name != master]
-        if not free:
-            pytest.skip("no node without a copy besides the master")
-        move_partition(cluster, free[0])
-        owner, epoch = owner_of_partition(cluster)
-    assert owner.name != master
-    return owner, epoch, cluster.node(master)
-
-
-@contextlib.contextmanager
-def no_rebalancing(cluster):
-    """No shard rebalancing while the test runs (restored afterwards): the balancer may move the
-    lock partition back after `owner_that_is_not_the_master` moved it, and a planned move racing
-    the test's own event is not what the test is about. Explicit moves and the promotion of a
-    replica after a node failure still happen."""
-    r = http(cluster.nodes[0], "PUT", "/_cluster/settings", {"persistent": {"cluster.routing.rebalance.enable": "none"}})
-    assert r.status_code == 200, r.text
-    try:
-        yield
-    finally:
-        answers = []
-        for n in live(cluster):  # the node frozen or killed by the test may still be rejoining
-            try:
-                r = http(n, "PUT", "/_cluster/settings", {"persistent": {"cluster.routing.rebalance.enable": None}})
-            except requests.RequestException as e:
-                answers.append(str(e))
-                continue
-            if r.status_code == 200:
-                break
-            answers.append(r.text)
-        else:
-            raise AssertionError(f"rebalancing not restored: {answers}")
-
-
-def settled(node):
-    r = http(node, "GET", "/_cluster/health?wait_for_no_relocating_shards=true&wait_for_status=green&timeout=60s",
-             timeout=70)
-    assert r.status_code == 200 and not r.json()["timed_out"], r.text
-
-
-@contextlib.contextmanager
-def default_lease_settings(node):
-    """The module's cluster shortens leases for its failover tests; the election tests run with
-    the plugin's defaults (locks.lease.default 30s, locks.lease.max 10m) as persistent cluster
-    settings, so no lease can run out during the election and hide a lost holder. Raised max
-    first and reset default first: the default never exceeds the max."""
-    for name, value in (("locks.lease.max", "10m"), ("locks.lease.default", "30s")):
-        r = http(node, "PUT", "/_cluster/settings", {"persistent": {name: value}})
-        assert r.status_code == 200, r.text
-    try:
-        yield
-    finally:
-        for name in ("locks.lease.default", "locks.lease.max"):
-            r = http(node, "PUT", "/_cluster/settings", {"persistent": {name: None}})
-            assert r.status_code == 200, r.text
-
-
-class RenewRecorder:
-    """Renews one held lock through one node in a loop, recording every answer's status (or the
-    transport error), until stopped."""
-
-    def __init__(self, node, key, owner):
-        self.node, self.key, self.owner = node, key, owner
-        self.statuses: list = []
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self.run, daemon=True)
-
-    def run(self):
-        s = requests.Session()
-        while not self.stop.is_set():
-            try:
-                r = s.post(f"{self.node.url}/_locks/{self.key}/_renew", json={"owner": self.owner}, timeout=30)
-                self.statuses.append(r.status_code if r.status_code == 200 else (r.status_code, r.text[:300]))
-            except requests.RequestException as e:
-                self.statuses.append(("error", str(e)[:300]))
-            time.sleep(0.02)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        self.thread.join(60)
-
-
-def hold_locks_before_an_election(owner, via):
-    """Issues tokens on a key (granted five times), then holds two keys; answers what the
-    election must keep: the holders with their tokens, and every token issued."""
-    tag = uuid.uuid4().hex[:6]
-    counted = f"elect-count-{tag}"
-    tokens = []
-    for _ in range(5):
-        r = http(via, "POST", f"/_locks/{counted}/_acquire", {"owner": "counter"})
-        assert r.status_code == 200, r.text
-        tokens.append(r.json()["fencing_token"])
-        assert http(via, "POST", f"/_locks/{counted}/_release", {"owner": "counter"}).status_code == 200
-    held = {}
-    for k, who in ((f"elect-h1-{tag}", "holder-1"), (f"elect-h2-{tag}", "holder-2")):
-        r = http(via, "POST", f"/_locks/{k}/_acquire", {"owner": who})
-        assert r.status_code == 200, r.text
-        held[k] = (who, r.json()["fencing_token"])
-        tokens.append(r.json()["fencing_token"])
-    assert tokens == sorted(tokens)
-    return counted, held, tokens
-
-
-def assert_the_election_changed_nothing(cluster, owner, epoch, counted, held, tokens, statuses):
-    """After an election: same owner in the same epoch, every holder still holding with its
-    token, renew works through every node, the next grant outranks every earlier token, and the
-    owner never answered anything but 200 to the renews sent during the election."""
-    failed = [s for s in statuses if s != 200]
-    assert statuses and failed == [], f"{len(failed)} of {len(statuses)} renews failed: {failed[:5]}"
-    assert owner_of_partition(cluster) == (owner, epoch), "same owner, same primary term"
-    for k, (who, token) in held.items():
-        for n in live(cluster):
-            info = http(n, "GET", f"/_locks/{k}").json()
-            assert [(h["owner"], h["fencing_token"]) for h in info["holders"]] == [(who, token)], info
-            r = http(n, "POST", f"/_locks/{k}/_renew", {"owner": who})
-            assert r.status_code == 200, r.text
-    r = http(live(cluster)[0], "POST", f"/_locks/{counted}/_acquire", {"owner": "after"})
-    assert r.status_code == 200, r.text
-    after = r.json()["fencing_token"]
-    assert after > max(tokens), f"token {after} after the election, {max(tokens)} issued before"
-    http(live(cluster)[0], "POST", f"/_locks/{counted}/_release", {"owner": "after"})
-    for k, (who, _) in held.items():
-        assert http(owner, "POST", f"/_locks/{k}/_release", {"owner": who}).status_code == 200
-
-
-def wait_for_new_master(node, old_name, timeout=60):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        m = current_master(node)
-        if m is not None and m != old_name:
-            return m
-        time.sleep(0.1)
-    raise AssertionError(f"no new master after {old_name} left")
-
-
-def test_a_master_leaving_by_voting_exclusion_changes_nothing_for_the_locks(cluster):
-    """What a rolling restart does: the elected master is excluded from voting and a new one is
-    elected. The partition's owner (not the master) keeps its primary and term, so nothing may
-    change: no holder lost, no token reused, no 503 while the election happens."""
-    with no_rebalancing(cluster):
-        owner, epoch, master = owner_that_is_not_the_master(cluster)
-        settled(owner)
-        voting_exclusion_election(cluster, owner, epoch, master)
-
-
-def voting_exclusion_election(cluster, owner, epoch, master):
-    via = next(n for n in live(cluster) if n is not owner)
-    with default_lease_settings(owner):
-        counted, held, tokens = hold_locks_before_an_election(owner, via)
-        renewed = next(iter(held))
-        try:
-            with RenewRecorder(owner, renewed, held[renewed][0]) as recorder:
-                time.sleep(1)
-                r = http(owner, "POST", f"/_cluster/voting_config_exclusions?node_names={master.name}")
-                assert r.status_code == 200, r.text
-                new_master = wait_for_new_master(owner, master.name)
-                time.sleep(5)  # longer than the 3 s ownership-confirmation window
-            print(f"\nmaster {master.name} -> {new_master}; {len(recorder.statuses)} renews during the election")
-            assert_the_election_changed_nothing(cluster, owner, epoch, counted, held, tokens, recorder.statuses)
-        finally:
-            r = http(owner, "DELETE", "/_cluster/voting_config_exclusions?wait_for_removal=false")
-            assert r.status_code == 200, r.text
-
-
-def test_kill_9_of_the_master_changes_nothing_for_the_locks(cluster):
-    """kill -9 of the elected master, which is not the partition's owner: the same promises as a
-    planned master change. The killed node is started again afterwards so that the later tests
-    of this module find three nodes."""
-    with no_rebalancing(cluster):
-        owner, epoch, master = owner_that_is_not_the_master(cluster)
-        settled(owner)
-        master_killed_election(cluster, owner, epoch, master)
-
-
-def master_killed_election(cluster, owner, epoch, master):
-    via = next(n for n in live(cluster) if n is not owner and n is not master)
-    with default_lease_settings(owner):
-        counted, held, tokens = hold_locks_before_an_election(owner, via)
-        renewed = next(iter(held))
-        try:
-            with RenewRecorder(owner, renewed, held[renewed][0]) as recorder:
-                time.sleep(1)
-                master.kill()
-                new_master = wait_for_new_master(owner, master.name)
-                time.sleep(5)  # longer than the 3 s ownership-confirmation window
-            print(f"\nkilled master {master.name} -> {new_master}; {len(recorder.statuses)} renews during the election")
-            assert_the_election_changed_nothing(cluster, owner, epoch, counted, held, tokens, recorder.statuses)
-        finally:
-            master.start()
-            master.wait_until_ready()
-            r = http(owner, "GET", "/_cluster/health?wait_for_nodes=3&wait_for_status=green&timeout=120s", timeout=130)
-            assert r.status_code == 200 and r.json()["number_of_nodes"] == 3, r.text
-
-
 def test_an_owner_cut_off_and_resumed_never_grants_what_the_new_owner_holds(cluster):
     """SIGSTOP freezes the owner (no traffic in or out, like a network partition); the cluster
     fails the partition over; after SIGCONT the old owner, with its stale cluster state, must not
@@ -464,12 +190,12 @@ def test_an_owner_cut_off_and_resumed_never_grants_what_the_new_owner_holds(clus
     pid = int(owner.pid_file.read_text().strip())
     os.kill(pid, signal.SIGSTOP)
     try:
-        new = granted_by_the_new_owner(others[1], k, old["fencing_token"])
+        granted_by_the_new_owner(others[1], k, old["fencing_token"])
     finally:
         os.kill(pid, signal.SIGCONT)
     # The resumed node still believes it owns the partition. Hammer it with try-locks while the
     # new holder keeps renewing: none may succeed.
-    granted = []
+    granted, answered = [], 0
     until = time.monotonic() + 8
     while time.monotonic() < until:
         assert http(others[1], "POST", f"/_locks/{k}/_renew", {"owner": "new"}).status_code == 200
@@ -477,80 +203,15 @@ def test_an_owner_cut_off_and_resumed_never_grants_what_the_new_owner_holds(clus
             intr = http(owner, "POST", f"/_locks/{k}/_acquire", {"owner": "intruder"}, timeout=15)
         except requests.RequestException:
             continue
+        answered += 1
         if intr.status_code == 200:
             granted.append(intr.json())
         else:
             assert intr.status_code in (409, 503), intr.text
+    assert answered > 0, "the resumed old owner answered no probe: the test proved nothing"
     assert granted == [], f"double grant by the resumed old owner: {granted}"
     info = http(others[0], "GET", f"/_locks/{k}").json()
     assert [h["owner"] for h in info["holders"]] == ["new"]
-
-
-def test_a_resumed_old_owner_asked_only_with_reads_grants_nothing(cluster):
-    """An owner is frozen (SIGSTOP) while it holds a key with a short lease and has a waiter
-    queued on it; the lease runs out while it is frozen and a new owner gives the key to someone
-    else. Reads sent to the frozen node (GET, list, stats, diagnostics) are answered the moment it
-    resumes, before it can learn that it lost the partition: they must not move its time on, so
-    its waiter is never granted and the new owner's holder stays the only holder."""
-    with no_rebalancing(cluster):
-        owner, _, _ = owner_that_is_not_the_master(cluster)
-        settled(owner)
-        frozen_owner_asked_with_reads(cluster, owner)
-
-
-def frozen_owner_asked_with_reads(cluster, owner):
-    others = [n for n in live(cluster) if n is not owner]
-    k = f"frozen-{uuid.uuid4().hex[:6]}"
-    old = http(others[0], "POST", f"/_locks/{k}/_acquire", {"owner": "old", "lease": "3s"})
-    assert old.status_code == 200, old.text
-    waiter: dict = {}
-
-    def wait():
-        try:
-            waiter["r"] = http(owner, "POST", f"/_locks/{k}/_acquire", {"owner": "waiter", "wait": "30s"}, timeout=120)
-        except requests.RequestException as e:
-            waiter["r"] = e
-
-    t = threading.Thread(target=wait, daemon=True)
-    t.start()
-    deadline = time.monotonic() + 20
-    while not http(owner, "GET", f"/_locks/{k}").json()["waiters"]:
-        assert time.monotonic() < deadline, "waiter never queued"
-        time.sleep(0.05)
-    reads = [f"/_locks/{k}", f"/_locks?prefix={k}", "/_locks/_stats/_local", "/_locks/_node/diagnostics"]
-    pool = concurrent.futures.ThreadPoolExecutor(len(reads) * 3)
-    pid = int(owner.pid_file.read_text().strip())
-    os.kill(pid, signal.SIGSTOP)
-    try:
-        granted_by_the_new_owner(others[1], k, old.json()["fencing_token"])
-        # Queued in the frozen node's sockets: served first thing after SIGCONT.
-        queued_reads = [pool.submit(lambda path=path: http(owner, "GET", path, timeout=30)) for path in reads * 3]
-        time.sleep(1)
-    finally:
-        os.kill(pid, signal.SIGCONT)
-    # Keep reading the resumed node while the new holder renews, until the waiter's request ends
-    # (the old owner closes the partition; its coordinator re-queues it behind the new holder,
-    # where its wait runs out).
-    deadline = time.monotonic() + 90
-    while t.is_alive() or time.monotonic() < deadline - 80:
-        assert time.monotonic() < deadline, "the waiter's request never ended"
-        assert http(others[1], "POST", f"/_locks/{k}/_renew", {"owner": "new"}).status_code == 200
-        for path in reads:
-            try:
-                http(owner, "GET", path, timeout=15)
-            except requests.RequestException:
-                pass
-        time.sleep(0.2)
-    pool.shutdown(wait=True)
-    answered = [f.result().status_code for f in queued_reads if f.exception() is None]
-    w = waiter["r"]
-    print(f"\nreads queued on the frozen owner answered: {answered}; its waiter got: "
-          f"{w.status_code if isinstance(w, requests.Response) else w}")
-    assert answered, "the resumed old owner answered none of the reads: the test proved nothing"
-    assert not (isinstance(w, requests.Response) and w.status_code == 200), f"the old owner granted its waiter: {w.text}"
-    info = http(others[0], "GET", f"/_locks/{k}").json()
-    assert [h["owner"] for h in info["holders"]] == ["new"], info
-    assert http(others[1], "POST", f"/_locks/{k}/_release", {"owner": "new"}).status_code == 200
 
 
 def test_kill_9_of_the_owner_frees_the_lock_after_lease_and_grace_with_a_larger_token(cluster):

@@ -36,16 +36,21 @@ public final class OwnershipCheckAction {
 
     private OwnershipCheckAction() {}
 
-    /** "I am {@code owner}; do I own these partitions in these epochs?" */
+    /**
+     * "I am {@code owner}; do I own these partitions in these epochs?", asked from the cluster
+     * state of version {@code stateVersion} (the one the asker applied).
+     */
     public static final class Request extends ActionRequest {
         final String master;
         final String owner;
         final Map<Integer, Long> epochs;
+        final long stateVersion;
 
-        public Request(String master, String owner, Map<Integer, Long> epochs) {
+        public Request(String master, String owner, Map<Integer, Long> epochs, long stateVersion) {
             this.master = master;
             this.owner = owner;
             this.epochs = epochs;
+            this.stateVersion = stateVersion;
         }
 
         Request(StreamInput in) throws IOException {
@@ -53,6 +58,7 @@ public final class OwnershipCheckAction {
             this.master = in.readString();
             this.owner = in.readString();
             this.epochs = in.readMap(StreamInput::readVInt, StreamInput::readVLong);
+            this.stateVersion = in.readVLong();
         }
 
         @Override
@@ -61,6 +67,7 @@ public final class OwnershipCheckAction {
             out.writeString(master);
             out.writeString(owner);
             out.writeMap(epochs, StreamOutput::writeVInt, StreamOutput::writeVLong);
+            out.writeVLong(stateVersion);
         }
 
         @Override
@@ -73,12 +80,13 @@ public final class OwnershipCheckAction {
             return o instanceof Request that
                     && master.equals(that.master)
                     && owner.equals(that.owner)
-                    && epochs.equals(that.epochs);
+                    && epochs.equals(that.epochs)
+                    && stateVersion == that.stateVersion;
         }
 
         @Override
         public int hashCode() {
-            return Objects.hash(master, owner, epochs);
+            return Objects.hash(master, owner, epochs, stateVersion);
         }
     }
 
@@ -150,11 +158,18 @@ public final class OwnershipCheckAction {
          * election the owner's question can reach the master that just stepped down, and a "no"
          * would close a partition whose primary and term did not change (its holders lost, its
          * token counter restarted). The owner keeps its last confirmation and asks the new master.
+         * Likewise a master that has not yet applied the cluster state the owner asks from (a
+         * follower may apply a published state before the master does) answers with a failure:
+         * its older state may still name the partition's previous owner.
          */
         private static Response answer(ClusterState state, Request request) {
             if (state.nodes().isLocalNodeElectedMaster() == false) {
                 throw new NotMasterException("node [" + state.nodes().getLocalNodeId()
                         + "] is not the elected master; it cannot confirm lock partition ownership");
+            }
+            if (state.version() < request.stateVersion) {
+                throw new IllegalStateException("the master has applied cluster state version [" + state.version()
+                        + "], older than the asker's [" + request.stateVersion + "]; ask again");
             }
             Map<Integer, Boolean> owned = new HashMap<>();
             PartitionTable table = PartitionTable.of(state);

@@ -262,6 +262,20 @@ public final class PartitionManager implements ClusterStateListener {
 
     private void openWithoutStandby(int p, long epoch, String previousOwner, ClusterState state) {
         String local = state.nodes().getLocalNodeId();
+        Map<String, Object> own = handedOff.remove(p);
+        if (own != null
+                && (previousOwner == null || previousOwner.equals(local))
+                && own.get("epoch") instanceof Number closedIn
+                && closedIn.longValue() == epoch) {
+            // This node closed the partition itself (a "no" from a master that had not caught
+            // up, a failed batch) and owns it again in the same term: its own last state has
+            // every committed change.
+            open(p, epoch, 0, BridgeJson.toJson(own));
+            return;
+        }
+        if (own != null) {
+            handedOff.put(p, own);
+        }
         if (previousOwner != null
                 && previousOwner.equals(local) == false
                 && state.nodes().nodeExists(previousOwner)) {
@@ -366,7 +380,7 @@ public final class PartitionManager implements ClusterStateListener {
         long askedAt = System.nanoTime();
         client.execute(
                 OwnershipCheckAction.TYPE,
-                new OwnershipCheckAction.Request(master, state.nodes().getLocalNodeId(), open),
+                new OwnershipCheckAction.Request(master, state.nodes().getLocalNodeId(), open, state.version()),
                 ActionListener.wrap(
                         response -> {
                             for (Map.Entry<Integer, Boolean> e :

@@ -5,12 +5,16 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 
 import java.io.IOException;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import org.elasticsearch.common.io.stream.BytesStreamOutput;
+import org.elasticsearch.index.Index;
+import org.elasticsearch.index.shard.ShardId;
 import org.eslm.WireTesting;
 import org.junit.jupiter.api.Test;
 
-/** The cluster-internal transport actions on the wire: hand-over and ownership check. */
+/** The cluster-internal transport actions on the wire: hand-over, ownership check, sync, replication. */
 class ClusterActionsWireTest {
     static PartitionHandoffAction.Request randomHandoffRequest(Random r) {
         return new PartitionHandoffAction.Request(WireTesting.string(r), r.nextInt(1024));
@@ -27,7 +31,8 @@ class ClusterActionsWireTest {
         for (int i = 0; i < n; i++) {
             epochs.put(r.nextInt(64), (long) r.nextInt(1 << 20));
         }
-        return new OwnershipCheckAction.Request(WireTesting.string(r), WireTesting.string(r), epochs);
+        return new OwnershipCheckAction.Request(
+                WireTesting.string(r), WireTesting.string(r), epochs, r.nextLong(0, Long.MAX_VALUE));
     }
 
     static OwnershipCheckAction.Response randomOwnershipResponse(Random r) {
@@ -61,5 +66,28 @@ class ClusterActionsWireTest {
                 OwnershipCheckAction.Response::new,
                 "mixed answer");
         assertEquals(Map.of(0, false, 3, true), denied.owned());
+    }
+
+    @Test
+    void syncRequestsRoundTrip() throws IOException {
+        WireTesting.assertRoundTrips(
+                r -> new PartitionSyncAction.Request(WireTesting.string(r), r.nextInt(1024)),
+                PartitionSyncAction.Request::new);
+    }
+
+    @Test
+    void replicationBatchesRoundTripWithTheirShardEpochAndPayload() throws IOException {
+        Random r = new Random(12);
+        for (int i = 0; i < 50; i++) {
+            ShardId shard = new ShardId(new Index(".locks", WireTesting.string(r)), r.nextInt(1024));
+            var batch = new LockReplicationAction.Batch(
+                    shard, r.nextLong(0, Long.MAX_VALUE), r.nextBoolean(), "{\"delta\":" + WireTesting.string(r) + "}");
+            BytesStreamOutput out = new BytesStreamOutput();
+            batch.writeTo(out);
+            var read = new LockReplicationAction.Batch(out.bytes().streamInput());
+            assertEquals(
+                    List.of(batch.shardId(), batch.epoch, batch.full, batch.json),
+                    List.of(read.shardId(), read.epoch, read.full, read.json));
+        }
     }
 }

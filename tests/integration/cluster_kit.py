@@ -1,0 +1,246 @@
+"""Helpers shared by the multi-node test modules (test_cluster.py, test_replication.py): HTTP to
+one node, finding a partition's owner and the master, moving a partition, pausing rebalancing,
+recording renewals during a fault. They talk HTTP to real nodes only."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+import uuid
+
+import pytest
+import requests
+
+def http(node, method, path, body=None, timeout=60):
+    return requests.request(method, node.url + path, json=body, timeout=timeout)
+
+
+def owner_of_partition(cluster, partition=0):
+    """The node serving `partition`, from the nodes' own diagnostics. Exactly one node may serve
+    it at a time; two would be a double owner, and fail the test."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        serving = []
+        for n in live(cluster):
+            try:
+                parts = http(n, "GET", "/_locks/_node/diagnostics", timeout=5).json()["core"]["partitions"]
+            except (requests.RequestException, KeyError):
+                continue
+            serving += [(n, p) for p in parts if p["id"] == partition]
+        assert len(serving) <= 1, f"partition {partition} served by {[(n.name, p) for n, p in serving]}"
+        if serving and serving[0][1]["state"] == "active":
+            return serving[0][0], serving[0][1]["epoch"]
+        time.sleep(0.2)
+    raise AssertionError("no node serves the partition")
+
+
+def live(cluster):
+    return [n for n in cluster.nodes if n.process is not None and n.process.poll() is None]
+
+
+def move_partition(cluster, to):
+    owner, _ = owner_of_partition(cluster)
+    if owner is to:
+        return
+    r = http(owner, "POST", "/_cluster/reroute?metric=none", {
+        "commands": [{"move": {"index": ".locks", "shard": 0, "from_node": owner.name, "to_node": to.name}}]})
+    assert r.status_code == 200, r.text
+    deadline = time.monotonic() + 60
+    while owner_of_partition(cluster)[0] is not to:
+        assert time.monotonic() < deadline, "partition did not move"
+        time.sleep(0.2)
+    http(to, "GET", "/_cluster/health/.locks?wait_for_status=green&timeout=60s", timeout=70)
+
+
+def master_name(node):
+    return http(node, "GET", "/_cat/master?format=json").json()[0]["node"]
+
+
+def current_master(node):
+    """The elected master's name as `node` sees it, or None while it knows of none."""
+    try:
+        r = http(node, "GET", "/_cat/master?format=json", timeout=5)
+        return r.json()[0]["node"] if r.status_code == 200 else None
+    except (requests.RequestException, KeyError, IndexError, ValueError):
+        return None
+
+
+def granted_by_the_new_owner(node, k, old_token):
+    """While the old owner is frozen: asks `node` for `k` as "new" until the failed-over partition
+    grants it (within 90 s), and checks the grant's epoch is above the old holder's."""
+    deadline = time.monotonic() + 90
+    r = None
+    while time.monotonic() < deadline:
+        r = http(node, "POST", f"/_locks/{k}/_acquire", {"owner": "new", "wait": "20s"}, timeout=60)
+        if r.status_code == 200:
+            break
+    assert r is not None and r.status_code == 200, r.text if r is not None else "no answer"
+    new = r.json()
+    assert new["fencing_token"] >> 40 > old_token >> 40
+    return new
+
+
+def owner_that_is_not_the_master(cluster):
+    """(owner, epoch, master) with the partition's owner not the elected master: moved to a node
+    with no copy that is not the master when it has to be (a three-node cluster always has one)."""
+    owner, epoch = owner_of_partition(cluster)
+    master = master_name(owner)
+    if owner.name == master:
+        shards = http(owner, "GET", "/_cat/shards/.locks?format=json&h=shard,prirep,node").json()
+        with_copy = {s["node"] for s in shards if s["shard"] == "0"}
+        free = [n for n in live(cluster) if n.name not in with_copy and n.name != master]
+        if not free:
+            pytest.skip("no node without a copy besides the master")
+        move_partition(cluster, free[0])
+        owner, epoch = owner_of_partition(cluster)
+    assert owner.name != master
+    return owner, epoch, cluster.node(master)
+
+
+@contextlib.contextmanager
+def no_rebalancing(cluster):
+    """No shard rebalancing while the test runs (restored afterwards): the balancer may move the
+    lock partition back after `owner_that_is_not_the_master` moved it, and a planned move racing
+    the test's own event is not what the test is about. Explicit moves and the promotion of a
+    replica after a node failure still happen."""
+    r = http(cluster.nodes[0], "PUT", "/_cluster/settings", {"persistent": {"cluster.routing.rebalance.enable": "none"}})
+    assert r.status_code == 200, r.text
+    try:
+        yield
+    finally:
+        answers = []
+        for n in live(cluster):  # the node frozen or killed by the test may still be rejoining
+            try:
+                r = http(n, "PUT", "/_cluster/settings", {"persistent": {"cluster.routing.rebalance.enable": None}})
+            except requests.RequestException as e:
+                answers.append(str(e))
+                continue
+            if r.status_code == 200:
+                break
+            answers.append(r.text)
+        else:
+            raise AssertionError(f"rebalancing not restored: {answers}")
+
+
+def settled(node):
+    r = http(node, "GET", "/_cluster/health?wait_for_no_relocating_shards=true&wait_for_status=green&timeout=60s",
+             timeout=70)
+    assert r.status_code == 200 and not r.json()["timed_out"], r.text
+
+
+@contextlib.contextmanager
+def default_lease_settings(node):
+    """The module's cluster shortens leases for its failover tests; the election tests run with
+    the plugin's defaults (locks.lease.default 30s, locks.lease.max 10m) as persistent cluster
+    settings, so no lease can run out during the election and hide a lost holder. Raised max
+    first and reset default first: the default never exceeds the max."""
+    for name, value in (("locks.lease.max", "10m"), ("locks.lease.default", "30s")):
+        r = http(node, "PUT", "/_cluster/settings", {"persistent": {name: value}})
+        assert r.status_code == 200, r.text
+    try:
+        yield
+    finally:
+        for name in ("locks.lease.default", "locks.lease.max"):
+            r = http(node, "PUT", "/_cluster/settings", {"persistent": {name: None}})
+            assert r.status_code == 200, r.text
+
+
+class RenewRecorder:
+    """Renews one held lock through one node in a loop, recording every answer's status (or the
+    transport error), until stopped."""
+
+    def __init__(self, node, key, owner):
+        self.node, self.key, self.owner = node, key, owner
+        self.statuses: list = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self):
+        s = requests.Session()
+        while not self.stop.is_set():
+            try:
+                r = s.post(f"{self.node.url}/_locks/{self.key}/_renew", json={"owner": self.owner}, timeout=30)
+                self.statuses.append(r.status_code if r.status_code == 200 else (r.status_code, r.text[:300]))
+            except requests.RequestException as e:
+                self.statuses.append(("error", str(e)[:300]))
+            time.sleep(0.02)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join(60)
+
+
+def keys_in_partition(node, partition, prefix, n):
+    """`n` fresh keys whose partition is `partition`, found by asking: each candidate is taken
+    once by a probe owner, listed (the listing names its partition) and released."""
+    keys = []
+    for i in range(200):
+        k = f"{prefix}-{uuid.uuid4().hex[:6]}-{i}"
+        r = http(node, "POST", f"/_locks/{k}/_acquire", {"owner": "probe"})
+        assert r.status_code == 200, r.text
+        listed = http(node, "GET", f"/_locks?prefix={k}").json()["locks"]
+        assert http(node, "POST", f"/_locks/{k}/_release", {"owner": "probe"}).status_code == 200
+        if [l["partition"] for l in listed] == [partition]:
+            keys.append(k)
+            if len(keys) == n:
+                return keys
+    raise AssertionError(f"no {n} keys of partition {partition} among 200")
+
+
+def hold_locks_before_an_election(owner, via, keys=None):
+    """Issues tokens on a key (granted five times), then holds two keys; answers what the
+    election must keep: the holders with their tokens, and every token issued. `keys` are the
+    counted key and the two held ones (default: fresh names, for a one-partition cluster)."""
+    tag = uuid.uuid4().hex[:6]
+    counted, h1, h2 = keys or (f"elect-count-{tag}", f"elect-h1-{tag}", f"elect-h2-{tag}")
+    tokens = []
+    for _ in range(5):
+        r = http(via, "POST", f"/_locks/{counted}/_acquire", {"owner": "counter"})
+        assert r.status_code == 200, r.text
+        tokens.append(r.json()["fencing_token"])
+        assert http(via, "POST", f"/_locks/{counted}/_release", {"owner": "counter"}).status_code == 200
+    held = {}
+    for k, who in ((h1, "holder-1"), (h2, "holder-2")):
+        r = http(via, "POST", f"/_locks/{k}/_acquire", {"owner": who})
+        assert r.status_code == 200, r.text
+        held[k] = (who, r.json()["fencing_token"])
+        tokens.append(r.json()["fencing_token"])
+    assert tokens == sorted(tokens)
+    return counted, held, tokens
+
+
+def assert_the_election_changed_nothing(cluster, owner, epoch, counted, held, tokens, statuses):
+    """After an election: same owner in the same epoch, every holder still holding with its
+    token, renew works through every node, the next grant outranks every earlier token, and the
+    owner never answered anything but 200 to the renews sent during the election."""
+    failed = [s for s in statuses if s != 200]
+    assert statuses and failed == [], f"{len(failed)} of {len(statuses)} renews failed: {failed[:5]}"
+    assert owner_of_partition(cluster) == (owner, epoch), "same owner, same primary term"
+    for k, (who, token) in held.items():
+        for n in live(cluster):
+            info = http(n, "GET", f"/_locks/{k}").json()
+            assert [(h["owner"], h["fencing_token"]) for h in info["holders"]] == [(who, token)], info
+            r = http(n, "POST", f"/_locks/{k}/_renew", {"owner": who})
+            assert r.status_code == 200, r.text
+    r = http(live(cluster)[0], "POST", f"/_locks/{counted}/_acquire", {"owner": "after"})
+    assert r.status_code == 200, r.text
+    after = r.json()["fencing_token"]
+    assert after > max(tokens), f"token {after} after the election, {max(tokens)} issued before"
+    http(live(cluster)[0], "POST", f"/_locks/{counted}/_release", {"owner": "after"})
+    for k, (who, _) in held.items():
+        assert http(owner, "POST", f"/_locks/{k}/_release", {"owner": who}).status_code == 200
+
+
+def wait_for_new_master(node, old_name, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        m = current_master(node)
+        if m is not None and m != old_name:
+            return m
+        time.sleep(0.1)
+    raise AssertionError(f"no new master after {old_name} left")

@@ -1,0 +1,334 @@
+"""The default `locks.durability: replicated` on a real three-node cluster with default settings
+(no shortened leases, grace or fault detection) and two lock partitions (docs/ARCHITECTURE.md
+"Replication"): every change reaches every in-sync copy of the partition's shard before anyone
+is told of it, so kill -9 of the owner, master elections, repeated partition moves and a full
+cluster restart keep every holder and its token, and tokens only ever grow.
+
+The cluster is started by scripts/node.py (plugin installed with `elasticsearch-plugin
+install`) and the tests talk HTTP only."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+import requests
+
+import node as esnode
+from cluster_kit import (
+    RenewRecorder,
+    assert_the_election_changed_nothing,
+    granted_by_the_new_owner,
+    hold_locks_before_an_election,
+    http,
+    keys_in_partition,
+    live,
+    move_partition,
+    no_rebalancing,
+    owner_of_partition,
+    owner_that_is_not_the_master,
+    settled,
+    wait_for_new_master,
+)
+
+pytestmark = pytest.mark.slow
+
+FAILOVER_BOUND_S = 5  # kill -9 of the owner -> a key of its partition grantable again
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    c = esnode.Cluster("eslm-it-replicated", 3, extra_settings={"locks.partitions": 2})
+    c.start()
+    try:
+        yield c
+    finally:
+        c.stop()
+
+
+class Waiter:
+    """One acquire that waits, sent in the background; `.response` once answered."""
+
+    def __init__(self, node, key, owner, wait="120s"):
+        self.response = None
+        self.thread = threading.Thread(
+            target=self._run, args=(node, key, {"owner": owner, "wait": wait}), daemon=True)
+        self.thread.start()
+
+    def _run(self, node, key, body):
+        try:
+            self.response = http(node, "POST", f"/_locks/{key}/_acquire", body, timeout=300)
+        except requests.RequestException as e:
+            self.response = e
+
+    def granted(self, timeout=120):
+        self.thread.join(timeout)
+        r = self.response
+        assert isinstance(r, requests.Response) and r.status_code == 200, f"waiter got {r!r}: {getattr(r, 'text', '')}"
+        return r.json()
+
+
+def waiters_of(node, key, timeout=30):
+    """The waiters of `key` once there are any (a re-queued waiter may take a moment)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        waiters = http(node, "GET", f"/_locks/{key}").json()["waiters"]
+        if waiters:
+            return [w["owner"] for w in waiters]
+        time.sleep(0.05)
+    raise AssertionError(f"no waiter on {key} within {timeout}s")
+
+
+def holders_of(node, key):
+    return [(h["owner"], h["fencing_token"]) for h in http(node, "GET", f"/_locks/{key}").json()["holders"]]
+
+
+def take(node, key, owner, **body):
+    r = http(node, "POST", f"/_locks/{key}/_acquire", {"owner": owner, **body})
+    assert r.status_code == 200, r.text
+    return r.json()["fencing_token"]
+
+
+def test_every_partition_has_an_in_sync_replica_and_keys_spread_over_owners(cluster):
+    """Two partitions, each with its primary and one replica (auto-expanded); keys of the two
+    partitions are served by their partitions' owners."""
+    health = http(cluster.nodes[0], "GET", "/_cluster/health/.locks").json()
+    assert (health["active_primary_shards"], health["active_shards"]) == (2, 4), health
+    node = cluster.nodes[0]
+    for p in (0, 1):
+        owner, epoch = owner_of_partition(cluster, p)
+        (k,) = keys_in_partition(node, p, f"spread{p}", 1)
+        token = take(node, k, "spread")
+        assert token >> 40 == epoch
+        assert http(node, "GET", f"/_locks/{k}").json()["holders"][0]["node"] == owner.name
+        assert http(node, "POST", f"/_locks/{k}/_release", {"owner": "spread"}).status_code == 200
+
+
+def test_sessions_and_multi_locks_share_one_routing_across_partitions(cluster):
+    """With several partitions, locks taken together name a common `routing`: the session and
+    both keys of a multi-lock live in that routing's partition, whatever the keys' own
+    partitions, and ending the session frees them all."""
+    node = cluster.nodes[1]
+    (k0,) = keys_in_partition(node, 0, "multi0", 1)
+    (k1,) = keys_in_partition(node, 1, "multi1", 1)
+    s = http(node, "POST", "/_locks/_session", {"owner": "tenant", "ttl": "1m", "routing": "tenant-a"})
+    assert s.status_code == 200, s.text
+    session = s.json()["session"]
+    r = http(node, "POST", "/_locks/_acquire", {
+        "owner": "tenant", "session": session, "routing": "tenant-a", "locks": [{"key": k0}, {"key": k1}]})
+    assert r.status_code == 200, r.text
+    tokens = {lock["fencing_token"] for lock in r.json()["locks"]}
+    assert len(tokens) == 1, "one grant, one token"
+    for n in live(cluster):
+        for k in (k0, k1):
+            info = http(n, "GET", f"/_locks/{k}?routing=tenant-a").json()
+            assert [h["owner"] for h in info["holders"]] == ["tenant"], info
+    assert http(node, "POST", f"/_locks/_session/{session}/_keepalive").status_code == 200
+    assert http(node, "DELETE", f"/_locks/_session/{session}").status_code == 200
+    for k in (k0, k1):
+        assert http(node, "GET", f"/_locks/{k}?routing=tenant-a").json()["holders"] == []
+
+
+def test_kill_9_of_the_owner_keeps_its_holders_and_serves_again_within_seconds(cluster):
+    """kill -9 of partition 0's owner (not the master, as the allocator usually places it): its
+    replica is promoted and serves the partition's keys again within FAILOVER_BOUND_S, with the
+    holder still holding its token (renew and release through any survivor), a waiter queued
+    before the kill granted when the holder releases, and every later token larger."""
+    with no_rebalancing(cluster):
+        owner, epoch, _ = owner_that_is_not_the_master(cluster)
+        settled(owner)
+        killed_owner_keeps_holders(cluster, owner, epoch)
+
+
+def killed_owner_keeps_holders(cluster, owner, epoch):
+    a, b = [n for n in live(cluster) if n is not owner]
+    held, counted = keys_in_partition(a, 0, "kill", 2)
+    tokens = [take(a, counted, "counter")]
+    assert http(a, "POST", f"/_locks/{counted}/_release", {"owner": "counter"}).status_code == 200
+    tokens.append(take(a, held, "holder", lease="2m"))
+    waiter = Waiter(b, held, "waiter")
+    assert waiters_of(a, held) == ["waiter"]
+
+    owner.kill()
+    killed_at = time.monotonic()
+    try:
+        first = None
+        while first is None:
+            r = http(a, "POST", f"/_locks/{counted}/_acquire", {"owner": "after-kill"}, timeout=60)
+            assert r.status_code in (200, 503), r.text
+            first = r.json()["fencing_token"] if r.status_code == 200 else None
+            assert time.monotonic() - killed_at < 60, "the partition never served again"
+        failover_s = time.monotonic() - killed_at
+        print(f"\nkill -9 of the owner: a key of its partition granted again after {failover_s:.2f}s")
+        (esnode.BUILD / "kill9-failover-replicated.txt").open("a").write(f"{failover_s:.2f}\n")
+        assert first >> 40 > epoch and first > max(tokens), "a new epoch: tokens above every earlier one"
+        assert failover_s <= FAILOVER_BOUND_S, f"failover took {failover_s:.1f}s"
+
+        for n in (a, b):
+            assert holders_of(n, held) == [("holder", tokens[-1])], "the holder survived the kill"
+        assert http(b, "POST", f"/_locks/{held}/_renew", {"owner": "holder"}).status_code == 200
+        assert http(a, "POST", f"/_locks/{held}/_release", {"owner": "holder"}).status_code == 200
+        granted = waiter.granted()
+        assert granted["owner"] == "waiter" and granted["fencing_token"] > first
+        assert http(b, "POST", f"/_locks/{held}/_release", {"owner": "waiter"}).status_code == 200
+    finally:
+        owner.start()
+        owner.wait_until_ready()
+        r = http(a, "GET", "/_cluster/health?wait_for_nodes=3&wait_for_status=green&timeout=120s", timeout=130)
+        assert r.status_code == 200 and r.json()["number_of_nodes"] == 3, r.text
+
+
+def election_keys(node):
+    return tuple(keys_in_partition(node, 0, "elect", 3))
+
+
+def test_a_master_leaving_by_voting_exclusion_changes_nothing_for_the_locks(cluster):
+    """What a rolling restart does: the elected master is excluded from voting and a new one is
+    elected. Partition 0's owner (not the master) keeps its primary and term: no holder lost, no
+    token reused, no 503 while the election happens."""
+    with no_rebalancing(cluster):
+        owner, epoch, master = owner_that_is_not_the_master(cluster)
+        settled(owner)
+        via = next(n for n in live(cluster) if n is not owner)
+        counted, held, tokens = hold_locks_before_an_election(owner, via, election_keys(via))
+        renewed = next(iter(held))
+        try:
+            with RenewRecorder(owner, renewed, held[renewed][0]) as recorder:
+                r = http(owner, "POST", f"/_cluster/voting_config_exclusions?node_names={master.name}")
+                assert r.status_code == 200, r.text
+                new_master = wait_for_new_master(owner, master.name)
+                time.sleep(5)  # renewing through longer than the 3 s ownership-confirmation window
+            print(f"\nmaster {master.name} -> {new_master}; {len(recorder.statuses)} renews during the election")
+            assert_the_election_changed_nothing(cluster, owner, epoch, counted, held, tokens, recorder.statuses)
+        finally:
+            r = http(owner, "DELETE", "/_cluster/voting_config_exclusions?wait_for_removal=false")
+            assert r.status_code == 200, r.text
+
+
+def test_kill_9_of_the_master_changes_nothing_for_the_locks(cluster):
+    """kill -9 of the elected master, which is not partition 0's owner: the same promises as a
+    planned master change. The killed node is started again afterwards."""
+    with no_rebalancing(cluster):
+        owner, epoch, master = owner_that_is_not_the_master(cluster)
+        settled(owner)
+        via = next(n for n in live(cluster) if n is not owner and n is not master)
+        counted, held, tokens = hold_locks_before_an_election(owner, via, election_keys(via))
+        renewed = next(iter(held))
+        try:
+            with RenewRecorder(owner, renewed, held[renewed][0]) as recorder:
+                master.kill()
+                new_master = wait_for_new_master(owner, master.name)
+                time.sleep(5)
+            print(f"\nkilled master {master.name} -> {new_master}; {len(recorder.statuses)} renews during the election")
+            assert_the_election_changed_nothing(cluster, owner, epoch, counted, held, tokens, recorder.statuses)
+        finally:
+            master.start()
+            master.wait_until_ready()
+            r = http(owner, "GET", "/_cluster/health?wait_for_nodes=3&wait_for_status=green&timeout=120s", timeout=130)
+            assert r.status_code == 200 and r.json()["number_of_nodes"] == 3, r.text
+
+
+def test_a_partition_moved_again_and_again_with_a_waiter_queued_loses_nothing(cluster):
+    """Partition 0 is moved four times (reroute) while a key is held and a waiter queues on it:
+    after each move the holder holds with its token, the waiter is queued again, the new owner
+    serves the partition `active` (never in grace), and every token is larger than the ones
+    before; when the holder releases, the waiter is granted."""
+    with no_rebalancing(cluster):
+        node = cluster.nodes[0]
+        settled(node)
+        held, counted = keys_in_partition(node, 0, "moves", 2)
+        tokens = [take(node, held, "holder", lease="5m")]
+        waiter = Waiter(cluster.nodes[1], held, "waiter", wait="5m")
+        assert waiters_of(node, held) == ["waiter"]
+        for move in range(4):
+            owner, _ = owner_of_partition(cluster)
+            shards = http(node, "GET", "/_cat/shards/.locks?format=json&h=shard,node").json()
+            with_copy = {s["node"] for s in shards if s["shard"] == "0"}
+            target = next(n for n in live(cluster) if n.name not in with_copy)
+            move_partition(cluster, target)
+            states = [p["state"] for p in http(target, "GET", "/_locks/_node/diagnostics").json()["core"]["partitions"]
+                      if p["id"] == 0]
+            assert states == ["active"], f"move {move}: partition 0 on {target.name} is {states}, not active"
+            assert holders_of(target, held) == [("holder", tokens[0])], f"move {move}: the holder was lost"
+            assert waiters_of(target, held) == ["waiter"], f"move {move}: the waiter was lost"
+            tokens.append(take(node, counted, f"c{move}"))
+            assert http(node, "POST", f"/_locks/{counted}/_release", {"owner": f"c{move}"}).status_code == 200
+            assert tokens[-1] > max(tokens[:-1]), f"move {move}: token {tokens[-1]} after {tokens[:-1]}"
+        assert http(node, "POST", f"/_locks/{held}/_release", {"owner": "holder"}).status_code == 200
+        granted = waiter.granted()
+        assert granted["fencing_token"] > max(tokens)
+        assert http(node, "POST", f"/_locks/{held}/_release", {"owner": "waiter"}).status_code == 200
+
+
+def test_a_resumed_old_owner_asked_only_with_reads_grants_nothing(cluster):
+    """Partition 0's owner is frozen (SIGSTOP) while it holds a key with a short lease and has a
+    waiter queued on it; the cluster (default fault detection) drops the node and promotes the
+    replica, which gives the key to someone else once the lease ran out. Reads sent to the frozen
+    node (GET, list, stats, diagnostics) are answered the moment it resumes: they must not move
+    its time on, so its waiter is never granted and the new holder stays the only holder."""
+    with no_rebalancing(cluster):
+        owner, _, _ = owner_that_is_not_the_master(cluster)
+        settled(owner)
+        others = [n for n in live(cluster) if n is not owner]
+        (k,) = keys_in_partition(others[0], 0, "frozen", 1)
+        old = take(others[0], k, "old", lease="3s")
+        waiter = Waiter(owner, k, "waiter", wait="30s")
+        assert waiters_of(owner, k) == ["waiter"]
+        reads = [f"/_locks/{k}", f"/_locks?prefix={k}", "/_locks/_stats/_local", "/_locks/_node/diagnostics"]
+        answered = []
+        pid = owner.server_pid()
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            granted_by_the_new_owner(others[1], k, old)
+            threads = [threading.Thread(target=lambda path=path: answered.append(
+                http(owner, "GET", path, timeout=60).status_code), daemon=True) for path in reads]
+            for t in threads:
+                t.start()
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        for t in threads:
+            t.join(60)
+        waiter.thread.join(120)
+        w = waiter.response
+        print(f"\nreads queued on the frozen owner answered: {answered}; its waiter got: "
+              f"{w.status_code if isinstance(w, requests.Response) else w}")
+        assert answered, "the resumed old owner answered none of the reads: the test proved nothing"
+        assert not (isinstance(w, requests.Response) and w.status_code == 200), f"the old owner granted its waiter: {w.text}"
+        assert [o for o, _ in holders_of(others[0], k)] == ["new"]
+        assert http(others[1], "POST", f"/_locks/{k}/_release", {"owner": "new"}).status_code == 200
+        r = http(others[0], "GET", "/_cluster/health?wait_for_nodes=3&wait_for_status=green&timeout=120s", timeout=130)
+        assert r.status_code == 200, r.text
+
+
+def test_full_cluster_restart_brings_holders_back_with_larger_tokens(cluster):
+    """Every node stopped, then started: each partition's batches persisted in its shard folder
+    bring the holders back (their leases counted from the restart), with no grace, and the next
+    tokens are larger than every token before."""
+    node = cluster.nodes[0]
+    settled(node)
+    k0, c0 = keys_in_partition(node, 0, "restart0", 2)
+    (k1,) = keys_in_partition(node, 1, "restart1", 1)
+    before = {k0: take(node, k0, "before-0", lease="5m"), k1: take(node, k1, "before-1", lease="5m")}
+    issued = max(before.values())
+
+    for n in cluster.nodes:
+        assert n.stop() in (0, 143), n.tail_log()
+    for n in cluster.nodes:
+        n.start()
+    for n in cluster.nodes:
+        n.wait_until_ready()
+    node.get("/_cluster/health/.locks?wait_for_status=yellow&timeout=120s", timeout=130)
+
+    for k, who in ((k0, "before-0"), (k1, "before-1")):
+        deadline = time.monotonic() + 60
+        while (held := holders_of(node, k)) == [] and time.monotonic() < deadline:
+            time.sleep(0.2)  # the partition opens once its primary is started
+        assert held == [(who, before[k])], f"{k} after the restart: {held}"
+        assert http(cluster.nodes[1], "POST", f"/_locks/{k}/_renew", {"owner": who}).status_code == 200
+    after = take(cluster.nodes[2], c0, "after")
+    assert after > issued, f"token {after} after the restart, {issued} before"
+    for k, who in ((k0, "before-0"), (k1, "before-1"), (c0, "after")):
+        assert http(node, "POST", f"/_locks/{k}/_release", {"owner": who}).status_code == 200
