@@ -337,7 +337,7 @@ def replicated_targets(results: dict, json_path: Path | None = None) -> list[str
         a3, a1 = g("uncontended-1", p3, "pair_p50_ms"), g("uncontended-1", p1, "pair_p50_ms")
         if a3 and a1:
             lines.append(f"uncontended-1: p50 {LABEL[p3]} {a3:.2f} ms vs one server {a1:.2f} ms "
-                         f"(replication costs {a3 - a1:+.2f} ms)")
+                         f"({a3 - a1:+.2f} ms)")
     base = baseline(json_path)
     if base:
         path, old = base
@@ -367,7 +367,8 @@ def replicated_section(results: dict, json_path: Path, png_path: Path | None) ->
     if other:
         lines += ["Other processes were busy on the machine during this run: "
                   + "; ".join(f"`{o}`" for o in other) + ".", ""]
-    lines += ["Versions:", ""] + [f"- {k}: {v}" for k, v in results["versions"].items()]
+    lines += ["Versions:", ""] + [f"- {k}: {v}" for k, v in results["versions"].items()
+                                  if k in REPLICATED_ORDER]
     lines += ["", replicated_table(results), "", "Targets (issue 12):", ""]
     lines += [f"- {t}" for t in replicated_targets(results, json_path)]
     errs = [f"{w}/{p}: {e}" for w, d in results["workloads"].items() for p, r in d.items()
