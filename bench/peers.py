@@ -386,7 +386,10 @@ class Plugin3(Peer):
     the node list (or a load balancer) would, and as the ZooKeeper and etcd ensembles' clients
     are dealt here; so two clients in three reach the owner through one more transport hop.
     `route = "owner"` sends every client to the owner of partition 0 (every key of the bench is
-    there while `locks.partitions` is 1): the figure without that hop."""
+    there while `locks.partitions` is 1): the figure without that hop.
+
+    `settings` go to every node as `-E key=value` (say `locks.durability`); the effective
+    `locks.durability` is read back from the diagnostics and shown with the figures."""
 
     name = "plugin-3"
     label = "this plugin, 3 nodes, 1 replica (ES REST)"
@@ -396,13 +399,16 @@ class Plugin3(Peer):
     def __init__(self):
         self.cluster = None
         self.owner = None
+        self.settings: dict[str, str] = {}
+        self.durability = None
         self._n = 0
 
     def start(self, workdir, log=print):
         version = esnode.es_version()
         zip_ = esnode.plugin_zip(version)
         self.es_version = version
-        self.cluster = esnode.Cluster(f"eslm-bench3-{os.getpid()}", 3, heap="1g")
+        self.cluster = esnode.Cluster(f"eslm-bench3-{os.getpid()}", 3, heap="1g",
+                                      extra_settings=self.settings)
         log(f"Elasticsearch {version} + {zip_.name}, 3 nodes on 127.0.0.1:"
             f"{','.join(str(n.http_port) for n in self.cluster.nodes)} ...")
         try:
@@ -423,6 +429,7 @@ class Plugin3(Peer):
                     if part.get("id") == 0 and part.get("confirmed", True):
                         self.owner = node
                         self.plugin_version = diag.get("plugin", {})
+                        self.durability = diag.get("settings", {}).get("locks.durability")
             if self.owner is not None:
                 break
             if time.monotonic() > deadline:
@@ -460,7 +467,9 @@ class Plugin3(Peer):
                  else f"every client to the owner {self.owner.name}")
         return (f"Elasticsearch {self.es_version}, plugin {p.get('version', '?')} "
                 f"({p.get('native_version', '?')}); 3 nodes, `.locks` {shards}; "
-                f"partition 0 owned by {self.owner.name if self.owner else '?'}; {route}")
+                f"partition 0 owned by {self.owner.name if self.owner else '?'}; "
+                f"locks.durability: {self.durability or '?'}; {route}"
+                + "".join(f"; -E {k}={v}" for k, v in self.settings.items()))
 
 
 def spawn(argv, log_path: Path, cwd: Path, env=None) -> subprocess.Popen:

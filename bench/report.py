@@ -320,6 +320,9 @@ def replicated_targets(results: dict, json_path: Path | None = None) -> list[str
     the better ensemble; the single node not worse than the last full run (noise aside)."""
     g = lambda w, p, k: _get(results, w, p, k)  # noqa: E731
     lines = []
+    if results.get("plugin3_durability") == "memory":
+        lines.append("**the plugin on three nodes ran with `locks.durability: memory`: its lock "
+                     "state was not replicated, so these are not the replicated figures**")
     h = g("contended-16", "plugin-3", "handoff_p50_ms")
     if h is not None:
         lines.append(f"contended-16: plugin on 3 nodes hand-off p50 {h:.2f} ms (target ≤ 1 ms: "

@@ -121,6 +121,9 @@ def main() -> int:
     ap.add_argument("--three-node-route", choices=("spread", "owner"), default="spread",
                     help="plugin-3's clients: client i to node i mod 3 (spread, default) or all to "
                     "the node owning lock partition 0 (owner)")
+    ap.add_argument("--three-node-setting", action="append", default=[], metavar="KEY=VALUE",
+                    help="a setting for plugin-3's nodes (-E KEY=VALUE), repeatable; e.g. "
+                    "locks.durability=replicated")
     ap.add_argument("--out", help="folder for <date>.json/.png (default bench/results, quick: build/bench-quick)")
     ap.add_argument("--no-results-md", action="store_true", help="do not update bench/RESULTS.md")
     ap.add_argument("--no-install", action="store_true", help="fail instead of installing peers")
@@ -147,6 +150,12 @@ def main() -> int:
         if w not in known:
             ap.error(f"unknown workload {w}; known: {', '.join(known)}")
     replicated = any(p in P.THREE for p in peers)
+    three_settings = {}
+    for kv in args.three_node_setting:
+        if "=" not in kv:
+            ap.error(f"--three-node-setting wants KEY=VALUE, not {kv}")
+        k, v = kv.split("=", 1)
+        three_settings[k] = v
     out = Path(args.out) if args.out else (ROOT / "build" / "bench-quick" if args.quick else HERE / "results")
     out.mkdir(parents=True, exist_ok=True)
     update_md = not (args.quick or args.no_results_md)
@@ -184,6 +193,7 @@ def main() -> int:
             peer = P.PEERS[name]()
             if name == "plugin-3":
                 peer.route = args.three_node_route
+                peer.settings = three_settings
             try:
                 peer.start(workdir, log)
             except Exception as e:  # noqa: BLE001 - one broken peer does not stop the others
@@ -192,6 +202,8 @@ def main() -> int:
                 continue
             instances[name] = peer
             started.append(peer)
+            if name == "plugin-3":
+                results["plugin3_durability"] = peer.durability
             try:
                 results["versions"][name] = peer.version()
             except Exception as e:  # noqa: BLE001
