@@ -695,6 +695,9 @@ class ZooKeeper3(ZooKeeper):
     label = "ZooKeeper ensemble of 3 + kazoo Lock"
     server = ZK3
 
+    def stop(self):
+        ZK3.stop()  # no other peer uses the ensemble (stop_shared stops it too, idempotently)
+
 
 class PrefixClient:
     """The seeds' ZooKeeper foreground/background recipe (shared/seeds, 'Lock Acquisition
