@@ -59,10 +59,14 @@ def wait_port(port: int, timeout: float = 60.0, proc: subprocess.Popen | None = 
     raise BenchError(f"nothing listens on 127.0.0.1:{port} after {timeout}s")
 
 
-def cpu_seconds(pid: int | None) -> float | None:
-    """User+system CPU seconds of a process (for server CPU per grant)."""
+def cpu_seconds(pid: int | tuple[int, ...] | None) -> float | None:
+    """User+system CPU seconds of a process, or the sum over several (a three-server peer), for
+    server CPU per grant."""
     if not pid:
         return None
+    if isinstance(pid, tuple):
+        parts = [cpu_seconds(p) for p in pid]
+        return None if None in parts else sum(parts)
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -78,7 +82,9 @@ PIP = {"kazoo": "kazoo", "redis": "redis", "matplotlib": "matplotlib"}
 
 def ensure_installed(peers: list[str], log=print) -> None:
     """apt-get installs the Debian packages of the chosen peers and pip-installs the Python
-    clients, each only when missing (a fresh CI machine has none of them)."""
+    clients, each only when missing (a fresh CI machine has none of them). The three-server
+    peers (`zookeeper-3`, `etcd-3`) need what their single-server peers need."""
+    peers = sorted({p.removesuffix("-3") for p in peers})
     need_apt = []
     if "zookeeper" in peers and not Path("/usr/share/java/zookeeper.jar").exists():
         need_apt.append(APT["zookeeper"])
@@ -369,15 +375,129 @@ class EsFloor(Peer):
         return f"Elasticsearch {ES.version} (same node): 2 × GET /lock/_doc/<missing> per pair"
 
 
+class Plugin3(Peer):
+    """Three Elasticsearch nodes with the plugin (scripts/node.py's `Cluster`, every node
+    master-eligible, 1 GB heap each like the single node), in build/eslm-bench3-<pid>, removed
+    by stop(). The lock index `.locks` (auto_expand_replicas 0-1) has one replica on three
+    nodes; start() waits for it to be green and notes which node owns partition 0 (the
+    primary), from each node's `GET /_locks/_node/diagnostics`.
+
+    Clients: `route = "spread"` (the default) deals client i to node i mod 3, as a client with
+    the node list (or a load balancer) would, and as the ZooKeeper and etcd ensembles' clients
+    are dealt here; so two clients in three reach the owner through one more transport hop.
+    `route = "owner"` sends every client to the owner of partition 0 (every key of the bench is
+    there while `locks.partitions` is 1): the figure without that hop.
+
+    `settings` go to every node as `-E key=value` (say `locks.durability`); the effective
+    `locks.durability` is read back from the diagnostics and shown with the figures."""
+
+    name = "plugin-3"
+    label = "this plugin, 3 nodes, 1 replica (ES REST)"
+    priorities = True
+    route = "spread"
+
+    def __init__(self):
+        self.cluster = None
+        self.owner = None
+        self.settings: dict[str, str] = {}
+        self.durability = None
+        self._n = 0
+
+    def start(self, workdir, log=print):
+        version = esnode.es_version()
+        zip_ = esnode.plugin_zip(version)
+        self.es_version = version
+        self.cluster = esnode.Cluster(f"eslm-bench3-{os.getpid()}", 3, heap="1g",
+                                      extra_settings=self.settings)
+        log(f"Elasticsearch {version} + {zip_.name}, 3 nodes on 127.0.0.1:"
+            f"{','.join(str(n.http_port) for n in self.cluster.nodes)} ...")
+        try:
+            self.cluster.start()  # every node ready, then .locks green
+            self._find_owner()
+        except Exception:
+            self.stop()
+            raise
+
+    def _find_owner(self) -> None:
+        """The node that owns partition 0, once it is active and confirmed by the master; the
+        shards of `.locks` (one primary and one replica expected)."""
+        deadline = time.monotonic() + 60
+        while True:
+            for node in self.cluster.nodes:
+                diag = node.get("/_locks/_node/diagnostics")
+                for part in diag.get("core", {}).get("partitions", []):
+                    if part.get("id") == 0 and part.get("confirmed", True):
+                        self.owner = node
+                        self.plugin_version = diag.get("plugin", {})
+                        self.durability = diag.get("settings", {}).get("locks.durability")
+            if self.owner is not None:
+                break
+            if time.monotonic() > deadline:
+                raise BenchError("no node owns lock partition 0 after 60 s")
+            time.sleep(0.25)
+        self.shards = self.cluster.nodes[0].get(
+            "/_cat/shards/.locks?format=json&h=shard,prirep,state,node", timeout=10)
+        replicas = [s for s in self.shards if s.get("prirep") == "r" and s.get("state") == "STARTED"]
+        if not replicas:
+            raise BenchError(f".locks has no started replica on 3 nodes: {self.shards}")
+
+    def stop(self):
+        if self.cluster is not None:
+            self.cluster.stop()
+            shutil.rmtree(self.cluster.nodes[0].home.parent, ignore_errors=True)
+            self.cluster = None
+
+    def client(self, i):
+        self._n += 1
+        nodes = self.cluster.nodes
+        node = self.owner if self.route == "owner" else nodes[i % len(nodes)]
+        return PluginClient(node.http_port, i, f"t{self._n}")
+
+    def server_pid(self):
+        try:
+            return tuple(int(n.pid_file.read_text().strip()) for n in self.cluster.nodes)
+        except (OSError, ValueError, AttributeError):
+            return None
+
+    def version(self):
+        p = getattr(self, "plugin_version", {}) or {}
+        shards = ", ".join(f"{'primary' if s['prirep'] == 'p' else 'replica'} on {s['node']}"
+                           for s in getattr(self, "shards", []))
+        route = ("client i to node-(i mod 3)" if self.route == "spread"
+                 else f"every client to the owner {self.owner.name}")
+        return (f"Elasticsearch {self.es_version}, plugin {p.get('version', '?')} "
+                f"({p.get('native_version', '?')}); 3 nodes, `.locks` {shards}; "
+                f"partition 0 owned by {self.owner.name if self.owner else '?'}; "
+                f"locks.durability: {self.durability or '?'}; {route}"
+                + "".join(f"; -E {k}={v}" for k, v in self.settings.items()))
+
+
+def spawn(argv, log_path: Path, cwd: Path, env=None) -> subprocess.Popen:
+    """A server process in a session of its own (Ctrl-C of the run does not reach it; `stop_proc`
+    does), its output appended to `log_path`."""
+    out = open(log_path, "ab")
+    return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env,
+                            start_new_session=True, cwd=cwd)
+
+
+def stop_proc(proc: subprocess.Popen | None) -> None:
+    """SIGTERM, then SIGKILL after 15 s."""
+    if proc is not None and proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 class ServerProcess(Peer):
     """A peer that is one server process we start ourselves."""
 
     proc: subprocess.Popen | None = None
 
     def _spawn(self, argv, workdir: Path, port: int, env=None, timeout=60.0):
-        out = open(workdir / f"{self.name}.log", "ab")
-        self.proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env,
-                                     start_new_session=True, cwd=workdir)
+        self.proc = spawn(argv, workdir / f"{self.name}.log", workdir, env)
         try:
             wait_port(port, timeout, self.proc)
         except Exception:
@@ -385,13 +505,7 @@ class ServerProcess(Peer):
             raise
 
     def stop(self):
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_proc(self.proc)
         self.proc = None
 
     def server_pid(self):
@@ -402,78 +516,112 @@ class ServerProcess(Peer):
 
 
 class ZooKeeperServer:
-    """One standalone ZooKeeper (Debian's jars) shared by the kazoo Lock peer and the prefix
-    recipe. Defaults kept (forceSync=yes: every write is fsynced, as users run it), except
-    maxClientCnxns=0 (the default 60 per address is below 64 clients + 1)."""
+    """ZooKeeper (Debian's jars): one standalone server (`ZooKeeperServerMain`), shared by the
+    kazoo Lock peer and the prefix recipe, or with `servers=3` an ensemble of three
+    (`QuorumPeerMain`, `server.1..3` on loopback ports, a `myid` per data folder; every write is
+    agreed by a majority before it is answered). Defaults kept (forceSync=yes: every write is
+    fsynced, as users run it), except maxClientCnxns=0 (the default 60 per address is below 64
+    clients + 1)."""
 
-    def __init__(self):
-        self.proc = None
-        self.port = None
+    def __init__(self, servers: int = 1):
+        self.servers = servers
+        self.procs: list[subprocess.Popen] = []
+        self.ports: list[int] = []
+        self.modes: list[str] = []
+
+    @property
+    def port(self) -> int:
+        return self.ports[0]
+
+    def hosts(self, first: int = 0) -> str:
+        """kazoo's connect string, every server, starting at server `first` (mod n)."""
+        k = first % len(self.ports)
+        return ",".join(f"127.0.0.1:{p}" for p in self.ports[k:] + self.ports[:k])
+
+    def pids(self):
+        """The server pid, or a tuple of them for an ensemble (cpu_seconds sums them)."""
+        if not self.procs:
+            return None
+        return self.procs[0].pid if self.servers == 1 else tuple(p.pid for p in self.procs)
 
     def start(self, workdir: Path, log=print):
-        if self.proc is not None:
+        if self.procs:
             return
-        d = workdir / "zookeeper"
-        (d / "data").mkdir(parents=True, exist_ok=True)
-        self.port = free_port()
-        (d / "zoo.cfg").write_text(
-            f"tickTime=2000\ndataDir={d / 'data'}\nclientPort={self.port}\n"
-            "clientPortAddress=127.0.0.1\nmaxClientCnxns=0\nadmin.enableServer=false\n"
-            "4lw.commands.whitelist=srvr\n")
-        (d / "log4j.properties").write_text(
-            "log4j.rootLogger=WARN, F\nlog4j.appender.F=org.apache.log4j.FileAppender\n"
-            f"log4j.appender.F.File={d / 'zookeeper.log'}\n"
-            "log4j.appender.F.layout=org.apache.log4j.PatternLayout\n"
-            "log4j.appender.F.layout.ConversionPattern=%d %p %c: %m%n\n")
+        n = self.servers
+        base = workdir / ("zookeeper" if n == 1 else f"zookeeper-{n}")
+        self.ports = [free_port() for _ in range(n)]
+        quorum = [(free_port(), free_port()) for _ in range(n)] if n > 1 else []
         java = shutil.which("java") or "/usr/bin/java"
-        argv = [java, "-Xmx512m", f"-Dlog4j.configuration=file:{d / 'log4j.properties'}",
-                "-Dzookeeper.admin.enableServer=false",
-                "-cp", "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-log4j12.jar:"
-                "/usr/share/java/log4j-1.2.jar",
-                "org.apache.zookeeper.server.ZooKeeperServerMain", str(d / "zoo.cfg")]
-        log(f"ZooKeeper on 127.0.0.1:{self.port} ...")
-        out = open(d / "stdout.txt", "ab")
-        self.proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
-                                     start_new_session=True, cwd=d)
-        wait_port(self.port, 60, self.proc)
-        # ready = answers `srvr`
-        deadline = time.monotonic() + 30
+        cp = ("/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-log4j12.jar:"
+              "/usr/share/java/log4j-1.2.jar")
+        log(f"ZooKeeper{'' if n == 1 else f' ensemble of {n}'} on 127.0.0.1:"
+            f"{','.join(map(str, self.ports))} ...")
+        for k in range(n):
+            d = base if n == 1 else base / f"s{k + 1}"
+            (d / "data").mkdir(parents=True, exist_ok=True)
+            cfg = (f"tickTime=2000\ndataDir={d / 'data'}\nclientPort={self.ports[k]}\n"
+                   "clientPortAddress=127.0.0.1\nmaxClientCnxns=0\nadmin.enableServer=false\n"
+                   "4lw.commands.whitelist=srvr\n")
+            if n > 1:
+                cfg += "initLimit=10\nsyncLimit=5\n" + "".join(
+                    f"server.{j + 1}=127.0.0.1:{q}:{e}\n" for j, (q, e) in enumerate(quorum))
+                (d / "data" / "myid").write_text(f"{k + 1}\n")
+            (d / "zoo.cfg").write_text(cfg)
+            (d / "log4j.properties").write_text(
+                "log4j.rootLogger=WARN, F\nlog4j.appender.F=org.apache.log4j.FileAppender\n"
+                f"log4j.appender.F.File={d / 'zookeeper.log'}\n"
+                "log4j.appender.F.layout=org.apache.log4j.PatternLayout\n"
+                "log4j.appender.F.layout.ConversionPattern=%d %p %c: %m%n\n")
+            main = ("org.apache.zookeeper.server.ZooKeeperServerMain" if n == 1
+                    else "org.apache.zookeeper.server.quorum.QuorumPeerMain")
+            argv = [java, "-Xmx512m", f"-Dlog4j.configuration=file:{d / 'log4j.properties'}",
+                    "-Dzookeeper.admin.enableServer=false", "-cp", cp, main, str(d / "zoo.cfg")]
+            self.procs.append(spawn(argv, d / "stdout.txt", d))
+        try:
+            for port, proc in zip(self.ports, self.procs):
+                wait_port(port, 60, proc)
+            # ready = every server answers `srvr` (an ensemble member only once it has a leader)
+            self.modes = [self._srvr(port) for port in self.ports]
+        except Exception:
+            self.stop()
+            raise
+
+    def _srvr(self, port: int) -> str:
+        deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=2) as s:
+                with socket.create_connection(("127.0.0.1", port), timeout=2) as s:
                     s.sendall(b"srvr")
                     reply = s.recv(4096).decode(errors="replace")
                 if "Zookeeper version" in reply:
                     self.version = reply.splitlines()[0].split(":", 1)[1].strip().split(",")[0]
-                    return
+                    return next((ln.split(":", 1)[1].strip() for ln in reply.splitlines()
+                                 if ln.startswith("Mode:")), "?")
             except OSError:
                 pass
             time.sleep(0.2)
-        raise BenchError("ZooKeeper did not answer srvr")
+        raise BenchError(f"ZooKeeper on {port} did not answer srvr")
 
     def stop(self):
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
+        for proc in self.procs:
+            stop_proc(proc)
+        self.procs = []
 
 
 ZK = ZooKeeperServer()
+ZK3 = ZooKeeperServer(servers=3)
 
 
-def _counted_kazoo(port: int):
+def _counted_kazoo(hosts: str):
     """A started KazooClient whose requests to the server are counted (every ZooKeeper request
-    of kazoo goes through `_call`)."""
+    of kazoo goes through `_call`). `hosts` is a connect string; with several servers the client
+    connects to the first one (not a random one: the bench deals clients over the servers)."""
     import logging
 
     from kazoo.client import KazooClient
 
     logging.getLogger("kazoo").setLevel(logging.ERROR)
-    zk = KazooClient(hosts=f"127.0.0.1:{port}", timeout=10.0)
+    zk = KazooClient(hosts=hosts, timeout=10.0, randomize_hosts=False)
     zk.start(timeout=30)
     counter = [0]
     orig = zk._call
@@ -489,8 +637,8 @@ def _counted_kazoo(port: int):
 class KazooClientLock:
     """kazoo's standard Lock recipe (sequential ephemeral node, watch the predecessor)."""
 
-    def __init__(self, port: int, i: int):
-        self.zk, self.counter = _counted_kazoo(port)
+    def __init__(self, hosts: str, i: int):
+        self.zk, self.counter = _counted_kazoo(hosts)
         self.i = i
         self.locks = {}
 
@@ -520,20 +668,35 @@ class KazooClientLock:
 class ZooKeeper(Peer):
     name = "zookeeper"
     label = "ZooKeeper + kazoo Lock"
+    server = ZK
 
     def start(self, workdir, log=print):
-        ZK.start(workdir, log)
+        self.server.start(workdir, log)
 
     def client(self, i):
-        return KazooClientLock(ZK.port, i)
+        # an ensemble: client i connects to server i mod 3 first (the others are its fallbacks)
+        return KazooClientLock(self.server.hosts(i), i)
 
     def server_pid(self):
-        return ZK.proc.pid if ZK.proc else None
+        return self.server.pids()
 
     def version(self):
         import kazoo.version
 
-        return f"ZooKeeper {getattr(ZK, 'version', '?')}, kazoo {kazoo.version.__version__}"
+        v = f"ZooKeeper {getattr(self.server, 'version', '?')}, kazoo {kazoo.version.__version__}"
+        if self.server.servers > 1:
+            v += (f"; ensemble of {self.server.servers} ({', '.join(self.server.modes)}), "
+                  "client i connects to server i mod 3")
+        return v
+
+
+class ZooKeeper3(ZooKeeper):
+    name = "zookeeper-3"
+    label = "ZooKeeper ensemble of 3 + kazoo Lock"
+    server = ZK3
+
+    def stop(self):
+        ZK3.stop()  # no other peer uses the ensemble (stop_shared stops it too, idempotently)
 
 
 class PrefixClient:
@@ -544,8 +707,8 @@ class PrefixClient:
     child cannot steal); everybody else watches the parent's children and re-checks. Release
     deletes `privateLock` and the own child in one multi-op."""
 
-    def __init__(self, port: int, i: int):
-        self.zk, self.counter = _counted_kazoo(port)
+    def __init__(self, hosts: str, i: int):
+        self.zk, self.counter = _counted_kazoo(hosts)
         self.i = i
         self.mine = {}
 
@@ -603,10 +766,10 @@ class ZooKeeperPrefix(Peer):
         ZK.start(workdir, log)
 
     def client(self, i):
-        return PrefixClient(ZK.port, i)
+        return PrefixClient(ZK.hosts(), i)
 
     def setup_key(self, key):
-        zk, _ = _counted_kazoo(ZK.port)
+        zk, _ = _counted_kazoo(ZK.hosts())
         try:
             zk.ensure_path(f"/prefix/{key}")
         finally:
@@ -614,7 +777,7 @@ class ZooKeeperPrefix(Peer):
             zk.close()
 
     def server_pid(self):
-        return ZK.proc.pid if ZK.proc else None
+        return ZK.pids()
 
     def version(self):
         return ZooKeeper().version()
@@ -662,40 +825,105 @@ class EtcdClient:
         self.h.close()
 
 
-class Etcd(ServerProcess):
+class Etcd(Peer):
+    """etcd, one member, or with `members = 3` a static cluster of three (`--initial-cluster`
+    with three loopback peer URLs; a write is answered once a majority has it in its log)."""
+
     name = "etcd"
     label = "etcd lock API (HTTP gateway)"
+    members = 1
+
+    def __init__(self):
+        self.procs: list[subprocess.Popen] = []
+        self.ports: list[int] = []
+
+    @property
+    def port(self) -> int:
+        return self.ports[0]
 
     def start(self, workdir, log=print):
-        self.port, peer_port = free_port(), free_port()
-        d = workdir / "etcd"
-        d.mkdir(parents=True, exist_ok=True)
-        log(f"etcd on 127.0.0.1:{self.port} ...")
-        self._spawn(["etcd", "--name", "bench", "--data-dir", str(d / "data"),
-                     "--listen-client-urls", f"http://127.0.0.1:{self.port}",
-                     "--advertise-client-urls", f"http://127.0.0.1:{self.port}",
-                     "--listen-peer-urls", f"http://127.0.0.1:{peer_port}",
-                     "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer_port}",
-                     "--initial-cluster", f"bench=http://127.0.0.1:{peer_port}",
-                     "--log-level", "warn"], workdir, self.port)
-        h = Http(self.port)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
+        n = self.members
+        self.ports = [free_port() for _ in range(n)]
+        peer_ports = [free_port() for _ in range(n)]
+        names = ["bench"] if n == 1 else [f"m{k + 1}" for k in range(n)]
+        cluster = ",".join(f"{m}=http://127.0.0.1:{p}" for m, p in zip(names, peer_ports))
+        log(f"etcd{'' if n == 1 else f' cluster of {n}'} on 127.0.0.1:"
+            f"{','.join(map(str, self.ports))} ...")
+        for k in range(n):
+            d = workdir / "etcd" if n == 1 else workdir / f"etcd-{n}" / names[k]
+            d.mkdir(parents=True, exist_ok=True)
+            argv = ["etcd", "--name", names[k], "--data-dir", str(d / "data"),
+                    "--listen-client-urls", f"http://127.0.0.1:{self.ports[k]}",
+                    "--advertise-client-urls", f"http://127.0.0.1:{self.ports[k]}",
+                    "--listen-peer-urls", f"http://127.0.0.1:{peer_ports[k]}",
+                    "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer_ports[k]}",
+                    "--initial-cluster", cluster, "--log-level", "warn"]
+            if n > 1:
+                argv += ["--initial-cluster-state", "new", "--initial-cluster-token",
+                         f"eslm-bench-{os.getpid()}"]
+            log_path = workdir / "etcd.log" if n == 1 else d / "etcd.log"
+            self.procs.append(spawn(argv, log_path, workdir))
+        try:
+            for port, proc in zip(self.ports, self.procs):
+                wait_port(port, 60, proc)
+            self._ready(names)
+        except Exception:
+            self.stop()
+            raise
+
+    def _ready(self, names: list[str]) -> None:
+        """Every member answers /version, and in a cluster /health (true once it has a leader);
+        notes which member leads."""
+        for k, port in enumerate(self.ports):
+            h = Http(port, timeout=5)
+            deadline = time.monotonic() + 60
             try:
-                st, body = h.call("GET", "/version")
-                if st == 200:
-                    self._version = body.get("etcdserver", "?")
-                    break
-            except OSError:
-                pass
-            time.sleep(0.2)
-        h.close()
+                while True:
+                    try:
+                        st, body = h.call("GET", "/version")
+                        healthy = len(self.ports) == 1 or (
+                            st == 200 and h.call("GET", "/health")[1].get("health") == "true")
+                        if st == 200 and healthy:
+                            self._version = body.get("etcdserver", "?")
+                            break
+                    except (OSError, ValueError, http.client.HTTPException):
+                        pass
+                    if time.monotonic() > deadline:
+                        raise BenchError(f"etcd member {names[k]} not healthy after 60 s")
+                    time.sleep(0.2)
+                if len(self.ports) > 1:
+                    st, body = h.call("POST", "/v3/maintenance/status", {})
+                    if st == 200 and body.get("leader") == body.get("header", {}).get("member_id"):
+                        self._leader = names[k]
+            finally:
+                h.close()
+
+    def stop(self):
+        for proc in self.procs:
+            stop_proc(proc)
+        self.procs = []
+
+    def server_pid(self):
+        if not self.procs:
+            return None
+        return self.procs[0].pid if len(self.procs) == 1 else tuple(p.pid for p in self.procs)
 
     def client(self, i):
-        return EtcdClient(self.port, i)
+        # a cluster: client i talks to member i mod 3 (a follower forwards writes to the leader)
+        return EtcdClient(self.ports[i % len(self.ports)], i)
 
     def version(self):
-        return f"etcd {getattr(self, '_version', '?')} (v3 JSON gateway)"
+        v = f"etcd {getattr(self, '_version', '?')} (v3 JSON gateway)"
+        if self.members > 1:
+            v += (f"; cluster of {self.members} (leader {getattr(self, '_leader', '?')}), "
+                  "client i talks to member i mod 3")
+        return v
+
+
+class Etcd3(Etcd):
+    name = "etcd-3"
+    label = "etcd cluster of 3, lock API (HTTP gateway)"
+    members = 3
 
 
 # Redis -----------------------------------------------------------------------------------------
@@ -764,12 +992,15 @@ class Redis(ServerProcess):
 
 
 PEERS = {p.name: p for p in (Plugin, DocRecipe, ZooKeeper, ZooKeeperPrefix, Etcd, Redis,
-                              EsFloor)}
+                              EsFloor, Plugin3, ZooKeeper3, Etcd3)}
+# the replicated three-server peers, and the single-server peer each is compared with
+THREE = {"plugin-3": "plugin", "zookeeper-3": "zookeeper", "etcd-3": "etcd"}
 
 
 def stop_shared():
     ES.stop()
     ZK.stop()
+    ZK3.stop()
 
 
 # random jitter helper shared by workloads

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -10,11 +11,18 @@ import inprocess
 HERE = Path(__file__).resolve().parent
 START = "<!-- bench/run.py: peers:start (generated, do not edit by hand) -->"
 END = "<!-- bench/run.py: peers:end -->"
+REPL_START = "<!-- bench/run.py --replicated: start (generated, do not edit by hand) -->"
+REPL_END = "<!-- bench/run.py --replicated: end -->"
 LOCK_CORE = "## lock-core (in process)"
 
 PEER_ORDER = ["plugin", "doc-recipe", "zookeeper", "etcd", "redis", "es-floor"]
 LABEL = {"plugin": "plugin", "doc-recipe": "doc recipe", "zookeeper": "ZooKeeper",
-         "etcd": "etcd", "redis": "Redis", "es-floor": "ES floor (not a lock)"}
+         "etcd": "etcd", "redis": "Redis", "es-floor": "ES floor (not a lock)",
+         "plugin-3": "plugin, 3 nodes", "zookeeper-3": "ZooKeeper, 3 servers",
+         "etcd-3": "etcd, 3 members"}
+# the three-node comparison (bench/run.py --replicated): replicated peers, then single-server ones
+REPLICATED_ORDER = ["plugin-3", "zookeeper-3", "etcd-3", "plugin", "zookeeper", "etcd"]
+PLOT_ORDER = PEER_ORDER + ["plugin-3", "zookeeper-3", "etcd-3"]
 
 
 def f(x, nd=1):
@@ -129,9 +137,10 @@ def plot(results: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    peers = [p for p in PEER_ORDER if any(p in d for d in results["workloads"].values())]
+    peers = [p for p in PLOT_ORDER if any(p in d for d in results["workloads"].values())]
     colors = {"plugin": "#d62728", "doc-recipe": "#ff9896", "zookeeper": "#1f77b4",
-              "etcd": "#2ca02c", "redis": "#9467bd", "es-floor": "#bbbbbb"}
+              "etcd": "#2ca02c", "redis": "#9467bd", "es-floor": "#bbbbbb",
+              "plugin-3": "#7f0000", "zookeeper-3": "#0b3d6b", "etcd-3": "#145214"}
     fig, axes = plt.subplots(2, 3, figsize=(16, 9))
     title = "Lock services on one machine (%s cores, client and servers share them) — %s%s" % (
         results["machine"].get("cores"), results["started_utc"][:16].replace("T", " "),
@@ -253,4 +262,132 @@ def update_results_md(md: Path, results: dict, json_path: Path, png_path: Path |
             text = text[:m.start()] + "\n\n" + new + "\n" + text[m.start():]
         else:
             text = text.rstrip("\n") + "\n\n" + new + "\n"
+    md.write_text(text)
+
+
+# --- the three-node comparison (issue 12) ------------------------------------------------------
+
+REPLICATED_ROWS = [
+    ("uncontended, 1 client: acquire+release p50 (ms)", "uncontended-1", "pair_p50_ms", 2),
+    ("uncontended, 1 client: p99 (ms)", "uncontended-1", "pair_p99_ms", 2),
+    ("uncontended, 1 client: pairs/s", "uncontended-1", "grants_per_s", 0),
+    ("contended, 16 clients: critical sections/s", "contended-16", "grants_per_s", 0),
+    ("contended, 16: hand-off p50 (ms)", "contended-16", "handoff_p50_ms", 2),
+    ("contended, 16: hand-off p99 (ms)", "contended-16", "handoff_p99_ms", 2),
+    ("contended, 16: Jain fairness", "contended-16", "jain", 3),
+    ("contended, 16: server requests per grant", "contended-16", "requests_per_grant", 1),
+    ("contended, 16: server CPU ms per grant (all servers)", "contended-16",
+     "server_cpu_ms_per_grant", 2),
+]
+
+
+def replicated_table(results: dict) -> str:
+    """Three-server peers beside their single-server peers, measured in the same run."""
+    peers = [p for p in REPLICATED_ORDER if any(p in d for d in results["workloads"].values())]
+    out = ["| figure | " + " | ".join(LABEL[p] for p in peers) + " |",
+           "|---|" + "---:|" * len(peers)]
+    for label, w, k, nd in REPLICATED_ROWS:
+        vals = []
+        for p in peers:
+            v = _get(results, w, p, k)
+            if v is None and _get(results, w, p, "errors"):
+                vals.append("error")
+            elif isinstance(v, float) and nd == 0:
+                vals.append(f"{v:,.0f}")
+            else:
+                vals.append(f(v, nd))
+        out.append(f"| {label} | " + " | ".join(vals) + " |")
+    return "\n".join(out)
+
+
+def baseline(exclude: Path | None = None) -> tuple[Path, dict] | None:
+    """The newest full (not replicated, not quick) run in bench/results, for the single-node
+    figures to compare with."""
+    for path in sorted((HERE / "results").glob("*.json"), reverse=True):
+        if path.stem.endswith("-replicated") or path == exclude:
+            continue
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if not data.get("quick"):
+            return path, data
+    return None
+
+
+def replicated_targets(results: dict, json_path: Path | None = None) -> list[str]:
+    """Issue 12's targets: replicated hand-off p50 ≤ 1 ms; replicated contended throughput ≥ 2×
+    the better ensemble; the single node not worse than the last full run (noise aside)."""
+    g = lambda w, p, k: _get(results, w, p, k)  # noqa: E731
+    lines = []
+    if results.get("plugin3_durability") == "memory":
+        lines.append("**the plugin on three nodes ran with `locks.durability: memory`: its lock "
+                     "state was not replicated, so these are not the replicated figures**")
+    h = g("contended-16", "plugin-3", "handoff_p50_ms")
+    if h is not None:
+        lines.append(f"contended-16: plugin on 3 nodes hand-off p50 {h:.2f} ms (target ≤ 1 ms: "
+                     f"{'met' if h <= 1.0 else 'not met'})")
+    a = g("contended-16", "plugin-3", "grants_per_s")
+    ens = {p: g("contended-16", p, "grants_per_s") for p in ("zookeeper-3", "etcd-3")}
+    ens = {p: v for p, v in ens.items() if v}
+    if a and ens:
+        best = max(ens, key=ens.get)
+        r = a / ens[best]
+        lines.append(f"contended-16: critical sections/s plugin on 3 nodes / {LABEL[best]} (the "
+                     f"better ensemble) = {a:,.0f} / {ens[best]:,.0f} = {r:.2f}× (target ≥ 2×: "
+                     f"{'met' if r >= 2.0 else 'not met'})")
+    for p3, p1 in (("plugin-3", "plugin"), ("zookeeper-3", "zookeeper"), ("etcd-3", "etcd")):
+        a3, a1 = g("uncontended-1", p3, "pair_p50_ms"), g("uncontended-1", p1, "pair_p50_ms")
+        if a3 and a1:
+            lines.append(f"uncontended-1: p50 {LABEL[p3]} {a3:.2f} ms vs one server {a1:.2f} ms "
+                         f"({a3 - a1:+.2f} ms)")
+    base = baseline(json_path)
+    if base:
+        path, old = base
+        rel = path.relative_to(HERE).as_posix()
+        for w, k, what in (("uncontended-1", "pair_p50_ms", "p50 (ms)"),
+                           ("contended-16", "grants_per_s", "critical sections/s"),
+                           ("contended-16", "handoff_p50_ms", "hand-off p50 (ms)")):
+            now, then = g(w, "plugin", k), _get(old, w, "plugin", k)
+            if now is not None and then is not None:
+                lines.append(f"single node, {w} {what}: plugin {f(now, 2)} in this run vs "
+                             f"{f(then, 2)} in [`{rel}`]({rel})")
+    return lines
+
+
+def replicated_section(results: dict, json_path: Path, png_path: Path | None) -> str:
+    m = results["machine"]
+    rel = lambda p: p.relative_to(HERE).as_posix() if p and HERE in p.parents else str(p)  # noqa: E731
+    lines = [REPL_START, "", f"Run {results['started_utc']} with `{results['command']}` "
+             f"({results['duration_s']} s measured + {results['warmup_s']} s warm-up per workload; "
+             f"whole run {results.get('wall_s')} s). Raw figures: [`{rel(json_path)}`]"
+             f"({rel(json_path)}).", "",
+             f"Machine: {m.get('cpu')}, {m.get('cores')} cores, {m.get('memory')}, {m.get('os')}; "
+             f"every server of every peer on it, beside the client. Load average before/after: "
+             f"{', '.join(f'{x:.2f}' for x in m.get('loadavg_before', []))} / "
+             f"{', '.join(f'{x:.2f}' for x in m.get('loadavg_after', []))}.", ""]
+    other = results.get("other_load_at_start", []) + results.get("other_load_at_end", [])
+    if other:
+        lines += ["Other processes were busy on the machine during this run: "
+                  + "; ".join(f"`{o}`" for o in other) + ".", ""]
+    lines += ["Versions:", ""] + [f"- {k}: {v}" for k, v in results["versions"].items()
+                                  if k in REPLICATED_ORDER]
+    lines += ["", replicated_table(results), "", "Targets (issue 12):", ""]
+    lines += [f"- {t}" for t in replicated_targets(results, json_path)]
+    errs = [f"{w}/{p}: {e}" for w, d in results["workloads"].items() for p, r in d.items()
+            for e in r.get("errors", [])] + results.get("errors", [])
+    if errs:
+        lines += ["", "Errors in this run:", ""] + [f"- {e}" for e in errs]
+    lines += ["", REPL_END]
+    return "\n".join(lines)
+
+
+def update_replicated_md(md: Path, results: dict, json_path: Path, png_path: Path | None) -> None:
+    """Replaces the replicated section between its markers (RESULTS.md's
+    '## Three nodes, replicated' section carries them); the rest of the file is kept."""
+    text = md.read_text()
+    if REPL_START not in text or REPL_END not in text:
+        raise ValueError(f"{md} has no {REPL_START} ... {REPL_END} markers")
+    new = replicated_section(results, json_path, png_path)
+    text = text[:text.index(REPL_START)] + new + text[text.index(REPL_END) + len(REPL_END):]
     md.write_text(text)

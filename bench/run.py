@@ -4,6 +4,7 @@ one run, one machine (issue 6). See bench/README.md.
 
     python3 bench/run.py            # full run (~15 min): results/<date>.json + .png, RESULTS.md
     python3 bench/run.py --quick    # smoke mode, a few seconds per workload, writes to build/
+    python3 bench/run.py --replicated   # plugin on 3 nodes vs ZooKeeper and etcd ensembles of 3
 
 Installs what is missing (apt: zookeeper, etcd-server, redis-server; pip: kazoo, redis,
 matplotlib), starts every server on a free 127.0.0.1 port, runs each workload for a fixed time,
@@ -17,6 +18,7 @@ import datetime as dt
 import json
 import os
 import platform
+import shutil
 import signal
 import subprocess
 import sys
@@ -35,6 +37,9 @@ import report  # noqa: E402
 from workloads import Spec, run as run_workload  # noqa: E402
 
 BASE_PEERS = ["plugin", "doc-recipe", "zookeeper", "etcd", "redis", "es-floor"]
+# --replicated (issue 12): the three-server peers and their single-server peers, same run
+REPLICATED_PEERS = ["plugin-3", "zookeeper-3", "etcd-3", "plugin", "zookeeper", "etcd"]
+REPLICATED_WORKLOADS = ["uncontended-1", "contended-16"]
 FLOOR_ONLY = ("uncontended-1", "uncontended-64")  # the floor is not a lock: only these
 
 WORKLOADS = [
@@ -106,8 +111,19 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="smoke mode: ~1.5 s per workload")
     ap.add_argument("--duration", type=float, help="measured seconds per workload (default 15, quick 1.5)")
     ap.add_argument("--warmup", type=float, help="warm-up seconds per workload (default 2, quick 0.5)")
-    ap.add_argument("--peers", default=",".join(BASE_PEERS), help="comma-separated subset")
+    ap.add_argument("--peers", help="comma-separated peers (default: %s; also %s)"
+                    % (",".join(BASE_PEERS), ", ".join(P.THREE)))
     ap.add_argument("--workloads", default="", help="comma-separated subset of workload names")
+    ap.add_argument("--replicated", action="store_true",
+                    help="the three-node comparison (issue 12): --peers %s --workloads %s "
+                    "--no-inprocess unless given; writes <date>-replicated.json and RESULTS.md's "
+                    "replicated section" % (",".join(REPLICATED_PEERS), ",".join(REPLICATED_WORKLOADS)))
+    ap.add_argument("--three-node-route", choices=("spread", "owner"), default="spread",
+                    help="plugin-3's clients: client i to node i mod 3 (spread, default) or all to "
+                    "the node owning lock partition 0 (owner)")
+    ap.add_argument("--three-node-setting", action="append", default=[], metavar="KEY=VALUE",
+                    help="a setting for plugin-3's nodes (-E KEY=VALUE), repeatable; e.g. "
+                    "locks.durability=replicated")
     ap.add_argument("--out", help="folder for <date>.json/.png (default bench/results, quick: build/bench-quick)")
     ap.add_argument("--no-results-md", action="store_true", help="do not update bench/RESULTS.md")
     ap.add_argument("--no-install", action="store_true", help="fail instead of installing peers")
@@ -120,11 +136,26 @@ def main() -> int:
 
     duration = args.duration or (1.5 if args.quick else 15.0)
     warmup = args.warmup if args.warmup is not None else (0.5 if args.quick else 2.0)
-    peers = [p for p in args.peers.split(",") if p]
+    if args.replicated:
+        args.peers = args.peers or ",".join(REPLICATED_PEERS)
+        args.workloads = args.workloads or ",".join(REPLICATED_WORKLOADS)
+        args.no_inprocess = True
+    peers = [p for p in (args.peers or ",".join(BASE_PEERS)).split(",") if p]
     for p in peers:
         if p not in P.PEERS:
             ap.error(f"unknown peer {p}; known: {', '.join(P.PEERS)}")
     wl_filter = set(w for w in args.workloads.split(",") if w)
+    known = [w.name for w in WORKLOADS] + [MIXED.name]
+    for w in wl_filter:
+        if w not in known:
+            ap.error(f"unknown workload {w}; known: {', '.join(known)}")
+    replicated = any(p in P.THREE for p in peers)
+    three_settings = {}
+    for kv in args.three_node_setting:
+        if "=" not in kv:
+            ap.error(f"--three-node-setting wants KEY=VALUE, not {kv}")
+        k, v = kv.split("=", 1)
+        three_settings[k] = v
     out = Path(args.out) if args.out else (ROOT / "build" / "bench-quick" if args.quick else HERE / "results")
     out.mkdir(parents=True, exist_ok=True)
     update_md = not (args.quick or args.no_results_md)
@@ -151,6 +182,7 @@ def main() -> int:
     started: list = []
     results = {"command": cmd, "started_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                "quick": args.quick, "duration_s": duration, "warmup_s": warmup,
+               "three_node_route": args.three_node_route if "plugin-3" in peers else None,
                "jvm_warmup_s": 1.0 if args.quick else 10.0, "client_procs": args.client_procs,
                "machine": machine(), "other_load_at_start": other_load(),
                "versions": {}, "workloads": {}, "errors": []}
@@ -159,6 +191,9 @@ def main() -> int:
         instances = {}
         for name in sorted(need, key=lambda n: list(P.PEERS).index(n)):
             peer = P.PEERS[name]()
+            if name == "plugin-3":
+                peer.route = args.three_node_route
+                peer.settings = three_settings
             try:
                 peer.start(workdir, log)
             except Exception as e:  # noqa: BLE001 - one broken peer does not stop the others
@@ -167,6 +202,8 @@ def main() -> int:
                 continue
             instances[name] = peer
             started.append(peer)
+            if name == "plugin-3":
+                results["plugin3_durability"] = peer.durability
             try:
                 results["versions"][name] = peer.version()
             except Exception as e:  # noqa: BLE001
@@ -176,7 +213,7 @@ def main() -> int:
         # (measured: 1.5 ms vs 0.85 ms acquire+release p50 warm). Other peers are native code
         # (etcd, Redis) or warm up within their own 2 s warm-up (ZooKeeper's JVM is mostly idle).
         jit_s = 1.0 if args.quick else 10.0
-        for name in ("plugin", "doc-recipe", "zookeeper"):
+        for name in ("plugin", "doc-recipe", "zookeeper", "plugin-3", "zookeeper-3"):
             if name in instances:
                 log(f"JIT warm-up: {name}, 16 clients, {jit_s:.0f} s (not recorded)")
                 try:
@@ -244,7 +281,9 @@ def main() -> int:
             results["errors"].append("interrupted")
     results["wall_s"] = round(time.monotonic() - t_begin, 1)
 
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d")
+    # a replicated run has files and a RESULTS.md section of its own: it never overwrites the
+    # full run's
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d") + ("-replicated" if replicated else "")
     json_path = out / f"{stamp}.json"
     json_path.write_text(json.dumps(results, indent=1, sort_keys=False, default=str) + "\n")
     log(f"wrote {json_path}")
@@ -258,9 +297,16 @@ def main() -> int:
         png_path = None
     if update_md:
         md = HERE / "RESULTS.md"
-        report.update_results_md(md, results, json_path, png_path)
+        if replicated:
+            report.update_replicated_md(md, results, json_path, png_path)
+        else:
+            report.update_results_md(md, results, json_path, png_path)
         log(f"updated {md}")
-    print(report.table(results))
+    if replicated:
+        print(report.replicated_table(results))
+        print("\n".join(f"- {t}" for t in report.replicated_targets(results)))
+    else:
+        print(report.table(results))
     bad = [f"{w}/{p}: {e}" for w, d in results["workloads"].items() for p, r in d.items()
            for e in r.get("errors", [])]
     bad += results["errors"]
@@ -269,7 +315,9 @@ def main() -> int:
             if r.get("mutual_exclusion_violations")]
     if bad:
         print("ERRORS:\n  " + "\n  ".join(bad))
+        log(f"the servers' data and logs are kept in {workdir}")
         return 1
+    shutil.rmtree(workdir, ignore_errors=True)  # ZooKeeper and etcd data: ~65 MB per etcd member
     log(f"done in {results['wall_s']} s")
     return 0
 

@@ -1,8 +1,9 @@
-"""Smoke test of the benchmark harness (issue 6): `python3 bench/run.py --quick` must run every
-peer and workload end to end, stop everything it started and write its JSON and plot, so the
-harness cannot rot (the in-process criterion and JMH benchmarks included). The figures themselves are not checked here (a quick run on a shared
-machine is noise); only that each workload granted locks, without errors and without two
-holders at once."""
+"""Smoke tests of the benchmark harness (issues 6 and 12): `python3 bench/run.py --quick` must
+run every peer and workload end to end, stop everything it started and write its JSON and plot,
+so the harness cannot rot (the in-process criterion and JMH benchmarks included); so must
+`--replicated`, the three-server comparison. The figures themselves are not checked here (a
+quick run on a shared machine is noise); only that each workload granted locks, without errors
+and without two holders at once."""
 
 from __future__ import annotations
 
@@ -49,5 +50,35 @@ def test_bench_quick_runs_every_peer_and_workload(tmp_path):
     assert set(inproc["jmh"]) == {"jniAcquireRelease", "jniVersionCall", "chmAcquireRelease"}
     assert all(b["ns_per_op"] > 0 for b in inproc["jmh"].values())
     # everything it started is gone: nothing of the run still listens
+    assert "eslm-bench" not in subprocess.run(["ps", "-eo", "args"], capture_output=True,
+                                              text=True).stdout
+
+
+@pytest.mark.slow
+def test_bench_replicated_quick_runs_the_three_server_peers(tmp_path):
+    """`bench/run.py --replicated --quick` (issue 12): the plugin on three nodes with one replica,
+    a ZooKeeper ensemble of three and an etcd cluster of three, beside their single servers, on
+    uncontended-1 and contended-16; everything stopped at the end. Uses the zip the test above
+    (or `make build`) built."""
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--replicated", "--no-build",
+         "--out", str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=900,
+    )
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
+    [result] = list(tmp_path.glob("*-replicated.json"))
+    data = json.loads(result.read_text())
+    peers = {"plugin-3", "zookeeper-3", "etcd-3", "plugin", "zookeeper", "etcd"}
+    assert set(data["workloads"]) == {"uncontended-1", "contended-16"}
+    for name, by_peer in data["workloads"].items():
+        assert set(by_peer) == peers, name
+        for peer, r in by_peer.items():
+            assert r["grants"] > 0 and not r["errors"], (name, peer, r)
+    for peer, r in data["workloads"]["contended-16"].items():
+        assert r["mutual_exclusion_violations"] == 0 and r["handoff_p50_ms"] is not None, peer
+    assert "replica on" in data["versions"]["plugin-3"]
+    assert "ensemble of 3" in data["versions"]["zookeeper-3"]
+    assert "cluster of 3" in data["versions"]["etcd-3"]
+    assert "| plugin, 3 nodes |" in proc.stdout
     assert "eslm-bench" not in subprocess.run(["ps", "-eo", "args"], capture_output=True,
                                               text=True).stdout
