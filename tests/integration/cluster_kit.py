@@ -16,9 +16,10 @@ def http(node, method, path, body=None, timeout=60):
     return requests.request(method, node.url + path, json=body, timeout=timeout)
 
 
-def owner_of_partition(cluster, partition=0):
-    """The node serving `partition`, from the nodes' own diagnostics. Exactly one node may serve
-    it at a time; two would be a double owner, and fail the test."""
+def owner_of_partition(cluster, partition=0, seen=None):
+    """The node serving `partition` (once it is `active`), from the nodes' own diagnostics.
+    Exactly one node may serve it at a time; two would be a double owner, and fail the test.
+    `seen`, a list, collects every (node, state) observed on the way, e.g. a passing grace."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         serving = []
@@ -28,6 +29,8 @@ def owner_of_partition(cluster, partition=0):
             except (requests.RequestException, KeyError):
                 continue
             serving += [(n, p) for p in parts if p["id"] == partition]
+        if seen is not None:
+            seen.extend((n.name, p["state"]) for n, p in serving)
         assert len(serving) <= 1, f"partition {partition} served by {[(n.name, p) for n, p in serving]}"
         if serving and serving[0][1]["state"] == "active":
             return serving[0][0], serving[0][1]["epoch"]
@@ -40,17 +43,21 @@ def live(cluster):
 
 
 def move_partition(cluster, to):
+    """Moves partition 0 to `to` (reroute) and waits until `to` serves it; answers the states
+    `to` was seen in meanwhile (a planned move must never pass through "grace")."""
     owner, _ = owner_of_partition(cluster)
     if owner is to:
-        return
+        return []
     r = http(owner, "POST", "/_cluster/reroute?metric=none", {
         "commands": [{"move": {"index": ".locks", "shard": 0, "from_node": owner.name, "to_node": to.name}}]})
     assert r.status_code == 200, r.text
     deadline = time.monotonic() + 60
-    while owner_of_partition(cluster)[0] is not to:
+    seen = []
+    while owner_of_partition(cluster, 0, seen)[0] is not to:
         assert time.monotonic() < deadline, "partition did not move"
-        time.sleep(0.2)
+        time.sleep(0.05)
     http(to, "GET", "/_cluster/health/.locks?wait_for_status=green&timeout=60s", timeout=70)
+    return [state for name, state in seen if name == to.name]
 
 
 def master_name(node):
