@@ -135,6 +135,11 @@ final class GroupCommit {
             full = lane.needFull;
             lane.needFull = false;
         }
+        ReplicationChannel channel = this.channel;
+        if (channel == null) {
+            failed(partition, lane, batch, new IllegalStateException("lock replication is not connected yet"));
+            return;
+        }
         Map<String, Object> take;
         try {
             take = core.call(full ? NativeOp.EXPORT_FULL : NativeOp.TAKE_CHANGES, partition, "{}");
