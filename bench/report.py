@@ -52,6 +52,25 @@ def one_line(workload: str, r: dict) -> str:
     return s
 
 
+def figure_rows(results: dict, peers: list[str], rows) -> list[str]:
+    """A Markdown table, one column per peer: a header, then one line per (label, workload,
+    key, digits) row; a peer whose workload failed shows "error"."""
+    out = ["| figure | " + " | ".join(LABEL[p] for p in peers) + " |",
+           "|---|" + "---:|" * len(peers)]
+    for label, w, k, nd in rows:
+        vals = []
+        for p in peers:
+            v = _get(results, w, p, k)
+            if v is None and _get(results, w, p, "errors"):
+                vals.append("error")
+            elif isinstance(v, float) and nd == 0:
+                vals.append(f"{v:,.0f}")
+            else:
+                vals.append(f(v, nd))
+        out.append(f"| {label} | " + " | ".join(vals) + " |")
+    return out
+
+
 def _get(results, w, p, k):
     return results["workloads"].get(w, {}).get(p, {}).get(k)
 
@@ -80,19 +99,7 @@ def table(results: dict) -> str:
         ("uncontended, 64: server CPU ms per pair", "uncontended-64", "server_cpu_ms_per_grant", 2),
         ("uncontended, 64: client CPU % (of 1 core)", "uncontended-64", "client_cpu_pct", 0),
     ]
-    out = ["| figure | " + " | ".join(LABEL[p] for p in peers) + " |",
-           "|---|" + "---:|" * len(peers)]
-    for label, w, k, nd in rows:
-        vals = []
-        for p in peers:
-            v = _get(results, w, p, k)
-            if v is None and _get(results, w, p, "errors"):
-                vals.append("error")
-            elif isinstance(v, float) and nd == 0:
-                vals.append(f"{v:,.0f}")
-            else:
-                vals.append(f(v, nd))
-        out.append(f"| {label} | " + " | ".join(vals) + " |")
+    out = figure_rows(results, peers, rows)
     mixed = results["workloads"].get("mixed-priority", {})
     if mixed:
         out += ["", "Mixed priority (one key; 4 background clients back to back, 2 foreground "
@@ -284,20 +291,7 @@ REPLICATED_ROWS = [
 def replicated_table(results: dict) -> str:
     """Three-server peers beside their single-server peers, measured in the same run."""
     peers = [p for p in REPLICATED_ORDER if any(p in d for d in results["workloads"].values())]
-    out = ["| figure | " + " | ".join(LABEL[p] for p in peers) + " |",
-           "|---|" + "---:|" * len(peers)]
-    for label, w, k, nd in REPLICATED_ROWS:
-        vals = []
-        for p in peers:
-            v = _get(results, w, p, k)
-            if v is None and _get(results, w, p, "errors"):
-                vals.append("error")
-            elif isinstance(v, float) and nd == 0:
-                vals.append(f"{v:,.0f}")
-            else:
-                vals.append(f(v, nd))
-        out.append(f"| {label} | " + " | ".join(vals) + " |")
-    return "\n".join(out)
+    return "\n".join(figure_rows(results, peers, REPLICATED_ROWS))
 
 
 def baseline(exclude: Path | None = None) -> tuple[Path, dict] | None:

@@ -12,6 +12,37 @@ import uuid
 import pytest
 import requests
 
+# Notice a frozen or dead node within a few seconds rather than half a minute (Elasticsearch's
+# follower and leader checks), for modules whose faults must resolve quickly.
+FAST_FAULT_DETECTION = {
+    "cluster.fault_detection.follower_check.interval": "1s",
+    "cluster.fault_detection.follower_check.timeout": "2s",
+    "cluster.fault_detection.follower_check.retry_count": "2",
+    "cluster.fault_detection.leader_check.interval": "1s",
+    "cluster.fault_detection.leader_check.timeout": "2s",
+    "cluster.fault_detection.leader_check.retry_count": "2",
+}
+
+
+def restart_all(cluster):
+    """A full cluster restart: every node stopped (SIGTERM), then all started again."""
+    for n in cluster.nodes:
+        assert n.stop() in (0, 143), n.tail_log()
+    for n in cluster.nodes:
+        n.start()
+    for n in cluster.nodes:
+        n.wait_until_ready()
+
+
+def rejoin(node, via):
+    """Starts `node` again (killed by a test) and waits until the cluster has three nodes and
+    every shard assigned."""
+    node.start()
+    node.wait_until_ready()
+    r = http(via, "GET", "/_cluster/health?wait_for_nodes=3&wait_for_status=green&timeout=120s", timeout=130)
+    assert r.status_code == 200 and r.json()["number_of_nodes"] == 3, r.text
+
+
 def http(node, method, path, body=None, timeout=60):
     return requests.request(method, node.url + path, json=body, timeout=timeout)
 

@@ -22,12 +22,14 @@ import requests
 
 import node as esnode
 from cluster_kit import (
+    FAST_FAULT_DETECTION,
     granted_by_the_new_owner,
     http,
     live,
     move_partition,
     owner_of_partition,
     owner_that_is_not_the_master,
+    restart_all,
 )
 
 pytestmark = pytest.mark.slow
@@ -48,13 +50,7 @@ def cluster():
             "locks.lease.max": f"{LEASE_MAX_S}s",
             "locks.lease.default": f"{LEASE_MAX_S}s",
             "locks.recovery.grace": f"{GRACE_S}s",
-            # Notice a frozen or dead node within a few seconds rather than half a minute.
-            "cluster.fault_detection.follower_check.interval": "1s",
-            "cluster.fault_detection.follower_check.timeout": "2s",
-            "cluster.fault_detection.follower_check.retry_count": "2",
-            "cluster.fault_detection.leader_check.interval": "1s",
-            "cluster.fault_detection.leader_check.timeout": "2s",
-            "cluster.fault_detection.leader_check.retry_count": "2",
+            **FAST_FAULT_DETECTION,
         },
     )
     c.start()
@@ -280,12 +276,7 @@ def test_full_cluster_restart_forgets_holders_and_resumes_with_higher_tokens_aft
     k = f"restart-{uuid.uuid4().hex[:6]}"
     before = http(owner, "POST", f"/_locks/{k}/_acquire", {"owner": "before"}).json()["fencing_token"]
 
-    for n in cluster.nodes:
-        assert n.stop() in (0, 143), n.tail_log()
-    for n in cluster.nodes:
-        n.start()
-    for n in cluster.nodes:
-        n.wait_until_ready()
+    restart_all(cluster)
 
     first = http(cluster.nodes[0], "POST", f"/_locks/{k}/_acquire", {"owner": "after"})
     assert first.status_code == 503, f"a restarted partition starts in grace: {first.text}"

@@ -30,6 +30,8 @@ from cluster_kit import (
     no_rebalancing,
     owner_of_partition,
     owner_that_is_not_the_master,
+    rejoin,
+    restart_all,
     settled,
     wait_for_new_master,
 )
@@ -175,10 +177,7 @@ def killed_owner_keeps_holders(cluster, owner, epoch):
         assert granted["owner"] == "waiter" and granted["fencing_token"] > first
         assert http(b, "POST", f"/_locks/{held}/_release", {"owner": "waiter"}).status_code == 200
     finally:
-        owner.start()
-        owner.wait_until_ready()
-        r = http(a, "GET", "/_cluster/health?wait_for_nodes=3&wait_for_status=green&timeout=120s", timeout=130)
-        assert r.status_code == 200 and r.json()["number_of_nodes"] == 3, r.text
+        rejoin(owner, a)
 
 
 def election_keys(node):
@@ -189,46 +188,45 @@ def test_a_master_leaving_by_voting_exclusion_changes_nothing_for_the_locks(clus
     """What a rolling restart does: the elected master is excluded from voting and a new one is
     elected. Partition 0's owner (not the master) keeps its primary and term: no holder lost, no
     token reused, no 503 while the election happens."""
-    with no_rebalancing(cluster):
-        owner, epoch, master = owner_that_is_not_the_master(cluster)
-        settled(owner)
-        via = next(n for n in live(cluster) if n is not owner)
-        counted, held, tokens = hold_locks_before_an_election(owner, via, election_keys(via))
-        renewed = next(iter(held))
-        try:
-            with RenewRecorder(owner, renewed, held[renewed][0]) as recorder:
-                r = http(owner, "POST", f"/_cluster/voting_config_exclusions?node_names={master.name}")
-                assert r.status_code == 200, r.text
-                new_master = wait_for_new_master(owner, master.name)
-                time.sleep(5)  # renewing through longer than the 3 s ownership-confirmation window
-            print(f"\nmaster {master.name} -> {new_master}; {len(recorder.statuses)} renews during the election")
-            assert_the_election_changed_nothing(cluster, owner, epoch, counted, held, tokens, recorder.statuses)
-        finally:
-            r = http(owner, "DELETE", "/_cluster/voting_config_exclusions?wait_for_removal=false")
-            assert r.status_code == 200, r.text
+
+    def leave(owner, master):
+        r = http(owner, "POST", f"/_cluster/voting_config_exclusions?node_names={master.name}")
+        assert r.status_code == 200, r.text
+
+    def come_back(owner, master):
+        r = http(owner, "DELETE", "/_cluster/voting_config_exclusions?wait_for_removal=false")
+        assert r.status_code == 200, r.text
+
+    an_election_changes_nothing(cluster, leave, come_back)
 
 
 def test_kill_9_of_the_master_changes_nothing_for_the_locks(cluster):
     """kill -9 of the elected master, which is not partition 0's owner: the same promises as a
     planned master change. The killed node is started again afterwards."""
+    an_election_changes_nothing(
+        cluster, lambda owner, master: master.kill(), lambda owner, master: rejoin(master, owner))
+
+
+def an_election_changes_nothing(cluster, make_master_leave, undo):
+    """Holds locks on partition 0 (owner not the master), makes the master leave, renews through
+    the owner during the election and after it (past the 3 s ownership-confirmation window), and
+    checks that nothing changed for the locks."""
     with no_rebalancing(cluster):
         owner, epoch, master = owner_that_is_not_the_master(cluster)
         settled(owner)
         via = next(n for n in live(cluster) if n is not owner and n is not master)
-        counted, held, tokens = hold_locks_before_an_election(owner, via, election_keys(via))
+        keys = tuple(keys_in_partition(via, 0, "elect", 3))
+        counted, held, tokens = hold_locks_before_an_election(owner, via, keys)
         renewed = next(iter(held))
         try:
             with RenewRecorder(owner, renewed, held[renewed][0]) as recorder:
-                master.kill()
+                make_master_leave(owner, master)
                 new_master = wait_for_new_master(owner, master.name)
-                time.sleep(5)
-            print(f"\nkilled master {master.name} -> {new_master}; {len(recorder.statuses)} renews during the election")
+                time.sleep(5)  # keep renewing past the ownership-confirmation window
+            print(f"\nmaster {master.name} -> {new_master}; {len(recorder.statuses)} renews during the election")
             assert_the_election_changed_nothing(cluster, owner, epoch, counted, held, tokens, recorder.statuses)
         finally:
-            master.start()
-            master.wait_until_ready()
-            r = http(owner, "GET", "/_cluster/health?wait_for_nodes=3&wait_for_status=green&timeout=120s", timeout=130)
-            assert r.status_code == 200 and r.json()["number_of_nodes"] == 3, r.text
+            undo(owner, master)
 
 
 def test_a_partition_moved_again_and_again_with_a_waiter_queued_loses_nothing(cluster):
@@ -312,12 +310,7 @@ def test_full_cluster_restart_brings_holders_back_with_larger_tokens(cluster):
     before = {k0: take(node, k0, "before-0", lease="5m"), k1: take(node, k1, "before-1", lease="5m")}
     issued = max(before.values())
 
-    for n in cluster.nodes:
-        assert n.stop() in (0, 143), n.tail_log()
-    for n in cluster.nodes:
-        n.start()
-    for n in cluster.nodes:
-        n.wait_until_ready()
+    restart_all(cluster)
     node.get("/_cluster/health/.locks?wait_for_status=yellow&timeout=120s", timeout=130)
 
     for k, who in ((k0, "before-0"), (k1, "before-1")):

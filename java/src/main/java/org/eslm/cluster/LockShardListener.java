@@ -127,7 +127,7 @@ public final class LockShardListener implements IndexEventListener {
         }
         client.execute(
                 PartitionSyncAction.TYPE,
-                new PartitionSyncAction.Request(owner, partition),
+                PartitionSyncAction.request(owner, partition),
                 ActionListener.wrap(
                         r -> {
                             if (locks.hasStandby(partition)) {

@@ -3,16 +3,11 @@ package org.eslm.cluster;
 import java.io.IOException;
 import java.util.Objects;
 import org.elasticsearch.action.ActionListener;
-import org.elasticsearch.action.ActionRequest;
-import org.elasticsearch.action.ActionRequestValidationException;
 import org.elasticsearch.action.ActionResponse;
 import org.elasticsearch.action.ActionType;
-import org.elasticsearch.cluster.node.DiscoveryNode;
 import org.elasticsearch.common.io.stream.StreamInput;
 import org.elasticsearch.common.io.stream.StreamOutput;
 import org.elasticsearch.injection.guice.Inject;
-import org.elasticsearch.tasks.Task;
-import org.elasticsearch.transport.TransportRequestOptions;
 
 /**
  * {@code internal:locks/partition/handoff}: a node that became a partition's owner asks the
@@ -25,43 +20,9 @@ public final class PartitionHandoffAction {
 
     private PartitionHandoffAction() {}
 
-    /** Asks the node {@code from} (its id) for partition {@code partition}. */
-    public static final class Request extends ActionRequest {
-        final String from;
-        final int partition;
-
-        public Request(String from, int partition) {
-            this.from = from;
-            this.partition = partition;
-        }
-
-        Request(StreamInput in) throws IOException {
-            super(in);
-            this.from = in.readString();
-            this.partition = in.readVInt();
-        }
-
-        @Override
-        public void writeTo(StreamOutput out) throws IOException {
-            super.writeTo(out);
-            out.writeString(from);
-            out.writeVInt(partition);
-        }
-
-        @Override
-        public ActionRequestValidationException validate() {
-            return null;
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof Request that && from.equals(that.from) && partition == that.partition;
-        }
-
-        @Override
-        public int hashCode() {
-            return Objects.hash(from, partition);
-        }
+    /** Asks node {@code from} (its id), the previous owner, for partition {@code partition}. */
+    public static PartitionRequest request(String from, int partition) {
+        return new PartitionRequest(from, partition);
     }
 
     /** The snapshot as bridge JSON, or {@code null} when the previous owner has none. */
@@ -97,27 +58,23 @@ public final class PartitionHandoffAction {
     }
 
     /** Forwards the request to the previous owner, which hands its partition over. */
-    public static final class Transport extends WiredTransportAction<Request, Response> {
+    public static final class Transport extends PartitionNodeAction<Response> {
         private final PartitionManager partitions;
 
         @Inject
         public Transport(TransportWiring wiring, PartitionManager partitions) {
-            super(TYPE, wiring, Request::new);
+            super(TYPE, wiring, Response::new);
             this.partitions = partitions;
         }
 
         @Override
-        protected void doExecute(Task task, Request request, ActionListener<Response> listener) {
-            if (request.from.equals(clusterService.localNode().getId())) {
-                ActionListener.completeWith(listener, () -> new Response(partitions.handOver(request.partition)));
-                return;
-            }
-            DiscoveryNode from = clusterService.state().nodes().get(request.from);
-            if (from == null) {
-                listener.onResponse(new Response((String) null));
-                return;
-            }
-            wiring.send(from, TYPE.name(), request, TransportRequestOptions.EMPTY, Response::new, listener);
+        protected void runHere(int partition, ActionListener<Response> listener) {
+            ActionListener.completeWith(listener, () -> new Response(partitions.handOver(partition)));
+        }
+
+        @Override
+        protected void nodeGone(String node, ActionListener<Response> listener) {
+            listener.onResponse(new Response((String) null)); // nothing to hand over
         }
     }
 }

@@ -295,7 +295,7 @@ public final class PartitionManager implements ClusterStateListener {
     private void fetch(int p, long epoch, String previousOwner, int attempt) {
         client.execute(
                 PartitionHandoffAction.TYPE,
-                new PartitionHandoffAction.Request(previousOwner, p),
+                PartitionHandoffAction.request(previousOwner, p),
                 ActionListener.wrap(
                         response -> {
                             if (response.snapshotJson() != null) {

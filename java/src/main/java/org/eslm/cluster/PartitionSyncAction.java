@@ -1,18 +1,9 @@
 package org.eslm.cluster;
 
-import java.io.IOException;
-import java.util.Objects;
 import org.elasticsearch.action.ActionListener;
-import org.elasticsearch.action.ActionRequest;
-import org.elasticsearch.action.ActionRequestValidationException;
 import org.elasticsearch.action.ActionResponse;
 import org.elasticsearch.action.ActionType;
-import org.elasticsearch.cluster.node.DiscoveryNode;
-import org.elasticsearch.common.io.stream.StreamInput;
-import org.elasticsearch.common.io.stream.StreamOutput;
 import org.elasticsearch.injection.guice.Inject;
-import org.elasticsearch.tasks.Task;
-import org.elasticsearch.transport.TransportRequestOptions;
 import org.eslm.service.LockService;
 
 /**
@@ -25,73 +16,29 @@ public final class PartitionSyncAction {
 
     private PartitionSyncAction() {}
 
-    /** Asks the node {@code owner} (its id) to sync partition {@code partition}'s copies. */
-    public static final class Request extends ActionRequest {
-        final String owner;
-        final int partition;
-
-        public Request(String owner, int partition) {
-            this.owner = owner;
-            this.partition = partition;
-        }
-
-        Request(StreamInput in) throws IOException {
-            super(in);
-            this.owner = in.readString();
-            this.partition = in.readVInt();
-        }
-
-        @Override
-        public void writeTo(StreamOutput out) throws IOException {
-            super.writeTo(out);
-            out.writeString(owner);
-            out.writeVInt(partition);
-        }
-
-        @Override
-        public ActionRequestValidationException validate() {
-            return null;
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof Request that && owner.equals(that.owner) && partition == that.partition;
-        }
-
-        @Override
-        public int hashCode() {
-            return Objects.hash(owner, partition);
-        }
+    /** Asks node {@code owner} (its id) to send partition {@code partition}'s whole state to its copies. */
+    public static PartitionRequest request(String owner, int partition) {
+        return new PartitionRequest(owner, partition);
     }
 
     /** Forwards the request to the owner, which sends the whole state to the partition's copies. */
-    public static final class Transport extends WiredTransportAction<Request, ActionResponse.Empty> {
+    public static final class Transport extends PartitionNodeAction<ActionResponse.Empty> {
         private final LockService locks;
 
         @Inject
         public Transport(TransportWiring wiring, LockService locks) {
-            super(TYPE, wiring, Request::new);
+            super(TYPE, wiring, in -> ActionResponse.Empty.INSTANCE);
             this.locks = locks;
         }
 
         @Override
-        protected void doExecute(Task task, Request request, ActionListener<ActionResponse.Empty> listener) {
-            if (request.owner.equals(clusterService.localNode().getId())) {
-                locks.syncCopies(request.partition, listener.map(ignored -> ActionResponse.Empty.INSTANCE));
-                return;
-            }
-            DiscoveryNode owner = clusterService.state().nodes().get(request.owner);
-            if (owner == null) {
-                listener.onFailure(new IllegalStateException("node [" + request.owner + "] left the cluster"));
-                return;
-            }
-            wiring.send(
-                    owner,
-                    TYPE.name(),
-                    request,
-                    TransportRequestOptions.EMPTY,
-                    in -> ActionResponse.Empty.INSTANCE,
-                    listener);
+        protected void runHere(int partition, ActionListener<ActionResponse.Empty> listener) {
+            locks.syncCopies(partition, listener.map(ignored -> ActionResponse.Empty.INSTANCE));
+        }
+
+        @Override
+        protected void nodeGone(String node, ActionListener<ActionResponse.Empty> listener) {
+            listener.onFailure(new IllegalStateException("node [" + node + "] left the cluster"));
         }
     }
 }

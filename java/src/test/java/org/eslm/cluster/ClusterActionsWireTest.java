@@ -16,8 +16,8 @@ import org.junit.jupiter.api.Test;
 
 /** The cluster-internal transport actions on the wire: hand-over, ownership check, sync, replication. */
 class ClusterActionsWireTest {
-    static PartitionHandoffAction.Request randomHandoffRequest(Random r) {
-        return new PartitionHandoffAction.Request(WireTesting.string(r), r.nextInt(1024));
+    static PartitionRequest randomPartitionRequest(Random r) {
+        return new PartitionRequest(WireTesting.string(r), r.nextInt(1024));
     }
 
     /** With a snapshot, or none (the previous owner has nothing to hand over). */
@@ -46,7 +46,7 @@ class ClusterActionsWireTest {
 
     @Test
     void handoffRequestsAndResponsesRoundTrip() throws IOException {
-        WireTesting.assertRoundTrips(ClusterActionsWireTest::randomHandoffRequest, PartitionHandoffAction.Request::new);
+        WireTesting.assertRoundTrips(ClusterActionsWireTest::randomPartitionRequest, PartitionRequest::new);
         WireTesting.assertRoundTrips(
                 ClusterActionsWireTest::randomHandoffResponse, PartitionHandoffAction.Response::new);
         PartitionHandoffAction.Response none = WireTesting.assertRoundTrip(
@@ -66,13 +66,6 @@ class ClusterActionsWireTest {
                 OwnershipCheckAction.Response::new,
                 "mixed answer");
         assertEquals(Map.of(0, false, 3, true), denied.owned());
-    }
-
-    @Test
-    void syncRequestsRoundTrip() throws IOException {
-        WireTesting.assertRoundTrips(
-                r -> new PartitionSyncAction.Request(WireTesting.string(r), r.nextInt(1024)),
-                PartitionSyncAction.Request::new);
     }
 
     @Test

@@ -1,0 +1,117 @@
+package org.eslm.service;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+import org.elasticsearch.action.ActionListener;
+import org.eslm.NativeTestSupport;
+import org.eslm.bridge.NativeLockCore;
+import org.eslm.bridge.NativeOp;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Group commit over the real core: answers wait for their batch, answers that arrive while a
+ * batch is in flight share the next one, a partition's first batch is its whole state, nothing is
+ * sent for a take that changed nothing, and a failed batch gives the partition up.
+ */
+class GroupCommitTest {
+    @BeforeAll
+    static void loadLibrary() {
+        NativeTestSupport.setUp();
+    }
+
+    /** The batches handed to replication, each answered by the test. */
+    private static final class RecordingChannel implements ReplicationChannel {
+        record Shipped(int partition, long epoch, boolean full, String json, ActionListener<Void> listener) {}
+
+        final List<Shipped> shipped = new ArrayList<>();
+
+        @Override
+        public void ship(int partition, long epoch, boolean full, String batchJson, ActionListener<Void> listener) {
+            shipped.add(new Shipped(partition, epoch, full, batchJson, listener));
+        }
+    }
+
+    /** An answer waiting for the commit: null while waiting, then "ok" or the failure. */
+    private static ActionListener<Void> waiting(AtomicReference<Object> outcome) {
+        return ActionListener.wrap(v -> outcome.set("ok"), outcome::set);
+    }
+
+    private static void acquire(CoreClient core, String key) {
+        core.call(NativeOp.ACQUIRE, 0, "{\"key\":\"" + key + "\",\"owner\":\"a\"}");
+    }
+
+    @Test
+    void answersWaitForTheirBatchAndShareTheNextOne() {
+        try (CoreClient core = new CoreClient(NativeLockCore.create("{\"partitions\":[]}"))) {
+            core.call(NativeOp.OPEN_PARTITION, 0, "{\"epoch\":3,\"replicated\":true}");
+            RecordingChannel channel = new RecordingChannel();
+            List<Map<String, Object>> delivered = new ArrayList<>();
+            GroupCommit commits = new GroupCommit(core, delivered::add, p -> new IllegalStateException("gone " + p));
+            commits.connect(channel, p -> {});
+
+            commits.opened(0, 3);
+            assertEquals(1, channel.shipped.size(), "the whole state goes out at once");
+            assertTrue(channel.shipped.get(0).full()
+                    && channel.shipped.get(0).json().startsWith("{\"full\":"));
+            assertEquals(3, channel.shipped.get(0).epoch());
+
+            AtomicReference<Object> first = new AtomicReference<>();
+            AtomicReference<Object> second = new AtomicReference<>();
+            acquire(core, "k1");
+            commits.afterCommit(0, waiting(first));
+            acquire(core, "k2");
+            commits.afterCommit(0, waiting(second));
+            assertEquals(1, channel.shipped.size(), "one batch in flight at a time");
+            assertNull(first.get());
+
+            channel.shipped.get(0).listener().onResponse(null);
+            assertEquals(2, channel.shipped.size());
+            String delta = channel.shipped.get(1).json();
+            assertTrue(delta.startsWith("{\"delta\":") && delta.contains("k1") && delta.contains("k2"), delta);
+            assertNull(first.get(), "told only once the batch holding it is on every copy");
+            channel.shipped.get(1).listener().onResponse(null);
+            assertEquals(List.of("ok", "ok"), List.of(first.get(), second.get()));
+            assertEquals(2, delivered.size(), "each committed take's events are delivered");
+
+            AtomicReference<Object> nothing = new AtomicReference<>();
+            commits.afterCommit(0, waiting(nothing));
+            assertEquals("ok", nothing.get(), "a take that changed nothing is not sent");
+            assertEquals(2, channel.shipped.size());
+        }
+    }
+
+    @Test
+    void aFailedBatchFailsItsAnswersAndGivesThePartitionUp() {
+        try (CoreClient core = new CoreClient(NativeLockCore.create("{\"partitions\":[]}"))) {
+            core.call(NativeOp.OPEN_PARTITION, 0, "{\"epoch\":1,\"replicated\":true}");
+            RecordingChannel channel = new RecordingChannel();
+            List<Integer> givenUp = new ArrayList<>();
+            GroupCommit commits = new GroupCommit(core, e -> {}, p -> new IllegalStateException("gone " + p));
+            commits.connect(channel, givenUp::add);
+            commits.opened(0, 1);
+            channel.shipped.get(0).listener().onResponse(null);
+
+            AtomicReference<Object> answer = new AtomicReference<>();
+            acquire(core, "k");
+            commits.afterCommit(0, waiting(answer));
+            channel.shipped.get(1).listener().onFailure(new IllegalStateException("term moved on"));
+            assertInstanceOf(IllegalStateException.class, answer.get());
+            assertEquals("gone 0", ((Exception) answer.get()).getMessage(), "failed as retryable, not as the cause");
+            assertEquals(List.of(0), givenUp);
+            assertFalse(commits.replicates(0));
+
+            AtomicReference<Object> late = new AtomicReference<>();
+            commits.afterCommit(0, waiting(late));
+            assertInstanceOf(IllegalStateException.class, late.get(), "nothing is answered for a partition given up");
+        }
+    }
+}
