@@ -21,6 +21,7 @@ import org.elasticsearch.cluster.service.ClusterService;
 import org.elasticsearch.common.io.stream.StreamInput;
 import org.elasticsearch.common.io.stream.StreamOutput;
 import org.elasticsearch.common.settings.Settings;
+import org.elasticsearch.common.util.concurrent.EsExecutors;
 import org.elasticsearch.common.util.concurrent.ThreadContext;
 import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.index.shard.IndexShard;
@@ -120,8 +121,10 @@ public final class LockReplicationAction
                     transportPrimaryAction,
                     request,
                     TransportRequestOptions.EMPTY,
+                    // Answered on the thread that completed the batch: what follows (answering the
+                    // waiting requests, taking the next batch) never blocks.
                     new ActionListenerResponseHandler<>(
-                            listener.map(r -> null), ReplicationResponse::new, threadPool.executor(EXECUTOR)));
+                            listener.map(r -> null), ReplicationResponse::new, EsExecutors.DIRECT_EXECUTOR_SERVICE));
         }
     }
 
@@ -147,9 +150,18 @@ public final class LockReplicationAction
             if (batch.full) {
                 copies.based(batch.shardId().id(), targets(primary));
             }
-            log.append(
+            log.write(
                     primary, batch.json, () -> locks.wholeState(batch.shardId().id()));
-            return new PrimaryResult<>(batch, new ReplicationResponse());
+            return new PrimaryResult<>(batch, new ReplicationResponse()) {
+                /** The primary's fsync, while the replicas apply the batch (the answer waits for both). */
+                @Override
+                public void runPostReplicationActions(ActionListener<Void> afterFsync) {
+                    ActionListener.run(afterFsync, l -> {
+                        log.force(primary);
+                        l.onResponse(null);
+                    });
+                }
+            };
         });
     }
 

@@ -3,6 +3,7 @@ package org.eslm.cluster;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -48,14 +49,37 @@ public final class ShardStateLog {
      * Appends one batch and forces it to disk; past {@link #ROTATE_BYTES}, rewrites the log as
      * {@code wholeState} (the state including this batch).
      */
-    public synchronized void append(IndexShard shard, String batchJson, Supplier<String> wholeState) {
+    public void append(IndexShard shard, String batchJson, Supplier<String> wholeState) {
+        write(shard, batchJson, wholeState);
+        force(shard);
+    }
+
+    /**
+     * Appends one batch without waiting for the disk (see {@link #force}); past
+     * {@link #ROTATE_BYTES}, rewrites the log as {@code wholeState}, durably.
+     */
+    public synchronized void write(IndexShard shard, String batchJson, Supplier<String> wholeState) {
         try {
             FileChannel channel = channel(shard);
             write(channel, batchJson);
-            channel.force(false);
             if (channel.size() > ROTATE_BYTES) {
                 rotate(shard, wholeState.get());
             }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot persist lock batch of " + shard.shardId(), e);
+        }
+    }
+
+    /** Forces what {@link #write} appended to {@code shard}'s log to disk. */
+    public void force(IndexShard shard) {
+        FileChannel channel = open.get(shard.shardId());
+        if (channel == null) {
+            return; // rotated (and forced) or closed meanwhile
+        }
+        try {
+            channel.force(false);
+        } catch (ClosedChannelException e) {
+            // closed by a rotation, which forced the whole state, or by the shard closing
         } catch (IOException e) {
             throw new UncheckedIOException("cannot persist lock batch of " + shard.shardId(), e);
         }
