@@ -182,10 +182,17 @@ class Peer:
 
 
 class EsNode:
-    """One Elasticsearch node with the plugin, shared by the plugin and the document recipe."""
+    """One Elasticsearch node with the plugin. `ES` is shared by the plugin, the document recipe
+    and the ES floor; `ES_MEMORY` is the memory-mode plugin's own node. Each has its own folder
+    (build/<folder>-<pid>), ports, data and process, so both can run in one bench process;
+    `settings` go to the node as `-E key=value` (say `locks.durability`), and the effective
+    `locks.durability` is read back from the node's diagnostics."""
 
-    def __init__(self):
+    def __init__(self, settings: dict[str, str] | None = None, folder: str = "eslm-bench"):
         self.node = None
+        self.settings = dict(settings or {})
+        self.folder = folder
+        self.durability = None
 
     def start(self, log=print) -> None:
         if self.node is not None:
@@ -193,14 +200,15 @@ class EsNode:
         version = esnode.es_version()
         zip_ = esnode.plugin_zip(version)
         self.version = version
-        # a folder of its own per run (build/eslm-bench-<pid>), removed by stop(): two runs
-        # (say the smoke test and a full run) never share a node folder
-        self.node = esnode.Node(f"eslm-bench-{os.getpid()}", "node-0", esnode.free_port(),
-                                esnode.free_port(), heap="1g")
-        log(f"Elasticsearch {version} + {zip_.name} on 127.0.0.1:{self.node.http_port} ...")
-        self.node.install(version, zip_)
-        self.node.start()
+        # a folder of its own per run (build/<folder>-<pid>), removed by stop(): two runs
+        # (say the smoke test and a full run) never share a node folder, nor two nodes of a run
+        self.node = esnode.Node(f"{self.folder}-{os.getpid()}", "node-0", esnode.free_port(),
+                                esnode.free_port(), heap="1g", extra_settings=self.settings)
+        log(f"Elasticsearch {version} + {zip_.name} on 127.0.0.1:{self.node.http_port}"
+            + "".join(f" -E {k}={v}" for k, v in self.settings.items()) + " ...")
         try:
+            self.node.install(version, zip_)
+            self.node.start()
             self.node.wait_until_ready()
         except Exception:
             self.stop()
@@ -211,7 +219,9 @@ class EsNode:
         if st != 200:
             raise BenchError(f"cannot create the lock index: {st} {body}")
         h.call("GET", "/_cluster/health/lock?wait_for_status=green&timeout=30s")
-        self.plugin_version = h.call("GET", "/_locks/_node/diagnostics")[1].get("plugin", {})
+        diag = h.call("GET", "/_locks/_node/diagnostics")[1]
+        self.plugin_version = diag.get("plugin", {})
+        self.durability = diag.get("settings", {}).get("locks.durability")
         h.close()
 
     def pid(self) -> int | None:
@@ -228,6 +238,8 @@ class EsNode:
 
 
 ES = EsNode()
+# the memory-mode single node (peer plugin-memory): the old behaviour, on its own node and folder
+ES_MEMORY = EsNode(settings={"locks.durability": "memory"}, folder="eslm-bench-memory")
 
 
 class PluginClient:
@@ -258,12 +270,17 @@ class PluginClient:
 
 
 class Plugin(Peer):
+    """This plugin on one node (`ES`, shared with the document recipe and the ES floor), with
+    the node's default `locks.durability` (replicated)."""
+
     name = "plugin"
     label = "this plugin (ES REST)"
     priorities = True
+    es = ES
+    owner_prefix = "r"
 
     def start(self, workdir, log=print):
-        ES.start(log)
+        self.es.start(log)
         self._n = 0
 
     def stop(self):
@@ -271,15 +288,32 @@ class Plugin(Peer):
 
     def client(self, i):
         self._n += 1
-        return PluginClient(ES.node.http_port, i, f"r{self._n}")
+        return PluginClient(self.es.node.http_port, i, f"{self.owner_prefix}{self._n}")
 
     def server_pid(self):
-        return ES.pid()
+        return self.es.pid()
+
+    @property
+    def durability(self):
+        return self.es.durability
 
     def version(self):
-        p = getattr(ES, "plugin_version", {}) or {}
-        return (f"Elasticsearch {ES.version}, plugin {p.get('version', '?')} "
-                f"({p.get('native_version', '?')})")
+        p = getattr(self.es, "plugin_version", {}) or {}
+        return (f"Elasticsearch {self.es.version}, plugin {p.get('version', '?')} "
+                f"({p.get('native_version', '?')}); locks.durability: {self.es.durability or '?'}")
+
+
+class PluginMemory(Plugin):
+    """As `plugin`, but on a node of its own started with `locks.durability: memory` (the
+    behaviour before replication: lock state in the owner's memory only, no log, no fsync)."""
+
+    name = "plugin-memory"
+    label = "this plugin, locks.durability: memory (ES REST)"
+    es = ES_MEMORY
+    owner_prefix = "m"
+
+    def stop(self):
+        self.es.stop()  # no other peer uses this node (stop_shared stops it too, idempotently)
 
 
 class DocClient:
@@ -991,14 +1025,15 @@ class Redis(ServerProcess):
         return f"Redis {v}, redis-py {redis.__version__}"
 
 
-PEERS = {p.name: p for p in (Plugin, DocRecipe, ZooKeeper, ZooKeeperPrefix, Etcd, Redis,
-                              EsFloor, Plugin3, ZooKeeper3, Etcd3)}
+PEERS = {p.name: p for p in (Plugin, PluginMemory, DocRecipe, ZooKeeper, ZooKeeperPrefix, Etcd,
+                              Redis, EsFloor, Plugin3, ZooKeeper3, Etcd3)}
 # the replicated three-server peers, and the single-server peer each is compared with
 THREE = {"plugin-3": "plugin", "zookeeper-3": "zookeeper", "etcd-3": "etcd"}
 
 
 def stop_shared():
     ES.stop()
+    ES_MEMORY.stop()
     ZK.stop()
     ZK3.stop()
 

@@ -16,13 +16,16 @@ REPL_END = "<!-- bench/run.py --replicated: end -->"
 LOCK_CORE = "## lock-core (in process)"
 
 PEER_ORDER = ["plugin", "doc-recipe", "zookeeper", "etcd", "redis", "es-floor"]
-LABEL = {"plugin": "plugin", "doc-recipe": "doc recipe", "zookeeper": "ZooKeeper",
-         "etcd": "etcd", "redis": "Redis", "es-floor": "ES floor (not a lock)",
-         "plugin-3": "plugin, 3 nodes", "zookeeper-3": "ZooKeeper, 3 servers",
+LABEL = {"plugin": "plugin", "plugin-memory": "plugin, memory", "doc-recipe": "doc recipe",
+         "zookeeper": "ZooKeeper", "etcd": "etcd", "redis": "Redis",
+         "es-floor": "ES floor (not a lock)", "plugin-3": "plugin, 3 nodes", "zookeeper-3": "ZooKeeper, 3 servers",
          "etcd-3": "etcd, 3 members"}
 # the three-node comparison (bench/run.py --replicated): replicated peers, then single-server ones
-REPLICATED_ORDER = ["plugin-3", "zookeeper-3", "etcd-3", "plugin", "zookeeper", "etcd"]
-PLOT_ORDER = PEER_ORDER + ["plugin-3", "zookeeper-3", "etcd-3"]
+REPLICATED_ORDER = ["plugin-3", "zookeeper-3", "etcd-3", "plugin", "plugin-memory", "zookeeper",
+                    "etcd"]
+# plugin-memory (the single node with locks.durability: memory) only when a run has it
+TABLE_ORDER = ["plugin", "plugin-memory", *PEER_ORDER[1:]]
+PLOT_ORDER = TABLE_ORDER + ["plugin-3", "zookeeper-3", "etcd-3"]
 
 
 def f(x, nd=1):
@@ -76,7 +79,7 @@ def _get(results, w, p, k):
 
 
 def table(results: dict) -> str:
-    peers = [p for p in PEER_ORDER if any(p in d for d in results["workloads"].values())]
+    peers = [p for p in TABLE_ORDER if any(p in d for d in results["workloads"].values())]
     rows = [
         ("uncontended, 1 client: acquire+release p50 (ms)", "uncontended-1", "pair_p50_ms", 2),
         ("uncontended, 1 client: p99 (ms)", "uncontended-1", "pair_p99_ms", 2),
@@ -145,8 +148,8 @@ def plot(results: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     peers = [p for p in PLOT_ORDER if any(p in d for d in results["workloads"].values())]
-    colors = {"plugin": "#d62728", "doc-recipe": "#ff9896", "zookeeper": "#1f77b4",
-              "etcd": "#2ca02c", "redis": "#9467bd", "es-floor": "#bbbbbb",
+    colors = {"plugin": "#d62728", "plugin-memory": "#e377c2", "doc-recipe": "#ff9896",
+              "zookeeper": "#1f77b4", "etcd": "#2ca02c", "redis": "#9467bd", "es-floor": "#bbbbbb",
               "plugin-3": "#7f0000", "zookeeper-3": "#0b3d6b", "etcd-3": "#145214"}
     fig, axes = plt.subplots(2, 3, figsize=(16, 9))
     title = "Lock services on one machine (%s cores, client and servers share them) — %s%s" % (
@@ -337,15 +340,26 @@ def replicated_targets(results: dict, json_path: Path | None = None) -> list[str
                          f"({a3 - a1:+.2f} ms)")
     base = baseline(json_path)
     if base:
+        # the single node with the default durability (replicated: every change logged and
+        # fsynced before the answer) and with `memory`; the memory figure is the like-for-like
+        # of a full run measured before replication existed, the difference the cost of
+        # durability
         path, old = base
         rel = path.relative_to(HERE).as_posix()
+        modes = [(p, results.get(f"{p.replace('-', '_')}_durability") or default)
+                 for p, default in (("plugin", "replicated"), ("plugin-memory", "memory"))]
         for w, k, what in (("uncontended-1", "pair_p50_ms", "p50 (ms)"),
                            ("contended-16", "grants_per_s", "critical sections/s"),
                            ("contended-16", "handoff_p50_ms", "hand-off p50 (ms)")):
-            now, then = g(w, "plugin", k), _get(old, w, "plugin", k)
-            if now is not None and then is not None:
-                lines.append(f"single node, {w} {what}: plugin {f(now, 2)} in this run vs "
+            now = [f"plugin ({mode}) {f(g(w, p, k), 2)}" for p, mode in modes
+                   if g(w, p, k) is not None]
+            then = _get(old, w, "plugin", k)
+            if now and then is not None:
+                lines.append(f"single node, {w} {what}: {', '.join(now)} in this run vs "
                              f"{f(then, 2)} in [`{rel}`]({rel})")
+        if results.get("plugin_memory_durability") not in (None, "memory"):
+            lines.append("**the plugin-memory node ran with `locks.durability: "
+                         f"{results['plugin_memory_durability']}`, not `memory`**")
     return lines
 
 

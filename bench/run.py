@@ -37,8 +37,11 @@ import report  # noqa: E402
 from workloads import Spec, run as run_workload  # noqa: E402
 
 BASE_PEERS = ["plugin", "doc-recipe", "zookeeper", "etcd", "redis", "es-floor"]
-# --replicated (issue 12): the three-server peers and their single-server peers, same run
-REPLICATED_PEERS = ["plugin-3", "zookeeper-3", "etcd-3", "plugin", "zookeeper", "etcd"]
+# --replicated (issue 12): the three-server peers and their single-server peers, same run; the
+# single-node plugin twice: with the default locks.durability (replicated: logged and fsynced)
+# and with `memory` (the behaviour the full runs before replication measured)
+REPLICATED_PEERS = ["plugin-3", "zookeeper-3", "etcd-3", "plugin", "plugin-memory", "zookeeper",
+                    "etcd"]
 REPLICATED_WORKLOADS = ["uncontended-1", "contended-16"]
 FLOOR_ONLY = ("uncontended-1", "uncontended-64")  # the floor is not a lock: only these
 
@@ -112,7 +115,7 @@ def main() -> int:
     ap.add_argument("--duration", type=float, help="measured seconds per workload (default 15, quick 1.5)")
     ap.add_argument("--warmup", type=float, help="warm-up seconds per workload (default 2, quick 0.5)")
     ap.add_argument("--peers", help="comma-separated peers (default: %s; also %s)"
-                    % (",".join(BASE_PEERS), ", ".join(P.THREE)))
+                    % (",".join(BASE_PEERS), ", ".join(["plugin-memory", *P.THREE])))
     ap.add_argument("--workloads", default="", help="comma-separated subset of workload names")
     ap.add_argument("--replicated", action="store_true",
                     help="the three-node comparison (issue 12): --peers %s --workloads %s "
@@ -204,6 +207,8 @@ def main() -> int:
             started.append(peer)
             if name == "plugin-3":
                 results["plugin3_durability"] = peer.durability
+            elif name in ("plugin", "plugin-memory"):
+                results[f"{name.replace('-', '_')}_durability"] = peer.durability
             try:
                 results["versions"][name] = peer.version()
             except Exception as e:  # noqa: BLE001
@@ -213,7 +218,8 @@ def main() -> int:
         # (measured: 1.5 ms vs 0.85 ms acquire+release p50 warm). Other peers are native code
         # (etcd, Redis) or warm up within their own 2 s warm-up (ZooKeeper's JVM is mostly idle).
         jit_s = 1.0 if args.quick else 10.0
-        for name in ("plugin", "doc-recipe", "zookeeper", "plugin-3", "zookeeper-3"):
+        for name in ("plugin", "plugin-memory", "doc-recipe", "zookeeper", "plugin-3",
+                     "zookeeper-3"):
             if name in instances:
                 log(f"JIT warm-up: {name}, 16 clients, {jit_s:.0f} s (not recorded)")
                 try:

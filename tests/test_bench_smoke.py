@@ -57,8 +57,9 @@ def test_bench_quick_runs_every_peer_and_workload(tmp_path):
 @pytest.mark.slow
 def test_bench_replicated_quick_runs_the_three_server_peers(tmp_path):
     """`bench/run.py --replicated --quick` (issue 12): the plugin on three nodes with one replica,
-    a ZooKeeper ensemble of three and an etcd cluster of three, beside their single servers, on
-    uncontended-1 and contended-16; everything stopped at the end. Uses the zip the test above
+    a ZooKeeper ensemble of three and an etcd cluster of three, beside their single servers (the
+    plugin's twice: default durability and `locks.durability: memory`, two nodes of their own),
+    on uncontended-1 and contended-16; everything stopped at the end. Uses the zip the test above
     (or `make build`) built."""
     proc = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--replicated", "--no-build",
@@ -68,7 +69,7 @@ def test_bench_replicated_quick_runs_the_three_server_peers(tmp_path):
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
     [result] = list(tmp_path.glob("*-replicated.json"))
     data = json.loads(result.read_text())
-    peers = {"plugin-3", "zookeeper-3", "etcd-3", "plugin", "zookeeper", "etcd"}
+    peers = {"plugin-3", "zookeeper-3", "etcd-3", "plugin", "plugin-memory", "zookeeper", "etcd"}
     assert set(data["workloads"]) == {"uncontended-1", "contended-16"}
     for name, by_peer in data["workloads"].items():
         assert set(by_peer) == peers, name
@@ -79,6 +80,8 @@ def test_bench_replicated_quick_runs_the_three_server_peers(tmp_path):
     assert "replica on" in data["versions"]["plugin-3"]
     assert "ensemble of 3" in data["versions"]["zookeeper-3"]
     assert "cluster of 3" in data["versions"]["etcd-3"]
-    assert "| plugin, 3 nodes |" in proc.stdout
+    assert "locks.durability: replicated" in data["versions"]["plugin"]
+    assert "locks.durability: memory" in data["versions"]["plugin-memory"]
+    assert "| plugin, 3 nodes |" in proc.stdout and "| plugin, memory |" in proc.stdout
     assert "eslm-bench" not in subprocess.run(["ps", "-eo", "args"], capture_output=True,
                                               text=True).stdout
