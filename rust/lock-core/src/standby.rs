@@ -33,6 +33,8 @@ pub struct Standby {
     counter: u64,
     locks: BTreeMap<LockId, Applied<LockSnapshot>>,
     sessions: BTreeMap<String, Applied<SessionSnapshot>>,
+    /// The primary's recovery grace left when its full state arrived (deltas never change it).
+    grace: Applied<Millis>,
 }
 
 impl Standby {
@@ -46,6 +48,7 @@ impl Standby {
             counter: snap.counter,
             locks: BTreeMap::new(),
             sessions: BTreeMap::new(),
+            grace: Applied { item: snap.grace_ms, at: now },
         };
         s.upsert(&snap.locks, &snap.sessions, now);
         s
@@ -148,7 +151,8 @@ impl Standby {
                 LockSnapshot { lease_ms, held_ms, ..l.item.clone() }
             })
             .collect();
-        PartitionSnapshot { epoch: self.epoch, counter: self.counter, locks, sessions }
+        let grace_ms = left(self.grace.item, self.grace.at, now);
+        PartitionSnapshot { epoch: self.epoch, counter: self.counter, locks, sessions, grace_ms }
     }
 
     /// Stores locks and sessions as applied at `now`, replacing earlier versions.

@@ -242,3 +242,25 @@ fn regression_deadlock_victim_whose_blocked_key_was_freed() {
     t.advance(100_000);
     check(&t);
 }
+
+/// Found by the model test: ending a session dropped its waiters one at a time, and dropping
+/// the first (exclusive, behind a shared holder) granted the second (shared, queued behind it)
+/// although it belonged to the session being ended, whose record was already gone: a panic.
+/// Now every waiter of the session goes before anyone is granted.
+#[test]
+fn regression_ending_a_session_never_grants_one_of_its_own_waiters() {
+    let mut t = table();
+    grant(&mut t, &req("k", "other", Mode::Shared), 0);
+    let s = t.create_session("b", Some(1_000), 0).expect("session");
+    let in_session = |mode| AcquireRequest {
+        session: Some(s.session.clone()),
+        ..waiting("k", "b", mode, 60_000)
+    };
+    queue(&mut t, &in_session(Mode::Exclusive), 1);
+    queue(&mut t, &in_session(Mode::Shared), 2);
+    t.end_session(&s.session, 3).expect("end");
+    let info = t.key_info("k", 3).expect("info");
+    assert_eq!(info.holders.iter().map(|h| h.owner.as_str()).collect::<Vec<_>>(), ["other"]);
+    assert!(info.waiters.is_empty());
+    t.check_invariants().expect("invariants");
+}

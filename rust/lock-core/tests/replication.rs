@@ -310,3 +310,28 @@ fn release_nothing_then_grant(t: &mut LockTable, s: &mut Standby) {
     s.apply(&d, 60).expect("no gap after empty takes");
     assert_eq!(s.held_locks(), 1);
 }
+
+#[test]
+fn a_partition_in_grace_stays_in_grace_through_a_hand_over_and_a_standby() {
+    let mut t = table_with(|c| c.max_lease_ms = 600_000);
+    t.set_change_tracking(true);
+    t.advance(1_000);
+    t.begin_grace(11_000);
+    let s = Standby::from_full(&t.export_full(), 1_000);
+
+    let handed = t.export();
+    assert_eq!(handed.grace_ms, 10_000, "grace left at the export");
+    let mut moved = LockTable::import(&handed, 1, *t.config(), 5_000).expect("import");
+    let refused = moved.acquire(&req("k", "a", Mode::Exclusive), 14_000);
+    assert!(
+        matches!(refused, Err(LockError::PartitionUnavailable { retry_after_ms: 1_000 })),
+        "{refused:?}"
+    );
+    grant(&mut moved, &req("k", "a", Mode::Exclusive), 15_000);
+
+    let promoted = s.snapshot(4_000);
+    assert_eq!(promoted.grace_ms, 7_000, "the standby counts the grace down from its arrival");
+    let mut p = LockTable::import(&promoted, 2, *t.config(), 0).expect("import");
+    assert!(p.acquire(&req("k", "a", Mode::Exclusive), 6_999).is_err());
+    grant(&mut p, &req("k", "a", Mode::Exclusive), 7_000);
+}

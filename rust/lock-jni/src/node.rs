@@ -153,8 +153,10 @@ impl NodeCore {
         if let Some(p) = partitions.get(&id) {
             p.set_change_tracking(spec.replicated);
         }
-        if spec.grace_ms > 0 {
-            let until = now.saturating_add(spec.grace_ms);
+        // A snapshot of a partition in grace carries the grace on (it is in the table already).
+        let grace_ms = spec.grace_ms.max(snapshot.map_or(0, |s| s.grace_ms));
+        if grace_ms > 0 {
+            let until = now.saturating_add(grace_ms);
             if let Some(p) = partitions.get(&id) {
                 p.begin_grace(until);
             }
@@ -163,7 +165,7 @@ impl NodeCore {
         tracing::info!(
             partition = id,
             epoch,
-            grace_ms = spec.grace_ms,
+            grace_ms,
             handed_over = spec.snapshot.is_some(),
             from_standby = spec.from_standby,
             replicated = spec.replicated,

@@ -268,7 +268,21 @@ impl LockTable {
         session: Option<u64>,
     ) {
         let mut dirty = Dirty::new();
-        self.end_waiter(wid, &mut dirty, |t, w| {
+        self.drop_waiter_unpumped(wid, reason, session, &mut dirty);
+        self.pump(&mut dirty);
+    }
+
+    /// [`LockTable::drop_waiter`] without granting anyone: the keys it waited on go into
+    /// `dirty` for the caller to pump once it has finished its other changes (ending a session
+    /// drops all its waiters first, so none of them is granted in between).
+    pub(super) fn drop_waiter_unpumped(
+        &mut self,
+        wid: WaiterId,
+        reason: CancelReason,
+        session: Option<u64>,
+        dirty: &mut Dirty,
+    ) {
+        self.end_waiter(wid, dirty, |t, w| {
             t.counters.cancelled += 1;
             let key = t.waiter_key(w);
             t.events.push(Event::Cancelled {
@@ -280,6 +294,5 @@ impl LockTable {
                 session: session.map(|id| id.to_string()),
             });
         });
-        self.pump(&mut dirty);
     }
 }

@@ -120,13 +120,15 @@ impl LockTable {
         let mut waiters: Vec<WaiterId> = s.waiters.iter().copied().collect();
         waiters.sort_unstable();
         let dropped = waiters.len();
+        let mut dirty = Dirty::new();
         for w in waiters {
-            // The session slot is gone; `remove_waiter` tolerates that.
-            self.drop_waiter(w, reason, Some(s.id));
+            // The session slot is gone; `remove_waiter` tolerates that. Nobody is granted until
+            // every waiter of the session is gone: a grant to one of them would need the
+            // session it no longer has.
+            self.drop_waiter_unpumped(w, reason, Some(s.id), &mut dirty);
         }
         let mut locks: Vec<LockIdx> = s.locks.iter().copied().collect();
         locks.sort_unstable();
-        let mut dirty = Dirty::new();
         let mut released = Vec::new();
         for l in locks {
             if self.locks.get(l as usize).is_some_and(|lk| lk.live && lk.session == idx) {

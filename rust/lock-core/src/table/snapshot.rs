@@ -27,6 +27,10 @@ pub struct PartitionSnapshot {
     pub counter: u64,
     pub locks: Vec<LockSnapshot>,
     pub sessions: Vec<SessionSnapshot>,
+    /// Recovery grace left (no grants until it ends): a partition in grace stays in grace on
+    /// the node it moves to, since the leases its grace waits out may still be running.
+    #[serde(default)]
+    pub grace_ms: Millis,
 }
 
 /// One held lock in a [`PartitionSnapshot`]: what a listing shows of it ([`LockInfo`]), built
@@ -61,7 +65,8 @@ impl LockTable {
         let mut sessions: Vec<SessionSnapshot> =
             self.sessions.iter().map(|(idx, _)| self.session_snapshot(idx)).collect();
         sessions.sort_by(|a, b| a.session.cmp(&b.session));
-        PartitionSnapshot { epoch: self.epoch, counter: self.counter, locks, sessions }
+        let grace_ms = self.grace_until.saturating_sub(self.now);
+        PartitionSnapshot { epoch: self.epoch, counter: self.counter, locks, sessions, grace_ms }
     }
 
     /// The work of [`LockTable::import`].
@@ -88,6 +93,9 @@ impl LockTable {
         }
         t.set_epoch(epoch)?;
         t.prune_deadlines();
+        if snapshot.grace_ms > 0 {
+            t.begin_grace(t.now.saturating_add(snapshot.grace_ms));
+        }
         Ok(t)
     }
 
