@@ -385,6 +385,22 @@ def test_stats_per_node_and_total(locks, single_node):
 
 # --- GET /_locks/_node/diagnostics ----------------------------------------------------------
 
+def test_recovery_grace_follows_the_highest_lease_max_in_force(locks):
+    """Raising `locks.lease.max` on a running cluster raises the recovery grace (a lease granted
+    under the higher maximum may be running when an owner dies); lowering it again does not lower
+    the grace, since such a lease may still be running."""
+    def grace_ms():
+        return duration_ms(ok(locks.diagnostics())["settings"]["locks.recovery.grace"])
+
+    before = grace_ms()
+    ok(locks.put_cluster_settings({"locks.lease.max": "40m"}))
+    try:
+        assert grace_ms() == 40 * 60_000 + 30_000
+    finally:
+        ok(locks.put_cluster_settings({"locks.lease.max": None}))
+    assert grace_ms() == 40 * 60_000 + 30_000 > before
+
+
 def test_node_diagnostics_report_node_plugin_settings_and_core(locks, single_node, pool):
     d = ok(locks.diagnostics())
     local = next(iter(ok(locks.call("GET", "/_nodes/_local"))["nodes"].items()))

@@ -4,6 +4,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.elasticsearch.ResourceAlreadyExistsException;
@@ -51,7 +52,9 @@ public final class PartitionManager implements ClusterStateListener {
     private final Client client;
     private final ThreadPool threadPool;
     private final int partitionCount;
-    private final TimeValue grace;
+    /** The recovery grace in force now (it follows dynamic raises of {@code locks.lease.max}). */
+    private final Supplier<TimeValue> grace;
+
     private final AtomicBoolean creatingIndex = new AtomicBoolean();
     private final AtomicBoolean confirming = new AtomicBoolean();
     private final ClusterService clusterService;
@@ -103,7 +106,7 @@ public final class PartitionManager implements ClusterStateListener {
             Client client,
             ThreadPool threadPool,
             int partitionCount,
-            TimeValue grace,
+            Supplier<TimeValue> grace,
             IndicesService indices,
             PartitionCopies copies) {
         this.locks = locks;
@@ -282,7 +285,10 @@ public final class PartitionManager implements ClusterStateListener {
             fetch(p, epoch, previousOwner, 1);
         } else {
             // No live previous owner: a brand-new index needs no grace; otherwise the owner died.
-            openEmpty(p, epoch, epoch <= 1 && previousOwner == null ? 0 : grace.millis());
+            openEmpty(
+                    p,
+                    epoch,
+                    epoch <= 1 && previousOwner == null ? 0 : grace.get().millis());
         }
     }
 
@@ -324,7 +330,7 @@ public final class PartitionManager implements ClusterStateListener {
                 () -> "hand-over of lock partition [" + p + "] from [" + previousOwner + "] gave no state after "
                         + attempt + " attempts; starting empty in recovery grace",
                 failure);
-        openEmpty(p, epoch, grace.millis());
+        openEmpty(p, epoch, grace.get().millis());
     }
 
     /**

@@ -15,6 +15,7 @@ import org.elasticsearch.cluster.service.ClusterService;
 import org.elasticsearch.common.settings.Setting;
 import org.elasticsearch.common.settings.Settings;
 import org.elasticsearch.common.util.concurrent.EsExecutors;
+import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.features.NodeFeature;
 import org.elasticsearch.index.IndexModule;
 import org.elasticsearch.indices.SystemIndexDescriptor;
@@ -115,17 +116,23 @@ public class LockManagerPlugin extends Plugin implements ActionPlugin, SystemInd
         // No partitions yet: PartitionManager opens those whose primary this node holds.
         Map<String, Object> nodeConfig = Map.of("config", values.coreConfig(), "partitions", List.of());
         NativeLockCore core = NativeLockCore.create(BridgeJson.toJson(nodeConfig));
-        Map<String, Object> staticSettings = Map.of(
-                LockSettings.PARTITIONS.getKey(), LockSettings.PARTITIONS.get(settings),
-                LockSettings.DURABILITY.getKey(), LockSettings.DURABILITY.get(settings),
-                LockSettings.RECOVERY_GRACE.getKey(),
-                        LockSettings.recoveryGrace(settings, values.leaseMax()).getStringRep());
+        // The grace follows the highest lease maximum in force since start (it is dynamic).
+        Supplier<TimeValue> grace = () -> {
+            LockService started = lockService;
+            return LockSettings.recoveryGrace(
+                    settings, started != null ? started.highestLeaseMax() : values.leaseMax());
+        };
         Supplier<Map<String, Object>> nodeInfo = () -> {
             DiscoveryNode node = clusterService.localNode();
             Map<String, Object> info = new LinkedHashMap<>();
             info.put("node", Map.of("id", node.getId(), "name", node.getName()));
             info.put("plugin", buildInfo.asMap());
-            info.put("static_settings", staticSettings);
+            info.put(
+                    "static_settings",
+                    Map.of(
+                            LockSettings.PARTITIONS.getKey(), LockSettings.PARTITIONS.get(settings),
+                            LockSettings.DURABILITY.getKey(), LockSettings.DURABILITY.get(settings),
+                            LockSettings.RECOVERY_GRACE.getKey(), grace.get().getStringRep()));
             return info;
         };
         PartitionOwnership ownership = new PartitionOwnership();
@@ -154,7 +161,7 @@ public class LockManagerPlugin extends Plugin implements ActionPlugin, SystemInd
                 services.client(),
                 services.threadPool(),
                 LockSettings.PARTITIONS.get(settings),
-                LockSettings.recoveryGrace(settings, values.leaseMax()),
+                grace,
                 services.indicesService(),
                 copies);
         clusterService.addListener(partitions);

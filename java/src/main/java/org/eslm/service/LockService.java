@@ -14,6 +14,7 @@ import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.elasticsearch.ElasticsearchStatusException;
 import org.elasticsearch.action.ActionListener;
+import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.rest.RestStatus;
 import org.elasticsearch.tasks.Task;
 import org.elasticsearch.threadpool.ThreadPool;
@@ -49,6 +50,11 @@ public final class LockService implements Closeable {
     private final PendingRequests pending;
     private final TickScheduler ticks;
     private volatile LockSettings.Values settings;
+    /**
+     * The highest {@code locks.lease.max} in force on this node since it started: a lease granted
+     * under it may still be running after the setting was lowered, so the recovery grace covers it.
+     */
+    private volatile TimeValue highestLeaseMax;
     /** {@code locks.durability: replicated}: partitions opened here replicate through {@link #commits}. */
     private final boolean replicated;
 
@@ -70,6 +76,7 @@ public final class LockService implements Closeable {
         this.localNodeName = localNodeName;
         this.nodeInfo = nodeInfo;
         this.settings = settings;
+        this.highestLeaseMax = settings.leaseMax();
         this.partitions = partitions;
         CoreCall answer = this::answer;
         this.pending = new PendingRequests(answer, partitions::confirmed);
@@ -98,6 +105,14 @@ public final class LockService implements Closeable {
     public void applySettings(LockSettings.Values values) {
         answer(NativeOp.CONFIGURE, NativeLockCore.ALL_PARTITIONS, BridgeJson.toJson(values.coreConfig()));
         this.settings = values;
+        if (values.leaseMax().compareTo(highestLeaseMax) > 0) {
+            highestLeaseMax = values.leaseMax();
+        }
+    }
+
+    /** The highest {@code locks.lease.max} in force on this node since it started (see {@link LockSettings#recoveryGrace}). */
+    public TimeValue highestLeaseMax() {
+        return highestLeaseMax;
     }
 
     /**

@@ -98,7 +98,8 @@ public final class LockSettings {
     /**
      * How long a partition whose owner died grants nothing on its new owner: long enough for
      * every lease the dead owner may have granted to run out, plus the time the cluster needs to
-     * notice a dead node. Unset: {@code locks.lease.max} + 30s.
+     * notice a dead node. Unset: the highest {@code locks.lease.max} in force since the node
+     * started + 30s (the caller passes it: {@code LockService.highestLeaseMax}).
      */
     public static final Setting<TimeValue> RECOVERY_GRACE = Setting.timeSetting(
             "locks.recovery.grace", TimeValue.MINUS_ONE, TimeValue.MINUS_ONE, ONE_YEAR, Property.NodeScope);

@@ -1,0 +1,54 @@
+"""A single node with `.locks` on zero replicas (what `make run` starts), restarted: the
+partition's batches persisted in its shard folder bring every holder back with its token and
+its lease counted from the restart, a session with its locks too, and the next token is larger
+than every token before (docs/ARCHITECTURE.md "Replication", "Durability modes")."""
+
+from __future__ import annotations
+
+import pytest
+
+import node as esnode
+from lockclient import LockClient, ok
+
+
+@pytest.fixture(scope="module")
+def lone_node():
+    version = esnode.es_version()
+    n = esnode.Node("eslm-it-restart", "node-0", esnode.free_port(), esnode.free_port())
+    n.install(version, esnode.plugin_zip(version))
+    n.start()
+    try:
+        n.wait_until_ready()
+        yield n
+    finally:
+        n.stop()
+
+
+def test_a_restarted_node_brings_back_holders_sessions_and_larger_tokens(lone_node):
+    lc = LockClient(lone_node.url)
+    held = ok(lc.acquire("restart-held", "worker-1", lease="10m"))
+    session = ok(lc.call("POST", "/_locks/_session", {"owner": "worker-2", "ttl": "10m"}))["session"]
+    in_session = ok(lc.call("POST", "/_locks/restart-session/_acquire", {"owner": "worker-2", "session": session}))
+    counted = ok(lc.acquire("restart-counted", "worker-3"))
+    ok(lc.release("restart-counted", "worker-3"))
+    issued = max(held["fencing_token"], in_session["fencing_token"], counted["fencing_token"])
+
+    assert lone_node.stop() in (0, 143), lone_node.tail_log()
+    lone_node.start()
+    lone_node.wait_until_ready()
+    lone_node.get("/_cluster/health/.locks?wait_for_status=green&timeout=60s", timeout=70)
+
+    lc = LockClient(lone_node.url)
+    for key, owner, token in (("restart-held", "worker-1", held["fencing_token"]),
+                              ("restart-session", "worker-2", in_session["fencing_token"])):
+        holders = lc.state(key)["holders"]
+        assert [(h["owner"], h["fencing_token"]) for h in holders] == [(owner, token)], holders
+        assert holders[0]["lease_ms"] > 9 * 60_000, "the lease counts from the restart"
+    ok(lc.call("POST", f"/_locks/_session/{session}/_keepalive"))
+    ok(lc.renew("restart-held", "worker-1"))
+    after = ok(lc.acquire("restart-counted", "worker-3"))
+    assert after["fencing_token"] > issued
+    diag = ok(lc.diagnostics())["core"]["partitions"]
+    assert [p["state"] for p in diag] == ["active"], "no grace: the state was restored"
+    ok(lc.call("DELETE", f"/_locks/_session/{session}"))
+    assert lc.state("restart-session")["holders"] == []
