@@ -107,6 +107,15 @@ def test_every_partition_has_an_in_sync_replica_and_keys_spread_over_owners(clus
         assert token >> 40 == epoch
         assert http(node, "GET", f"/_locks/{k}").json()["holders"][0]["node"] == owner.name
         assert http(node, "POST", f"/_locks/{k}/_release", {"owner": "spread"}).status_code == 200
+    # Each replica's node keeps a standby of its partition, ready to take it over.
+    shards = http(node, "GET", "/_cat/shards/.locks?format=json&h=shard,prirep,node").json()
+    for s in shards:
+        diag = http(cluster.node(s["node"]), "GET", "/_locks/_node/diagnostics").json()
+        if s["prirep"] == "r":
+            assert int(s["shard"]) in diag["standbys"], (s, diag["standbys"])
+        else:
+            served = [p for p in diag["core"]["partitions"] if p["id"] == int(s["shard"])]
+            assert [p["replicated"] for p in served] == [True], served
 
 
 def test_sessions_and_multi_locks_share_one_routing_across_partitions(cluster):

@@ -432,6 +432,7 @@ public final class LockService implements Closeable {
         body.put("settings", effective);
         body.put("pending_requests", pending.size());
         body.put("core", withConfirmation(envelope.get("result")));
+        body.put("standbys", new java.util.TreeSet<>(standbys));
         return body;
     }
 
@@ -448,7 +449,9 @@ public final class LockService implements Closeable {
             for (Object entry : list) {
                 Map<String, Object> partition = new LinkedHashMap<>();
                 ((Map<?, ?>) entry).forEach((k, v) -> partition.put(String.valueOf(k), v));
-                partition.put("confirmed", partitions.confirmed(((Number) partition.get("id")).intValue()));
+                int id = ((Number) partition.get("id")).intValue();
+                partition.put("confirmed", partitions.confirmed(id));
+                partition.put("replicated", commits.replicates(id));
                 annotated.add(partition);
             }
             core.put("partitions", annotated);
