@@ -180,28 +180,36 @@ public final class PartitionManager implements ClusterStateListener {
      */
     public void batchFailed(int p) {
         lost(p);
-        threadPool.schedule(
-                () -> {
-                    ClusterState state = clusterService.state();
-                    PartitionTable table = PartitionTable.of(state);
-                    if (table != null
-                            && p < table.size()
-                            && state.nodes().getLocalNodeId().equals(table.owner(p))
-                            && ownership.serves(p) == false) {
-                        Map<String, Object> kept = handedOff.remove(p);
-                        logger.info(
-                                "lock partition [{}] is still this node's in epoch [{}]; reopening it",
-                                p,
-                                table.epoch(p));
-                        if (kept == null) {
-                            failForNewEpoch(p, table.epoch(p));
-                        } else if (opening.add(p)) {
-                            open(p, table.epoch(p), 0, BridgeJson.toJson(kept));
-                        }
-                    }
-                },
-                RECHECK_AFTER_FAILED_BATCH,
-                threadPool.generic());
+        threadPool.schedule(() -> reopenIfStillPrimary(p), RECHECK_AFTER_FAILED_BATCH, threadPool.generic());
+    }
+
+    /**
+     * After a failed batch: reopens {@code p} from this node's own last state only if this node's
+     * copy is still the shard's primary, in primary mode (not handed off to a relocation target)
+     * and in the same term — a batch that failed for a passing reason. Otherwise the cluster state
+     * decides, as for any move.
+     */
+    private void reopenIfStillPrimary(int p) {
+        ClusterState state = clusterService.state();
+        PartitionTable table = PartitionTable.of(state);
+        IndexShard shard = LockShards.local(indices, state, p);
+        if (table == null
+                || p >= table.size()
+                || shard == null
+                || ownership.serves(p)
+                || state.nodes().getLocalNodeId().equals(table.owner(p)) == false
+                || shard.routingEntry().primary() == false
+                || shard.isRelocatedPrimary()
+                || shard.getOperationPrimaryTerm() != table.epoch(p)) {
+            return;
+        }
+        Map<String, Object> kept = handedOff.remove(p);
+        logger.info("lock partition [{}] is still this node's in epoch [{}]; reopening it", p, table.epoch(p));
+        if (kept == null) {
+            failForNewEpoch(p, table.epoch(p));
+        } else if (opening.add(p)) {
+            open(p, table.epoch(p), 0, BridgeJson.toJson(kept));
+        }
     }
 
     /** Closes a partition this node lost and keeps its state a while for the new owner to fetch. */
@@ -219,11 +227,37 @@ public final class PartitionManager implements ClusterStateListener {
         if (opening.add(p) == false) {
             return;
         }
+        String local = state.nodes().getLocalNodeId();
+        if (previousOwner != null
+                && previousOwner.equals(local) == false
+                && state.nodes().nodeExists(previousOwner)) {
+            // A planned move (or a promotion while the old primary's node lives): the previous
+            // owner closes the partition and hands its state over first, so that two nodes never
+            // serve it at once; a standby here is then preferred to that state (see handedOver).
+            fetch(p, epoch, previousOwner, 1);
+            return;
+        }
         if (locks.replicated() && locks.hasStandby(p)) {
-            promote(p, epoch, previousOwner, state);
+            promote(p, epoch, () -> openWithoutStandby(p, epoch, previousOwner, clusterService.state()));
             return;
         }
         openWithoutStandby(p, epoch, previousOwner, state);
+    }
+
+    /**
+     * The previous owner handed {@code p} over ({@code snapshotJson}, or {@code null} when it gave
+     * nothing): with a standby here, the partition opens from it — it holds exactly what was
+     * committed, while the previous owner's table may also hold changes whose batch failed.
+     */
+    private void handedOver(int p, long epoch, String snapshotJson) {
+        Runnable otherwise = snapshotJson != null
+                ? () -> open(p, epoch, 0, snapshotJson)
+                : () -> openEmpty(p, epoch, grace.get().millis());
+        if (locks.replicated() && locks.hasStandby(p)) {
+            promote(p, epoch, otherwise);
+        } else {
+            otherwise.run();
+        }
     }
 
     /**
@@ -232,10 +266,10 @@ public final class PartitionManager implements ClusterStateListener {
      * of the previous primary finished here and with any later one refused, so the table is
      * final. Without the shard, the permit, or the standby, falls back to the other ways in.
      */
-    private void promote(int p, long epoch, String previousOwner, ClusterState state) {
-        IndexShard shard = LockShards.local(indices, state, p);
+    private void promote(int p, long epoch, Runnable otherwise) {
+        IndexShard shard = LockShards.local(indices, clusterService.state(), p);
         if (shard == null) {
-            openWithoutStandby(p, epoch, previousOwner, state);
+            otherwise.run();
             return;
         }
         shard.acquirePrimaryOperationPermit(
@@ -243,7 +277,7 @@ public final class PartitionManager implements ClusterStateListener {
                         permit -> {
                             try (permit) {
                                 if (shard.getOperationPrimaryTerm() != epoch || locks.hasStandby(p) == false) {
-                                    openWithoutStandby(p, epoch, previousOwner, clusterService.state());
+                                    otherwise.run();
                                     return;
                                 }
                                 locks.openFromStandby(p, epoch);
@@ -258,7 +292,7 @@ public final class PartitionManager implements ClusterStateListener {
                         e -> {
                             logger.warn(
                                     () -> "no primary permit for lock partition [" + p + "]; opening it otherwise", e);
-                            openWithoutStandby(p, epoch, previousOwner, clusterService.state());
+                            otherwise.run();
                         }),
                 threadPool.generic());
     }
@@ -305,7 +339,7 @@ public final class PartitionManager implements ClusterStateListener {
                 ActionListener.wrap(
                         response -> {
                             if (response.snapshotJson() != null) {
-                                open(p, epoch, 0, response.snapshotJson());
+                                handedOver(p, epoch, response.snapshotJson());
                             } else {
                                 retryFetch(p, epoch, previousOwner, attempt, null);
                             }
@@ -328,9 +362,9 @@ public final class PartitionManager implements ClusterStateListener {
         }
         logger.warn(
                 () -> "hand-over of lock partition [" + p + "] from [" + previousOwner + "] gave no state after "
-                        + attempt + " attempts; starting empty in recovery grace",
+                        + attempt + " attempts",
                 failure);
-        openEmpty(p, epoch, grace.get().millis());
+        handedOver(p, epoch, null);
     }
 
     /**
