@@ -180,7 +180,7 @@ public final class LockReplicationAction
             int partition = batch.shardId().id();
             boolean applied;
             try {
-                applied = locks.applyToStandby(partition, batch.json);
+                applied = locks.standbys().apply(partition, batch.json);
             } catch (IllegalArgumentException e) {
                 if (replica.state() == IndexShardState.STARTED) {
                     // An in-sync copy that missed a batch must not stay in sync: Elasticsearch fails
@@ -191,7 +191,7 @@ public final class LockReplicationAction
                         "lock partition [{}]: a recovering copy skipped a batch it cannot apply: {}",
                         partition,
                         e.getMessage());
-                locks.dropStandby(partition);
+                locks.standbys().drop(partition);
                 return new ReplicaResult();
             }
             if (applied) {

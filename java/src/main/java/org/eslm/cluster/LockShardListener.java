@@ -64,7 +64,7 @@ public final class LockShardListener implements IndexEventListener {
                 restore(shard, partition);
             } else {
                 log.delete(shard);
-                locks.dropStandby(partition);
+                locks.standbys().drop(partition);
             }
             l.onResponse(null);
         });
@@ -72,12 +72,12 @@ public final class LockShardListener implements IndexEventListener {
 
     /** Rebuilds the standby of {@code partition} from its persisted batches (a node restart). */
     private void restore(IndexShard shard, int partition) {
-        locks.dropStandby(partition);
+        locks.standbys().drop(partition);
         List<String> batches = log.read(shard);
         int applied = 0;
         for (String batch : batches) {
             try {
-                applied += locks.applyToStandby(partition, batch) ? 1 : 0;
+                applied += locks.standbys().apply(partition, batch) ? 1 : 0;
             } catch (IllegalArgumentException e) {
                 logger.warn(
                         "lock partition [{}]: persisted batch {} of {} does not follow; restored up to it: {}",
@@ -106,7 +106,7 @@ public final class LockShardListener implements IndexEventListener {
 
     /** Completes {@code listener} once this node has a standby of {@code partition}, asking its owner for it. */
     private void awaitStandby(int partition, long deadlineNanos, ActionListener<Void> listener) {
-        if (locks.hasStandby(partition)) {
+        if (locks.standbys().has(partition)) {
             listener.onResponse(null);
             return;
         }
@@ -130,7 +130,7 @@ public final class LockShardListener implements IndexEventListener {
                 PartitionSyncAction.request(owner, partition),
                 ActionListener.wrap(
                         r -> {
-                            if (locks.hasStandby(partition)) {
+                            if (locks.standbys().has(partition)) {
                                 listener.onResponse(null);
                             } else {
                                 again.run();
@@ -149,7 +149,7 @@ public final class LockShardListener implements IndexEventListener {
     public void beforeIndexShardClosed(ShardId shardId, IndexShard shard, Settings settings) {
         log.close(shardId);
         if (locks.replicated()) {
-            locks.dropStandby(shardId.id());
+            locks.standbys().drop(shardId.id());
         }
     }
 }

@@ -237,7 +237,7 @@ public final class PartitionManager implements ClusterStateListener {
             fetch(p, epoch, previousOwner, 1);
             return;
         }
-        if (locks.replicated() && locks.hasStandby(p)) {
+        if (locks.replicated() && locks.standbys().has(p)) {
             promote(p, epoch, () -> openWithoutStandby(p, epoch, previousOwner, clusterService.state()));
             return;
         }
@@ -253,7 +253,7 @@ public final class PartitionManager implements ClusterStateListener {
         Runnable otherwise = snapshotJson != null
                 ? () -> open(p, epoch, 0, snapshotJson)
                 : () -> openEmpty(p, epoch, grace.get().millis());
-        if (locks.replicated() && locks.hasStandby(p)) {
+        if (locks.replicated() && locks.standbys().has(p)) {
             promote(p, epoch, otherwise);
         } else {
             otherwise.run();
@@ -276,7 +276,8 @@ public final class PartitionManager implements ClusterStateListener {
                 ActionListener.wrap(
                         permit -> {
                             try (permit) {
-                                if (shard.getOperationPrimaryTerm() != epoch || locks.hasStandby(p) == false) {
+                                if (shard.getOperationPrimaryTerm() != epoch
+                                        || locks.standbys().has(p) == false) {
                                     otherwise.run();
                                     return;
                                 }

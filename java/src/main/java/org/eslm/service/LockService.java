@@ -5,8 +5,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.IntConsumer;
 import java.util.function.Supplier;
@@ -59,8 +57,7 @@ public final class LockService implements Closeable {
     private final boolean replicated;
 
     private final GroupCommit commits;
-    /** Partitions this node keeps a standby table of (a replica that received a whole state). */
-    private final Set<Integer> standbys = ConcurrentHashMap.newKeySet();
+    private final StandbyTables standbys;
 
     public LockService(
             NativeLockCore core,
@@ -73,6 +70,7 @@ public final class LockService implements Closeable {
         this.client = new CoreClient(core);
         this.replicated = replicated;
         this.commits = new GroupCommit(client, this::handle, this::notServed);
+        this.standbys = new StandbyTables(client);
         this.localNodeName = localNodeName;
         this.nodeInfo = nodeInfo;
         this.settings = settings;
@@ -258,7 +256,7 @@ public final class LockService implements Closeable {
      */
     public void openFromStandby(int partition, long epoch) {
         open(partition, epoch, 0, null, true);
-        standbys.remove(partition);
+        standbys.promoted(partition);
     }
 
     private void open(int partition, long epoch, long graceMs, Map<String, Object> snapshot, boolean fromStandby) {
@@ -284,33 +282,9 @@ public final class LockService implements Closeable {
         commits.requestFull(partition, listener);
     }
 
-    /**
-     * Applies a batch of the primary to this node's standby of {@code partition} (this node holds
-     * a replica). Answers whether it was applied: a change batch reaching a copy without a whole
-     * state yet is not (the copy waits for one).
-     *
-     * @throws IllegalArgumentException when the batch does not follow the standby (a batch was
-     *     lost, or another epoch): the copy must get a whole state again
-     */
-    public boolean applyToStandby(int partition, String batchJson) {
-        Map<?, ?> result = (Map<?, ?>)
-                client.call(NativeOp.STANDBY_APPLY, partition, batchJson).get("result");
-        boolean applied = Boolean.TRUE.equals(result.get("applied"));
-        if (applied) {
-            standbys.add(partition);
-        }
-        return applied;
-    }
-
-    /** Whether this node has a standby of {@code partition} (it received a whole state). */
-    public boolean hasStandby(int partition) {
-        return standbys.contains(partition);
-    }
-
-    /** Forgets this node's standby of {@code partition} (its copy left this node, or is recovering anew). */
-    public void dropStandby(int partition) {
-        standbys.remove(partition);
-        client.call(NativeOp.STANDBY_EXPORT, partition, "{\"drop\":true}");
+    /** The standby tables this node keeps as a replica of partitions. */
+    public StandbyTables standbys() {
+        return standbys;
     }
 
     /**
@@ -323,10 +297,7 @@ public final class LockService implements Closeable {
                     + BridgeJson.valueToJson(
                             client.call(NativeOp.EXPORT_FULL, partition, "{}").get("result")) + "}";
         }
-        Object full = ((Map<?, ?>)
-                        client.call(NativeOp.STANDBY_EXPORT, partition, "{}").get("result"))
-                .get("full");
-        return full == null ? null : "{\"full\":" + BridgeJson.valueToJson(full) + "}";
+        return standbys.wholeState(partition);
     }
 
     /**
@@ -432,7 +403,7 @@ public final class LockService implements Closeable {
         body.put("settings", effective);
         body.put("pending_requests", pending.size());
         body.put("core", withConfirmation(envelope.get("result")));
-        body.put("standbys", new java.util.TreeSet<>(standbys));
+        body.put("standbys", standbys.partitions());
         return body;
     }
 

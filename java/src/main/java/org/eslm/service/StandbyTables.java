@@ -1,0 +1,71 @@
+package org.eslm.service;
+
+import java.util.Map;
+import java.util.Set;
+import java.util.SortedSet;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import org.eslm.bridge.NativeOp;
+
+/**
+ * The standby tables this node keeps as a replica of partitions (docs/ARCHITECTURE.md
+ * "Replication"): the primary's batches applied to them, in order; a standby becomes the live
+ * partition when this copy becomes the primary ({@link LockService#openFromStandby}). The tables
+ * live in the core; this tracks which partitions have one.
+ */
+public final class StandbyTables {
+    private final CoreClient client;
+    /** Partitions with a standby table here (this copy received a whole state). */
+    private final Set<Integer> based = ConcurrentHashMap.newKeySet();
+
+    StandbyTables(CoreClient client) {
+        this.client = client;
+    }
+
+    /**
+     * Applies a batch of the primary to this node's standby of {@code partition}. Answers whether
+     * it was applied: a change batch reaching a copy without a whole state yet is not (the copy
+     * waits for one).
+     *
+     * @throws IllegalArgumentException when the batch does not follow the standby (a batch was
+     *     lost, or another epoch): the copy must get a whole state again
+     */
+    public boolean apply(int partition, String batchJson) {
+        Map<?, ?> result = (Map<?, ?>)
+                client.call(NativeOp.STANDBY_APPLY, partition, batchJson).get("result");
+        boolean applied = Boolean.TRUE.equals(result.get("applied"));
+        if (applied) {
+            based.add(partition);
+        }
+        return applied;
+    }
+
+    /** Whether this node has a standby of {@code partition} (it received a whole state). */
+    public boolean has(int partition) {
+        return based.contains(partition);
+    }
+
+    /** Forgets this node's standby of {@code partition} (its copy left this node, or is recovering anew). */
+    public void drop(int partition) {
+        based.remove(partition);
+        client.call(NativeOp.STANDBY_EXPORT, partition, "{\"drop\":true}");
+    }
+
+    /** The standby of {@code partition} became the live partition (the core consumed it). */
+    void promoted(int partition) {
+        based.remove(partition);
+    }
+
+    /** The standby's whole state as a batch ({@code {"full": ..}}), or {@code null} without one. */
+    String wholeState(int partition) {
+        Object full = ((Map<?, ?>)
+                        client.call(NativeOp.STANDBY_EXPORT, partition, "{}").get("result"))
+                .get("full");
+        return full == null ? null : "{\"full\":" + BridgeJson.valueToJson(full) + "}";
+    }
+
+    /** The partitions with a standby here, in order (diagnostics). */
+    SortedSet<Integer> partitions() {
+        return new TreeSet<>(based);
+    }
+}
