@@ -30,7 +30,7 @@ public final class OwnershipCheckAction {
     /**
      * How long an owner waits for the master's answer. An answer older than
      * {@link PartitionOwnership#OWNERSHIP_WINDOW} is of no use; this bounds how many questions can
-     * be in flight at {@link PartitionManager#CONFIRM_INTERVAL} when the master is slow.
+     * be in flight at {@link OwnerChecks#INTERVAL} when the master is slow.
      */
     static final TimeValue ASK_TIMEOUT = TimeValue.timeValueSeconds(5);
 

@@ -56,17 +56,12 @@ public final class PartitionManager implements ClusterStateListener {
     private final Supplier<TimeValue> grace;
 
     private final AtomicBoolean creatingIndex = new AtomicBoolean();
-    private final AtomicBoolean confirming = new AtomicBoolean();
     private final ClusterService clusterService;
     private final IndicesService indices;
     private final PartitionCopies copies;
+    private final OwnerChecks checks;
     /** How soon a partition given up after a failed batch is looked at again (see {@link #batchFailed}). */
     static final TimeValue RECHECK_AFTER_FAILED_BATCH = TimeValue.timeValueSeconds(1);
-    /**
-     * How often owners ask the master to confirm their partitions: a sixth of
-     * {@link PartitionOwnership#OWNERSHIP_WINDOW}, so a few slow or lost answers do not stop granting.
-     */
-    static final TimeValue CONFIRM_INTERVAL = TimeValue.timeValueMillis(500);
     /**
      * Partitions being opened here in an epoch in which another owner (or this node before)
      * already served them: opening one of them empty would issue tokens that were issued before.
@@ -112,6 +107,7 @@ public final class PartitionManager implements ClusterStateListener {
         this.locks = locks;
         this.indices = indices;
         this.copies = copies;
+        this.checks = new OwnerChecks(locks, ownership, copies, clusterService, client, threadPool, this::lost);
         this.ownership = ownership;
         this.clusterService = clusterService;
         this.client = client;
@@ -122,9 +118,7 @@ public final class PartitionManager implements ClusterStateListener {
 
     @Override
     public void clusterChanged(ClusterChangedEvent event) {
-        if (confirming.compareAndSet(false, true)) {
-            threadPool.scheduleWithFixedDelay(this::confirmOwnership, CONFIRM_INTERVAL, threadPool.generic());
-        }
+        checks.start();
         ClusterState state = event.state();
         if (state.nodes().getMasterNodeId() == null
                 || state.blocks().hasGlobalBlock(GatewayService.STATE_NOT_RECOVERED_BLOCK)) {
@@ -138,7 +132,7 @@ public final class PartitionManager implements ClusterStateListener {
         if (event.nodesDelta().masterNodeChanged()) {
             // A new master after an election: get its confirmation now rather than at the next
             // interval, so the election costs the owner as little of its window as possible.
-            threadPool.generic().execute(this::confirmOwnership);
+            checks.now();
         }
         PartitionTable table = PartitionTable.of(state);
         if (table == null) {
@@ -401,61 +395,6 @@ public final class PartitionManager implements ClusterStateListener {
             logger.error(() -> "failed to open lock partition [" + p + "]", e);
         } finally {
             opening.remove(p);
-        }
-    }
-
-    /**
-     * Asks the elected master whether this node still owns its open partitions in their epochs;
-     * a yes keeps them granting for {@link PartitionOwnership#OWNERSHIP_WINDOW}, a no closes them.
-     */
-    private void confirmOwnership() {
-        Map<Integer, Long> open = ownership.epochs();
-        ClusterState state = clusterService.state();
-        if (locks.replicated()) {
-            syncNewCopies(state, open);
-        }
-        String master = state.nodes().getMasterNodeId();
-        if (open.isEmpty() || master == null) {
-            return;
-        }
-        long askedAt = System.nanoTime();
-        client.execute(
-                OwnershipCheckAction.TYPE,
-                new OwnershipCheckAction.Request(master, state.nodes().getLocalNodeId(), open, state.version()),
-                ActionListener.wrap(
-                        response -> {
-                            for (Map.Entry<Integer, Boolean> e :
-                                    response.owned().entrySet()) {
-                                if (e.getValue()) {
-                                    ownership.confirm(e.getKey(), askedAt);
-                                } else if (ownership.serves(e.getKey())
-                                        && open.get(e.getKey())
-                                                .equals(ownership.epochs().get(e.getKey()))) {
-                                    logger.warn(
-                                            "the master says this node no longer owns lock partition [{}]; closing it",
-                                            e.getKey());
-                                    lost(e.getKey());
-                                }
-                            }
-                        },
-                        e -> logger.debug("could not confirm lock partition ownership with the master", e)));
-    }
-
-    /**
-     * Sends the whole state of each partition served here to its copies when the routing table
-     * shows a copy that has not had it from this node (a new replica, a relocation target), so
-     * that every copy holds a standby table before it can take the partition over.
-     */
-    private void syncNewCopies(ClusterState state, Map<Integer, Long> open) {
-        for (Integer p : open.keySet()) {
-            if (copies.missing(p, LockShards.otherCopies(state, p))) {
-                locks.syncCopies(
-                        p,
-                        ActionListener.wrap(
-                                r -> {},
-                                e -> logger.debug(
-                                        "lock partition [{}]: syncing new copies failed: {}", p, e.getMessage())));
-            }
         }
     }
 

@@ -17,7 +17,7 @@ public final class PartitionOwnership implements PartitionGate {
      * How long an ownership confirmation stays good. A partition whose confirmation is older
      * changes nothing: this node may be cut off, and a new owner may already be counting down its
      * recovery grace. Well below any recovery grace (at least the lease maximum), and six times
-     * {@link PartitionManager#CONFIRM_INTERVAL}, so a few lost answers do not stop granting.
+     * {@link OwnerChecks#INTERVAL}, so a few lost answers do not stop granting.
      */
     public static final TimeValue OWNERSHIP_WINDOW = TimeValue.timeValueSeconds(3);
 

@@ -20,7 +20,7 @@ final class TickScheduler {
     static final TimeValue RETRY_AFTER_FAILURE = TimeValue.timeValueSeconds(1);
     /**
      * How soon partitions waiting for the master's ownership confirmation are ticked again: the
-     * owners ask the master every 500 ms ({@code PartitionManager.CONFIRM_INTERVAL}).
+     * owners ask the master every 500 ms ({@code OwnerChecks.INTERVAL}).
      */
     static final TimeValue UNCONFIRMED_RECHECK = TimeValue.timeValueMillis(500);
 
