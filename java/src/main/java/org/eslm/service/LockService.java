@@ -186,9 +186,13 @@ public final class LockService implements Closeable {
         };
     }
 
-    /** Runs {@code listener} once the partition's changes so far are replicated (at once when it is not replicated). */
+    /**
+     * Runs {@code listener} once the partition's changes so far are replicated (at once in
+     * {@code memory} durability). Replicated but no longer served here (closed after the change):
+     * fails it as retryable — the change reached no copy, so nobody may be told of it.
+     */
     private void afterCommit(int partition, ActionListener<Void> listener) {
-        if (commits.replicates(partition)) {
+        if (replicated) {
             commits.afterCommit(partition, listener);
         } else {
             listener.onResponse(null);
@@ -268,10 +272,11 @@ public final class LockService implements Closeable {
         }
         args.put("from_standby", fromStandby);
         args.put("replicated", replicated);
-        answer(NativeOp.OPEN_PARTITION, partition, BridgeJson.toJson(args));
+        Map<String, Object> envelope = client.call(NativeOp.OPEN_PARTITION, partition, BridgeJson.toJson(args));
         if (replicated) {
-            commits.opened(partition, epoch);
+            commits.opened(partition, epoch); // its first batch: the whole state
         }
+        handleAfterCommit(partition, envelope);
     }
 
     /**
@@ -358,7 +363,7 @@ public final class LockService implements Closeable {
     }
 
     private void handleAfterCommit(int partition, Map<String, Object> envelope) {
-        if (partition == NativeLockCore.ALL_PARTITIONS || commits.replicates(partition) == false) {
+        if (partition == NativeLockCore.ALL_PARTITIONS || replicated == false) {
             handle(envelope);
             return;
         }
