@@ -90,6 +90,12 @@ def aging_node():
                                    extra_settings={"locks.priority.aging": f"{AGING_MS}ms"}))
 
 
+@pytest.fixture(scope="module")
+def restart_node():
+    """A node of its own for a test that restarts it (test_restart.py): nothing else shares it."""
+    yield from running(esnode.Node("eslm-it-restart", "node-0", esnode.free_port(), esnode.free_port()))
+
+
 @pytest.fixture()
 def aging_locks(aging_node):
     lc = LockClient(aging_node.url)

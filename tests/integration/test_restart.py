@@ -5,27 +5,11 @@ than every token before (docs/ARCHITECTURE.md "Replication", "Durability modes")
 
 from __future__ import annotations
 
-import pytest
-
-import node as esnode
 from lockclient import LockClient, ok
 
 
-@pytest.fixture(scope="module")
-def lone_node():
-    version = esnode.es_version()
-    n = esnode.Node("eslm-it-restart", "node-0", esnode.free_port(), esnode.free_port())
-    n.install(version, esnode.plugin_zip(version))
-    n.start()
-    try:
-        n.wait_until_ready()
-        yield n
-    finally:
-        n.stop()
-
-
-def test_a_restarted_node_brings_back_holders_sessions_and_larger_tokens(lone_node):
-    lc = LockClient(lone_node.url)
+def test_a_restarted_node_brings_back_holders_sessions_and_larger_tokens(restart_node):
+    lc = LockClient(restart_node.url)
     held = ok(lc.acquire("restart-held", "worker-1", lease="10m"))
     session = ok(lc.call("POST", "/_locks/_session", {"owner": "worker-2", "ttl": "10m"}))["session"]
     in_session = ok(lc.call("POST", "/_locks/restart-session/_acquire", {"owner": "worker-2", "session": session}))
@@ -33,12 +17,12 @@ def test_a_restarted_node_brings_back_holders_sessions_and_larger_tokens(lone_no
     ok(lc.release("restart-counted", "worker-3"))
     issued = max(held["fencing_token"], in_session["fencing_token"], counted["fencing_token"])
 
-    assert lone_node.stop() in (0, 143), lone_node.tail_log()
-    lone_node.start()
-    lone_node.wait_until_ready()
-    lone_node.get("/_cluster/health/.locks?wait_for_status=green&timeout=60s", timeout=70)
+    assert restart_node.stop() in (0, 143), restart_node.tail_log()
+    restart_node.start()
+    restart_node.wait_until_ready()
+    restart_node.get("/_cluster/health/.locks?wait_for_status=green&timeout=60s", timeout=70)
 
-    lc = LockClient(lone_node.url)
+    lc = LockClient(restart_node.url)
     for key, owner, token in (("restart-held", "worker-1", held["fencing_token"]),
                               ("restart-session", "worker-2", in_session["fencing_token"])):
         holders = lc.state(key)["holders"]

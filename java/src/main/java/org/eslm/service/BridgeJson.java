@@ -39,4 +39,13 @@ public final class BridgeJson {
             throw new UncheckedIOException(e);
         }
     }
+
+    /**
+     * A replication batch as the core's {@code STANDBY_APPLY} takes it (rust/lock-jni
+     * {@code ops/replication.rs}, {@code Batch}): {@code {"full": <FullState>}} or
+     * {@code {"delta": <PartitionDelta>}}, the body being a parsed core answer.
+     */
+    static String batch(boolean full, Object body) {
+        return "{\"" + (full ? "full" : "delta") + "\":" + valueToJson(body) + "}";
+    }
 }

@@ -153,7 +153,7 @@ final class GroupCommit {
             committed(partition, lane, batch, take);
             return;
         }
-        String json = "{\"" + (full ? "full" : "delta") + "\":" + BridgeJson.valueToJson(take.get("result")) + "}";
+        String json = BridgeJson.batch(full, take.get("result"));
         channel.ship(
                 partition,
                 lane.epoch,

@@ -298,9 +298,8 @@ public final class LockService implements Closeable {
      */
     public String wholeState(int partition) {
         if (partitions.serves(partition)) {
-            return "{\"full\":"
-                    + BridgeJson.valueToJson(
-                            client.call(NativeOp.EXPORT_FULL, partition, "{}").get("result")) + "}";
+            return BridgeJson.batch(
+                    true, client.call(NativeOp.EXPORT_FULL, partition, "{}").get("result"));
         }
         return standbys.wholeState(partition);
     }

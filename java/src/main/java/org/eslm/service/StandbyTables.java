@@ -61,7 +61,7 @@ public final class StandbyTables {
         Object full = ((Map<?, ?>)
                         client.call(NativeOp.STANDBY_EXPORT, partition, "{}").get("result"))
                 .get("full");
-        return full == null ? null : "{\"full\":" + BridgeJson.valueToJson(full) + "}";
+        return full == null ? null : BridgeJson.batch(true, full);
     }
 
     /** The partitions with a standby here, in order (diagnostics). */
