@@ -101,3 +101,31 @@ def aging_locks(aging_node):
     lc = LockClient(aging_node.url)
     yield lc
     lc.close()
+
+
+# --- what the nodes said, attached to a failing test's report -----------------------------------
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failing test that used a cluster or a node gets, in its report, each node's warnings and
+    errors and the last lines of its log: a failure seen once in CI can be read, not guessed."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.when != "call" or not report.failed:
+        return
+    funcargs = getattr(item, "funcargs", {})
+    nodes = list(getattr(funcargs.get("cluster"), "nodes", []))
+    nodes += [v for v in funcargs.values() if isinstance(v, esnode.Node)]
+    for node in nodes:
+        report.sections.append((f"log of {node.name} ({node.home.parent.name})", node_log_excerpt(node)))
+
+
+def node_log_excerpt(node, warnings=40, tail=25) -> str:
+    if not node.log_file.exists():
+        return "(no log)"
+    lines = node.log_file.read_text(errors="replace").splitlines()
+    noisy = ("BootstrapChecks", "deprecation", "i.o.usage", "ClusterBootstrapService")
+    flagged = [line for line in lines
+               if ("][WARN" in line or "][ERROR" in line) and not any(n in line for n in noisy)]
+    return "\n".join(["-- warnings and errors (last %d):" % warnings, *flagged[-warnings:],
+                      "-- last %d lines:" % tail, *lines[-tail:]])

@@ -182,12 +182,14 @@ def killed_owner_keeps_holders(cluster, owner, epoch):
         assert failover_s <= FAILOVER_BOUND_S, f"failover took {failover_s:.1f}s"
 
         for n in (a, b):
-            assert holders_of(n, held) == [("holder", tokens[-1])], "the holder survived the kill"
-        assert http(b, "POST", f"/_locks/{held}/_renew", {"owner": "holder"}).status_code == 200
-        assert http(a, "POST", f"/_locks/{held}/_release", {"owner": "holder"}).status_code == 200
+            assert holders_of(n, held) == [("holder", tokens[-1])], f"the holder survived the kill ({n.name})"
+        for n, verb, owner in ((b, "_renew", "holder"), (a, "_release", "holder")):
+            r = http(n, "POST", f"/_locks/{held}/{verb}", {"owner": owner})
+            assert r.status_code == 200, f"{verb} through {n.name}: {r.status_code} {r.text}"
         granted = waiter.granted()
-        assert granted["owner"] == "waiter" and granted["fencing_token"] > first
-        assert http(b, "POST", f"/_locks/{held}/_release", {"owner": "waiter"}).status_code == 200
+        assert granted["owner"] == "waiter" and granted["fencing_token"] > first, (granted, first)
+        r = http(b, "POST", f"/_locks/{held}/_release", {"owner": "waiter"})
+        assert r.status_code == 200, r.text
     finally:
         rejoin(owner, a)
 
