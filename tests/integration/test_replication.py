@@ -183,8 +183,9 @@ def killed_owner_keeps_holders(cluster, owner, epoch):
 
         for n in (a, b):
             assert holders_of(n, held) == [("holder", tokens[-1])], f"the holder survived the kill ({n.name})"
-        for n, verb, owner in ((b, "_renew", "holder"), (a, "_release", "holder")):
-            r = http(n, "POST", f"/_locks/{held}/{verb}", {"owner": owner})
+        # `who`, not `owner`: that name is the killed node, restarted in `finally`
+        for n, verb, who in ((b, "_renew", "holder"), (a, "_release", "holder")):
+            r = http(n, "POST", f"/_locks/{held}/{verb}", {"owner": who})
             assert r.status_code == 200, f"{verb} through {n.name}: {r.status_code} {r.text}"
         granted = waiter.granted()
         assert granted["owner"] == "waiter" and granted["fencing_token"] > first, (granted, first)
