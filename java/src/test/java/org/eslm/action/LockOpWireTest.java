@@ -39,14 +39,10 @@ class LockOpWireTest {
         NativeOp op = NativeOp.values()[r.nextInt(NativeOp.values().length)];
         Map<String, Object> args = WireTesting.genericMap(r);
         args.remove("key");
-        args.remove("routing");
         args.remove("session");
         args.remove("wait_ms");
         if (r.nextBoolean()) {
             args.put("key", WireTesting.string(r));
-        }
-        if (r.nextBoolean()) {
-            args.put("routing", WireTesting.string(r));
         }
         if (r.nextBoolean()) {
             args.put("session", r.nextInt(8) + "_" + WireTesting.string(r));
@@ -128,12 +124,10 @@ class LockOpWireTest {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("owner", "w");
         body.put("key", "k");
-        body.put("routing", "r");
         body.put("session", "3_abc");
         body.put("wait_ms", 5000L);
         LockOpRequest request = LockOpRequest.of(NativeOp.ACQUIRE, "r", body);
         assertEquals("k", request.key());
-        assertEquals("r", request.routing());
         assertEquals("3_abc", request.session());
         assertEquals(5000L, request.waitMs());
         assertTrue(request.waits());
@@ -144,18 +138,28 @@ class LockOpWireTest {
         assertEquals(
                 Map.of("owner", "w", "key", "k", "session", "abc", "wait_ms", 4200L),
                 routed.args(),
-                "the core sees the key, its own session id and the wait left, never the routing");
+                "the core sees the key, its own session id and the wait left");
         assertTrue(routed.waits(), "a routed waiter stays cancellable");
 
         LockOpRequest many = LockOpRequest.of(
                 NativeOp.ACQUIRE_MANY,
                 "a",
-                Map.of("owner", "w", "locks", List.of(Map.of("key", "a"), Map.of("key", "/t/x", "scope", "tree"))));
-        assertEquals(List.of("a", "/t"), many.lockRoutingValues(), "a tree lock routes by its tree");
+                Map.of(
+                        "owner",
+                        "w",
+                        "locks",
+                        List.of(
+                                Map.of("key", "a"),
+                                Map.of("key", "/t/x", "scope", "tree"),
+                                Map.of("key", "{t}x"),
+                                Map.of("key", "/{t}x/y", "scope", "tree"))));
+        assertEquals(
+                List.of("a", "/t", "t", "t"),
+                many.lockRoutingValues(),
+                "a tree lock routes by its tree, a hash tag by the tag");
 
         LockOpRequest forceRelease = LockOpRequest.of(NativeOp.FORCE_RELEASE, "k", Map.of("key", "k"), "stuck worker");
         assertEquals("stuck worker", forceRelease.reason());
-        assertNull(forceRelease.routing(), "the reason has its own field, not the routing slot");
         assertEquals(Map.of("key", "k"), forceRelease.args());
     }
 
