@@ -32,6 +32,7 @@ build:
 check:
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --locked -- -D warnings
+	cargo clippy -p lock-jni --features fault-injection --all-targets --locked -- -D warnings
 	$(MVN) spotless:check
 
 ## Format everything `check` checks.
@@ -39,9 +40,11 @@ fmt:
 	cargo fmt --all
 	$(MVN) spotless:apply
 
-## Rust unit, property and integration tests, including the C header drift check.
+## Rust unit, property and integration tests, including the C header drift check; then the
+## bridge's panic test, which needs the test-only fault (cargo feature `fault-injection`).
 rust-test:
 	cargo test --workspace --locked
+	cargo test -p lock-jni --features fault-injection --locked --test core_panic
 
 ## Java unit tests (JNI under -Xcheck:jni) and the plugin zip the integration tests install.
 java-test: build

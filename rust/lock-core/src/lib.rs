@@ -35,6 +35,8 @@ mod answer;
 mod config;
 mod error;
 mod event;
+#[cfg(feature = "fault-injection")]
+pub mod fault;
 mod mode;
 mod partition;
 mod request;
