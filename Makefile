@@ -46,8 +46,10 @@ rust-test:
 	cargo test --workspace --locked
 	cargo test -p lock-jni --features fault-injection --locked --test core_panic
 
-## Java unit tests (JNI under -Xcheck:jni) and the plugin zip the integration tests install.
+## Java unit tests (JNI under -Xcheck:jni) and the plugin zip the integration tests install;
+## then the test-only fault-injection zip (tests/integration/test_panic.py installs it).
 java-test: build
+	$(MVN) package -Pfault-injection -DskipTests
 
 ## Real nodes from the integ-test-zip, plugin installed with elasticsearch-plugin, over HTTP.
 integration-test:
