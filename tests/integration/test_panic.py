@@ -135,7 +135,7 @@ def test_two_nodes_promote_the_replica_with_the_holders(fault_pair):
     try:
         held = hold_some(lc)
         panic_once(lc)
-        assert http(owner, "GET", "/").status_code == 200, "the owner still answers"
+        assert http(owner, "GET", "/_locks/_node/diagnostics").status_code == 200, "the owner still answers"
         serving_again(lc, held[0][0])
         new_owner, new_epoch = owner_of_partition(fault_pair)
         assert new_epoch > epoch and new_owner is other, (owner.name, epoch, new_owner.name, new_epoch)
