@@ -33,6 +33,7 @@ build:
 check:
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --locked -- -D warnings
+	cargo clippy -p lock-jni --features fault-injection --all-targets --locked -- -D warnings
 	$(MVN) spotless:check
 
 ## Format everything `check` checks.
@@ -40,17 +41,21 @@ fmt:
 	cargo fmt --all
 	$(MVN) spotless:apply
 
-## Rust unit, property and integration tests, including the C header drift check.
+## Rust unit, property and integration tests, including the C header drift check; then the
+## bridge's panic test, which needs the test-only fault (cargo feature `fault-injection`).
 rust-test:
 	cargo test --workspace --locked
+	cargo test -p lock-jni --features fault-injection --locked --test core_panic
 
 ## The lock-core fuzz target, built with libFuzzer and run for a bounded time (FUZZ_SECONDS).
 FUZZ_SECONDS ?= 60
 fuzz:
 	scripts/fuzz-core $(FUZZ_SECONDS)
 
-## Java unit tests (JNI under -Xcheck:jni) and the plugin zip the integration tests install.
+## Java unit tests (JNI under -Xcheck:jni) and the plugin zip the integration tests install;
+## then the test-only fault-injection zip (tests/integration/test_panic.py installs it).
 java-test: build
+	$(MVN) package -Pfault-injection -DskipTests
 
 ## Real nodes from the integ-test-zip, plugin installed with elasticsearch-plugin, over HTTP.
 integration-test:

@@ -18,6 +18,7 @@ import org.eslm.WireTesting;
 import org.eslm.bridge.NativeOp;
 import org.eslm.service.DeadlockException;
 import org.eslm.service.LockConflictException;
+import org.eslm.service.LockCorePanicException;
 import org.eslm.service.LockException;
 import org.eslm.service.LockLimitExceededException;
 import org.eslm.service.LockNotHeldException;
@@ -72,13 +73,14 @@ class LockOpWireTest {
     static LockException randomFailure(Random r) {
         String key = WireTesting.string(r);
         String message = WireTesting.string(r);
-        return switch (r.nextInt(7)) {
+        return switch (r.nextInt(8)) {
             case 0 -> new LockConflictException(message, key, List.of(WireTesting.string(r), WireTesting.string(r)));
             case 1 -> new LockNotHeldException(message, key, WireTesting.string(r));
             case 2 -> new LockWaitTimeoutException(message, key, r.nextInt(100_000));
             case 3 -> new DeadlockException(message, key, List.of(WireTesting.string(r), WireTesting.string(r)));
             case 4 -> new SessionNotFoundException(message, WireTesting.string(r));
             case 5 -> new LockLimitExceededException(message, "max_waiters_per_key", r.nextInt(1000));
+            case 6 -> new LockCorePanicException(message, r.nextInt(64), 1 + r.nextInt(1000));
             default -> new LockPartitionUnavailableException(message, r.nextInt(2) == 0 ? 0 : r.nextInt(60_000));
         };
     }
