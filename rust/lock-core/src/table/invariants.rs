@@ -111,6 +111,10 @@ impl LockTable {
     fn check_memory_counts(&self) -> Result<(), String> {
         let holders: usize = self.keys.values().map(|k| k.holders.len()).sum();
         let queued: usize = self.waiters.values().map(|w| w.keys.len()).sum();
+        let queues = self.keys.values().filter(|k| k.queue.is_some()).count();
+        if queues != self.queues {
+            return Err(format!("memory counts drifted: queues {queues} vs {}", self.queues));
+        }
         if holders != self.holder_entries || queued != self.queue_entries {
             return Err(format!(
                 "memory counts drifted: holders {holders} vs {}, queue entries {queued} vs {}",

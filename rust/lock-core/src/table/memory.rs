@@ -3,9 +3,9 @@
 //! `Limits::max_memory_bytes` (docs/RELIABILITY.md, "Memory bounds").
 //!
 //! The estimate is built from counts the table keeps anyway (live locks, waiters, sessions,
-//! deadline entries) plus three counters kept for it: the interners' bytes (each entry's slot,
-//! name and index slot, added when interned and taken off when swept), holder entries and
-//! queue entries. Each count is weighted with the size of the records it stands for and an
+//! deadline entries) plus counters kept for it: the interners' bytes (each entry's slot, name
+//! and index slot, added when interned and taken off when swept), holder entries, queue
+//! entries and keys with a queue. Each count is weighted with the size of the records it stands for and an
 //! allowance for the hash tables' spare capacity. `examples/memory.rs` compares the estimate
 //! with the bytes actually requested from the allocator.
 //!
@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use super::deadline::Deadline;
 use super::records::{
-    HolderEntry, KeyIdx, Lock, LockIdx, QueueKey, SessIdx, Session, Target, Waiter,
+    HolderEntry, KeyIdx, Lock, LockIdx, QueueKey, SessIdx, Session, Target, WaitQueue, Waiter,
 };
 use super::LockTable;
 use crate::mode::Mode;
@@ -35,7 +35,7 @@ pub struct MemoryUsage {
     pub owners: u64,
     /// Lock records and their holder entries (one per key a lock touches).
     pub locks: u64,
-    /// Queued requests and their queue entries (one per key a waiter queues on).
+    /// Queued requests, their queue entries (one per key a waiter queues on) and the queues.
     pub waiters: u64,
     /// Session records and their index.
     pub sessions: u64,
@@ -56,15 +56,24 @@ pub(super) const fn hashed(slot: usize) -> usize {
 const LOCK_BYTES: usize = size_of::<Lock>() + hashed(size_of::<LockIdx>());
 /// One holder entry on a key (inline in the key's record for its first holder).
 const HOLDER_BYTES: usize = size_of::<HolderEntry>();
-/// A queued request: its record in the waiter map, its id in its owner's list and in its
+/// A queued request: its record in the waiter map, its id in its owner's list (a vector
+/// allocates room for four at first, and most owners queue few requests) and in its
 /// session's waiter set.
-const WAITER_BYTES: usize =
-    hashed(size_of::<(WaiterId, Waiter)>()) + size_of::<WaiterId>() + hashed(size_of::<WaiterId>());
+const WAITER_BYTES: usize = hashed(size_of::<(WaiterId, Waiter)>())
+    + 4 * size_of::<WaiterId>()
+    + hashed(size_of::<WaiterId>());
 /// One queue entry of a waiter on one key: the B-tree entry (nodes about 2/3 full) and the
 /// key in the waiter's own lists.
 const QUEUE_ENTRY_BYTES: usize = (size_of::<QueueKey>() + size_of::<WaiterId>()) * 3 / 2
     + size_of::<(KeyIdx, Mode)>()
     + size_of::<Target>();
+/// A key's wait queue itself: its box and its first B-tree leaf node (room for 11 entries,
+/// allocated whole for the first waiter; a B-tree leaf holds up to 11 keys and values, a
+/// parent pointer and two `u16`s).
+const QUEUE_BYTES: usize = size_of::<WaitQueue>()
+    + 11 * (size_of::<QueueKey>() + size_of::<WaiterId>())
+    + size_of::<usize>()
+    + 2 * size_of::<u16>();
 /// An open session: its slab slot and its index entry.
 const SESSION_BYTES: usize = size_of::<Option<Session>>() + hashed(size_of::<(u64, SessIdx)>());
 /// One entry of the deadline heap.
@@ -76,8 +85,9 @@ impl LockTable {
         let keys = self.keys.bytes() as u64;
         let owners = self.owners.bytes() as u64;
         let locks = (self.live_locks * LOCK_BYTES + self.holder_entries * HOLDER_BYTES) as u64;
-        let waiters =
-            (self.waiters.len() * WAITER_BYTES + self.queue_entries * QUEUE_ENTRY_BYTES) as u64;
+        let waiters = (self.waiters.len() * WAITER_BYTES
+            + self.queue_entries * QUEUE_ENTRY_BYTES
+            + self.queues * QUEUE_BYTES) as u64;
         let sessions = (self.live_sessions * SESSION_BYTES) as u64;
         let deadlines = (self.deadlines.len() * DEADLINE_BYTES) as u64;
         MemoryUsage {

@@ -84,6 +84,8 @@ pub struct LockTable {
     waiters: HashMap<WaiterId, Waiter>,
     /// Queue entries of all waiters (one per key each queues on); for the memory estimate.
     queue_entries: usize,
+    /// Keys with a wait queue; for the memory estimate.
+    queues: usize,
     next_waiter: WaiterId,
     next_seq: u64,
     sessions: Slab<Session>,
@@ -130,6 +132,7 @@ impl LockTable {
             live_locks: 0,
             waiters: HashMap::new(),
             queue_entries: 0,
+            queues: 0,
             next_waiter: 1,
             next_seq: 0,
             sessions: Slab::default(),

@@ -77,7 +77,11 @@ impl LockTable {
     /// session and the deadline heap.
     pub(super) fn insert_waiter(&mut self, id: WaiterId, w: Waiter) {
         for &(k, _) in &w.keys {
-            self.keys.live_mut(k).queue.get_or_insert_with(Default::default).insert(w.qkey, id);
+            let ks = self.keys.live_mut(k);
+            if ks.queue.is_none() {
+                self.queues += 1;
+            }
+            ks.queue.get_or_insert_with(Default::default).insert(w.qkey, id);
         }
         self.queue_entries += w.keys.len();
         let o = self.owners.live_mut(w.owner);
@@ -100,6 +104,7 @@ impl LockTable {
                 q.remove(&w.qkey);
                 if q.is_empty() {
                     ks.queue = None;
+                    self.queues -= 1;
                 }
             }
             dirty.push(k);
