@@ -12,13 +12,20 @@ import org.elasticsearch.rest.RestStatus;
 import org.elasticsearch.xcontent.XContentParser;
 import org.elasticsearch.xcontent.XContentParserConfiguration;
 import org.elasticsearch.xcontent.json.JsonXContent;
+import org.eslm.NativeTestSupport;
 import org.eslm.service.LockSettings;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** Bodies are bounded before and while they are parsed (docs/API.md "Limits"). */
 class BodyBoundsTest {
     private static final LockSettings.Values THREE_KEYS = LockSettings.Values.of(
             Settings.builder().put("locks.max_keys_per_request", 3).build());
+
+    @BeforeAll
+    static void setUp() {
+        NativeTestSupport.setUp(); // Elasticsearch's exceptions need its logging configured
+    }
 
     private static XContentParser parser(String json) throws IOException {
         return JsonXContent.jsonXContent.createParser(XContentParserConfiguration.EMPTY, json);
