@@ -131,7 +131,7 @@ impl Config {
             ("max_sessions_per_owner", l.max_sessions_per_owner),
         ];
         if let Some((name, _)) = counts.iter().find(|(_, v)| *v == 0) {
-            return Err(LockError::invalid(*name, "must be positive"));
+            return Err(LockError::invalid(name, "must be positive"));
         }
         if l.max_memory_bytes == 0 {
             return Err(LockError::invalid("max_memory_bytes", "must be positive"));
