@@ -12,6 +12,7 @@ import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.xcontent.ObjectParser;
 import org.elasticsearch.xcontent.ObjectParser.ValueType;
 import org.elasticsearch.xcontent.ParseField;
+import org.elasticsearch.xcontent.XContentParseException;
 import org.elasticsearch.xcontent.XContentParser;
 import org.eslm.action.RoutingValues;
 import org.eslm.service.LockMode;
@@ -149,13 +150,41 @@ final class LockBodies {
     /** Longest key and owner, in UTF-8 bytes (DESIGN.md §4; the core's {@code MAX_KEY_BYTES}). */
     static final int MAX_NAME_BYTES = 512;
 
+    /**
+     * A bound exceeded while parsing ({@code [locks]} too long, {@code [key]} or {@code [owner]}
+     * too long): answered as the plain 400 {@code illegal_argument_exception} it is, not wrapped
+     * in the parser's {@code x_content_parse_exception} (see {@link #parse}).
+     */
+    static final class BoundExceeded extends IllegalArgumentException {
+        private static final long serialVersionUID = 1L;
+
+        BoundExceeded(String message) {
+            super(message);
+        }
+    }
+
+    /** Parses with {@code p}; a {@link BoundExceeded} inside comes out unwrapped. */
+    private static Args parse(ObjectParser<Args, LockSettings.Values> p, XContentParser parser, LockSettings.Values s)
+            throws IOException {
+        try {
+            return p.parse(parser, s);
+        } catch (XContentParseException e) {
+            for (Throwable t = e; t != null; t = t.getCause()) {
+                if (t instanceof BoundExceeded bound) {
+                    throw bound;
+                }
+            }
+            throw e;
+        }
+    }
+
     /** A key or owner no longer than {@link #MAX_NAME_BYTES}, checked as it is parsed. */
     static String bounded(String field, String value) {
         // A char is at most 3 UTF-8 bytes (a surrogate pair, 2 chars, is 4): short names need no count.
         int bytes =
                 value.length() * 3 <= MAX_NAME_BYTES ? value.length() : value.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > MAX_NAME_BYTES) {
-            throw new IllegalArgumentException(
+            throw new BoundExceeded(
                     "[" + field + "] must be at most " + MAX_NAME_BYTES + " bytes (UTF-8), got [" + bytes + "]");
         }
         return value;
@@ -176,7 +205,7 @@ final class LockBodies {
         List<Args> items = new ArrayList<>();
         while (parser.nextToken() != XContentParser.Token.END_ARRAY) {
             if (items.size() == max) {
-                throw new IllegalArgumentException("[locks] names more than " + max + " keys ("
+                throw new BoundExceeded("[locks] names more than " + max + " keys ("
                         + LockSettings.MAX_KEYS_PER_REQUEST.getKey() + ")");
             }
             if (parser.currentToken() != XContentParser.Token.START_OBJECT) {
@@ -189,7 +218,7 @@ final class LockBodies {
 
     /** Parses an acquire body for {@code key}; fills in the default wait. */
     static Args acquire(String key, XContentParser parser, LockSettings.Values settings) throws IOException {
-        Args args = ACQUIRE.parse(parser, settings).require("owner").durations(settings);
+        Args args = parse(ACQUIRE, parser, settings).require("owner").durations(settings);
         args.put("key", key);
         defaultWait(args, settings);
         keepRouting(args);
@@ -215,8 +244,7 @@ final class LockBodies {
 
     /** Parses a multi-lock body: at least one key, each named once. */
     static Args multiAcquire(XContentParser parser, LockSettings.Values settings) throws IOException {
-        Args args = MULTI_ACQUIRE
-                .parse(parser, settings)
+        Args args = parse(MULTI_ACQUIRE, parser, settings)
                 .require("owner")
                 .require("locks")
                 .durations(settings);
@@ -245,7 +273,7 @@ final class LockBodies {
             XContentParser body,
             LockSettings.Values settings)
             throws IOException {
-        Args args = parser.parse(body, settings).require("owner").durations(settings);
+        Args args = parse(parser, body, settings).require("owner").durations(settings);
         args.put("key", key);
         keepRouting(args);
         return args;
@@ -253,14 +281,14 @@ final class LockBodies {
 
     /** Parses a session body; the session lives in the partition of its routing (default: its owner). */
     static Args session(XContentParser body, LockSettings.Values settings) throws IOException {
-        Args args = SESSION_CREATE.parse(body, settings).require("owner").durations(settings);
+        Args args = parse(SESSION_CREATE, body, settings).require("owner").durations(settings);
         keepRouting(args);
         return args;
     }
 
     /** Parses a multi-release body: {@code locks} or {@code all: true}, not both. */
     static Args multiRelease(XContentParser parser, LockSettings.Values settings) throws IOException {
-        Args args = MULTI_RELEASE.parse(parser, settings).require("owner");
+        Args args = parse(MULTI_RELEASE, parser, settings).require("owner");
         keepRouting(args);
         boolean all = Boolean.TRUE.equals(args.get("all"));
         if (all == args.containsKey("locks")) {
