@@ -171,7 +171,9 @@ final class LockBodies {
         } catch (XContentParseException e) {
             for (Throwable t = e; t != null; t = t.getCause()) {
                 if (t instanceof BoundExceeded bound) {
-                    throw bound;
+                    // A plain IllegalArgumentException: Elasticsearch names the error type after
+                    // the class, and the API promises illegal_argument_exception.
+                    throw new IllegalArgumentException(bound.getMessage());
                 }
             }
             throw e;
