@@ -152,7 +152,10 @@ def test_api_md_documents_settings_and_the_fencing_recipe():
     text = API_MD.read_text(encoding="utf-8")
     for setting in ("locks.lease.default", "locks.lease.max", "locks.wait.default",
                     "locks.wait.max", "locks.priority.aging", "locks.max_waiters",
-                    "locks.max_keys_per_request", "locks.partitions", "locks.durability"):
+                    "locks.max_keys_per_request", "locks.partitions", "locks.durability",
+                    "locks.limits.max_locks", "locks.limits.max_sessions", "locks.limits.max_waiters",
+                    "locks.limits.max_locks_per_owner", "locks.limits.max_waiters_per_owner",
+                    "locks.limits.max_sessions_per_owner", "locks.limits.max_memory"):
         assert f"`{setting}`" in text, setting
     assert "version_type=external_gte" in text
     assert text.count("curl ") >= len(EXPECTED), "a curl example per endpoint"

@@ -32,7 +32,7 @@ NO_SESSION = "session_not_found_exception"
 # Every error type docs/API.md "Errors" lists for a request that is wrong or cannot be granted.
 FUZZ_ERROR_TYPES = {PARSE, ILLEGAL, EOF, NOT_HELD, NO_SESSION, "lock_conflict_exception",
                     "lock_wait_timeout_exception", "lock_limit_exceeded_exception",
-                    "deadlock_exception"}
+                    "deadlock_exception", "status_exception"}
 ACQ = "/_locks/$FREE/_acquire"
 REL = "/_locks/$HELD/_release"
 REN = "/_locks/$HELD/_renew"
@@ -368,7 +368,7 @@ def test_too_many_keys_in_one_request_is_refused_naming_locks(locks):
     me = unique("owner")
     keys = [unique("many") for _ in range(101)]
     r = locks.multi_acquire(me, [{"key": k} for k in keys])
-    assert_error(r, 429, "lock_limit_exceeded_exception", "locks")
+    assert_error(r, 400, ILLEGAL, "[locks]", "locks.max_keys_per_request")
     assert ok(locks.list(owner=me))["locks"] == []
     assert all(locks.holders(k) == [] for k in keys[:3] + keys[-3:])
     ok(locks.multi_acquire(me, [{"key": k} for k in keys[:100]]))  # the limit itself is fine

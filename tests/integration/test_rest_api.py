@@ -561,7 +561,7 @@ def test_max_keys_per_request_is_dynamic(locks):
     keys = [{"key": unique()} for _ in range(3)]
     try:
         ok(locks.put_cluster_settings({"locks.max_keys_per_request": 2}))
-        assert_error(locks.multi_acquire(me, keys), 429, "lock_limit_exceeded_exception", "locks")
+        assert_error(locks.multi_acquire(me, keys), 400, "illegal_argument_exception", "[locks]")
         assert all(locks.holders(k["key"]) == [] for k in keys)
     finally:
         ok(locks.put_cluster_settings({"locks.max_keys_per_request": None}))

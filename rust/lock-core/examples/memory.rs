@@ -1,5 +1,8 @@
 //! Memory per held lock: holds 1,000,000 locks in one `LockTable` and counts the heap bytes the
-//! table owns, with a counting global allocator.
+//! table owns, with a counting global allocator; then compares the table's own estimate
+//! (`LockTable::memory`, what `locks.limits.max_memory` is checked against) with those bytes,
+//! for held locks, for queued waiters and for sessions, and checks that the estimate returns to
+//! its baseline once everything is released.
 //!
 //! `cargo run --release -p lock-core --example memory [-- locks owners]`
 //! (defaults: 1,000,000 locks by 1,000 owners; pass `1000000 1000000` for one owner per lock).
@@ -7,7 +10,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 
-use lock_core::{AcquireRequest, LockTable};
+use lock_core::{AcquireOutcome, AcquireRequest, Config, LockTable, ReleaseRequest};
 
 struct Counting;
 
@@ -44,7 +47,8 @@ fn main() {
         .collect();
     let rss_before = rss_bytes();
     let before = LIVE.load(Ordering::SeqCst);
-    let mut t = LockTable::new(1).expect("table");
+    let mut t = LockTable::with_config(1, unlimited()).expect("table");
+    let baseline = t.memory().total;
     for r in &reqs {
         std::hint::black_box(t.acquire(r, 0).expect("free key"));
     }
@@ -56,6 +60,76 @@ fn main() {
         "locks={locks} owners={owners} key_len=11 heap_bytes_per_lock={:.1} (bytes requested from the allocator) rss_bytes_per_lock={:.1} (resident set growth, allocator overhead included)",
         bytes as f64 / locks as f64,
         (rss_after - rss_before) as f64 / locks as f64
+    );
+    compare("held locks", t.memory().total - baseline, bytes, locks);
+    waiters_and_sessions(&mut t, &reqs);
+    for r in &reqs {
+        t.release(&ReleaseRequest {
+            key: r.key.clone(),
+            owner: r.owner.clone(),
+            ..Default::default()
+        })
+        .expect("held");
+    }
+    let left = t.memory().total;
+    println!("after releasing everything: estimate={left} bytes (baseline {baseline}; idle keys/owners kept for reuse: {} bytes)", left - baseline);
+}
+
+/// Every limit out of the way: this example measures, it does not enforce.
+fn unlimited() -> Config {
+    let mut c = Config { idle_cache: 0, ..Config::default() };
+    c.limits.max_locks = usize::MAX;
+    c.limits.max_locks_per_owner = usize::MAX;
+    c.limits.max_waiters = usize::MAX;
+    c.limits.max_waiters_per_owner = usize::MAX;
+    c.limits.max_sessions = usize::MAX;
+    c.limits.max_sessions_per_owner = usize::MAX;
+    c.limits.max_memory_bytes = u64::MAX;
+    c
+}
+
+/// One waiter on each of a tenth of the held locks (another owner each), then as many
+/// sessions, each measured; then all of them are cancelled and ended again.
+fn waiters_and_sessions(t: &mut LockTable, reqs: &[AcquireRequest]) {
+    let n = reqs.len() / 10;
+    let (est0, live0) = (t.memory().total, LIVE.load(Ordering::SeqCst));
+    let mut waiters = Vec::with_capacity(n);
+    for (i, r) in reqs.iter().take(n).enumerate() {
+        let w = AcquireRequest {
+            wait_ms: Some(60_000),
+            ..AcquireRequest::new(r.key.clone(), format!("waiter-{i:07}"))
+        };
+        match t.acquire(&w, 0).expect("queued") {
+            AcquireOutcome::Queued(q) => waiters.push(q.waiter_id),
+            AcquireOutcome::Granted(_) => panic!("the key is held"),
+        }
+    }
+    let (est, live) = (t.memory().total - est0, LIVE.load(Ordering::SeqCst) - live0);
+    compare("queued waiters", est, live - (waiters.capacity() * 8) as isize, n);
+    let (est1, live1) = (t.memory().total, LIVE.load(Ordering::SeqCst));
+    let mut sessions = Vec::with_capacity(n);
+    for i in 0..n {
+        sessions.push(t.create_session(&format!("s-{i:07}"), None, 0).expect("session").session);
+    }
+    let session_ids: isize = sessions.iter().map(|s| s.capacity() as isize).sum();
+    let live = LIVE.load(Ordering::SeqCst) - live1 - session_ids - (n * 24) as isize;
+    compare("sessions", t.memory().total - est1, live, n);
+    for w in waiters {
+        t.cancel(w, 0).expect("queued");
+    }
+    for s in &sessions {
+        t.end_session(s, 0).expect("open");
+    }
+    t.drain_events();
+}
+
+/// Prints the estimate next to the measured allocation for `n` items.
+fn compare(what: &str, estimate: u64, measured: isize, n: usize) {
+    println!(
+        "{what}: n={n} estimate_bytes_per_item={:.1} allocated_bytes_per_item={:.1} estimate/allocated={:.2}",
+        estimate as f64 / n as f64,
+        measured as f64 / n as f64,
+        estimate as f64 / measured.max(1) as f64
     );
 }
 

@@ -1,7 +1,8 @@
 //! Settings of one lock table: lease and wait bounds, aging and limits.
 //!
 //! The plugin maps its node settings (`locks.lease.*`, `locks.wait.max`, `locks.priority.aging`,
-//! `locks.max_waiters`, `locks.max_keys_per_request`) onto this record.
+//! `locks.max_waiters`, `locks.max_keys_per_request`, `locks.limits.*`) onto this record
+//! (docs/API.md, "Settings").
 
 use serde::{Deserialize, Serialize};
 
@@ -28,6 +29,15 @@ pub struct Limits {
     pub max_waiters: usize,
     /// Most open sessions.
     pub max_sessions: usize,
+    /// Most locks one owner holds in the partition (`locks.limits.max_locks_per_owner`).
+    pub max_locks_per_owner: usize,
+    /// Most requests one owner has queued in the partition.
+    pub max_waiters_per_owner: usize,
+    /// Most open sessions of one owner in the partition.
+    pub max_sessions_per_owner: usize,
+    /// The partition's estimated memory (see [`crate::MemoryUsage`]) past which new locks,
+    /// waiters and sessions are refused (`locks.limits.max_memory`).
+    pub max_memory_bytes: u64,
 }
 
 impl Default for Limits {
@@ -37,9 +47,13 @@ impl Default for Limits {
             max_tree_depth: 32,
             max_waiters_per_key: 10_000,
             max_keys_per_request: 100,
-            max_locks: 10_000_000,
-            max_waiters: 1_000_000,
-            max_sessions: 1_000_000,
+            max_locks: 1_000_000,
+            max_waiters: 100_000,
+            max_sessions: 100_000,
+            max_locks_per_owner: 100_000,
+            max_waiters_per_owner: 10_000,
+            max_sessions_per_owner: 1_000,
+            max_memory_bytes: 256 << 20,
         }
     }
 }
@@ -106,6 +120,21 @@ impl Config {
                 "limits",
                 "depth and keys per request must be positive",
             ));
+        }
+        let counts = [
+            ("max_waiters_per_key", l.max_waiters_per_key),
+            ("max_locks", l.max_locks),
+            ("max_waiters", l.max_waiters),
+            ("max_sessions", l.max_sessions),
+            ("max_locks_per_owner", l.max_locks_per_owner),
+            ("max_waiters_per_owner", l.max_waiters_per_owner),
+            ("max_sessions_per_owner", l.max_sessions_per_owner),
+        ];
+        if let Some((name, _)) = counts.iter().find(|(_, v)| *v == 0) {
+            return Err(LockError::invalid(name, "must be positive"));
+        }
+        if l.max_memory_bytes == 0 {
+            return Err(LockError::invalid("max_memory_bytes", "must be positive"));
         }
         Ok(())
     }

@@ -63,7 +63,7 @@ pub use request::{
 pub use standby::Standby;
 pub use stats::{Counters, Histogram, HistogramSummary, HotKey, PartitionStats};
 pub use table::{
-    FullState, ListFilter, LockSnapshot, LockTable, PartitionDelta, PartitionSnapshot,
+    FullState, ListFilter, LockSnapshot, LockTable, MemoryUsage, PartitionDelta, PartitionSnapshot,
     ReleasedLock, SessionSnapshot, MAX_TIME,
 };
 pub use types::{

@@ -170,6 +170,9 @@ pub struct PartitionStats {
     pub wait_time: HistogramSummary,
     pub hold_time: HistogramSummary,
     pub hottest_keys: Vec<HotKey>,
+    /// The table's estimated heap bytes (see [`crate::MemoryUsage`]).
+    #[serde(default)]
+    pub memory: crate::MemoryUsage,
 }
 
 #[cfg(test)]

@@ -173,7 +173,7 @@ impl LockTable {
         }
         let max_keys = self.config.limits.max_keys_per_request;
         if req.targets.len() > max_keys {
-            return Err(self.limit_exceeded("max_keys_per_request", max_keys));
+            return Err(self.limit_exceeded("max_keys_per_request", max_keys as u64));
         }
         // Merge duplicates (stronger mode wins), keep first-seen order.
         for s in req.targets {
@@ -192,6 +192,9 @@ impl LockTable {
         if now < self.grace_until {
             return Err(LockError::PartitionUnavailable { retry_after_ms: self.grace_until - now });
         }
+        // At the memory cap, idle keys and owners are freed now, while no slab number is held
+        // yet; the grant or queue step refuses if the table is still at the cap.
+        self.at_memory_cap();
         Ok(())
     }
 
@@ -257,9 +260,8 @@ impl LockTable {
         now: Millis,
     ) -> Result<Acquired, LockError> {
         let new_locks = plan.existing.iter().filter(|e| e.is_none()).count();
-        let max_locks = self.config.limits.max_locks;
-        if self.live_locks + new_locks > max_locks {
-            return Err(self.limit_exceeded("max_locks", max_locks));
+        if new_locks > 0 {
+            self.check_lock_room(plan.owner, new_locks)?;
         }
         let owner = match plan.owner {
             Some(o) => {
@@ -322,7 +324,7 @@ impl LockTable {
             let holders = self.holder_infos(blocked_key, now);
             return Err(LockError::Conflict { key: blocked_name, holders });
         }
-        self.check_queue_room(&plan.needed)?;
+        self.check_queue_room(plan)?;
         let queued = self.enqueue(req, plan, now);
         if let Some(victim_cycle) = self.resolve_deadlocks(queued.owner, Some(queued.id)) {
             // This request was the victim: it is already removed; answer it directly.
@@ -355,22 +357,56 @@ impl LockTable {
         }))
     }
 
-    /// The waiter limits, partition-wide and per key.
-    fn check_queue_room(&mut self, needed: &[Needed<'_>]) -> Result<(), LockError> {
-        let max_waiters = self.config.limits.max_waiters;
-        if self.waiters.len() >= max_waiters {
-            return Err(self.limit_exceeded("max_waiters", max_waiters));
+    /// The lock limits for `new_locks` new locks of `owner`: partition-wide, per owner and
+    /// the memory cap. A reentrant acquire or an upgrade creates no lock and is never refused.
+    fn check_lock_room(
+        &mut self,
+        owner: Option<OwnerIdx>,
+        new_locks: usize,
+    ) -> Result<(), LockError> {
+        let limits = self.config.limits;
+        if self.live_locks + new_locks > limits.max_locks {
+            return Err(self.limit_exceeded("max_locks", limits.max_locks as u64));
         }
-        let per_key = self.config.limits.max_waiters_per_key;
-        for &(_, _, _, k) in needed {
+        let held = owner.map_or(0, |o| self.owners.live(o).locks as usize);
+        if held + new_locks > limits.max_locks_per_owner {
+            return Err(
+                self.limit_exceeded("max_locks_per_owner", limits.max_locks_per_owner as u64)
+            );
+        }
+        self.check_memory_room()
+    }
+
+    /// The memory cap (`max_memory_bytes`) for anything new: a lock, a waiter, a session.
+    pub(super) fn check_memory_room(&mut self) -> Result<(), LockError> {
+        let cap = self.config.limits.max_memory_bytes;
+        if self.memory_usage().total >= cap {
+            return Err(self.limit_exceeded("max_memory", cap));
+        }
+        Ok(())
+    }
+
+    /// The waiter limits, partition-wide, per owner, per key and the memory cap.
+    fn check_queue_room(&mut self, plan: &Plan<'_>) -> Result<(), LockError> {
+        let limits = self.config.limits;
+        if self.waiters.len() >= limits.max_waiters {
+            return Err(self.limit_exceeded("max_waiters", limits.max_waiters as u64));
+        }
+        let queued = plan.owner.map_or(0, |o| self.owners.live(o).waiters.len());
+        if queued >= limits.max_waiters_per_owner {
+            let max = limits.max_waiters_per_owner as u64;
+            return Err(self.limit_exceeded("max_waiters_per_owner", max));
+        }
+        let per_key = limits.max_waiters_per_key;
+        for &(_, _, _, k) in &plan.needed {
             if let Some(k) = k {
                 let len = self.key_state(k).queue.as_ref().map_or(0, |q| q.len());
                 if len >= per_key {
-                    return Err(self.limit_exceeded("max_waiters_per_key", per_key));
+                    return Err(self.limit_exceeded("max_waiters_per_key", per_key as u64));
                 }
             }
         }
-        Ok(())
+        self.check_memory_room()
     }
 
     /// Queue: one waiter for all needed keys.
@@ -406,9 +442,9 @@ impl LockTable {
     }
 
     /// Counts a refusal by a configured limit and builds its error.
-    pub(super) fn limit_exceeded(&mut self, limit: &'static str, max: usize) -> LockError {
+    pub(super) fn limit_exceeded(&mut self, limit: &'static str, max: u64) -> LockError {
         self.counters.limit_rejections += 1;
-        LockError::LimitExceeded { limit, max: max as u64 }
+        LockError::LimitExceeded { limit, max }
     }
 }
 

@@ -125,6 +125,7 @@ impl LockTable {
             self.held_keys += 1;
         }
         ks.holders.push(h);
+        self.holder_entries += 1;
     }
 
     /// Changes a lock's mode, with the intention modes on its tree ancestors.

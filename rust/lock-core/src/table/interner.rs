@@ -125,6 +125,16 @@ pub(super) trait Interned {
     fn in_use(&self) -> bool;
     /// The "listed as idle" flag, so an entry is listed once.
     fn idle_flag(&mut self) -> &mut bool;
+    /// Heap bytes the entry owns outside its slab slot (its name).
+    fn name_bytes(&self) -> usize;
+}
+
+/// Estimated bytes one interned entry costs: its slab slot, its name, and its slot in the hash
+/// index (a `u32` and a control byte, over hashbrown's average load of about 2/3 — the table
+/// doubles when 7/8 full). Calibrated by `examples/memory.rs` (docs/RELIABILITY.md, "Memory
+/// bounds").
+fn entry_bytes<T: Interned>(e: &T) -> usize {
+    std::mem::size_of::<Option<T>>() + e.name_bytes() + super::memory::hashed(size_of::<Idx>())
 }
 
 /// A [`Slab`] with a hash index by name and a list of idle entries to sweep.
@@ -134,6 +144,9 @@ pub(super) struct Interner<T> {
     index: HashTable<Idx>,
     slab: Slab<T>,
     idle: Vec<Idx>,
+    /// Estimated bytes of the live entries ([`entry_bytes`]), kept up to date on every insert
+    /// and sweep so reading it is O(1).
+    bytes: usize,
 }
 
 impl<T> Default for Interner<T> {
@@ -143,6 +156,7 @@ impl<T> Default for Interner<T> {
             index: HashTable::new(),
             slab: Slab::default(),
             idle: Vec::new(),
+            bytes: 0,
         }
     }
 }
@@ -169,7 +183,9 @@ impl<T: Interned> Interner<T> {
         match entry {
             Entry::Occupied(o) => *o.get(),
             Entry::Vacant(v) => {
-                let idx = slab.insert(T::create(name));
+                let created = T::create(name);
+                self.bytes += entry_bytes(&created);
+                let idx = slab.insert(created);
                 v.insert(idx);
                 idx
             }
@@ -198,12 +214,23 @@ impl<T: Interned> Interner<T> {
                 continue;
             }
             let h = T::hash_name(&self.hasher, e.name());
+            self.bytes = self.bytes.saturating_sub(entry_bytes(&*e));
             if let Ok(found) = self.index.find_entry(h, |&j| j == i) {
                 found.remove();
             }
             self.slab.remove(i);
         }
         self.idle = idle;
+    }
+
+    /// Whether any entry is listed as idle (a sweep could free something).
+    pub(super) fn has_idle(&self) -> bool {
+        !self.idle.is_empty()
+    }
+
+    /// Estimated bytes of the live entries, idle ones included (O(1)).
+    pub(super) fn bytes(&self) -> usize {
+        self.bytes
     }
 }
 
@@ -253,7 +280,7 @@ impl LockTable {
     }
 
     /// Frees every idle key and owner that is still unused.
-    fn sweep_idle(&mut self) {
+    pub(super) fn sweep_idle(&mut self) {
         self.keys.sweep();
         self.owners.sweep();
     }
@@ -311,6 +338,9 @@ mod tests {
         fn idle_flag(&mut self) -> &mut bool {
             &mut self.idle
         }
+        fn name_bytes(&self) -> usize {
+            self.name.len()
+        }
     }
 
     #[test]
@@ -329,5 +359,23 @@ mod tests {
         assert_eq!(t.find("a"), None);
         assert_eq!(t.find("b"), Some(b));
         assert_eq!(t.intern("c"), a, "a freed number is reused");
+    }
+
+    #[test]
+    fn bytes_follow_inserts_and_sweeps() {
+        let mut t: Interner<Name> = Interner::default();
+        assert_eq!(t.bytes(), 0);
+        let a = t.intern("abc");
+        let one = t.bytes();
+        assert!(one > 3, "slot, index and name: {one}");
+        t.intern("abc");
+        assert_eq!(t.bytes(), one, "interning again costs nothing");
+        let b = t.intern("abcdef");
+        assert_eq!(t.bytes(), 2 * one + 3, "a longer name costs its extra bytes");
+        t.mark_idle_if_unused(a, 0);
+        t.mark_idle_if_unused(b, 0);
+        assert!(t.has_idle());
+        t.sweep();
+        assert_eq!(t.bytes(), 0, "back to nothing once swept");
     }
 }

@@ -139,6 +139,7 @@ impl LockTable {
             wait_time: self.wait_hist.summary(),
             hold_time: self.hold_hist.summary(),
             hottest_keys: self.hot.top(),
+            memory: self.memory_usage(),
         }
     }
 

@@ -29,6 +29,7 @@ impl LockTable {
         }
         self.check_waiters()?;
         self.check_owners_and_sessions()?;
+        self.check_memory_counts()?;
         if let Some(Reverse(d)) = self.deadlines.peek() {
             if d.at <= self.now {
                 return Err("an overdue deadline was not processed".into());
@@ -106,6 +107,23 @@ impl LockTable {
         Ok(live_locks)
     }
 
+    /// The counters behind the memory estimate (`memory.rs`) agree with a full count.
+    fn check_memory_counts(&self) -> Result<(), String> {
+        let holders: usize = self.keys.values().map(|k| k.holders.len()).sum();
+        let queued: usize = self.waiters.values().map(|w| w.keys.len()).sum();
+        let queues = self.keys.values().filter(|k| k.queue.is_some()).count();
+        if queues != self.queues {
+            return Err(format!("memory counts drifted: queues {queues} vs {}", self.queues));
+        }
+        if holders != self.holder_entries || queued != self.queue_entries {
+            return Err(format!(
+                "memory counts drifted: holders {holders} vs {}, queue entries {queued} vs {}",
+                self.holder_entries, self.queue_entries
+            ));
+        }
+        Ok(())
+    }
+
     /// Every waiter is before its deadline, in the queue of each of its keys, listed by its
     /// owner, and not grantable (the pump would have granted it).
     fn check_waiters(&self) -> Result<(), String> {
@@ -137,6 +155,9 @@ impl LockTable {
             let sessions = self.sessions.values().filter(|s| s.owner == i as OwnerIdx).count();
             if o.locks as usize != locks || o.refs as usize != locks + o.waiters.len() + sessions {
                 return Err(format!("owner {} refcount drifted", o.name));
+            }
+            if o.sessions as usize != sessions {
+                return Err(format!("owner {} session count drifted", o.name));
             }
         }
         for s in self.sessions.values() {

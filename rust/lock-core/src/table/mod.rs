@@ -20,6 +20,7 @@ mod grant;
 mod interner;
 mod introspect;
 mod invariants;
+mod memory;
 mod queue;
 mod records;
 mod release;
@@ -56,6 +57,7 @@ use records::{KeyState, Lock, LockIdx, OwnerState, SessIdx, Session, Waiter};
 pub use changes::{FullState, PartitionDelta, ReleasedLock};
 pub use deadline::MAX_TIME;
 pub use introspect::ListFilter;
+pub use memory::MemoryUsage;
 pub use snapshot::{LockSnapshot, PartitionSnapshot, SessionSnapshot};
 
 /// The locks of one partition. See the module docs and `table/README.md`.
@@ -70,6 +72,9 @@ pub struct LockTable {
     grace_until: Millis,
     keys: Interner<KeyState>,
     held_keys: usize,
+    /// Holder entries on all keys (a tree lock has one per key it touches); for the memory
+    /// estimate (`memory.rs`).
+    holder_entries: usize,
     owners: Interner<OwnerState>,
     /// Not a slab of `Option`s: a lock is `Copy` and small, and a dead one keeps its place
     /// (`live == false`) until reused, so a stale deadline can still be checked against it.
@@ -77,6 +82,10 @@ pub struct LockTable {
     free_locks: Vec<LockIdx>,
     live_locks: usize,
     waiters: HashMap<WaiterId, Waiter>,
+    /// Queue entries of all waiters (one per key each queues on); for the memory estimate.
+    queue_entries: usize,
+    /// Keys with a wait queue; for the memory estimate.
+    queues: usize,
     next_waiter: WaiterId,
     next_seq: u64,
     sessions: Slab<Session>,
@@ -116,11 +125,14 @@ impl LockTable {
             grace_until: 0,
             keys: Interner::default(),
             held_keys: 0,
+            holder_entries: 0,
             owners: Interner::default(),
             locks: Vec::new(),
             free_locks: Vec::new(),
             live_locks: 0,
             waiters: HashMap::new(),
+            queue_entries: 0,
+            queues: 0,
             next_waiter: 1,
             next_seq: 0,
             sessions: Slab::default(),
@@ -457,9 +469,14 @@ impl LockTable {
         self.locks_matching(filter)
     }
 
-    /// Counters, histograms and hottest keys.
+    /// Counters, histograms, hottest keys and the memory estimate.
     pub fn stats(&self) -> PartitionStats {
         self.current_stats()
+    }
+
+    /// The estimated heap bytes the table holds, by part (see [`MemoryUsage`]); O(1).
+    pub fn memory(&self) -> MemoryUsage {
+        self.memory_usage()
     }
 
     /// The queued requests that have waited longest, oldest first (for diagnostics).

@@ -77,8 +77,13 @@ impl LockTable {
     /// session and the deadline heap.
     pub(super) fn insert_waiter(&mut self, id: WaiterId, w: Waiter) {
         for &(k, _) in &w.keys {
-            self.keys.live_mut(k).queue.get_or_insert_with(Default::default).insert(w.qkey, id);
+            let ks = self.keys.live_mut(k);
+            if ks.queue.is_none() {
+                self.queues += 1;
+            }
+            ks.queue.get_or_insert_with(Default::default).insert(w.qkey, id);
         }
+        self.queue_entries += w.keys.len();
         let o = self.owners.live_mut(w.owner);
         o.refs += 1;
         o.waiters.push(id);
@@ -92,12 +97,14 @@ impl LockTable {
     /// Takes a waiter out of every structure; its keys go to `dirty`.
     pub(super) fn remove_waiter(&mut self, id: WaiterId, dirty: &mut Dirty) -> Option<Waiter> {
         let w = self.waiters.remove(&id)?;
+        self.queue_entries -= w.keys.len();
         for &(k, _) in &w.keys {
             let ks = self.keys.live_mut(k);
             if let Some(q) = ks.queue.as_mut() {
                 q.remove(&w.qkey);
                 if q.is_empty() {
                     ks.queue = None;
+                    self.queues -= 1;
                 }
             }
             dirty.push(k);

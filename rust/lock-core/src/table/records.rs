@@ -102,6 +102,10 @@ impl Interned for KeyState {
     fn idle_flag(&mut self) -> &mut bool {
         &mut self.idle
     }
+
+    fn name_bytes(&self) -> usize {
+        self.name.len()
+    }
 }
 
 /// One granted target.
@@ -127,6 +131,8 @@ pub(super) struct OwnerState {
     /// Locks + waiters + sessions referring to this owner; unused at 0.
     pub(super) refs: u32,
     pub(super) locks: u32,
+    /// Open sessions of this owner (`max_sessions_per_owner`).
+    pub(super) sessions: u32,
     pub(super) waiters: Vec<WaiterId>,
 }
 
@@ -143,7 +149,14 @@ impl Interned for OwnerState {
     }
 
     fn create(name: &str) -> Self {
-        OwnerState { name: name.into(), idle: false, refs: 0, locks: 0, waiters: Vec::new() }
+        OwnerState {
+            name: name.into(),
+            idle: false,
+            refs: 0,
+            locks: 0,
+            sessions: 0,
+            waiters: Vec::new(),
+        }
     }
 
     fn in_use(&self) -> bool {
@@ -152,6 +165,10 @@ impl Interned for OwnerState {
 
     fn idle_flag(&mut self) -> &mut bool {
         &mut self.idle
+    }
+
+    fn name_bytes(&self) -> usize {
+        self.name.len()
     }
 }
 

@@ -174,6 +174,7 @@ impl LockTable {
             let ks = self.keys.live_mut(k);
             let before = ks.holders.len();
             ks.holders.retain(|h| h.lock != l);
+            self.holder_entries -= before - ks.holders.len();
             if before > 0 && ks.holders.is_empty() {
                 self.held_keys -= 1;
             }

@@ -24,10 +24,7 @@ impl LockTable {
         let now = self.now;
         validate_owner(owner)?;
         let ttl = validate::ttl(&self.config, ttl_ms)?;
-        let max_sessions = self.config.limits.max_sessions;
-        if self.live_sessions >= max_sessions {
-            return Err(self.limit_exceeded("max_sessions", max_sessions));
-        }
+        self.check_session_room(owner)?;
         if self.next_session > FencingToken::MAX_COUNTER {
             return Err(LockError::LimitExceeded {
                 limit: "session_ids",
@@ -45,6 +42,22 @@ impl LockTable {
         Ok(id)
     }
 
+    /// The session limits: partition-wide, per owner and the memory cap.
+    fn check_session_room(&mut self, owner: &str) -> Result<(), LockError> {
+        let limits = self.config.limits;
+        if self.live_sessions >= limits.max_sessions {
+            return Err(self.limit_exceeded("max_sessions", limits.max_sessions as u64));
+        }
+        let open = self.find_owner(owner).map_or(0, |o| self.owners.live(o).sessions as usize);
+        if open >= limits.max_sessions_per_owner {
+            let max = limits.max_sessions_per_owner as u64;
+            return Err(self.limit_exceeded("max_sessions_per_owner", max));
+        }
+        // No slab number is held here, so idle entries may be freed first.
+        self.at_memory_cap();
+        self.check_memory_room()
+    }
+
     /// Stores a session (taking a reference on its owner) with its expiry deadline.
     pub(super) fn insert_session(
         &mut self,
@@ -53,7 +66,9 @@ impl LockTable {
         ttl_ms: Millis,
         expires_at: Millis,
     ) {
-        self.owners.live_mut(owner).refs += 1;
+        let o = self.owners.live_mut(owner);
+        o.refs += 1;
+        o.sessions += 1;
         let s = Session {
             id,
             owner,
@@ -138,6 +153,9 @@ impl LockTable {
             }
         }
         self.pump(&mut dirty);
+        if let Some(o) = self.owners.get_mut(s.owner) {
+            o.sessions = o.sessions.saturating_sub(1);
+        }
         self.owner_unref(s.owner);
         (released, dropped)
     }

@@ -48,7 +48,9 @@ pub(super) fn stats(cx: &mut Ctx<'_>, _args: &str) -> Result<String, BridgeError
         cx.current = Some(id);
         partitions.push((id, p.stats()));
     }
-    Ok(node_stats(&partitions).to_string())
+    let mut stats = node_stats(&partitions);
+    stats["limits"] = to_value(&cx.core.config().limits)?;
+    Ok(stats.to_string())
 }
 
 /// Node-local facts for `GET /_locks/_node/diagnostics`, at the partitions' own time.
@@ -66,7 +68,17 @@ fn node_stats(partitions: &[(u32, PartitionStats)]) -> Value {
         partitions.iter().flat_map(|(_, s)| s.hottest_keys.iter().cloned()).collect();
     let detail: Vec<Value> = partitions
         .iter()
-        .map(|(id, s)| json!({ "id": id, "epoch": s.epoch, "held": s.held_locks, "waiting": s.waiting }))
+        .map(|(id, s)| {
+            json!({
+                "id": id,
+                "epoch": s.epoch,
+                "held": s.held_locks,
+                "waiting": s.waiting,
+                "sessions": s.sessions,
+                "memory_bytes": s.memory.total,
+                "memory": s.memory,
+            })
+        })
         .collect();
     json!({
         "acquires": sum(&|s| s.counters.acquires),
@@ -84,6 +96,7 @@ fn node_stats(partitions: &[(u32, PartitionStats)]) -> Value {
         "held": sum(&|s| s.held_locks as u64),
         "waiting": sum(&|s| s.waiting as u64),
         "sessions": sum(&|s| s.sessions as u64),
+        "memory_bytes": sum(&|s| s.memory.total),
         "wait_time_ms": times(partitions, &|s| &s.wait_time),
         "hold_time_ms": times(partitions, &|s| &s.hold_time),
         "hot_keys": hottest(&mut hot),
@@ -131,6 +144,8 @@ fn node_diagnostics(core: &NodeCore, now: u64) -> Result<Value, BridgeError> {
             "held_keys": stats.held_keys,
             "waiting": stats.waiting,
             "sessions": stats.sessions,
+            "memory_bytes": stats.memory.total,
+            "memory": stats.memory,
         }));
         for w in p.oldest_waiters(OLDEST_WAITERS_SHOWN) {
             oldest.push(json!({ "partition": id, "waiter": to_value(&w)? }));

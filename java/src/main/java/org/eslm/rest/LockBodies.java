@@ -1,6 +1,8 @@
 package org.eslm.rest;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -97,7 +99,7 @@ final class LockBodies {
     static {
         for (ObjectParser<Args, LockSettings.Values> p :
                 List.of(ACQUIRE, MULTI_ACQUIRE, RELEASE, MULTI_RELEASE, RENEW, SESSION_CREATE)) {
-            p.declareString((a, v) -> a.put("owner", v), OWNER);
+            p.declareString((a, v) -> a.put("owner", bounded("owner", v)), OWNER);
         }
         for (ObjectParser<Args, LockSettings.Values> p : List.of(ACQUIRE, LOCK_ITEM)) {
             p.declareString((a, v) -> a.put("mode", LockMode.parse(v).wireName()), MODE);
@@ -136,20 +138,25 @@ final class LockBodies {
                     ROUTING,
                     ValueType.VALUE);
         }
-        LOCK_ITEM.declareString((a, v) -> a.put("key", v), KEY);
-        RELEASE_ITEM.declareString((a, v) -> a.put("key", v), KEY);
-        MULTI_ACQUIRE.declareObjectArray(
+        LOCK_ITEM.declareString((a, v) -> a.put("key", bounded("key", v)), KEY);
+        RELEASE_ITEM.declareString((a, v) -> a.put("key", bounded("key", v)), KEY);
+        MULTI_ACQUIRE.declareField(
                 (a, v) -> a.put("locks", v),
-                (parser, s) -> LOCK_ITEM.parse(parser, s).require("key"),
-                LOCKS);
-        MULTI_RELEASE.declareObjectArray(
+                (parser, s) -> lockItems(parser, s, LOCK_ITEM),
+                LOCKS,
+                ValueType.OBJECT_ARRAY);
+        MULTI_RELEASE.declareField(
                 (a, v) -> a.put("locks", v),
-                (parser, s) -> RELEASE_ITEM.parse(parser, s).require("key"),
-                LOCKS);
+                (parser, s) -> lockItems(parser, s, RELEASE_ITEM),
+                LOCKS,
+                ValueType.OBJECT_ARRAY);
         MULTI_RELEASE.declareBoolean((a, v) -> a.put("all", v), ALL);
         SESSION_CREATE.declareField((a, v) -> a.raw.put("ttl", v), LockBodies::rawValue, TTL, ValueType.VALUE);
         FORCE_RELEASE.declareString((a, v) -> a.reason = v, REASON);
     }
+
+    /** Longest key and owner, in UTF-8 bytes (DESIGN.md §4; the core's {@code MAX_KEY_BYTES}). */
+    static final int MAX_NAME_BYTES = 512;
 
     /**
      * Runs {@code p} over a body. A value our own checks refuse ({@code [field] ...}) fails as the
@@ -171,6 +178,44 @@ final class LockBodies {
             }
             throw e;
         }
+    }
+
+    /** A key or owner no longer than {@link #MAX_NAME_BYTES}, checked as it is parsed. */
+    static String bounded(String field, String value) {
+        // A char is at most 3 UTF-8 bytes (a surrogate pair, 2 chars, is 4): short names need no count.
+        int bytes =
+                value.length() * 3 <= MAX_NAME_BYTES ? value.length() : value.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > MAX_NAME_BYTES) {
+            throw new IllegalArgumentException(
+                    "[" + field + "] must be at most " + MAX_NAME_BYTES + " bytes (UTF-8), got [" + bytes + "]");
+        }
+        return value;
+    }
+
+    /**
+     * A {@code locks} array, each entry parsed by {@code item}; the entry after
+     * {@code locks.max_keys_per_request} is refused before it is parsed, so a long array never
+     * becomes more than that many objects.
+     */
+    private static List<Args> lockItems(
+            XContentParser parser, LockSettings.Values settings, ObjectParser<Args, LockSettings.Values> item)
+            throws IOException {
+        if (parser.currentToken() != XContentParser.Token.START_ARRAY) {
+            throw new XContentParseException(parser.getTokenLocation(), "[locks] must be an array of objects");
+        }
+        int max = settings.maxKeysPerRequest();
+        List<Args> items = new ArrayList<>();
+        while (parser.nextToken() != XContentParser.Token.END_ARRAY) {
+            if (items.size() == max) {
+                throw new IllegalArgumentException("[locks] names more than " + max + " keys ("
+                        + LockSettings.MAX_KEYS_PER_REQUEST.getKey() + ")");
+            }
+            if (parser.currentToken() != XContentParser.Token.START_OBJECT) {
+                throw new XContentParseException(parser.getTokenLocation(), "[locks] must be an array of objects");
+            }
+            items.add(item.parse(parser, settings).require("key"));
+        }
+        return items;
     }
 
     /** Parses an acquire body for {@code key}; fills in the default wait. */

@@ -37,7 +37,7 @@ public final class RestAcquireLockAction extends LockRestHandler {
     protected RestChannelConsumer prepareRequest(RestRequest request, NodeClient client) throws IOException {
         // Parse now: the body is released when this method returns.
         String key = request.param("key");
-        try (XContentParser parser = requiredParser(request)) {
+        try (XContentParser parser = requiredParser(request, settings.get())) {
             if (key == null) {
                 LockBodies.Args args = LockBodies.multiAcquire(parser, settings.get());
                 return send(

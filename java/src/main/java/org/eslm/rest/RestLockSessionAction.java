@@ -43,7 +43,7 @@ public final class RestLockSessionAction extends LockRestHandler {
     protected RestChannelConsumer prepareRequest(RestRequest request, NodeClient client) throws IOException {
         String id = request.param("id");
         if (id == null) {
-            try (XContentParser parser = requiredParser(request)) {
+            try (XContentParser parser = requiredParser(request, settings.get())) {
                 LockBodies.Args args = LockBodies.session(parser, settings.get());
                 return send(
                         request,

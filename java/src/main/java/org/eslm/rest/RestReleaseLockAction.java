@@ -33,7 +33,7 @@ public final class RestReleaseLockAction extends LockRestHandler {
     @Override
     protected RestChannelConsumer prepareRequest(RestRequest request, NodeClient client) throws IOException {
         String key = request.param("key");
-        try (XContentParser parser = requiredParser(request)) {
+        try (XContentParser parser = requiredParser(request, settings.get())) {
             if (key == null) {
                 LockBodies.Args args = LockBodies.multiRelease(parser, settings.get());
                 String routing =

@@ -33,7 +33,7 @@ public final class RestRenewLockAction extends LockRestHandler {
     @Override
     protected RestChannelConsumer prepareRequest(RestRequest request, NodeClient client) throws IOException {
         String key = request.param("key");
-        try (XContentParser parser = requiredParser(request)) {
+        try (XContentParser parser = requiredParser(request, settings.get())) {
             LockBodies.Args args = LockBodies.keyed(LockBodies.RENEW, key, parser, settings.get());
             return send(
                     request,

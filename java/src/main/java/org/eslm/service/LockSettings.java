@@ -6,6 +6,7 @@ import java.util.Map;
 import org.elasticsearch.common.settings.Setting;
 import org.elasticsearch.common.settings.Setting.Property;
 import org.elasticsearch.common.settings.Settings;
+import org.elasticsearch.common.unit.ByteSizeValue;
 import org.elasticsearch.core.TimeValue;
 
 /**
@@ -54,6 +55,39 @@ public final class LockSettings {
     /** Most keys in one multi-lock request. */
     public static final Setting<Integer> MAX_KEYS_PER_REQUEST =
             Setting.intSetting("locks.max_keys_per_request", 100, 1, 10_000, Property.NodeScope, Property.Dynamic);
+
+    // Limits per partition and per owner (docs/API.md "Settings", docs/RELIABILITY.md "Memory
+    // bounds"). Past any of them new locks, waiters or sessions answer 429
+    // lock_limit_exceeded_exception naming the setting; holders keep renewing and releasing.
+
+    /** Most locks held in one partition. */
+    public static final Setting<Integer> LIMIT_LOCKS = Setting.intSetting(
+            "locks.limits.max_locks", 1_000_000, 1, Integer.MAX_VALUE, Property.NodeScope, Property.Dynamic);
+    /** Most open sessions in one partition. */
+    public static final Setting<Integer> LIMIT_SESSIONS = Setting.intSetting(
+            "locks.limits.max_sessions", 100_000, 1, Integer.MAX_VALUE, Property.NodeScope, Property.Dynamic);
+    /** Most queued requests in one partition. */
+    public static final Setting<Integer> LIMIT_WAITERS = Setting.intSetting(
+            "locks.limits.max_waiters", 100_000, 1, Integer.MAX_VALUE, Property.NodeScope, Property.Dynamic);
+    /** Most locks one owner holds in one partition. */
+    public static final Setting<Integer> LIMIT_LOCKS_PER_OWNER = Setting.intSetting(
+            "locks.limits.max_locks_per_owner", 100_000, 1, Integer.MAX_VALUE, Property.NodeScope, Property.Dynamic);
+    /** Most requests one owner has queued in one partition. */
+    public static final Setting<Integer> LIMIT_WAITERS_PER_OWNER = Setting.intSetting(
+            "locks.limits.max_waiters_per_owner", 10_000, 1, Integer.MAX_VALUE, Property.NodeScope, Property.Dynamic);
+    /** Most open sessions of one owner in one partition. */
+    public static final Setting<Integer> LIMIT_SESSIONS_PER_OWNER = Setting.intSetting(
+            "locks.limits.max_sessions_per_owner", 1_000, 1, Integer.MAX_VALUE, Property.NodeScope, Property.Dynamic);
+    /**
+     * The native memory one partition's lock table may hold (the core's estimate, reported as
+     * {@code memory_bytes} by {@code GET /_locks/_stats}), as bytes ({@code 64mb}) or a share of
+     * the JVM heap ({@code 10%}, the default: the heap is how Elasticsearch nodes are sized, and
+     * a tenth of it outside the heap fits next to the heap on any node sized by the usual rule
+     * of half the RAM for the heap).
+     */
+    public static final Setting<ByteSizeValue> LIMIT_MEMORY =
+            Setting.memorySizeSetting("locks.limits.max_memory", "10%", Property.NodeScope, Property.Dynamic);
+
     /** {@code locks.durability} value: changes replicated and persisted before they are answered. */
     public static final String DURABILITY_REPLICATED = "replicated";
     /** {@code locks.durability} value: holders in the owner's memory only (the behaviour before replication). */
@@ -114,7 +148,20 @@ public final class LockSettings {
 
     /** The settings whose changes are pushed to the core. */
     public static final List<Setting<?>> DYNAMIC = List.of(
-            LEASE_DEFAULT, LEASE_MAX, WAIT_DEFAULT, WAIT_MAX, PRIORITY_AGING, MAX_WAITERS, MAX_KEYS_PER_REQUEST);
+            LEASE_DEFAULT,
+            LEASE_MAX,
+            WAIT_DEFAULT,
+            WAIT_MAX,
+            PRIORITY_AGING,
+            MAX_WAITERS,
+            MAX_KEYS_PER_REQUEST,
+            LIMIT_LOCKS,
+            LIMIT_SESSIONS,
+            LIMIT_WAITERS,
+            LIMIT_LOCKS_PER_OWNER,
+            LIMIT_WAITERS_PER_OWNER,
+            LIMIT_SESSIONS_PER_OWNER,
+            LIMIT_MEMORY);
 
     /** Every setting the plugin registers. */
     public static final List<Setting<?>> ALL = List.of(
@@ -125,11 +172,35 @@ public final class LockSettings {
             PRIORITY_AGING,
             MAX_WAITERS,
             MAX_KEYS_PER_REQUEST,
+            LIMIT_LOCKS,
+            LIMIT_SESSIONS,
+            LIMIT_WAITERS,
+            LIMIT_LOCKS_PER_OWNER,
+            LIMIT_WAITERS_PER_OWNER,
+            LIMIT_SESSIONS_PER_OWNER,
+            LIMIT_MEMORY,
             PARTITIONS,
             DURABILITY,
             RECOVERY_GRACE);
 
     private LockSettings() {}
+
+    /** Each limit the core names in a refusal ({@code lock_core::Limits}), with the setting that sets it. */
+    private static final Map<String, String> LIMIT_SETTINGS = Map.of(
+            "max_waiters_per_key", MAX_WAITERS.getKey(),
+            "max_keys_per_request", MAX_KEYS_PER_REQUEST.getKey(),
+            "max_locks", LIMIT_LOCKS.getKey(),
+            "max_sessions", LIMIT_SESSIONS.getKey(),
+            "max_waiters", LIMIT_WAITERS.getKey(),
+            "max_locks_per_owner", LIMIT_LOCKS_PER_OWNER.getKey(),
+            "max_waiters_per_owner", LIMIT_WAITERS_PER_OWNER.getKey(),
+            "max_sessions_per_owner", LIMIT_SESSIONS_PER_OWNER.getKey(),
+            "max_memory", LIMIT_MEMORY.getKey());
+
+    /** The setting behind a limit the core named; a limit no setting sets keeps the core's name. */
+    public static String limitSetting(String coreLimit) {
+        return LIMIT_SETTINGS.getOrDefault(coreLimit, coreLimit);
+    }
 
     /**
      * The values in force, read once per request so a request sees one consistent set.
@@ -141,7 +212,8 @@ public final class LockSettings {
             TimeValue waitMax,
             TimeValue aging,
             int maxWaiters,
-            int maxKeysPerRequest) {
+            int maxKeysPerRequest,
+            Limits limits) {
         /** Reads and cross-checks the values. @throws IllegalArgumentException naming the settings */
         public static Values of(Settings settings) {
             Values v = new Values(
@@ -151,7 +223,8 @@ public final class LockSettings {
                     WAIT_MAX.get(settings),
                     PRIORITY_AGING.get(settings),
                     MAX_WAITERS.get(settings),
-                    MAX_KEYS_PER_REQUEST.get(settings));
+                    MAX_KEYS_PER_REQUEST.get(settings),
+                    Limits.of(settings));
             if (v.leaseDefault.compareTo(v.leaseMax) > 0) {
                 throw new IllegalArgumentException("[" + LEASE_DEFAULT.getKey() + "] (" + v.leaseDefault
                         + ") must not exceed [" + LEASE_MAX.getKey() + "] (" + v.leaseMax + ")");
@@ -168,6 +241,7 @@ public final class LockSettings {
             Map<String, Object> limits = new LinkedHashMap<>();
             limits.put("max_waiters_per_key", maxWaiters);
             limits.put("max_keys_per_request", maxKeysPerRequest);
+            limits.putAll(this.limits.coreLimits());
             Map<String, Object> config = new LinkedHashMap<>();
             config.put("default_lease_ms", leaseDefault.millis());
             config.put("max_lease_ms", leaseMax.millis());
@@ -187,6 +261,73 @@ public final class LockSettings {
             m.put(PRIORITY_AGING.getKey(), aging.getStringRep());
             m.put(MAX_WAITERS.getKey(), maxWaiters);
             m.put(MAX_KEYS_PER_REQUEST.getKey(), maxKeysPerRequest);
+            m.putAll(limits.asMap());
+            return m;
+        }
+
+        /**
+         * The largest body a request may send (checked before it is parsed, docs/API.md
+         * "Limits"): per key of a multi-lock, room for a key and its fields with every byte
+         * JSON-escaped (six characters each for a 512-byte key) and the rest of the
+         * body (owner, options) on top.
+         */
+        public long maxBodyBytes() {
+            return BODY_BASE_BYTES + (long) maxKeysPerRequest * BODY_BYTES_PER_KEY;
+        }
+    }
+
+    /** Room in a body for everything but its keys: an escaped 512-byte owner, options, whitespace. */
+    static final long BODY_BASE_BYTES = 16 * 1024;
+    /** Room in a body per key: an escaped 512-byte key with its mode, scope and punctuation. */
+    static final long BODY_BYTES_PER_KEY = 4 * 1024;
+
+    /** The {@code locks.limits.*} values. */
+    public record Limits(
+            int maxLocks,
+            int maxSessions,
+            int maxWaiters,
+            int maxLocksPerOwner,
+            int maxWaitersPerOwner,
+            int maxSessionsPerOwner,
+            ByteSizeValue maxMemory) {
+        static Limits of(Settings settings) {
+            ByteSizeValue memory = LIMIT_MEMORY.get(settings);
+            if (memory.getBytes() <= 0) {
+                throw new IllegalArgumentException(
+                        "[" + LIMIT_MEMORY.getKey() + "] must be positive, got [" + memory.getStringRep() + "]");
+            }
+            return new Limits(
+                    LIMIT_LOCKS.get(settings),
+                    LIMIT_SESSIONS.get(settings),
+                    LIMIT_WAITERS.get(settings),
+                    LIMIT_LOCKS_PER_OWNER.get(settings),
+                    LIMIT_WAITERS_PER_OWNER.get(settings),
+                    LIMIT_SESSIONS_PER_OWNER.get(settings),
+                    memory);
+        }
+
+        /** The core's names for these limits ({@code lock_core::Limits}). */
+        Map<String, Object> coreLimits() {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("max_locks", maxLocks);
+            m.put("max_sessions", maxSessions);
+            m.put("max_waiters", maxWaiters);
+            m.put("max_locks_per_owner", maxLocksPerOwner);
+            m.put("max_waiters_per_owner", maxWaitersPerOwner);
+            m.put("max_sessions_per_owner", maxSessionsPerOwner);
+            m.put("max_memory_bytes", maxMemory.getBytes());
+            return m;
+        }
+
+        Map<String, Object> asMap() {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put(LIMIT_LOCKS.getKey(), maxLocks);
+            m.put(LIMIT_SESSIONS.getKey(), maxSessions);
+            m.put(LIMIT_WAITERS.getKey(), maxWaiters);
+            m.put(LIMIT_LOCKS_PER_OWNER.getKey(), maxLocksPerOwner);
+            m.put(LIMIT_WAITERS_PER_OWNER.getKey(), maxWaitersPerOwner);
+            m.put(LIMIT_SESSIONS_PER_OWNER.getKey(), maxSessionsPerOwner);
+            m.put(LIMIT_MEMORY.getKey(), maxMemory.getStringRep());
             return m;
         }
     }

@@ -40,13 +40,7 @@ public final class NativeErrors {
             case NativeLockException.DEADLOCK -> new DeadlockException(message, key, stringList(details.get("cycle")));
             case NativeLockException.SESSION_NOT_FOUND ->
                 new SessionNotFoundException(message, String.valueOf(details.get("session")));
-            case NativeLockException.LIMIT_EXCEEDED ->
-                new LockLimitExceededException(
-                        // The keys-per-request limit is about the request's [locks] field: name it.
-                        ("max_keys_per_request".equals(details.get("limit")) ? "[locks] names too many keys: " : "")
-                                + message,
-                        String.valueOf(details.get("limit")),
-                        number(details.get("max")));
+            case NativeLockException.LIMIT_EXCEEDED -> limitExceeded(message, details);
             case NativeLockException.PARTITION_UNAVAILABLE ->
                 new LockPartitionUnavailableException(message, number(details.get("retry_after_ms")));
             // The caller cancelled its wait (its HTTP client went away): Elasticsearch's own type.
@@ -89,6 +83,19 @@ public final class NativeErrors {
         }
         return new ElasticsearchStatusException(
                 "lock event without an outcome: " + event, RestStatus.INTERNAL_SERVER_ERROR);
+    }
+
+    /**
+     * A limit refusal, naming the setting that sets the limit (in the reason and as {@code limit}
+     * in the error's metadata) rather than the core's field name.
+     */
+    private static LockLimitExceededException limitExceeded(String message, Map<String, Object> details) {
+        String coreLimit = String.valueOf(details.get("limit"));
+        String setting = LockSettings.limitSetting(coreLimit);
+        // The keys-per-request limit is about the request's [locks] field: name it.
+        String prefix = "max_keys_per_request".equals(coreLimit) ? "[locks] names too many keys: " : "";
+        String reason = prefix + message.replace("[" + coreLimit + "]", "[" + setting + "]");
+        return new LockLimitExceededException(reason, setting, number(details.get("max")));
     }
 
     private static long number(Object o) {

@@ -79,6 +79,20 @@ class NativeErrorsTest {
                         "es.max",
                         List.of("3")),
                 new Case(
+                        NativeLockException.LIMIT_EXCEEDED,
+                        Map.of("limit", "max_memory", "max", 1024),
+                        "lock_limit_exceeded_exception",
+                        RestStatus.TOO_MANY_REQUESTS,
+                        "es.limit",
+                        List.of("locks.limits.max_memory")),
+                new Case(
+                        NativeLockException.LIMIT_EXCEEDED,
+                        Map.of("limit", "max_waiters_per_key", "max", 3),
+                        "lock_limit_exceeded_exception",
+                        RestStatus.TOO_MANY_REQUESTS,
+                        "es.limit",
+                        List.of("locks.max_waiters")),
+                new Case(
                         NativeLockException.PARTITION_UNAVAILABLE,
                         Map.of("retry_after_ms", 500),
                         "lock_partition_unavailable_exception",
