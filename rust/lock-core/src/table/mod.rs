@@ -20,6 +20,7 @@ mod grant;
 mod interner;
 mod introspect;
 mod invariants;
+mod listing;
 mod queue;
 mod records;
 mod release;
@@ -28,13 +29,13 @@ mod snapshot;
 mod tree;
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BTreeMap, BinaryHeap};
 
 use hashbrown::HashMap;
 
 use crate::answer::{
-    AcquireOutcome, Grant, KeyInfo, LockInfo, MultiOutcome, Released, Renewed, SessionEnded,
-    SessionInfo, TokenOutcome, WaiterInfo,
+    AcquireOutcome, Grant, KeyInfo, MultiOutcome, Released, Renewed, SessionEnded, SessionInfo,
+    TokenOutcome, WaiterInfo,
 };
 use crate::config::Config;
 use crate::error::LockError;
@@ -51,11 +52,13 @@ use acquire::{AcquireSpec, Acquired, Spec};
 use changes::Changes;
 use deadline::Deadline;
 use interner::{Interner, Slab};
-use records::{KeyState, Lock, LockIdx, OwnerState, SessIdx, Session, Waiter};
+use listing::ListKey;
+use records::{KeyIdx, KeyState, Lock, LockIdx, OwnerState, SessIdx, Session, Waiter};
 
 pub use changes::{FullState, PartitionDelta, ReleasedLock};
 pub use deadline::MAX_TIME;
 pub use introspect::ListFilter;
+pub use listing::{ListCursor, ListPage, SCAN_BUDGET};
 pub use snapshot::{LockSnapshot, PartitionSnapshot, SessionSnapshot};
 
 /// The locks of one partition. See the module docs and `table/README.md`.
@@ -70,6 +73,8 @@ pub struct LockTable {
     grace_until: Millis,
     keys: Interner<KeyState>,
     held_keys: usize,
+    /// The keys targeted by a live lock, in listing order (`listing.rs`).
+    listing: BTreeMap<ListKey, KeyIdx>,
     owners: Interner<OwnerState>,
     /// Not a slab of `Option`s: a lock is `Copy` and small, and a dead one keeps its place
     /// (`live == false`) until reused, so a stale deadline can still be checked against it.
@@ -116,6 +121,7 @@ impl LockTable {
             grace_until: 0,
             keys: Interner::default(),
             held_keys: 0,
+            listing: BTreeMap::new(),
             owners: Interner::default(),
             locks: Vec::new(),
             free_locks: Vec::new(),
@@ -450,10 +456,13 @@ impl LockTable {
         Ok(self.describe_key(key, scope, now.max(self.now)))
     }
 
-    /// Held locks filtered by owner and/or key prefix, sorted by key then owner, at most
-    /// `filter.size` (default [`ListFilter::DEFAULT_SIZE`]). A scan of the partition: meant
-    /// for admin calls.
-    pub fn list_locks(&self, filter: &ListFilter) -> Vec<LockInfo> {
+    /// One page of held locks filtered by owner and/or key prefix, in (key, scope, owner)
+    /// order, starting after `filter.after`, at most `filter.size` (default
+    /// [`ListFilter::DEFAULT_SIZE`], at most [`ListFilter::MAX_SIZE`]). Examines at most
+    /// [`SCAN_BUDGET`] entries from an ordered index (`listing.rs`), so it is cheap enough to
+    /// run under the partition's lock whatever the number of held locks; follow
+    /// [`ListPage::next`] for the rest.
+    pub fn list_page(&self, filter: &ListFilter) -> ListPage {
         self.locks_matching(filter)
     }
 
