@@ -15,6 +15,12 @@
 #define ALL_PARTITIONS -1
 
 /**
+ * Most entries one page answers: a bound on the answer built under the partition's lock
+ * (docs/API.md, "List locks").
+ */
+#define ListFilter_MAX_SIZE 1000
+
+/**
  * Stable numeric code of every outcome the core can report, and the status of a bridge call.
  *
  * [`ErrorCode::Ok`] is never the code of a [`LockError`]: it is the success status of the C ABI,
@@ -126,7 +132,8 @@ enum EslmOp
    */
   ESLM_OP_KEY_INFO = 10,
   /**
-   * Held locks of every partition of the node, by key: `ListFilter` -> `[LockInfo + partition]`.
+   * One page of held locks from every partition of the node: `ListFilter` ->
+   * `[{"partition", "locks": [LockInfo + partition], "next": ListCursor?}]`.
    */
   ESLM_OP_LIST = 11,
   /**
