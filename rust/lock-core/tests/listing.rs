@@ -146,8 +146,10 @@ enum Change {
     Release { key: u8, owner: u8, tree: bool },
 }
 
+/// Tree nodes, and plain keys half of which have the name of a tree node (a key and a tree node
+/// of the same name are two entries, the plain key first).
 fn name(key: u8, tree: bool) -> String {
-    if tree {
+    if tree || key % 2 == 0 {
         format!("/t{}/n{key}", key % 3)
     } else {
         format!("k{key:02}")

@@ -5,13 +5,16 @@
 //! do) makes that wait grow with the number of held locks: about a second with a million.
 //! Here a page costs O(log n + examined), and a call examines at most [`SCAN_BUDGET`] entries.
 //!
-//! How: `listing` is an ordered index of the keys that are the target of at least one live
-//! lock (tree ancestors held only in intention modes are not in it: they are not listed),
-//! ordered by key bytes then scope. Its entries share the key's name with the
-//! [`KeyState`](super::records::KeyState) (an `Arc<str>`), so the index costs one B-tree entry
-//! per held key, not a second copy of the name. It is kept by [`LockTable::list_lock_added`]
-//! and [`LockTable::list_lock_removed`], called where locks are created and removed
-//! (`grant.rs`, `release.rs`), and checked by `invariants.rs`.
+//! How: [`ListingIndex`] holds the names of the keys that are the target of at least one live
+//! lock (tree ancestors held only in intention modes are not in it: they are not listed), in
+//! one ordered set per scope, read merged in (key bytes, scope) order. Memory is what decided
+//! the shape: an entry is the key's name shared with its
+//! [`KeyState`](super::records::KeyState) (an `Arc<str>`, 16 bytes), not a copy of the name
+//! nor a (name, scope, slab number) tuple (32 bytes with padding); the slab number is found
+//! again through the key interner for the few keys a page visits. The index is kept by
+//! [`LockTable::list_lock_added`] and [`LockTable::list_lock_removed`], called where locks are
+//! created and removed (`grant.rs`, `release.rs`), and checked by `invariants.rs`;
+//! rust/lock-core/examples/memory.rs measures what it costs per lock.
 //!
 //! Order and cursor: locks are listed by (key, scope, owner) — within a key every lock has a
 //! different owner and the same scope, so this order is total and stable while locks come and
@@ -25,7 +28,8 @@
 //! budget is checked between keys, so one key with more shared holders than the budget is
 //! examined whole (its holders are one vector).
 
-use std::collections::btree_map::Entry;
+use std::collections::BTreeSet;
+use std::iter::Peekable;
 use std::ops::Bound;
 use std::sync::Arc;
 
@@ -39,9 +43,70 @@ use crate::types::Scope;
 /// Most keys and holder entries one list call examines before it answers a partial page.
 pub const SCAN_BUDGET: usize = 10_000;
 
-/// A key of the listing index: key bytes, then scope (`key` before `tree`).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) struct ListKey(pub(super) Arc<str>, pub(super) Scope);
+/// The names of the keys targeted by a live lock, one ordered set per scope.
+#[derive(Debug, Default)]
+pub(super) struct ListingIndex {
+    keys: BTreeSet<Arc<str>>,
+    trees: BTreeSet<Arc<str>>,
+}
+
+impl ListingIndex {
+    fn set(&self, scope: Scope) -> &BTreeSet<Arc<str>> {
+        match scope {
+            Scope::Key => &self.keys,
+            Scope::Tree => &self.trees,
+        }
+    }
+
+    fn set_mut(&mut self, scope: Scope) -> &mut BTreeSet<Arc<str>> {
+        match scope {
+            Scope::Key => &mut self.keys,
+            Scope::Tree => &mut self.trees,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.keys.len() + self.trees.len()
+    }
+
+    /// The indexed keys from `(name, scope)` on (inclusive), in listing order: the two sets
+    /// merged, a plain key before the tree node of the same name.
+    fn from(&self, start: Option<(&str, Scope)>) -> Merged<'_> {
+        let (key_from, tree_from) = match start {
+            None => (Bound::Unbounded, Bound::Unbounded),
+            Some((name, Scope::Key)) => (Bound::Included(name), Bound::Included(name)),
+            Some((name, Scope::Tree)) => (Bound::Excluded(name), Bound::Included(name)),
+        };
+        Merged {
+            keys: self.keys.range::<str, _>((key_from, Bound::Unbounded)).peekable(),
+            trees: self.trees.range::<str, _>((tree_from, Bound::Unbounded)).peekable(),
+        }
+    }
+}
+
+type Range<'a> = Peekable<std::collections::btree_set::Range<'a, Arc<str>>>;
+
+/// Two ranges of the index merged in listing order.
+struct Merged<'a> {
+    keys: Range<'a>,
+    trees: Range<'a>,
+}
+
+impl<'a> Iterator for Merged<'a> {
+    type Item = (&'a Arc<str>, Scope);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let key_first = match (self.keys.peek(), self.trees.peek()) {
+            (Some(k), Some(t)) => k <= t,
+            (k, _) => k.is_some(),
+        };
+        if key_first {
+            self.keys.next().map(|n| (n, Scope::Key))
+        } else {
+            self.trees.next().map(|n| (n, Scope::Tree))
+        }
+    }
+}
 
 /// A place in the listing order: a page starts strictly after it. Ordered by key bytes, then
 /// scope (`key` before `tree`), then owner bytes — the order of the listing.
@@ -73,14 +138,14 @@ pub(super) struct PageSpec<'a> {
 impl LockTable {
     /// Indexes `k` for listing when a lock targeting it was just added (its first is).
     pub(super) fn list_lock_added(&mut self, k: KeyIdx) {
-        let ks = self.key_state(k);
+        let ks = self.keys.live(k);
         // A plain key has no intention holders: its first holder is its first listed lock. A
         // tree node may already be in the index, or held only in intention modes.
         if ks.scope == Scope::Key && ks.holders.len() > 1 {
             return;
         }
-        if let Entry::Vacant(e) = self.listing.entry(ListKey(ks.name.clone(), ks.scope)) {
-            e.insert(k);
+        if !self.listing.set(ks.scope).contains(&*ks.name) {
+            self.listing.set_mut(ks.scope).insert(ks.name.clone());
         }
     }
 
@@ -90,8 +155,8 @@ impl LockTable {
         if self.targeted(k) {
             return;
         }
-        let ks = self.key_state(k);
-        self.listing.remove(&ListKey(ks.name.clone(), ks.scope));
+        let ks = self.keys.live(k);
+        self.listing.set_mut(ks.scope).remove(&*ks.name);
     }
 
     /// Whether a live lock targets `k` (rather than only holding it in an intention mode).
@@ -116,9 +181,7 @@ impl LockTable {
         let mut examined = 0usize;
         let mut frontier: Option<ListCursor> = None;
         let mut on_key: Vec<(&str, LockIdx)> = Vec::new();
-        for (ListKey(name, scope), &k) in
-            self.listing.range((self.page_start(spec), Bound::Unbounded))
-        {
+        for (name, scope) in self.listing.from(page_start(spec)) {
             if spec.prefix.is_some_and(|p| !name.starts_with(p)) {
                 return page;
             }
@@ -126,11 +189,12 @@ impl LockTable {
                 page.next = frontier;
                 return page;
             }
+            let k = self.find_key(scope, name).expect("a listed key is interned");
             let ks = self.key_state(k);
             examined += 1 + ks.holders.len();
             let after_owner = spec
                 .after
-                .filter(|c| *c.key == **name && c.scope == *scope)
+                .filter(|c| *c.key == **name && c.scope == scope)
                 .map(|c| c.owner.as_str());
             on_key.clear();
             for h in &ks.holders {
@@ -151,22 +215,10 @@ impl LockTable {
                 page.locks.push(self.lock_info(l, self.lock(l)));
             }
             if let Some(&(o, _)) = on_key.last() {
-                frontier =
-                    Some(ListCursor { key: name.to_string(), scope: *scope, owner: o.into() });
+                frontier = Some(ListCursor { key: name.to_string(), scope, owner: o.into() });
             }
         }
         page
-    }
-
-    /// The first index entry a page may take locks from: the cursor's key (later owners on
-    /// it), or the prefix, whichever comes later.
-    fn page_start(&self, spec: &PageSpec<'_>) -> Bound<ListKey> {
-        let after = spec.after.map(|c| (c.key.as_str(), c.scope));
-        let prefix = spec.prefix.map(|p| (p, Scope::Key));
-        match after.max(prefix) {
-            Some((key, scope)) => Bound::Included(ListKey(Arc::from(key), scope)),
-            None => Bound::Unbounded,
-        }
     }
 
     /// Checks the listing index against the keys: exactly the targeted keys, each once.
@@ -175,7 +227,7 @@ impl LockTable {
         for (k, ks) in self.keys.iter() {
             if !ks.holders.is_empty() && self.targeted(k) {
                 targeted += 1;
-                if self.listing.get(&ListKey(ks.name.clone(), ks.scope)) != Some(&k) {
+                if !self.listing.set(ks.scope).contains(&*ks.name) {
                     return Err(format!("held key {} missing from the listing index", ks.name));
                 }
             }
@@ -188,6 +240,14 @@ impl LockTable {
         }
         Ok(())
     }
+}
+
+/// The first index entry a page may take locks from: the cursor's key (later owners on it),
+/// or the prefix, whichever comes later.
+fn page_start<'a>(spec: &PageSpec<'a>) -> Option<(&'a str, Scope)> {
+    let after = spec.after.map(|c| (c.key.as_str(), c.scope));
+    let prefix = spec.prefix.map(|p| (p, Scope::Key));
+    after.max(prefix)
 }
 
 /// The cursor just after a listed lock.

@@ -29,7 +29,7 @@ mod snapshot;
 mod tree;
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BinaryHeap;
 
 use hashbrown::HashMap;
 
@@ -52,8 +52,8 @@ use acquire::{AcquireSpec, Acquired, Spec};
 use changes::Changes;
 use deadline::Deadline;
 use interner::{Interner, Slab};
-use listing::ListKey;
-use records::{KeyIdx, KeyState, Lock, LockIdx, OwnerState, SessIdx, Session, Waiter};
+use listing::ListingIndex;
+use records::{KeyState, Lock, LockIdx, OwnerState, SessIdx, Session, Waiter};
 
 pub use changes::{FullState, PartitionDelta, ReleasedLock};
 pub use deadline::MAX_TIME;
@@ -74,7 +74,7 @@ pub struct LockTable {
     keys: Interner<KeyState>,
     held_keys: usize,
     /// The keys targeted by a live lock, in listing order (`listing.rs`).
-    listing: BTreeMap<ListKey, KeyIdx>,
+    listing: ListingIndex,
     owners: Interner<OwnerState>,
     /// Not a slab of `Option`s: a lock is `Copy` and small, and a dead one keeps its place
     /// (`live == false`) until reused, so a stale deadline can still be checked against it.
@@ -121,7 +121,7 @@ impl LockTable {
             grace_until: 0,
             keys: Interner::default(),
             held_keys: 0,
-            listing: BTreeMap::new(),
+            listing: ListingIndex::default(),
             owners: Interner::default(),
             locks: Vec::new(),
             free_locks: Vec::new(),
