@@ -4,7 +4,7 @@
 One node (scripts/node.py, 1 GB heap) holds `--locks` locks (default 1,000,000), loaded with
 multi-acquire requests of `--batch` keys (`locks.max_keys_per_request` raised to match) from
 `--loaders` client processes. Then, side by side in one run, alternating rounds of
-`--round` seconds:
+`--round` seconds, after `--warmup` seconds of both (not counted: the JIT warms up):
 
 * **without listing**: one steady client (its own process) acquires and releases a key of its
   own back to back; acquire and release latency are recorded separately;
@@ -188,6 +188,8 @@ def main() -> None:
     ap.add_argument("--durability", default="replicated", choices=["replicated", "memory"])
     ap.add_argument("--rounds", type=int, default=4, help="rounds of each kind, alternating")
     ap.add_argument("--round", type=float, default=15.0, help="seconds per round")
+    ap.add_argument("--warmup", type=float, default=15.0,
+                    help="seconds of steady client + lister before the rounds, not counted")
     ap.add_argument("--heap", default="1g")
     args = ap.parse_args()
 
@@ -214,8 +216,10 @@ def main() -> None:
             assert p.exitcode == 0, "a loader failed (see its traceback above)"
         load_s = time.monotonic() - started
         status, stats = Http(node.http_port).call("GET", "/_locks/_stats")
-        held = stats.get("held") if status == 200 else stats
+        held = sum(n["locks"]["held"] for n in stats["nodes"].values()) if status == 200 else stats
         print(f"loaded {args.locks:,} locks in {load_s:.1f} s; _locks/_stats held: {held}", flush=True)
+        warm = run_round(node.http_port, args.warmup, True)  # JIT warm-up, not counted
+        print(f"warm-up: {len(warm['acquire_ms'])} pairs, {len(warm['page_ms'])} pages", flush=True)
         rounds = []
         for i in range(args.rounds):
             for listing in (False, True):
@@ -226,7 +230,7 @@ def main() -> None:
         s = summary(rounds)
         s.update({"locks": args.locks, "durability": args.durability, "heap": args.heap,
                   "load_seconds": load_s, "batch": args.batch, "loaders": args.loaders,
-                  "round_seconds": args.round, "rounds": args.rounds,
+                  "round_seconds": args.round, "rounds": args.rounds, "warmup_seconds": args.warmup,
                   "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                   "cpus": os.cpu_count(), "loadavg": os.getloadavg()})
         out = ROOT / "build" / "bench-listing"
