@@ -15,12 +15,6 @@
 #define ALL_PARTITIONS -1
 
 /**
- * Most entries one page answers: a bound on the answer built under the partition's lock
- * (docs/API.md, "List locks").
- */
-#define ListFilter_MAX_SIZE 1000
-
-/**
  * Stable numeric code of every outcome the core can report, and the status of a bridge call.
  *
  * [`ErrorCode::Ok`] is never the code of a [`LockError`]: it is the success status of the C ABI,
