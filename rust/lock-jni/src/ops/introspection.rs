@@ -27,6 +27,7 @@ pub(super) fn list(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> 
     let filter: ListFilter = decode(args)?;
     let mut pages = Vec::new();
     for (id, p) in cx.core.partitions() {
+        cx.current = Some(id); // a panic in its listing fails this partition
         let page = p.list_page(&filter);
         let mut locks = Vec::with_capacity(page.locks.len());
         for lock in &page.locks {
@@ -42,6 +43,7 @@ pub(super) fn list(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> 
 pub(super) fn stats(cx: &mut Ctx<'_>, _args: &str) -> Result<String, BridgeError> {
     let mut partitions = Vec::new();
     for (id, p) in cx.core.partitions() {
+        cx.current = Some(id);
         partitions.push((id, p.stats()));
     }
     Ok(node_stats(&partitions).to_string())
