@@ -63,8 +63,8 @@ pub use request::{
 pub use standby::Standby;
 pub use stats::{Counters, Histogram, HistogramSummary, HotKey, PartitionStats};
 pub use table::{
-    FullState, ListFilter, LockSnapshot, LockTable, MemoryUsage, PartitionDelta, PartitionSnapshot,
-    ReleasedLock, SessionSnapshot, MAX_TIME,
+    FullState, ListCursor, ListFilter, ListPage, LockSnapshot, LockTable, MemoryUsage,
+    PartitionDelta, PartitionSnapshot, ReleasedLock, SessionSnapshot, MAX_TIME, SCAN_BUDGET,
 };
 pub use types::{
     FencingToken, Millis, Priority, PriorityValue, Scope, WaiterId, MAX_KEY_BYTES, MAX_OWNER_BYTES,

@@ -8,8 +8,8 @@
 use parking_lot::Mutex;
 
 use crate::answer::{
-    AcquireOutcome, Grant, KeyInfo, LockInfo, MultiOutcome, Released, Renewed, SessionEnded,
-    SessionInfo, TokenOutcome, WaiterInfo,
+    AcquireOutcome, Grant, KeyInfo, MultiOutcome, Released, Renewed, SessionEnded, SessionInfo,
+    TokenOutcome, WaiterInfo,
 };
 use crate::config::Config;
 use crate::error::LockError;
@@ -19,7 +19,7 @@ use crate::request::{
     RenewRequest,
 };
 use crate::stats::PartitionStats;
-use crate::table::{FullState, ListFilter, LockTable, PartitionDelta, PartitionSnapshot};
+use crate::table::{FullState, ListFilter, ListPage, LockTable, PartitionDelta, PartitionSnapshot};
 use crate::types::{FencingToken, Millis, Scope, WaiterId};
 
 /// One partition of the lock space, safe to share between threads.
@@ -186,9 +186,9 @@ impl Partition {
         self.table.lock().key_info_scoped(key, scope, now)
     }
 
-    /// See [`LockTable::list_locks`].
-    pub fn list_locks(&self, filter: &ListFilter) -> Vec<LockInfo> {
-        self.table.lock().list_locks(filter)
+    /// See [`LockTable::list_page`]: bounded work while the partition is locked.
+    pub fn list_page(&self, filter: &ListFilter) -> ListPage {
+        self.table.lock().list_page(filter)
     }
 
     /// See [`LockTable::oldest_waiters`].

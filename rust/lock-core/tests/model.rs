@@ -447,8 +447,7 @@ impl Model {
             }
         }
         // Agreement with the table.
-        let table: BTreeSet<(String, String, String, u64)> = t
-            .list_locks(&ListFilter { size: 10_000, ..Default::default() })
+        let table: BTreeSet<(String, String, String, u64)> = list_all(t)?
             .into_iter()
             .map(|l| (l.key, l.owner, l.mode.short().to_owned(), l.fencing_token.0))
             .collect();
@@ -805,4 +804,24 @@ proptest! {
             prop_assert!(false, "{}", e);
         }
     }
+}
+
+/// Every held lock, paged through three at a time (so the listing's cursors are exercised on
+/// every step); the pages must come in strictly increasing (key, scope, owner) order.
+fn list_all(t: &LockTable) -> Result<Vec<lock_core::LockInfo>, String> {
+    let mut all: Vec<lock_core::LockInfo> = Vec::new();
+    let mut after = None;
+    loop {
+        let page = t.list_page(&ListFilter { after, size: 3, ..Default::default() });
+        all.extend(page.locks);
+        match page.next {
+            Some(n) => after = Some(n),
+            None => break,
+        }
+    }
+    let order: Vec<_> = all.iter().map(|l| (&l.key, l.scope, &l.owner)).collect();
+    if order.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(format!("listing out of order: {order:?}"));
+    }
+    Ok(all)
 }

@@ -739,11 +739,12 @@ fn introspection_lists_holders_waiters_and_stats() {
     grant(&mut t, &req("db/1", "a", X), 0);
     conflict(&mut t, &req("app/1", "c", X), 1);
     queue(&mut t, &waiting("app/1", "c", X, 100), 2);
-    let by_owner = t.list_locks(&ListFilter { owner: Some("a".into()), ..Default::default() });
+    let by_owner = t.list_page(&ListFilter { owner: Some("a".into()), ..Default::default() }).locks;
     assert_eq!(by_owner.iter().map(|l| l.key.as_str()).collect::<Vec<_>>(), ["app/1", "db/1"]);
     let by_prefix =
-        t.list_locks(&ListFilter { prefix: Some("app/".into()), size: 1, ..Default::default() });
-    assert_eq!(by_prefix.len(), 1);
+        t.list_page(&ListFilter { prefix: Some("app/".into()), size: 1, ..Default::default() });
+    assert_eq!(by_prefix.locks.len(), 1);
+    assert_eq!(by_prefix.next.as_ref().map(|c| c.key.as_str()), Some("app/1"));
     let info = t.key_info("app/1", 12).expect("info");
     assert_eq!(info.waiters[0].waited_ms, 10);
     assert_eq!(info.waiters[0].wait_left_ms, 90);

@@ -132,7 +132,8 @@ enum EslmOp
    */
   ESLM_OP_KEY_INFO = 10,
   /**
-   * Held locks of every partition of the node, by key: `ListFilter` -> `[LockInfo + partition]`.
+   * One page of held locks from every partition of the node: `ListFilter` ->
+   * `[{"partition", "locks": [LockInfo + partition], "next": ListCursor?}]`.
    */
   ESLM_OP_LIST = 11,
   /**

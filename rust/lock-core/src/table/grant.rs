@@ -105,6 +105,7 @@ impl LockTable {
         o.refs += 1;
         o.locks += 1;
         self.add_holder(key, HolderEntry { lock: l, owner, mode });
+        self.list_lock_added(key);
         if self.key_state(key).scope == Scope::Tree {
             for anc in self.ancestor_keys(key) {
                 self.add_holder(anc, HolderEntry { lock: l, owner, mode: mode.intention() });

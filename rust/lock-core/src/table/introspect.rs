@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::listing::{ListCursor, ListPage, PageSpec};
 use super::records::{KeyIdx, Lock, LockIdx, Waiter};
 use super::LockTable;
 use crate::answer::{HolderInfo, KeyInfo, LockInfo, WaiterInfo};
@@ -16,7 +17,11 @@ use crate::types::{Millis, Scope, WaiterId};
 pub struct ListFilter {
     pub owner: Option<String>,
     pub prefix: Option<String>,
-    /// Most entries answered; 0 = [`ListFilter::DEFAULT_SIZE`].
+    /// The page starts strictly after this place in the listing order (the previous page's
+    /// [`ListPage::next`]); `None` = from the start.
+    pub after: Option<ListCursor>,
+    /// Most entries answered; 0 = [`ListFilter::DEFAULT_SIZE`], more than
+    /// [`ListFilter::MAX_SIZE`] = that many.
     pub size: usize,
 }
 
@@ -24,6 +29,9 @@ impl ListFilter {
     /// Entries answered when the filter gives no size: a page an admin can read, and a bound
     /// on the answer of a scan over the whole partition.
     pub const DEFAULT_SIZE: usize = 100;
+    /// Most entries one page answers: a bound on the answer built under the partition's lock
+    /// (docs/API.md, "List locks").
+    pub const MAX_SIZE: usize = 1000;
 }
 
 impl LockTable {
@@ -105,26 +113,18 @@ impl LockTable {
         }
     }
 
-    /// The work of [`LockTable::list_locks`].
-    pub(super) fn locks_matching(&self, filter: &ListFilter) -> Vec<LockInfo> {
-        let size = if filter.size == 0 { ListFilter::DEFAULT_SIZE } else { filter.size };
-        let owner = filter.owner.as_deref().and_then(|o| self.find_owner(o));
-        if filter.owner.is_some() && owner.is_none() {
-            return Vec::new();
-        }
-        let mut out: Vec<LockInfo> = self
-            .locks
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| l.live && owner.is_none_or(|o| l.owner == o))
-            .filter(|(_, l)| {
-                filter.prefix.as_deref().is_none_or(|p| self.key_state(l.key).name.starts_with(p))
-            })
-            .map(|(i, l)| self.lock_info(i as LockIdx, l))
-            .collect();
-        out.sort_by(|a, b| a.key.cmp(&b.key).then_with(|| a.owner.cmp(&b.owner)));
-        out.truncate(size);
-        out
+    /// The work of [`LockTable::list_page`].
+    pub(super) fn locks_matching(&self, filter: &ListFilter) -> ListPage {
+        let size = match filter.size {
+            0 => ListFilter::DEFAULT_SIZE,
+            n => n.min(ListFilter::MAX_SIZE),
+        };
+        self.page(&PageSpec {
+            owner: filter.owner.as_deref(),
+            prefix: filter.prefix.as_deref(),
+            after: filter.after.as_ref(),
+            size,
+        })
     }
 
     /// The work of [`LockTable::stats`].

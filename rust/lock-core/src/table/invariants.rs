@@ -27,6 +27,7 @@ impl LockTable {
                 self.held_keys, self.live_locks
             ));
         }
+        self.check_listing()?;
         self.check_waiters()?;
         self.check_owners_and_sessions()?;
         self.check_memory_counts()?;

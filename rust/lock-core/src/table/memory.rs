@@ -33,7 +33,7 @@ pub struct MemoryUsage {
     pub keys: u64,
     /// Interned owners, the same way.
     pub owners: u64,
-    /// Lock records and their holder entries (one per key a lock touches).
+    /// Lock records, their holder entries (one per key a lock touches) and the listing index.
     pub locks: u64,
     /// Queued requests, their queue entries (one per key a waiter queues on) and the queues.
     pub waiters: u64,
@@ -76,6 +76,9 @@ const QUEUE_BYTES: usize = size_of::<WaitQueue>()
     + 2 * size_of::<u16>();
 /// An open session: its slab slot and its index entry.
 const SESSION_BYTES: usize = size_of::<Option<Session>>() + hashed(size_of::<(u64, SessIdx)>());
+/// One key in the listing index (`listing.rs`): a pointer to the key's shared name in a B-tree
+/// leaf (nodes about 2/3 full, plus their parent pointers and lengths).
+const LISTING_ENTRY_BYTES: usize = size_of::<std::sync::Arc<str>>() * 3 / 2 + 4;
 /// One entry of the deadline heap.
 const DEADLINE_BYTES: usize = size_of::<Reverse<Deadline>>();
 
@@ -84,7 +87,9 @@ impl LockTable {
     pub(super) fn memory_usage(&self) -> MemoryUsage {
         let keys = self.keys.bytes() as u64;
         let owners = self.owners.bytes() as u64;
-        let locks = (self.live_locks * LOCK_BYTES + self.holder_entries * HOLDER_BYTES) as u64;
+        let locks = (self.live_locks * LOCK_BYTES
+            + self.holder_entries * HOLDER_BYTES
+            + self.listing.len() * LISTING_ENTRY_BYTES) as u64;
         let waiters = (self.waiters.len() * WAITER_BYTES
             + self.queue_entries * QUEUE_ENTRY_BYTES
             + self.queues * QUEUE_BYTES) as u64;

@@ -20,6 +20,7 @@ mod grant;
 mod interner;
 mod introspect;
 mod invariants;
+mod listing;
 mod memory;
 mod queue;
 mod records;
@@ -34,8 +35,8 @@ use std::collections::BinaryHeap;
 use hashbrown::HashMap;
 
 use crate::answer::{
-    AcquireOutcome, Grant, KeyInfo, LockInfo, MultiOutcome, Released, Renewed, SessionEnded,
-    SessionInfo, TokenOutcome, WaiterInfo,
+    AcquireOutcome, Grant, KeyInfo, MultiOutcome, Released, Renewed, SessionEnded, SessionInfo,
+    TokenOutcome, WaiterInfo,
 };
 use crate::config::Config;
 use crate::error::LockError;
@@ -52,11 +53,13 @@ use acquire::{AcquireSpec, Acquired, Spec};
 use changes::Changes;
 use deadline::Deadline;
 use interner::{Interner, Slab};
+use listing::ListingIndex;
 use records::{KeyState, Lock, LockIdx, OwnerState, SessIdx, Session, Waiter};
 
 pub use changes::{FullState, PartitionDelta, ReleasedLock};
 pub use deadline::MAX_TIME;
 pub use introspect::ListFilter;
+pub use listing::{ListCursor, ListPage, SCAN_BUDGET};
 pub use memory::MemoryUsage;
 pub use snapshot::{LockSnapshot, PartitionSnapshot, SessionSnapshot};
 
@@ -75,6 +78,8 @@ pub struct LockTable {
     /// Holder entries on all keys (a tree lock has one per key it touches); for the memory
     /// estimate (`memory.rs`).
     holder_entries: usize,
+    /// The keys targeted by a live lock, in listing order (`listing.rs`).
+    listing: ListingIndex,
     owners: Interner<OwnerState>,
     /// Not a slab of `Option`s: a lock is `Copy` and small, and a dead one keeps its place
     /// (`live == false`) until reused, so a stale deadline can still be checked against it.
@@ -126,6 +131,7 @@ impl LockTable {
             keys: Interner::default(),
             held_keys: 0,
             holder_entries: 0,
+            listing: ListingIndex::default(),
             owners: Interner::default(),
             locks: Vec::new(),
             free_locks: Vec::new(),
@@ -462,10 +468,13 @@ impl LockTable {
         Ok(self.describe_key(key, scope, now.max(self.now)))
     }
 
-    /// Held locks filtered by owner and/or key prefix, sorted by key then owner, at most
-    /// `filter.size` (default [`ListFilter::DEFAULT_SIZE`]). A scan of the partition: meant
-    /// for admin calls.
-    pub fn list_locks(&self, filter: &ListFilter) -> Vec<LockInfo> {
+    /// One page of held locks filtered by owner and/or key prefix, in (key, scope, owner)
+    /// order, starting after `filter.after`, at most `filter.size` (default
+    /// [`ListFilter::DEFAULT_SIZE`], at most [`ListFilter::MAX_SIZE`]). Examines at most
+    /// [`SCAN_BUDGET`] entries from an ordered index (`listing.rs`), so it is cheap enough to
+    /// run under the partition's lock whatever the number of held locks; follow
+    /// [`ListPage::next`] for the rest.
+    pub fn list_page(&self, filter: &ListFilter) -> ListPage {
         self.locks_matching(filter)
     }
 

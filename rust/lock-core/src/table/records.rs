@@ -7,6 +7,7 @@
 //! other.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use hashbrown::HashSet;
 use smallvec::SmallVec;
@@ -70,7 +71,8 @@ pub(super) struct QueueKey {
 /// A key with a holder or a waiter (or idle, waiting to be swept).
 #[derive(Debug)]
 pub(super) struct KeyState {
-    pub(super) name: Box<str>,
+    /// Shared with the listing index (`listing.rs`), which orders held keys by it.
+    pub(super) name: Arc<str>,
     pub(super) scope: Scope,
     /// Listed as idle by the interner (so it is listed once).
     pub(super) idle: bool,
@@ -104,7 +106,8 @@ impl Interned for KeyState {
     }
 
     fn name_bytes(&self) -> usize {
-        self.name.len()
+        // An `Arc<str>` (shared with the listing index): the name and the two reference counts.
+        self.name.len() + 2 * std::mem::size_of::<usize>()
     }
 }
 

@@ -14,32 +14,30 @@ use serde_json::{json, Value};
 use super::{decode, to_value, BridgeError, Ctx};
 use crate::node::NodeCore;
 
-/// Locks listed when the filter sets no `size` (the REST API's documented default).
-const DEFAULT_LIST_SIZE: usize = 100;
 /// Hottest keys shown by stats and diagnostics.
 const HOT_KEYS_SHOWN: usize = 10;
 /// Longest-waiting requests shown by diagnostics.
 const OLDEST_WAITERS_SHOWN: usize = 10;
 
-/// Held locks of every partition, ordered by key then owner, at most `size` of them; each
-/// names its partition (sessions are named per partition outside the core).
+/// One page of held locks from each partition the node serves: `[{"partition", "locks",
+/// "next"}]`, each page in (key, scope, owner) order with its own cursor (`null` when that
+/// partition has nothing more). Each partition's mutex is held for one bounded page only
+/// (rust/lock-core/src/table/listing.rs); the plugin merges the pages (`ListPages`).
 pub(super) fn list(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
     let filter: ListFilter = decode(args)?;
-    let mut locks = Vec::new();
+    let mut pages = Vec::new();
     for (id, p) in cx.core.partitions() {
         cx.current = Some(id); // a panic in its listing fails this partition
-        locks.extend(p.list_locks(&filter).into_iter().map(|l| (id, l)));
+        let page = p.list_page(&filter);
+        let mut locks = Vec::with_capacity(page.locks.len());
+        for lock in &page.locks {
+            let mut v = to_value(lock)?;
+            v["partition"] = json!(id);
+            locks.push(v);
+        }
+        pages.push(json!({ "partition": id, "locks": locks, "next": to_value(&page.next)? }));
     }
-    let size = if filter.size == 0 { DEFAULT_LIST_SIZE } else { filter.size };
-    locks.sort_by(|(_, a), (_, b)| a.key.cmp(&b.key).then(a.owner.cmp(&b.owner)));
-    locks.truncate(size);
-    let mut listed = Vec::with_capacity(locks.len());
-    for (id, lock) in &locks {
-        let mut v = to_value(lock)?;
-        v["partition"] = json!(id);
-        listed.push(v);
-    }
-    Ok(Value::Array(listed).to_string())
+    Ok(Value::Array(pages).to_string())
 }
 
 pub(super) fn stats(cx: &mut Ctx<'_>, _args: &str) -> Result<String, BridgeError> {

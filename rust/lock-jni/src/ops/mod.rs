@@ -265,7 +265,7 @@ mod tests {
         let info = ok(&core, Op::KeyInfo, r#"{"key":"k"}"#);
         assert_eq!(info["result"]["holders"][0]["owner"], "a", "{info}");
         assert_eq!(info["result"]["waiters"][0]["owner"], "b", "{info}");
-        assert_eq!(ok(&core, Op::List, "{}")["result"][0]["owner"], "a");
+        assert_eq!(ok(&core, Op::List, "{}")["result"][0]["locks"][0]["owner"], "a");
         assert_eq!(ok(&core, Op::Stats, "{}")["result"]["expiries"], 0);
 
         let ticked = ok(&core, Op::Tick, "{}");

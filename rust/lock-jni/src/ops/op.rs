@@ -30,7 +30,8 @@ pub enum Op {
     SessionEnd = 9,
     /// Holders and waiters of one key: `{"key", "scope"?}` -> `KeyInfo`.
     KeyInfo = 10,
-    /// Held locks of every partition of the node, by key: `ListFilter` -> `[LockInfo + partition]`.
+    /// One page of held locks from every partition of the node: `ListFilter` ->
+    /// `[{"partition", "locks": [LockInfo + partition], "next": ListCursor?}]`.
     List = 11,
     /// The node's lock statistics, summed over its partitions: `{}` -> stats.
     Stats = 12,

@@ -2,7 +2,6 @@ package org.eslm.action;
 
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -27,10 +26,11 @@ import org.eslm.service.BridgeJson;
 import org.eslm.service.LockService;
 
 /**
- * {@code cluster:monitor/locks/list}: held locks of the whole cluster, gathered from every node's
- * core (each owner lists the partitions it serves), filtered by owner / key prefix, sorted by
- * key and owner, at most {@code size}. Each node answers asynchronously: its core's answer
- * completes the node's listener, no thread waits for it.
+ * {@code cluster:monitor/locks/list}: one page of the held locks of the whole cluster. Every node's
+ * core answers one bounded page per partition it serves (filtered by owner / key prefix, after the
+ * request's cursor, at most {@code size}); {@link ListPages} merges them in (key, scope, owner) order
+ * and computes the cursor of the following page. Each node answers asynchronously: its core's
+ * answer completes the node's listener, no thread waits for it.
  */
 public final class TransportListLocksAction
         extends LockNodesAction<
@@ -100,10 +100,13 @@ public final class TransportListLocksAction
         }
     }
 
-    /** One node's held locks (of the partitions it serves), as its core listed them. */
+    /**
+     * One node's pages of held locks, one per partition it serves ({@code partition}, {@code locks},
+     * {@code next}), as its core listed them.
+     */
     public static final class NodeResponse extends NodeCoreResponse<List<Map<String, Object>>> {
-        NodeResponse(DiscoveryNode node, List<Map<String, Object>> locks) {
-            super(node, locks, NodeResponse::writeLocks);
+        NodeResponse(DiscoveryNode node, List<Map<String, Object>> pages) {
+            super(node, pages, NodeResponse::writeLocks);
         }
 
         NodeResponse(StreamInput in, DiscoveryNode node) throws IOException {
@@ -115,9 +118,10 @@ public final class TransportListLocksAction
         }
     }
 
-    /** {@code {"locks": [...]}}, sorted by key then owner, cut at the requested size. */
+    /** {@code {"locks": [...], "next": ...}}: the nodes' pages merged by {@link ListPages}. */
     public static final class Response extends BaseNodesResponse<NodeResponse> implements ToXContentObject {
         private final int size;
+        private ListPages.Merged merged;
 
         Response(ClusterName clusterName, List<NodeResponse> nodes, List<FailedNodeException> failures, int size) {
             super(clusterName, nodes, failures);
@@ -145,15 +149,16 @@ public final class TransportListLocksAction
             out.writeCollection(nodes);
         }
 
-        /** The merged list. */
-        public List<Map<String, Object>> locks() {
-            List<Map<String, Object>> all = new ArrayList<>();
-            for (NodeResponse node : getNodes()) {
-                all.addAll(node.payload());
+        /** The merged page: at most {@code size} locks in listing order, and the following page's cursor. */
+        public synchronized ListPages.Merged merged() {
+            if (merged == null) {
+                List<Map<String, Object>> pages = new ArrayList<>();
+                for (NodeResponse node : getNodes()) {
+                    pages.addAll(node.payload());
+                }
+                merged = ListPages.merge(pages, size);
             }
-            all.sort(Comparator.comparing((Map<String, Object> l) -> String.valueOf(l.get("key")))
-                    .thenComparing(l -> String.valueOf(l.get("owner"))));
-            return all.size() > size ? all.subList(0, size) : all;
+            return merged;
         }
 
         @Override
@@ -162,7 +167,10 @@ public final class TransportListLocksAction
             if (hasFailures()) {
                 builder.field("failed_nodes", failures().size());
             }
-            return builder.field("locks", locks()).endObject();
+            ListPages.Merged page = merged();
+            return builder.field("locks", page.locks())
+                    .field("next", page.nextCursor())
+                    .endObject();
         }
 
         @Override
@@ -205,8 +213,8 @@ public final class TransportListLocksAction
                 task,
                 listener.map(body -> {
                     @SuppressWarnings("unchecked")
-                    List<Map<String, Object>> listed = (List<Map<String, Object>>) body.get("locks");
-                    return new NodeResponse(clusterService.localNode(), listed);
+                    List<Map<String, Object>> pages = (List<Map<String, Object>>) body.get("pages");
+                    return new NodeResponse(clusterService.localNode(), pages);
                 }));
     }
 

@@ -14,8 +14,16 @@ import org.elasticsearch.rest.action.cat.RestTable;
 import org.eslm.action.TransportListLocksAction;
 import org.eslm.service.BridgeJson;
 
-/** {@code GET /_cat/locks}: held locks as a table ({@code v}, {@code h}, {@code format}, {@code help}, {@code owner}, {@code prefix}, {@code size}). */
+/**
+ * {@code GET /_cat/locks}: one page of held locks as a table ({@code v}, {@code h}, {@code format},
+ * {@code help}, {@code owner}, {@code prefix}, {@code after}, {@code size}); the following page's cursor
+ * is in the {@value #NEXT_HEADER} response header (absent on the last page), as a table has no place
+ * for it.
+ */
 public final class RestCatLocksAction extends AbstractCatAction {
+    /** The response header carrying the cursor of the following page. */
+    public static final String NEXT_HEADER = "X-Locks-Next";
+
     @Override
     public String getName() {
         return "cat_locks_action";
@@ -42,7 +50,12 @@ public final class RestCatLocksAction extends AbstractCatAction {
                 new RestResponseListener<TransportListLocksAction.Response>(channel) {
                     @Override
                     public RestResponse buildResponse(TransportListLocksAction.Response response) throws Exception {
-                        return RestTable.buildResponse(buildTable(request, response), channel);
+                        RestResponse rest = RestTable.buildResponse(buildTable(request, response), channel);
+                        String next = response.merged().nextCursor();
+                        if (next != null) {
+                            rest.addHeader(NEXT_HEADER, next);
+                        }
+                        return rest;
                     }
                 });
     }
@@ -64,7 +77,7 @@ public final class RestCatLocksAction extends AbstractCatAction {
 
     private Table buildTable(RestRequest request, TransportListLocksAction.Response response) {
         Table table = getTableWithHeader(request);
-        for (Object l : response.locks()) {
+        for (Object l : response.merged().locks()) {
             Map<?, ?> lock = (Map<?, ?>) l;
             table.startRow()
                     .addCell(lock.get("key"))

@@ -8,6 +8,7 @@ import java.util.Map;
 import org.elasticsearch.client.internal.node.NodeClient;
 import org.elasticsearch.rest.RestRequest;
 import org.elasticsearch.rest.action.RestToXContentListener;
+import org.eslm.action.ListPages;
 import org.eslm.action.RoutingValues;
 import org.eslm.action.TransportGetLockAction;
 import org.eslm.action.TransportListLocksAction;
@@ -16,16 +17,17 @@ import org.eslm.service.BridgeJson;
 
 /**
  * {@code GET /_locks/{key}} (holders and waiters; {@code ?scope=tree} for a tree node) and
- * {@code GET /_locks} (held locks, filtered by {@code owner} and {@code prefix}, at most {@code size}).
+ * {@code GET /_locks} (one page of held locks, filtered by {@code owner} and {@code prefix}, after the
+ * cursor {@code after}, at most {@code size}).
  */
 public final class RestGetLockAction extends LockRestHandler {
     /** {@code size} when the client names none: a page a person can read, as {@code _cat} APIs do. */
     static final int DEFAULT_LIST_SIZE = 100;
     /**
-     * The largest {@code size}: every node sends its matching locks to the coordinating node,
-     * which sorts them in memory; beyond this, clients should narrow by {@code owner} or {@code prefix}.
+     * The largest {@code size}: each partition builds its page while its lock is held, so a page is
+     * bounded (rust/lock-core/src/table/listing.rs); clients follow {@code next} for more.
      */
-    static final int MAX_LIST_SIZE = 10_000;
+    static final int MAX_LIST_SIZE = 1000;
 
     @Override
     public String getName() {
@@ -64,11 +66,15 @@ public final class RestGetLockAction extends LockRestHandler {
         return scope;
     }
 
-    /** The core's {@code ListFilter} from {@code owner}, {@code prefix} and {@code size} (1..10000, default 100). */
+    /**
+     * The core's {@code ListFilter} from {@code owner}, {@code prefix}, {@code after} (a previous page's
+     * {@code next}) and {@code size} (1..1000, default 100).
+     */
     static Map<String, Object> listFilter(RestRequest request) {
         Map<String, Object> filter = new LinkedHashMap<>();
         String owner = request.param("owner");
         String prefix = request.param("prefix");
+        String after = request.param("after");
         int size = request.paramAsInt("size", DEFAULT_LIST_SIZE);
         if (size < 1 || size > MAX_LIST_SIZE) {
             throw new IllegalArgumentException("[size] must be 1.." + MAX_LIST_SIZE + ", got [" + size + "]");
@@ -78,6 +84,9 @@ public final class RestGetLockAction extends LockRestHandler {
         }
         if (prefix != null) {
             filter.put("prefix", prefix);
+        }
+        if (after != null) {
+            filter.put("after", ListPages.decode(after));
         }
         filter.put("size", size);
         return filter;

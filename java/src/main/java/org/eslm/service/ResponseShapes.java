@@ -33,16 +33,13 @@ final class ResponseShapes {
             }
             case KEY_INFO -> keyInfo(result, node);
             case LIST -> {
-                List<Map<String, Object>> locks = new ArrayList<>();
-                for (Object l : (List<?>) result) {
-                    Map<String, Object> lock = copy(l);
-                    if (lock.get("session") instanceof String session) {
-                        lock.put("session", SessionIds.global(((Number) lock.get("partition")).intValue(), session));
-                    }
-                    lock.put("node", node);
-                    locks.add(lock);
+                List<Map<String, Object>> pages = new ArrayList<>();
+                for (Object p : (List<?>) result) {
+                    Map<String, Object> page = copy(p);
+                    page.put("locks", listed((List<?>) page.get("locks"), node));
+                    pages.add(page);
                 }
-                yield Map.of("locks", locks);
+                yield Map.of("pages", pages);
             }
             default -> copy(result);
         };
@@ -87,6 +84,20 @@ final class ResponseShapes {
             body.put("session", session);
         }
         return body;
+    }
+
+    /** One partition's listed locks with their global session ids and node. */
+    private static List<Map<String, Object>> listed(List<?> locks, String node) {
+        List<Map<String, Object>> shaped = new ArrayList<>();
+        for (Object l : locks) {
+            Map<String, Object> lock = copy(l);
+            if (lock.get("session") instanceof String session) {
+                lock.put("session", SessionIds.global(((Number) lock.get("partition")).intValue(), session));
+            }
+            lock.put("node", node);
+            shaped.add(lock);
+        }
+        return shaped;
     }
 
     private static Map<String, Object> keyInfo(Object result, String node) {

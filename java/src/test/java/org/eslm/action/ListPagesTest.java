@@ -1,0 +1,147 @@
+package org.eslm.action;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeSet;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link ListPages}: merging partition pages in listing order with a correct {@code next}, and the
+ * opaque cursor. The partitions here are simulated from the contract the core keeps (each page: the
+ * partition's locks after the cursor, in order, at most {@code size}, or fewer with a {@code next}
+ * when its scan budget ran out); the core's side is tested in rust/lock-core/tests/listing.rs.
+ */
+class ListPagesTest {
+    private static Map<String, Object> lock(String key, String scope, String owner) {
+        Map<String, Object> l = new LinkedHashMap<>();
+        l.put("key", key);
+        l.put("scope", scope);
+        l.put("owner", owner);
+        return l;
+    }
+
+    private static Map<String, Object> page(List<Map<String, Object>> locks, Map<String, Object> next) {
+        Map<String, Object> p = new HashMap<>();
+        p.put("locks", locks);
+        p.put("next", next);
+        return p;
+    }
+
+    /** A partition's page as the core answers it, with a budget of {@code budget} locks examined. */
+    private static Map<String, Object> corePage(
+            List<Map<String, Object>> sorted, Map<String, Object> after, int size, int budget) {
+        List<Map<String, Object>> out = new ArrayList<>();
+        int examined = 0;
+        for (Map<String, Object> l : sorted) {
+            if (after != null && ListPages.ORDER.compare(l, after) <= 0) {
+                continue;
+            }
+            if (out.size() == size) {
+                return page(out, ListPages.cursorOf(out.get(size - 1)));
+            }
+            if (examined == budget) {
+                return page(out, ListPages.cursorOf(out.isEmpty() ? after : out.get(out.size() - 1)));
+            }
+            examined++;
+            out.add(l);
+        }
+        return page(out, null);
+    }
+
+    @Test
+    void pagesOfSeveralPartitionsMergeIntoTheFullListInOrder() {
+        Random r = new Random(13);
+        for (int round = 0; round < 200; round++) {
+            int partitions = 1 + r.nextInt(4);
+            List<List<Map<String, Object>>> parts = new ArrayList<>();
+            TreeSet<Map<String, Object>> all = new TreeSet<>(ListPages.ORDER);
+            for (int p = 0; p < partitions; p++) {
+                TreeSet<Map<String, Object>> mine = new TreeSet<>(ListPages.ORDER);
+                for (int i = r.nextInt(40); i > 0; i--) {
+                    Map<String, Object> l =
+                            lock("k" + r.nextInt(30), r.nextBoolean() ? "key" : "tree", "o" + r.nextInt(4));
+                    if (all.add(l)) {
+                        mine.add(l);
+                    }
+                }
+                parts.add(new ArrayList<>(mine));
+            }
+            int size = 1 + r.nextInt(7);
+            int budget = 1 + r.nextInt(10);
+            List<Map<String, Object>> listed = new ArrayList<>();
+            Map<String, Object> after = null;
+            for (int calls = 0; ; calls++) {
+                assertTrue(calls < 1000, "paging makes progress");
+                List<Map<String, Object>> pages = new ArrayList<>();
+                for (List<Map<String, Object>> part : parts) {
+                    pages.add(corePage(part, after, size, budget));
+                }
+                ListPages.Merged merged = ListPages.merge(pages, size);
+                assertTrue(merged.locks().size() <= size);
+                listed.addAll(merged.locks());
+                if (merged.next() == null) {
+                    break;
+                }
+                after = ListPages.decode(merged.nextCursor());
+            }
+            assertEquals(new ArrayList<>(all), listed, "round " + round);
+        }
+    }
+
+    @Test
+    void aFullPageEndsAtItsLastLockAndTheLastPageHasNoNext() {
+        Map<String, Object> a = lock("a", "key", "o");
+        Map<String, Object> b = lock("b", "key", "o");
+        Map<String, Object> c = lock("b", "tree", "o");
+        ListPages.Merged full = ListPages.merge(List.of(page(List.of(a, c), null), page(List.of(b), null)), 2);
+        assertEquals(List.of(a, b), full.locks());
+        assertEquals(ListPages.cursorOf(b), full.next());
+        ListPages.Merged last = ListPages.merge(List.of(page(List.of(a), null), page(List.of(b), null)), 2);
+        assertNull(last.next());
+        assertNull(last.nextCursor());
+    }
+
+    @Test
+    void locksBeyondAPartialPartitionPageAreLeftForTheNextPage() {
+        Map<String, Object> a = lock("a", "key", "o");
+        Map<String, Object> z = lock("z", "key", "o");
+        // Partition 1 ran out of budget after "m": a lock of partition 2 after "m" must wait, or a
+        // lock of partition 1 between "m" and "z" would come after it.
+        Map<String, Object> m = lock("m", "key", "o");
+        ListPages.Merged merged =
+                ListPages.merge(List.of(page(List.of(a), ListPages.cursorOf(m)), page(List.of(z), null)), 10);
+        assertEquals(List.of(a), merged.locks());
+        assertEquals(ListPages.cursorOf(m), merged.next());
+    }
+
+    @Test
+    void keysCompareByCodePointLikeTheCoresUtf8Order() {
+        // U+FF5E is one UTF-16 unit greater than the high surrogate of U+1F512; in UTF-8 it is smaller.
+        assertTrue(ListPages.compareUtf8("\uFF5E", "\uD83D\uDD12") < 0);
+        assertTrue(ListPages.compareUtf8("ab", "abc") < 0);
+        assertEquals(0, ListPages.compareUtf8("ab", "ab"));
+    }
+
+    @Test
+    void cursorsRoundTripAndBadOnesNameAfter() {
+        Map<String, Object> cursor = lock("k/\u00e9 \uD83D\uDD12", "tree", "own\"er");
+        String encoded = ListPages.encode(cursor);
+        assertTrue(encoded.matches("[A-Za-z0-9_-]+"), encoded);
+        assertEquals(cursor, ListPages.decode(encoded));
+        for (String bad : new String[] {
+            "%%%", "bm90IGpzb24", ListPages.encode(lock("k", "sideways", "o")), ListPages.encode(lock("", "key", "o")),
+        }) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ListPages.decode(bad));
+            assertTrue(e.getMessage().startsWith("[after]"), e.getMessage());
+        }
+    }
+}

@@ -1,0 +1,256 @@
+//! Listing held locks one page at a time, with bounded work under the partition's mutex.
+//!
+//! Why: a list call runs with the partition locked, so every acquire on the partition waits
+//! for it. Building and sorting every lock for each call (what `GET /_locks?size=1` used to
+//! do) makes that wait grow with the number of held locks: about a second with a million.
+//! Here a page costs O(log n + examined), and a call examines at most [`SCAN_BUDGET`] entries.
+//!
+//! How: [`ListingIndex`] holds the names of the keys that are the target of at least one live
+//! lock (tree ancestors held only in intention modes are not in it: they are not listed), in
+//! one ordered set per scope, read merged in (key bytes, scope) order. Memory is what decided
+//! the shape: an entry is the key's name shared with its
+//! [`KeyState`](super::records::KeyState) (an `Arc<str>`, 16 bytes), not a copy of the name
+//! nor a (name, scope, slab number) tuple (32 bytes with padding); the slab number is found
+//! again through the key interner for the few keys a page visits. The index is kept by
+//! [`LockTable::list_lock_added`] and [`LockTable::list_lock_removed`], called where locks are
+//! created and removed (`grant.rs`, `release.rs`), and checked by `invariants.rs`;
+//! rust/lock-core/examples/memory.rs measures what it costs per lock.
+//!
+//! Order and cursor: locks are listed by (key, scope, owner) — within a key every lock has a
+//! different owner and the same scope, so this order is total and stable while locks come and
+//! go. A page starts strictly after a [`ListCursor`]; [`ListPage::next`] is the cursor for the
+//! following page. A lock held from before the first page to after the last is listed exactly
+//! once; a lock granted or released meanwhile is listed at most once.
+//!
+//! Bounded work: a page ends early, with a cursor, when [`SCAN_BUDGET`] entries (keys and the
+//! holders on them) were examined — so a page may hold fewer than `size` locks, even none,
+//! while `next` is present (an `owner` filter matching few locks of a large partition). The
+//! budget is checked between keys, so one key with more shared holders than the budget is
+//! examined whole (its holders are one vector).
+
+use std::collections::BTreeSet;
+use std::iter::Peekable;
+use std::ops::Bound;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::records::{KeyIdx, LockIdx};
+use super::LockTable;
+use crate::answer::LockInfo;
+use crate::types::Scope;
+
+/// Most keys and holder entries one list call examines before it answers a partial page.
+pub const SCAN_BUDGET: usize = 10_000;
+
+/// The names of the keys targeted by a live lock, one ordered set per scope.
+#[derive(Debug, Default)]
+pub(super) struct ListingIndex {
+    keys: BTreeSet<Arc<str>>,
+    trees: BTreeSet<Arc<str>>,
+}
+
+impl ListingIndex {
+    fn set(&self, scope: Scope) -> &BTreeSet<Arc<str>> {
+        match scope {
+            Scope::Key => &self.keys,
+            Scope::Tree => &self.trees,
+        }
+    }
+
+    fn set_mut(&mut self, scope: Scope) -> &mut BTreeSet<Arc<str>> {
+        match scope {
+            Scope::Key => &mut self.keys,
+            Scope::Tree => &mut self.trees,
+        }
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.keys.len() + self.trees.len()
+    }
+
+    /// The indexed keys from `(name, scope)` on (inclusive), in listing order: the two sets
+    /// merged, a plain key before the tree node of the same name.
+    fn from(&self, start: Option<(&str, Scope)>) -> Merged<'_> {
+        let (key_from, tree_from) = match start {
+            None => (Bound::Unbounded, Bound::Unbounded),
+            Some((name, Scope::Key)) => (Bound::Included(name), Bound::Included(name)),
+            Some((name, Scope::Tree)) => (Bound::Excluded(name), Bound::Included(name)),
+        };
+        Merged {
+            keys: self.keys.range::<str, _>((key_from, Bound::Unbounded)).peekable(),
+            trees: self.trees.range::<str, _>((tree_from, Bound::Unbounded)).peekable(),
+        }
+    }
+}
+
+type Range<'a> = Peekable<std::collections::btree_set::Range<'a, Arc<str>>>;
+
+/// Two ranges of the index merged in listing order.
+struct Merged<'a> {
+    keys: Range<'a>,
+    trees: Range<'a>,
+}
+
+impl<'a> Iterator for Merged<'a> {
+    type Item = (&'a Arc<str>, Scope);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let key_first = match (self.keys.peek(), self.trees.peek()) {
+            (Some(k), Some(t)) => k <= t,
+            (k, _) => k.is_some(),
+        };
+        if key_first {
+            self.keys.next().map(|n| (n, Scope::Key))
+        } else {
+            self.trees.next().map(|n| (n, Scope::Tree))
+        }
+    }
+}
+
+/// A place in the listing order: a page starts strictly after it. Ordered by key bytes, then
+/// scope (`key` before `tree`), then owner bytes — the order of the listing.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListCursor {
+    pub key: String,
+    pub scope: Scope,
+    pub owner: String,
+}
+
+/// One page of held locks, in listing order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListPage {
+    pub locks: Vec<LockInfo>,
+    /// Where the next page starts; `None` when nothing after this page matches. Every held
+    /// lock up to it (and after the request's cursor) that matches the filter is in `locks`.
+    pub next: Option<ListCursor>,
+}
+
+/// What a page is asked for (the filter, made concrete).
+pub(super) struct PageSpec<'a> {
+    pub(super) owner: Option<&'a str>,
+    pub(super) prefix: Option<&'a str>,
+    pub(super) after: Option<&'a ListCursor>,
+    pub(super) size: usize,
+}
+
+impl LockTable {
+    /// Indexes `k` for listing when a lock targeting it was just added (its first is).
+    pub(super) fn list_lock_added(&mut self, k: KeyIdx) {
+        let ks = self.keys.live(k);
+        // A plain key has no intention holders: its first holder is its first listed lock. A
+        // tree node may already be in the index, or held only in intention modes.
+        if ks.scope == Scope::Key && ks.holders.len() > 1 {
+            return;
+        }
+        if !self.listing.set(ks.scope).contains(&*ks.name) {
+            self.listing.set_mut(ks.scope).insert(ks.name.clone());
+        }
+    }
+
+    /// Drops `k` from the listing index when no lock targets it any more (its holder entries
+    /// for the removed lock are already gone).
+    pub(super) fn list_lock_removed(&mut self, k: KeyIdx) {
+        if self.targeted(k) {
+            return;
+        }
+        let ks = self.keys.live(k);
+        self.listing.set_mut(ks.scope).remove(&*ks.name);
+    }
+
+    /// Whether a live lock targets `k` (rather than only holding it in an intention mode).
+    pub(super) fn targeted(&self, k: KeyIdx) -> bool {
+        let ks = self.key_state(k);
+        match ks.scope {
+            Scope::Key => !ks.holders.is_empty(),
+            Scope::Tree => ks.holders.iter().any(|h| self.lock(h.lock).key == k),
+        }
+    }
+
+    /// The work of [`LockTable::list_page`].
+    pub(super) fn page(&self, spec: &PageSpec<'_>) -> ListPage {
+        let mut page = ListPage { locks: Vec::new(), next: None };
+        let owner = match spec.owner {
+            Some(o) => match self.find_owner(o) {
+                Some(o) => Some(o),
+                None => return page,
+            },
+            None => None,
+        };
+        let mut examined = 0usize;
+        let mut frontier: Option<ListCursor> = None;
+        let mut on_key: Vec<(&str, LockIdx)> = Vec::new();
+        for (name, scope) in self.listing.from(page_start(spec)) {
+            if spec.prefix.is_some_and(|p| !name.starts_with(p)) {
+                return page;
+            }
+            if examined >= SCAN_BUDGET && frontier.is_some() {
+                page.next = frontier;
+                return page;
+            }
+            let k = self.find_key(scope, name).expect("a listed key is interned");
+            let ks = self.key_state(k);
+            examined += 1 + ks.holders.len();
+            let after_owner = spec
+                .after
+                .filter(|c| *c.key == **name && c.scope == scope)
+                .map(|c| c.owner.as_str());
+            on_key.clear();
+            for h in &ks.holders {
+                let name = &*self.owners.live(h.owner).name;
+                if self.lock(h.lock).key == k && after_owner.is_none_or(|a| name > a) {
+                    on_key.push((name, h.lock));
+                }
+            }
+            on_key.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            for &(_, l) in &on_key {
+                if owner.is_some_and(|want| self.lock(l).owner != want) {
+                    continue;
+                }
+                if page.locks.len() == spec.size {
+                    page.next = page.locks.last().map(cursor_of);
+                    return page;
+                }
+                page.locks.push(self.lock_info(l, self.lock(l)));
+            }
+            if let Some(&(o, _)) = on_key.last() {
+                frontier = Some(ListCursor { key: name.to_string(), scope, owner: o.into() });
+            }
+        }
+        page
+    }
+
+    /// Checks the listing index against the keys: exactly the targeted keys, each once.
+    pub(super) fn check_listing(&self) -> Result<(), String> {
+        let mut targeted = 0usize;
+        for (k, ks) in self.keys.iter() {
+            if !ks.holders.is_empty() && self.targeted(k) {
+                targeted += 1;
+                if !self.listing.set(ks.scope).contains(&*ks.name) {
+                    return Err(format!("held key {} missing from the listing index", ks.name));
+                }
+            }
+        }
+        if targeted != self.listing.len() {
+            return Err(format!(
+                "listing index has {} keys, {targeted} are targeted by a lock",
+                self.listing.len()
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The first index entry a page may take locks from: the cursor's key (later owners on it),
+/// or the prefix, whichever comes later.
+fn page_start<'a>(spec: &PageSpec<'a>) -> Option<(&'a str, Scope)> {
+    let after = spec.after.map(|c| (c.key.as_str(), c.scope));
+    let prefix = spec.prefix.map(|p| (p, Scope::Key));
+    after.max(prefix)
+}
+
+/// The cursor just after a listed lock.
+fn cursor_of(l: &LockInfo) -> ListCursor {
+    ListCursor { key: l.key.clone(), scope: l.scope, owner: l.owner.clone() }
+}
