@@ -64,7 +64,8 @@ pub use table::{
     ReleasedLock, SessionSnapshot, MAX_TIME,
 };
 pub use types::{
-    FencingToken, Millis, Priority, PriorityValue, Scope, WaiterId, MAX_KEY_BYTES, MAX_OWNER_BYTES,
+    FencingToken, Millis, Priority, PriorityValue, Scope, SessionId, WaiterId, MAX_KEY_BYTES,
+    MAX_OWNER_BYTES,
 };
 pub use validate::{tree_ancestors, validate_key, validate_owner, validate_tree_path};
 
