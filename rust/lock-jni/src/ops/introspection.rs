@@ -22,7 +22,8 @@ const HOT_KEYS_SHOWN: usize = 10;
 const OLDEST_WAITERS_SHOWN: usize = 10;
 
 /// Held locks of every partition, ordered by key then owner, at most `size` of them; each
-/// names its partition (sessions are named per partition outside the core).
+/// names its partition. `session` says only whether the lock is held under one: a session's id
+/// is its owner's credential, never listed (docs/API.md, "GET /_locks").
 pub(super) fn list(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
     let filter: ListFilter = decode(args)?;
     let mut locks = Vec::new();
@@ -36,6 +37,7 @@ pub(super) fn list(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> 
     for (id, lock) in &locks {
         let mut v = to_value(lock)?;
         v["partition"] = json!(id);
+        v["session"] = json!(lock.session.is_some());
         listed.push(v);
     }
     Ok(Value::Array(listed).to_string())

@@ -387,6 +387,11 @@ mod tests {
         }
         let missing = call(&core, Op::SessionEnd as i32, 0, &json!({ "session": a }).to_string());
         assert!(matches!(missing, Err(BridgeError::BadPayload(m)) if m.contains("owner")));
+        let lock = json!({ "key": "k", "owner": "o", "session": a }).to_string();
+        ok(&core, Op::Acquire, &lock);
+        let listed = ok(&core, Op::List, "{}");
+        assert_eq!(listed["result"][0]["session"], json!(true), "{listed}");
+        assert!(!listed.to_string().contains(&a), "a listing never shows the id: {listed}");
         let kept = ok(&core, Op::SessionKeepalive, &named(&a, "o"));
         assert_eq!(kept["result"]["session"], json!(a), "the owner's session is still there");
         ok(&core, Op::SessionEnd, &named(&a, "o"));

@@ -29,6 +29,7 @@ import org.eslm.service.LockException;
 import org.eslm.service.LockPartitionUnavailableException;
 import org.eslm.service.LockService;
 import org.eslm.service.SessionIds;
+import org.eslm.service.SessionNotFoundException;
 
 /**
  * Base of the lock transport actions. Each subclass is one action name — {@code cluster:admin/locks/*}
@@ -264,7 +265,8 @@ public abstract class TransportLockOpAction extends WiredTransportAction<LockOpR
         if (session != null && request.op() != NativeOp.SESSION_CREATE) {
             int partition = SessionIds.partition(session);
             if (partition >= table.size()) {
-                throw new IllegalArgumentException("[session] [" + session + "] names no partition of this cluster");
+                // As any other id that names no session: 404, the same as an unknown one.
+                throw new SessionNotFoundException("session [" + session + "] does not exist or has expired", session);
             }
             if (request.op() == NativeOp.ACQUIRE || request.op() == NativeOp.ACQUIRE_MANY) {
                 int keys = table.partitionOf(request.routingValue());

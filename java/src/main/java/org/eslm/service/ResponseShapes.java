@@ -36,9 +36,6 @@ final class ResponseShapes {
                 List<Map<String, Object>> locks = new ArrayList<>();
                 for (Object l : (List<?>) result) {
                     Map<String, Object> lock = copy(l);
-                    if (lock.get("session") instanceof String session) {
-                        lock.put("session", SessionIds.global(((Number) lock.get("partition")).intValue(), session));
-                    }
                     lock.put("node", node);
                     locks.add(lock);
                 }
