@@ -109,7 +109,12 @@ public abstract class TransportLockOpAction extends WiredTransportAction<LockOpR
     private void runOnOwner(Task task, LockOpRequest request, ActionListener<LockOpResponse> listener) {
         ActionListener<Map<String, Object>> asResponse =
                 ActionListener.wrap(body -> listener.onResponse(new LockOpResponse(body)), e -> {
-                    if (ExceptionsHelper.unwrapCause(e) instanceof LockException lockException) {
+                    if (ExceptionsHelper.unwrapCause(e) instanceof SessionNotFoundException
+                            && request.session() != null
+                            && request.op() != NativeOp.SESSION_CREATE) {
+                        // The core names its own part of the id; the client sent the whole one.
+                        listener.onResponse(LockOpResponse.failure(sessionNotFound(request.session())));
+                    } else if (ExceptionsHelper.unwrapCause(e) instanceof LockException lockException) {
                         listener.onResponse(LockOpResponse.failure(lockException));
                     } else {
                         listener.onFailure(e);
@@ -238,6 +243,11 @@ public abstract class TransportLockOpAction extends WiredTransportAction<LockOpR
 
     private record Target(int partition, DiscoveryNode node) {}
 
+    /** The answer to any session id that names no session of the caller, naming the id as the client sent it. */
+    private static SessionNotFoundException sessionNotFound(String session) {
+        return new SessionNotFoundException("session [" + session + "] does not exist or has expired", session);
+    }
+
     /** Session ids leave the cluster with their partition in them (see {@link SessionIds}). */
     private static LockOpResponse withGlobalSession(LockOpResponse response, int partition) {
         if (response.body().get("session") instanceof String session) {
@@ -266,7 +276,7 @@ public abstract class TransportLockOpAction extends WiredTransportAction<LockOpR
             int partition = SessionIds.partition(session);
             if (partition >= table.size()) {
                 // As any other id that names no session: 404, the same as an unknown one.
-                throw new SessionNotFoundException("session [" + session + "] does not exist or has expired", session);
+                throw sessionNotFound(session);
             }
             if (request.op() == NativeOp.ACQUIRE || request.op() == NativeOp.ACQUIRE_MANY) {
                 int keys = table.partitionOf(request.routingValue());
