@@ -1,6 +1,7 @@
 # The two commands a newcomer needs (see README):
 #   make run    build the plugin and start one Elasticsearch node with it on 127.0.0.1:9200
-#   make test   every check and test: Rust, header drift, Java unit tests, real-node integration
+#   make test   every check and test: Rust, header drift, a bounded fuzz run, Java unit tests,
+#               real-node integration
 #
 # Maven and Elasticsearch need a JDK 21+; scripts/find-jdk picks one (or set ES_JAVA_HOME).
 
@@ -10,7 +11,7 @@ export JAVA_HOME := $(JDK)
 MVN := mvn -B -q
 PYTEST_ARGS ?=
 
-.PHONY: run test quick-test build check fmt rust-test java-test integration-test clean
+.PHONY: run test quick-test build check fmt rust-test fuzz java-test integration-test clean
 
 ## Build the plugin zip (Rust release library + Java jar + zip) and run one node in the foreground.
 run:
@@ -18,7 +19,7 @@ run:
 	python3 scripts/node.py run
 
 ## Everything CI runs.
-test: check rust-test java-test integration-test
+test: check rust-test fuzz java-test integration-test
 
 ## Everything but the multi-node cluster tests (a quicker loop while developing).
 quick-test: check rust-test java-test
@@ -32,6 +33,7 @@ build:
 check:
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --locked -- -D warnings
+	cargo clippy -p lock-jni --features fault-injection --all-targets --locked -- -D warnings
 	$(MVN) spotless:check
 
 ## Format everything `check` checks.
@@ -39,12 +41,21 @@ fmt:
 	cargo fmt --all
 	$(MVN) spotless:apply
 
-## Rust unit, property and integration tests, including the C header drift check.
+## Rust unit, property and integration tests, including the C header drift check; then the
+## bridge's panic test, which needs the test-only fault (cargo feature `fault-injection`).
 rust-test:
 	cargo test --workspace --locked
+	cargo test -p lock-jni --features fault-injection --locked --test core_panic
 
-## Java unit tests (JNI under -Xcheck:jni) and the plugin zip the integration tests install.
+## The lock-core fuzz target, built with libFuzzer and run for a bounded time (FUZZ_SECONDS).
+FUZZ_SECONDS ?= 60
+fuzz:
+	scripts/fuzz-core $(FUZZ_SECONDS)
+
+## Java unit tests (JNI under -Xcheck:jni) and the plugin zip the integration tests install;
+## then the test-only fault-injection zip (tests/integration/test_panic.py installs it).
 java-test: build
+	$(MVN) package -Pfault-injection -DskipTests
 
 ## Real nodes from the integ-test-zip, plugin installed with elasticsearch-plugin, over HTTP.
 integration-test:

@@ -56,12 +56,15 @@ def java_home() -> str:
     ).stdout.strip()
 
 
-def plugin_zip(version: str) -> Path:
-    """The plugin zip `mvn package` built for `version`."""
-    zips = sorted((ROOT / "java" / "target").glob(f"elasticsearch-lock-manager-*-es{version}.zip"))
+def plugin_zip(version: str, variant: str | None = None) -> Path:
+    """The plugin zip `mvn package` built for `version`; with `variant="fault-injection"` the
+    test-only zip `mvn package -Pfault-injection` built (`make java-test` builds both)."""
+    suffix = f"-{variant}" if variant else ""
+    zips = sorted((ROOT / "java" / "target").glob(f"elasticsearch-lock-manager-*-es{version}{suffix}.zip"))
     if not zips:
         raise SystemExit(
-            f"no plugin zip for Elasticsearch {version} in java/target: run `make build` first"
+            f"no plugin zip{' (' + variant + ')' if variant else ''} for Elasticsearch {version} "
+            f"in java/target: run `make java-test` first"
         )
     return zips[-1]
 
@@ -324,7 +327,9 @@ class Node:
 class Cluster:
     """`size` nodes on loopback forming one cluster (every node master-eligible)."""
 
-    def __init__(self, name: str, size: int, extra_settings: dict | None = None, heap: str = "384m"):
+    def __init__(self, name: str, size: int, extra_settings: dict | None = None, heap: str = "384m",
+                 variant: str | None = None):
+        self.variant = variant  # which plugin zip (see plugin_zip)
         transport_ports = [free_port() for _ in range(size)]
         names = [f"node-{i}" for i in range(size)]
         settings = {"cluster.initial_master_nodes": ",".join(names), **(extra_settings or {})}
@@ -337,7 +342,7 @@ class Cluster:
     def start(self) -> None:
         version = es_version()
         for node in self.nodes:
-            node.install(version, plugin_zip(version))
+            node.install(version, plugin_zip(version, self.variant))
         for node in self.nodes:
             node.start()
         for node in self.nodes:

@@ -41,11 +41,12 @@ class Client:
         return self.request("GET", path, **kw)
 
 
-def running(node):
+def running(node, variant: str | None = None):
     """Installs `node` fresh (its folder is wiped: no data or settings carried over), starts it,
-    yields it once it serves locks, and stops it, checking that it stopped cleanly."""
+    yields it once it serves locks, and stops it, checking that it stopped cleanly. `variant`
+    picks the plugin zip (`"fault-injection"`: the test-only one, see scripts/node.py)."""
     version = esnode.es_version()
-    node.install(version, esnode.plugin_zip(version))
+    node.install(version, esnode.plugin_zip(version, variant))
     node.start()
     try:
         node.wait_until_ready()

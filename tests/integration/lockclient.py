@@ -50,16 +50,14 @@ def error_of(response: requests.Response) -> dict:
     return err
 
 
-def assert_error(response: requests.Response, status: int | tuple[int, ...],
-                 error_type: str | tuple[str, ...] | None = None, *names: str) -> dict:
-    """Asserts Elasticsearch's error JSON with `status`, `error.type` and every one of `names`
-    somewhere in the body (the field named); returns the error object."""
-    statuses = status if isinstance(status, tuple) else (status,)
-    assert response.status_code in statuses, f"{response.status_code}: {response.text}"
+def assert_error(response: requests.Response, status: int, error_type: str, *names: str) -> dict:
+    """Asserts Elasticsearch's error JSON with exactly `status` and `error.type` (the one
+    docs/API.md names) and every one of `names` somewhere in the body (the field named);
+    returns the error object."""
+    assert isinstance(status, int) and isinstance(error_type, str), "one status, one error type"
+    assert response.status_code == status, f"{response.status_code}: {response.text}"
     err = error_of(response)
-    if error_type is not None:
-        types = error_type if isinstance(error_type, tuple) else (error_type,)
-        assert err["type"] in types, response.text
+    assert err["type"] == error_type, response.text
     for name in names:
         assert name in response.text, f"{name!r} not named in {response.text}"
     return err

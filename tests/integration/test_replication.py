@@ -121,29 +121,43 @@ def test_every_partition_has_an_in_sync_replica_and_keys_spread_over_owners(clus
             assert [p["replicated"] for p in served] == [True], served
 
 
-def test_sessions_and_multi_locks_share_one_routing_across_partitions(cluster):
-    """With several partitions, locks taken together name a common `routing`: the session and
-    both keys of a multi-lock live in that routing's partition, whatever the keys' own
-    partitions, and ending the session frees them all."""
+def test_a_key_lives_in_one_partition_and_keys_locked_together_share_a_hash_tag(cluster):
+    """With several partitions a lock's partition follows from its key alone: `routing` is
+    refused on locks (so one key can never be held in two partitions), keys of different
+    partitions cannot be multi-locked, and keys with a common hash tag (`{tag}...`) share the
+    tag's partition with a session created with `routing: tag`; ending the session frees them."""
     node = cluster.nodes[1]
     (k0,) = keys_in_partition(node, 0, "multi0", 1)
     (k1,) = keys_in_partition(node, 1, "multi1", 1)
-    s = http(node, "POST", "/_locks/_session", {"owner": "tenant", "ttl": "1m", "routing": "tenant-a"})
+    r = http(node, "POST", f"/_locks/{k0}/_acquire", {"owner": "tenant", "routing": k1})
+    assert r.status_code == 400 and r.json()["error"]["type"] == "illegal_argument_exception", r.text
+    assert "[routing] is not accepted on a lock" in r.json()["error"]["reason"], r.text
+    r = http(node, "POST", "/_locks/_acquire", {"owner": "tenant", "locks": [{"key": k0}, {"key": k1}]})
+    assert r.status_code == 400 and r.json()["error"]["type"] == "illegal_argument_exception", r.text
+    assert "span lock partitions [" in r.json()["error"]["reason"], r.text
+    assert "hash tag" in r.json()["error"]["reason"], r.text
+
+    tag = k1  # a tag of partition 1, whatever partition the rest of each key hashes to
+    keys = [f"{{{tag}}}items", f"{{{tag}}}payment"]
+    s = http(node, "POST", "/_locks/_session", {"owner": "tenant", "ttl": "1m", "routing": tag})
     assert s.status_code == 200, s.text
     session = s.json()["session"]
+    assert session.startswith("1_"), session
     r = http(node, "POST", "/_locks/_acquire", {
-        "owner": "tenant", "session": session, "routing": "tenant-a", "locks": [{"key": k0}, {"key": k1}]})
+        "owner": "tenant", "session": session, "locks": [{"key": k} for k in keys]})
     assert r.status_code == 200, r.text
     tokens = {lock["fencing_token"] for lock in r.json()["locks"]}
     assert len(tokens) == 1, "one grant, one token"
+    listed = http(node, "GET", f"/_locks?prefix={{{tag}}}").json()["locks"]
+    assert sorted((l["key"], l["partition"]) for l in listed) == [(k, 1) for k in keys], listed
     for n in live(cluster):
-        for k in (k0, k1):
-            info = http(n, "GET", f"/_locks/{k}?routing=tenant-a").json()
+        for k in keys:
+            info = http(n, "GET", f"/_locks/{k}").json()
             assert [h["owner"] for h in info["holders"]] == ["tenant"], info
     assert http(node, "POST", f"/_locks/_session/{session}/_keepalive", {"owner": "tenant"}).status_code == 200
     assert http(node, "DELETE", f"/_locks/_session/{session}", {"owner": "tenant"}).status_code == 200
-    for k in (k0, k1):
-        assert http(node, "GET", f"/_locks/{k}?routing=tenant-a").json()["holders"] == []
+    for k in keys:
+        assert http(node, "GET", f"/_locks/{k}").json()["holders"] == []
 
 
 def test_kill_9_of_the_owner_keeps_its_holders_and_serves_again_within_seconds(cluster):

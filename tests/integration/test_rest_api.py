@@ -44,7 +44,7 @@ def test_acquire_with_only_owner_uses_the_defaults(locks):
 def test_acquire_accepts_every_body_field(locks, priority):
     k, me = unique(), unique("owner")
     g = ok(locks.acquire(k, me, mode="shared", scope="key", priority=priority, wait="1s",
-                         lease="5s", routing="route-1"))
+                         lease="5s"))
     assert (g["key"], g["owner"], g["mode"], g["scope"]) == (k, me, "shared", "key")
     assert 3_000 < g["lease_ms"] <= 5_000
     holder = locks.state(k)["holders"][0]
@@ -494,7 +494,7 @@ def test_force_release_of_a_free_key_is_404(locks):
 
 def test_dynamic_caps_apply_at_once_and_reset(locks):
     # a default above its max is refused as a whole
-    assert_error(locks.put_cluster_settings({"locks.lease.max": "3s"}), 400, None,
+    assert_error(locks.put_cluster_settings({"locks.lease.max": "3s"}), 400, "illegal_argument_exception",
                  "locks.lease.default", "locks.lease.max")
     try:
         assert ok(locks.put_cluster_settings({"locks.wait.max": "2s", "locks.lease.max": "3s",
@@ -562,7 +562,7 @@ def test_max_keys_per_request_is_dynamic(locks):
     keys = [{"key": unique()} for _ in range(3)]
     try:
         ok(locks.put_cluster_settings({"locks.max_keys_per_request": 2}))
-        assert_error(locks.multi_acquire(me, keys), (400, 429), None, "locks")
+        assert_error(locks.multi_acquire(me, keys), 429, "lock_limit_exceeded_exception", "locks")
         assert all(locks.holders(k["key"]) == [] for k in keys)
     finally:
         ok(locks.put_cluster_settings({"locks.max_keys_per_request": None}))

@@ -42,6 +42,10 @@ pub enum ErrorCode {
     /// The caller cancelled the request while it waited, e.g. its HTTP client went away
     /// (Elasticsearch's task cancellation).
     Cancelled = 9,
+    /// The core panicked while serving the request (a bug): the request failed, and the
+    /// partition it happened in is refused with this code until it is reopened from its
+    /// replicated state, because its table may be inconsistent (HTTP 500; docs/RELIABILITY.md).
+    CorePanic = 10,
     /// A bug: an invariant broke or a panic was caught (HTTP 500).
     Internal = 99,
 }

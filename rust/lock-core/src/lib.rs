@@ -26,7 +26,8 @@
 //! `answer` (the JSON records), `error`, `event`, `config`, `validate` (every input check),
 //! `stats`, `table` (the lock table, one file per concern, see `src/table/README.md`),
 //! `standby` (a replica's copy of a table, kept by applying the primary's changes) and
-//! `partition`.
+//! `partition`; with the test-only cargo feature `fault-injection`, `fault` (a panic on purpose,
+//! docs/RELIABILITY.md "A panic in the core").
 
 // No production function longer than `too-many-lines-threshold` (clippy.toml, 80 lines).
 #![warn(clippy::too_many_lines)]
@@ -35,6 +36,8 @@ mod answer;
 mod config;
 mod error;
 mod event;
+#[cfg(feature = "fault-injection")]
+pub mod fault;
 mod mode;
 mod partition;
 mod request;

@@ -67,6 +67,12 @@ enum LmStatus
    */
   LM_STATUS_CANCELLED = 9,
   /**
+   * The core panicked while serving the request (a bug): the request failed, and the
+   * partition it happened in is refused with this code until it is reopened from its
+   * replicated state, because its table may be inconsistent (HTTP 500; docs/RELIABILITY.md).
+   */
+  LM_STATUS_CORE_PANIC = 10,
+  /**
    * A bug: an invariant broke or a panic was caught (HTTP 500).
    */
   LM_STATUS_INTERNAL = 99,

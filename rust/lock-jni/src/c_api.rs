@@ -14,7 +14,6 @@ use lock_core::ErrorCode;
 use crate::handle::CORES;
 use crate::node::{NodeConfig, NodeCore};
 use crate::ops::{self, BridgeError};
-use crate::panic_message;
 
 /// Runs `body`, catching panics, and writes its answer or error details to `out_json`.
 fn run_c(
@@ -23,7 +22,7 @@ fn run_c(
 ) -> ErrorCode {
     let result = match catch_unwind(AssertUnwindSafe(body)) {
         Ok(result) => result,
-        Err(payload) => Err(BridgeError::Internal(panic_message(&*payload))),
+        Err(payload) => Err(BridgeError::panicked(&*payload)),
     };
     let (status, text) = match result {
         Ok(answer) => (ErrorCode::Ok, answer),

@@ -8,11 +8,15 @@
 //! | invalid input (`ErrorCode::InvalidArgument`), bad payload | `IllegalArgumentException` (message names the field) |
 //! | closed, unknown or 0 handle | `IllegalStateException` |
 //! | lock outcome (conflict, not held, ...) | `org.eslm.bridge.NativeLockException(code, message, detailsJson)` |
-//! | panic or broken invariant | `AssertionError` |
+//! | panic | `NativeLockException` with `LM_STATUS_CORE_PANIC`, details naming the partition (see [`ops::call`]) |
+//! | broken invariant (an answer could not be written) | `NativeLockException` with `LM_STATUS_INTERNAL` |
+//!
+//! Never a `java.lang.Error`: Elasticsearch halts the JVM when an `Error` reaches one of its
+//! threads (docs/RELIABILITY.md, "A panic in the core").
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use jni::objects::{JClass, JObject, JString, JThrowable, JValue};
+use jni::objects::{JClass, JString, JThrowable, JValue};
 use jni::sys::{jboolean, jint, jlong, jstring, JNI_FALSE, JNI_TRUE};
 use jni::JNIEnv;
 use lock_core::LockError;
@@ -21,7 +25,6 @@ use crate::handle::CORES;
 use crate::logging;
 use crate::node::{NodeConfig, NodeCore};
 use crate::ops::{self, BridgeError};
-use crate::panic_message;
 
 const NATIVE_CLASS: &str = "org/eslm/bridge/LockNative";
 const LOCK_EXCEPTION: &str = "org/eslm/bridge/NativeLockException";
@@ -41,7 +44,7 @@ fn run_jni<'local, R>(
 ) -> R {
     let result = match catch_unwind(AssertUnwindSafe(|| body(env))) {
         Ok(result) => result,
-        Err(payload) => Err(BridgeError::Internal(panic_message(&*payload))),
+        Err(payload) => Err(BridgeError::panicked(&*payload)),
     };
     // A JNI failure may have left a Java exception pending; then Java must see that one, and
     // no other Java call is allowed until it is handled.
@@ -87,8 +90,9 @@ fn throw(env: &mut JNIEnv<'_>, error: &BridgeError) {
             env.throw_new("java/lang/IllegalArgumentException", error.message())
         }
         BridgeError::Handle(_) => env.throw_new("java/lang/IllegalStateException", error.message()),
-        BridgeError::Lock(_) => throw_lock_exception(env, error),
-        BridgeError::Internal(_) => throw_assertion_error(env, &error.message()),
+        BridgeError::Lock(_) | BridgeError::Internal(_) | BridgeError::CorePanic { .. } => {
+            throw_lock_exception(env, error)
+        }
     };
     if thrown.is_err() && !env.exception_check().unwrap_or(true) {
         // Could not even build the exception (out of memory?): fall back to the simplest one.
@@ -105,17 +109,6 @@ fn throw_lock_exception(env: &mut JNIEnv<'_>, error: &BridgeError) -> jni::error
         &[JValue::Int(error.code()), JValue::Object(&message), JValue::Object(&details)],
     )?;
     env.throw(JThrowable::from(exception))
-}
-
-fn throw_assertion_error(env: &mut JNIEnv<'_>, message: &str) -> jni::errors::Result<()> {
-    // AssertionError has no (String) constructor, only (Object).
-    let message = JObject::from(env.new_string(message)?);
-    let error = env.new_object(
-        "java/lang/AssertionError",
-        "(Ljava/lang/Object;)V",
-        &[JValue::Object(&message)],
-    )?;
-    env.throw(JThrowable::from(error))
 }
 
 fn java_string(
@@ -204,8 +197,9 @@ pub extern "system" fn Java_org_eslm_bridge_LockNative_call<'local>(
     })
 }
 
-/// `static native void testOnlyPanic(String message)`: panics on purpose, so tests can prove a
-/// panic reaches Java as an `AssertionError` and the JVM lives on. Not reachable over REST.
+/// `static native void testOnlyPanic(String message)`: panics on purpose (outside any partition),
+/// so tests can prove a panic reaches Java as a `NativeLockException` with the core-panic code
+/// and the JVM lives on. Not reachable over REST.
 #[no_mangle]
 pub extern "system" fn Java_org_eslm_bridge_LockNative_testOnlyPanic<'local>(
     mut env: JNIEnv<'local>,

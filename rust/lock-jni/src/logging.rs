@@ -41,16 +41,25 @@ pub fn install() {
     });
 }
 
-/// Inside a JVM: routes panic messages into the log queue instead of the node's stderr. Not
-/// used by Rust tests, whose harness reports failures through the default hook.
+/// Inside a JVM: routes panic messages, with the backtrace of the panicking thread, into the
+/// log queue instead of the node's stderr (the bridge then answers the call with its
+/// `CorePanic` code, docs/RELIABILITY.md). Not used by Rust tests, whose harness reports
+/// failures through the default hook.
 pub fn install_in_jvm() {
     static HOOKED: OnceCell<()> = OnceCell::new();
     install();
     HOOKED.get_or_init(|| {
         std::panic::set_hook(Box::new(|info| {
-            tracing::error!(target: "eslm::panic", "{info}");
+            let backtrace = std::backtrace::Backtrace::force_capture();
+            tracing::error!(target: "eslm::panic", "{}", panic_line(info, &backtrace));
         }));
     });
+}
+
+/// The log line of a panic: `lock core panic: <where and what>`, then `backtrace:` and the
+/// frames.
+pub fn panic_line(info: &dyn std::fmt::Display, backtrace: &dyn std::fmt::Display) -> String {
+    format!("lock core panic: {info}\nbacktrace:\n{backtrace}")
 }
 
 /// Takes every queued line, oldest first.

@@ -62,6 +62,17 @@ pub struct NodeCore {
     /// "Replication"): kept current by the primary's batches, opened as the live partition when
     /// this copy becomes the primary.
     standbys: RwLock<BTreeMap<u32, Standby>>,
+    /// Partitions in which the core panicked (docs/RELIABILITY.md, "A panic in the core"): out
+    /// of [`NodeCore::partitions`], since their tables may be inconsistent, and refused until
+    /// they are opened again (or closed).
+    failed: RwLock<BTreeMap<u32, FailedPartition>>,
+}
+
+/// A partition in which the core panicked: the epoch it served in and the panic's message.
+#[derive(Debug, Clone)]
+pub struct FailedPartition {
+    pub epoch: u64,
+    pub message: String,
 }
 
 impl NodeCore {
@@ -85,6 +96,7 @@ impl NodeCore {
             partitions: RwLock::new(partitions),
             grace_until: RwLock::new(BTreeMap::new()),
             standbys: RwLock::new(BTreeMap::new()),
+            failed: RwLock::new(BTreeMap::new()),
         })
     }
 
@@ -98,6 +110,28 @@ impl NodeCore {
         self.partitions.read().get(&id).cloned().ok_or_else(|| {
             LockError::invalid("partition", format!("partition [{id}] is not open on this node"))
         })
+    }
+
+    /// Marks partition `id` failed after a panic in it: it leaves the open partitions (nothing
+    /// reads, ticks or exports its table any more) and every call on it is refused until it is
+    /// opened again. Answers the epoch it served in; `None` when it was not open.
+    pub fn fail_partition(&self, id: u32, message: &str) -> Option<u64> {
+        let removed = self.partitions.write().remove(&id)?;
+        self.grace_until.write().remove(&id);
+        let epoch = removed.epoch();
+        let failed = FailedPartition { epoch, message: message.to_owned() };
+        self.failed.write().insert(id, failed);
+        tracing::error!(
+            partition = id,
+            epoch,
+            "lock partition failed after a panic in the core; refused until it is reopened"
+        );
+        Some(epoch)
+    }
+
+    /// Whether partition `id` failed after a panic (see [`NodeCore::fail_partition`]).
+    pub fn failed(&self, id: u32) -> Option<FailedPartition> {
+        self.failed.read().get(&id).cloned()
     }
 
     /// Every open partition with its id, in id order.
@@ -136,6 +170,7 @@ impl NodeCore {
         let snapshot = snapshot.as_ref().or(spec.snapshot);
         let epoch = spec.epoch;
         let mut partitions = self.partitions.write();
+        self.failed.write().remove(&id);
         match (partitions.get(&id), snapshot) {
             (Some(existing), None) => {
                 if epoch > existing.epoch() {
@@ -222,6 +257,7 @@ impl NodeCore {
     pub fn close_partition(&self, id: u32, export: bool) -> Option<PartitionSnapshot> {
         let removed = self.partitions.write().remove(&id);
         self.grace_until.write().remove(&id);
+        self.failed.write().remove(&id);
         let now = self.now();
         removed
             .map(|p| {

@@ -62,6 +62,7 @@ fn statuses_in_the_header_are_the_core_error_codes() {
         ErrorCode::LimitExceeded,
         ErrorCode::PartitionUnavailable,
         ErrorCode::Cancelled,
+        ErrorCode::CorePanic,
         ErrorCode::Internal,
     ];
     let expected: Vec<(String, i32)> =
@@ -79,6 +80,7 @@ fn statuses_in_the_header_are_the_core_error_codes() {
         ("LIMIT_EXCEEDED", 7),
         ("PARTITION_UNAVAILABLE", 8),
         ("CANCELLED", 9),
+        ("CORE_PANIC", 10),
         ("INTERNAL", 99),
     ];
     let got: Vec<(&str, i32)> = expected.iter().map(|(n, c)| (n.as_str(), *c)).collect();

@@ -138,6 +138,10 @@ impl LockTable {
         self.advance_to(now);
         let now = self.now;
         self.counters.acquires += 1;
+        #[cfg(feature = "fault-injection")]
+        for target in req.targets {
+            crate::fault::on_acquire(target.name);
+        }
         let mut plan = Plan::new();
         self.check_acquire(req, &mut plan, now)?;
         self.find_holdings(req.owner, &mut plan);

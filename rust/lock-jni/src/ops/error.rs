@@ -15,8 +15,13 @@ pub enum BridgeError {
     BadPayload(String),
     /// The handle is 0, unknown or closed.
     Handle(HandleError),
-    /// A bug: a panic was caught or an invariant broke.
+    /// A bug: an invariant broke (an answer could not be written).
     Internal(String),
+    /// A panic was caught: in `partition` (then marked failed in the node, see
+    /// [`crate::node::NodeCore::fail_partition`]) when the call was working on one, and in
+    /// `epoch` as the partition's tokens carried it. Also what every later call on that partition
+    /// answers until it is reopened.
+    CorePanic { partition: Option<u32>, epoch: Option<u64>, message: String },
 }
 
 impl BridgeError {
@@ -26,6 +31,16 @@ impl BridgeError {
             BridgeError::Lock(e) => e.code(),
             BridgeError::BadPayload(_) | BridgeError::Handle(_) => ErrorCode::InvalidArgument,
             BridgeError::Internal(_) => ErrorCode::Internal,
+            BridgeError::CorePanic { .. } => ErrorCode::CorePanic,
+        }
+    }
+
+    /// A panic caught outside any partition (see [`BridgeError::CorePanic`]).
+    pub fn panicked(payload: &(dyn std::any::Any + Send)) -> Self {
+        BridgeError::CorePanic {
+            partition: None,
+            epoch: None,
+            message: crate::panic_message(payload),
         }
     }
 
@@ -41,17 +56,30 @@ impl BridgeError {
             BridgeError::BadPayload(m) => format!("bad bridge payload: {m}"),
             BridgeError::Handle(e) => e.to_string(),
             BridgeError::Internal(m) => format!("lock core bug: {m}"),
+            BridgeError::CorePanic { partition: Some(p), message, .. } => format!(
+                "the lock core panicked in lock partition [{p}] ({message}); the partition is \
+                 refused until it is reopened from its replicated state"
+            ),
+            BridgeError::CorePanic { partition: None, message, .. } => {
+                format!("the lock core panicked ({message})")
+            }
         }
     }
 
     /// Structured details: `{"code", "message", ...}` plus the outcome's own fields (`field`,
-    /// `key`, `holders`, `owner`, `cycle`, `session`, `limit`, `retry_after_ms`, ...).
+    /// `key`, `holders`, `owner`, `cycle`, `session`, `limit`, `retry_after_ms`, ...; a core
+    /// panic: `partition` and `epoch`, null when the call worked on no partition).
     pub fn details(&self) -> Value {
         let mut v = json!({ "code": self.code(), "message": self.message() });
-        if let (BridgeError::Lock(e), Value::Object(target)) = (self, &mut v) {
-            if let Value::Object(source) = lock_details(e) {
-                target.extend(source);
+        let extra = match self {
+            BridgeError::Lock(e) => lock_details(e),
+            BridgeError::CorePanic { partition, epoch, .. } => {
+                json!({ "partition": partition, "epoch": epoch })
             }
+            _ => Value::Null,
+        };
+        if let (Value::Object(target), Value::Object(source)) = (&mut v, extra) {
+            target.extend(source);
         }
         v
     }

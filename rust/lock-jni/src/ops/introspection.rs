@@ -28,6 +28,7 @@ pub(super) fn list(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> 
     let filter: ListFilter = decode(args)?;
     let mut locks = Vec::new();
     for (id, p) in cx.core.partitions() {
+        cx.current = Some(id); // a panic in its listing fails this partition
         locks.extend(p.list_locks(&filter).into_iter().map(|l| (id, l)));
     }
     let size = if filter.size == 0 { DEFAULT_LIST_SIZE } else { filter.size };
@@ -46,6 +47,7 @@ pub(super) fn list(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> 
 pub(super) fn stats(cx: &mut Ctx<'_>, _args: &str) -> Result<String, BridgeError> {
     let mut partitions = Vec::new();
     for (id, p) in cx.core.partitions() {
+        cx.current = Some(id);
         partitions.push((id, p.stats()));
     }
     Ok(node_stats(&partitions).to_string())

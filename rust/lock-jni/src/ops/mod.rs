@@ -33,6 +33,7 @@ mod partitions;
 mod replication;
 mod sessions;
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use lock_core::{LockError, Partition};
@@ -56,12 +57,24 @@ pub(crate) struct Ctx<'a> {
     /// One reading of the node's clock for the whole call.
     now: u64,
     touched: Vec<Arc<Partition>>,
+    /// The partition the call is working on: the one a panic fails.
+    current: Option<u32>,
 }
 
 impl Ctx<'_> {
-    /// The addressed partition; the call's envelope will carry its events.
+    /// The addressed partition; the call's envelope will carry its events. A partition that
+    /// failed after a panic answers [`BridgeError::CorePanic`] until it is reopened.
     fn one(&mut self) -> Result<&Partition, BridgeError> {
-        let p = self.core.partition(partition_id(self.partition)?)?;
+        let id = partition_id(self.partition)?;
+        if let Some(failed) = self.core.failed(id) {
+            return Err(BridgeError::CorePanic {
+                partition: Some(id),
+                epoch: Some(failed.epoch),
+                message: format!("an earlier call panicked: {}", failed.message),
+            });
+        }
+        let p = self.core.partition(id)?;
+        self.current = Some(id);
         let at = self.touched.len();
         self.touched.push(p);
         Ok(&self.touched[at])
@@ -69,16 +82,32 @@ impl Ctx<'_> {
 }
 
 /// Runs `op` with `args_json` on `partition` of `core` and answers the envelope.
+///
+/// A panic fails only this call: it answers [`BridgeError::CorePanic`], and the partition the
+/// call was working on is marked failed in the node ([`NodeCore::fail_partition`]), because the
+/// panic may have left its table half changed (docs/RELIABILITY.md, "A panic in the core").
 pub fn call(
     core: &NodeCore,
     op: i32,
     partition: i32,
     args_json: &str,
 ) -> Result<String, BridgeError> {
-    let (_, handler) = dispatch::entry(op)?;
-    let mut cx = Ctx { core, partition, now: core.now(), touched: Vec::new() };
-    let result = handler(&mut cx, args_json)?;
-    envelope::write(&result, &cx.touched, || core.next_deadline_in())
+    let (which, handler) = dispatch::entry(op)?;
+    let mut cx = Ctx { core, partition, now: core.now(), touched: Vec::new(), current: None };
+    let answered = catch_unwind(AssertUnwindSafe(|| {
+        let result = handler(&mut cx, args_json)?;
+        envelope::write(&result, &cx.touched, || core.next_deadline_in())
+    }));
+    answered.unwrap_or_else(|payload| {
+        let message = crate::panic_message(&*payload);
+        let failed = cx.current.and_then(|id| Some((id, core.fail_partition(id, &message)?)));
+        tracing::error!(op = ?which, partition = ?cx.current, "lock core panicked: {message}");
+        Err(BridgeError::CorePanic {
+            partition: failed.map(|(id, _)| id),
+            epoch: failed.map(|(_, epoch)| epoch),
+            message,
+        })
+    })
 }
 
 fn decode<T: DeserializeOwned>(json: &str) -> Result<T, BridgeError> {

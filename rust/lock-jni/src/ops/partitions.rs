@@ -37,10 +37,12 @@ struct CloseArgs {
 pub(super) fn tick(cx: &mut Ctx<'_>, _args: &str) -> Result<String, BridgeError> {
     let now = cx.now;
     if cx.partition == ALL_PARTITIONS {
-        for (_, p) in cx.core.partitions() {
+        for (id, p) in cx.core.partitions() {
+            cx.current = Some(id); // a panic in its advance fails this partition
             p.advance(now);
             cx.touched.push(p);
         }
+        cx.current = None;
     } else {
         cx.one()?.advance(now);
     }

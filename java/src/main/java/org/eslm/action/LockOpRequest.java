@@ -22,9 +22,9 @@ import org.eslm.service.SessionIds;
  * One lock operation, already parsed and validated by its REST handler.
  *
  * <p>What Java itself reads — to route, to budget the routing, to cancel, to log — is a typed
- * field: the routing value, the lock key, an explicit {@code routing}, the routing values of a
- * multi-lock's keys, the session id, the wait, a force-release reason, the partition. The op's other arguments for the core (owner, mode,
- * lease, the lock list, ...) stay a map (strings, numbers, lists, maps) until the owner node
+ * field: the routing value, the lock key, the routing values of a multi-lock's keys, the session
+ * id, the wait, a force-release reason, the partition. The op's other arguments for the core
+ * (owner, mode, lease, the lock list, ...) stay a map (strings, numbers, lists, maps) until the owner node
  * hands them to the core in {@link #args()}, so JSON text is written once per request, at the
  * bridge (docs/ARCHITECTURE.md "The bridge").
  *
@@ -40,7 +40,6 @@ public final class LockOpRequest extends ActionRequest {
     private final NativeOp op;
     private final String routingValue;
     private final String key;
-    private final String routing;
     private final List<String> lockRoutingValues;
     private final String session;
     private final long waitMs;
@@ -53,7 +52,6 @@ public final class LockOpRequest extends ActionRequest {
         this.op = Objects.requireNonNull(f.op, "op");
         this.routingValue = f.routingValue;
         this.key = f.key;
-        this.routing = f.routing;
         this.lockRoutingValues = List.copyOf(f.lockRoutingValues);
         this.session = f.session;
         this.waitMs = f.waitMs;
@@ -68,7 +66,6 @@ public final class LockOpRequest extends ActionRequest {
         NativeOp op;
         String routingValue;
         String key;
-        String routing;
         List<String> lockRoutingValues = List.of();
         String session;
         long waitMs = NO_WAIT;
@@ -80,7 +77,7 @@ public final class LockOpRequest extends ActionRequest {
 
     /**
      * A request from a parsed REST body: {@code args} as the body parsers build them (the core's
-     * argument names); {@code key}, {@code routing}, {@code session} and {@code wait_ms} are taken
+     * argument names); {@code key}, {@code session} and {@code wait_ms} are taken
      * out into typed fields, the rest are the op's arguments.
      *
      * @param routingValue the value the request routes by ({@link RoutingValues}); {@code null} for node-local reads
@@ -92,7 +89,6 @@ public final class LockOpRequest extends ActionRequest {
         f.op = op;
         f.routingValue = routingValue;
         f.key = (String) rest.remove("key");
-        f.routing = (String) rest.remove("routing");
         f.session = (String) rest.remove("session");
         f.lockRoutingValues = lockRoutingValues(rest.get("locks"));
         f.waitMs = rest.remove("wait_ms") instanceof Number wait ? wait.longValue() : NO_WAIT;
@@ -108,7 +104,7 @@ public final class LockOpRequest extends ActionRequest {
         if (locks instanceof List<?> items) {
             for (Object item : items) {
                 Map<?, ?> lock = (Map<?, ?>) item;
-                values.add(RoutingValues.of(String.valueOf(lock.get("key")), (String) lock.get("scope"), null));
+                values.add(RoutingValues.of(String.valueOf(lock.get("key")), (String) lock.get("scope")));
             }
         }
         return values;
@@ -124,7 +120,6 @@ public final class LockOpRequest extends ActionRequest {
         f.op = op;
         f.routingValue = routingValue;
         f.key = key;
-        f.routing = routing;
         f.lockRoutingValues = lockRoutingValues;
         f.session = session;
         f.waitMs = waitMs;
@@ -150,7 +145,6 @@ public final class LockOpRequest extends ActionRequest {
         this.op = NativeOp.fromCode(in.readVInt());
         this.routingValue = in.readOptionalString();
         this.key = in.readOptionalString();
-        this.routing = in.readOptionalString();
         this.lockRoutingValues = in.readStringCollectionAsImmutableList();
         this.session = in.readOptionalString();
         this.waitMs = in.readZLong();
@@ -166,7 +160,6 @@ public final class LockOpRequest extends ActionRequest {
         out.writeVInt(op.code()); // the op's stable number, never its declaration order
         out.writeOptionalString(routingValue);
         out.writeOptionalString(key);
-        out.writeOptionalString(routing);
         out.writeStringCollection(lockRoutingValues);
         out.writeOptionalString(session);
         out.writeZLong(waitMs);
@@ -229,14 +222,9 @@ public final class LockOpRequest extends ActionRequest {
         return key;
     }
 
-    /** The {@code routing} the client gave, or {@code null}. */
-    public String routing() {
-        return routing;
-    }
-
     /**
      * What each key of a multi-lock routes by on its own (empty for other ops): the coordinator
-     * refuses a multi-lock whose keys span partitions unless the client gave a common {@code routing}.
+     * refuses a multi-lock whose keys span partitions (they need a common hash tag).
      */
     public List<String> lockRoutingValues() {
         return lockRoutingValues;
@@ -278,7 +266,6 @@ public final class LockOpRequest extends ActionRequest {
                 && op == that.op
                 && Objects.equals(routingValue, that.routingValue)
                 && Objects.equals(key, that.key)
-                && Objects.equals(routing, that.routing)
                 && lockRoutingValues.equals(that.lockRoutingValues)
                 && Objects.equals(session, that.session)
                 && waitMs == that.waitMs
@@ -291,6 +278,6 @@ public final class LockOpRequest extends ActionRequest {
     @Override
     public int hashCode() {
         return Objects.hash(
-                op, routingValue, key, routing, lockRoutingValues, session, waitMs, reason, waits, partition, opArgs);
+                op, routingValue, key, lockRoutingValues, session, waitMs, reason, waits, partition, opArgs);
     }
 }

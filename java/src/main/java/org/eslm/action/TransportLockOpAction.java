@@ -283,18 +283,18 @@ public abstract class TransportLockOpAction extends WiredTransportAction<LockOpR
                 if (keys != partition) {
                     throw new IllegalArgumentException(
                             "[session] lives in lock partition [" + partition + "] but the lock routes to [" + keys
-                                    + "]: " + "create the session with the same [routing] as its locks");
+                                    + "]: create the session with [routing] set to its locks' hash tag");
                 }
             }
             return partition;
         }
         int partition = table.partitionOf(request.routingValue());
-        if (request.op() == NativeOp.ACQUIRE_MANY && request.routingValue().isEmpty() == false) {
-            for (String lockRouting : request.lockRoutingValues()) {
-                if (request.routing() == null && table.size() > 1 && table.partitionOf(lockRouting) != partition) {
-                    throw new IllegalArgumentException(
-                            "[locks] span lock partitions; give them a common [routing] to lock them together");
-                }
+        for (String lockRouting : request.lockRoutingValues()) {
+            int other = table.partitionOf(lockRouting);
+            if (other != partition) {
+                throw new IllegalArgumentException("[locks] span lock partitions [" + partition + "] and [" + other
+                        + "]; keys locked together need a common hash tag, e.g. [{order-42}items] and"
+                        + " [{order-42}payment] (docs/API.md \"Partitions and hash tags\")");
             }
         }
         return partition;

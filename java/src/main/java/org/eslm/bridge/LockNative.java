@@ -13,7 +13,9 @@ import org.apache.logging.log4j.Logger;
  * The JNI surface of {@code libeslm.so}. Every method here is implemented in Rust inside one
  * wrapper that catches panics and throws exactly one exception: {@link IllegalArgumentException}
  * for bad input, {@link IllegalStateException} for a closed handle, {@link NativeLockException}
- * for lock outcomes and {@link AssertionError} for bugs.
+ * for lock outcomes, a panic in the core (code {@link NativeLockException#CORE_PANIC}) and other
+ * bugs ({@link NativeLockException#INTERNAL}). Never an {@link Error}: Elasticsearch halts the JVM
+ * when one reaches its threads (docs/RELIABILITY.md "A panic in the core").
  *
  * <p>Callers use {@link NativeLockCore}, which owns a handle; the raw methods stay package-private.
  */
@@ -64,7 +66,10 @@ public final class LockNative {
      */
     static native String call(long handle, int op, int partition, String argsJson);
 
-    /** Panics in Rust on purpose; tests prove the panic arrives as an {@link AssertionError}. */
+    /**
+     * Panics in Rust on purpose; tests prove the panic arrives as a {@link NativeLockException}
+     * with code {@link NativeLockException#CORE_PANIC}.
+     */
     static native void testOnlyPanic(String message);
 
     /**

@@ -69,6 +69,8 @@ public final class PartitionManager implements ClusterStateListener {
     private final Set<Integer> reusedEpoch = ConcurrentHashMap.newKeySet();
     /** Partitions being handed over to this node (state requested, not yet open). */
     private final Set<Integer> opening = ConcurrentHashMap.newKeySet();
+    /** The epoch of the last panic handled per partition (see {@link #corePanicked}). */
+    private final Map<Integer, Long> panicked = new ConcurrentHashMap<>();
     /** State of partitions this node lost, kept until the new owner fetches it. */
     private final Map<Integer, Map<String, Object>> handedOff = new ConcurrentHashMap<>();
     /**
@@ -114,6 +116,7 @@ public final class PartitionManager implements ClusterStateListener {
         this.threadPool = threadPool;
         this.partitionCount = partitionCount;
         this.grace = grace;
+        locks.onCorePanic(e -> threadPool.generic().execute(() -> corePanicked(e.partition(), e.epoch())));
     }
 
     @Override
@@ -204,6 +207,37 @@ public final class PartitionManager implements ClusterStateListener {
         } else if (opening.add(p)) {
             open(p, table.epoch(p), 0, BridgeJson.toJson(kept));
         }
+    }
+
+    /**
+     * The core panicked in partition {@code p}, served in {@code epoch} (docs/RELIABILITY.md "A
+     * panic in the core"). Its table may be inconsistent, so it is closed here without keeping its
+     * state for anyone, and this node's copy of its shard is failed: Elasticsearch promotes a
+     * replica, whose standby holds every committed change, or — with no other copy — recovers this
+     * copy from its persisted batches; either way in a higher primary term, so the partition reopens
+     * with its holders and its new tokens are above every earlier one. Once per partition and epoch
+     * (every call the failed partition refuses reports the same panic).
+     */
+    void corePanicked(int p, long epoch) {
+        if (p < 0 || epoch < 0 || Long.valueOf(epoch).equals(panicked.put(p, epoch))) {
+            return;
+        }
+        logger.error("the lock core panicked in lock partition [{}] in epoch [{}]; reopening it", p, epoch);
+        synchronized (handOffMutex) {
+            handedOff.remove(p);
+            if (Long.valueOf(epoch).equals(ownership.epochs().get(p))) {
+                closePartition(p, false);
+            }
+        }
+        IndexShard shard = LockShards.local(indices, clusterService.state(), p);
+        if (shard == null || shard.routingEntry().primary() == false || shard.getOperationPrimaryTerm() > epoch) {
+            logger.info(
+                    "lock partition [{}]: no primary copy here in epoch [{}] to fail; the cluster decides", p, epoch);
+            return;
+        }
+        String why = "the lock core panicked in lock partition [" + p + "] in epoch [" + epoch
+                + "]; failing its shard so that it reopens from its replicated state in a higher term";
+        shard.failShard(why, new IllegalStateException(why));
     }
 
     /** Closes a partition this node lost and keeps its state a while for the new owner to fetch. */

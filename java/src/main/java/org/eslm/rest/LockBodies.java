@@ -10,6 +10,7 @@ import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.xcontent.ObjectParser;
 import org.elasticsearch.xcontent.ObjectParser.ValueType;
 import org.elasticsearch.xcontent.ParseField;
+import org.elasticsearch.xcontent.XContentParseException;
 import org.elasticsearch.xcontent.XContentParser;
 import org.eslm.action.RoutingValues;
 import org.eslm.service.LockMode;
@@ -25,10 +26,10 @@ import org.eslm.service.LockSettings;
 final class LockBodies {
     private LockBodies() {}
 
-    /** A parsed body: the core's arguments, plus the routing value (which the core never sees). */
+    /** A parsed body: the core's arguments, plus what only Java reads (routing, reason). */
     static final class Args extends LinkedHashMap<String, Object> {
         private static final long serialVersionUID = 1L;
-        /** The client's explicit {@code routing}: for routing only, the core never sees it. */
+        /** A session's or a release-all's {@code routing}: for routing only, the core never sees it. */
         String routing;
         /** A force-release's {@code reason}: for the log only. */
         String reason;
@@ -134,9 +135,17 @@ final class LockBodies {
                     },
                     TOKEN);
         }
-        for (ObjectParser<Args, LockSettings.Values> p :
-                List.of(ACQUIRE, MULTI_ACQUIRE, RELEASE, MULTI_RELEASE, RENEW, SESSION_CREATE)) {
+        for (ObjectParser<Args, LockSettings.Values> p : List.of(MULTI_RELEASE, SESSION_CREATE)) {
             p.declareString((a, v) -> a.routing = v, ROUTING);
+        }
+        for (ObjectParser<Args, LockSettings.Values> p : List.of(ACQUIRE, MULTI_ACQUIRE, RELEASE, RENEW)) {
+            p.declareField(
+                    (a, v) -> {
+                        throw RoutingValues.routingRefused();
+                    },
+                    (parser, s) -> parser.text(),
+                    ROUTING,
+                    ValueType.VALUE);
         }
         LOCK_ITEM.declareString((a, v) -> a.put("key", v), KEY);
         RELEASE_ITEM.declareString((a, v) -> a.put("key", v), KEY);
@@ -153,12 +162,33 @@ final class LockBodies {
         FORCE_RELEASE.declareString((a, v) -> a.reason = v, REASON);
     }
 
+    /**
+     * Runs {@code p} over a body. A value our own checks refuse ({@code [field] ...}) fails as the
+     * {@code illegal_argument_exception} it is, not wrapped in the parser's
+     * {@code x_content_parse_exception}, which stays for bodies that are not JSON, unknown fields
+     * and JSON types a field never takes (docs/API.md "Errors").
+     */
+    static Args parse(ObjectParser<Args, LockSettings.Values> p, XContentParser body, LockSettings.Values settings)
+            throws IOException {
+        try {
+            return p.parse(body, settings);
+        } catch (XContentParseException e) {
+            for (Throwable cause = e.getCause(); cause != null; cause = cause.getCause()) {
+                if (cause instanceof IllegalArgumentException own
+                        && own instanceof XContentParseException == false
+                        && String.valueOf(own.getMessage()).startsWith("[")) {
+                    throw own;
+                }
+            }
+            throw e;
+        }
+    }
+
     /** Parses an acquire body for {@code key}; fills in the default wait. */
     static Args acquire(String key, XContentParser parser, LockSettings.Values settings) throws IOException {
-        Args args = ACQUIRE.parse(parser, settings).require("owner").durations(settings);
+        Args args = parse(ACQUIRE, parser, settings).require("owner").durations(settings);
         args.put("key", key);
         defaultWait(args, settings);
-        keepRouting(args);
         return args;
     }
 
@@ -166,23 +196,23 @@ final class LockBodies {
     static String routingValue(Args args) {
         if (args.get("locks") instanceof List<?> locks && locks.isEmpty() == false) {
             Map<?, ?> first = (Map<?, ?>) locks.get(0);
-            return RoutingValues.of(String.valueOf(first.get("key")), (String) first.get("scope"), args.routing);
+            return RoutingValues.of(String.valueOf(first.get("key")), (String) first.get("scope"));
         }
-        return RoutingValues.of((String) args.get("key"), (String) args.get("scope"), args.routing);
+        return RoutingValues.of((String) args.get("key"), (String) args.get("scope"));
     }
 
-    /** Checks {@code routing} and keeps it in the arguments for the coordinating node (which strips it). */
-    private static void keepRouting(Args args) {
+    /**
+     * The value a session or a release-all routes by: its {@code routing}, else its owner. Locks
+     * route by their keys alone ({@link RoutingValues}).
+     */
+    static String ownerRouting(Args args) {
         requireNonBlank("routing", args.routing);
-        if (args.routing != null) {
-            args.put("routing", args.routing);
-        }
+        return args.routing != null ? args.routing : (String) args.get("owner");
     }
 
     /** Parses a multi-lock body: at least one key, each named once. */
     static Args multiAcquire(XContentParser parser, LockSettings.Values settings) throws IOException {
-        Args args = MULTI_ACQUIRE
-                .parse(parser, settings)
+        Args args = parse(MULTI_ACQUIRE, parser, settings)
                 .require("owner")
                 .require("locks")
                 .durations(settings);
@@ -200,7 +230,6 @@ final class LockBodies {
             }
         }
         defaultWait(args, settings);
-        keepRouting(args);
         return args;
     }
 
@@ -211,17 +240,14 @@ final class LockBodies {
             XContentParser body,
             LockSettings.Values settings)
             throws IOException {
-        Args args = parser.parse(body, settings).require("owner").durations(settings);
+        Args args = parse(parser, body, settings).require("owner").durations(settings);
         args.put("key", key);
-        keepRouting(args);
         return args;
     }
 
     /** Parses a session body; the session lives in the partition of its routing (default: its owner). */
     static Args session(XContentParser body, LockSettings.Values settings) throws IOException {
-        Args args = SESSION_CREATE.parse(body, settings).require("owner").durations(settings);
-        keepRouting(args);
-        return args;
+        return parse(SESSION_CREATE, body, settings).require("owner").durations(settings);
     }
 
     /**
@@ -237,14 +263,16 @@ final class LockBodies {
 
     /** Parses a multi-release body: {@code locks} or {@code all: true}, not both. */
     static Args multiRelease(XContentParser parser, LockSettings.Values settings) throws IOException {
-        Args args = MULTI_RELEASE.parse(parser, settings).require("owner");
-        keepRouting(args);
+        Args args = parse(MULTI_RELEASE, parser, settings).require("owner");
         boolean all = Boolean.TRUE.equals(args.get("all"));
         if (all == args.containsKey("locks")) {
             throw new IllegalArgumentException("[locks] or [all: true] is required, not both");
         }
         if (all == false && ((List<?>) args.get("locks")).isEmpty()) {
             throw new IllegalArgumentException("[locks] must name at least one key");
+        }
+        if (all == false && args.routing != null) {
+            throw RoutingValues.routingRefused();
         }
         return args;
     }
@@ -273,22 +301,29 @@ final class LockBodies {
         if (parser.currentToken() == XContentParser.Token.VALUE_STRING) {
             return parser.text();
         }
-        if (parser.currentToken() == XContentParser.Token.VALUE_NUMBER
-                && (parser.numberType() == XContentParser.NumberType.INT
-                        || parser.numberType() == XContentParser.NumberType.LONG)) {
+        if (parser.currentToken() != XContentParser.Token.VALUE_NUMBER) {
+            throw new XContentParseException(
+                    parser.getTokenLocation(), "[priority] must be a number or a string, got [" + parser.text() + "]");
+        }
+        if (parser.numberType() == XContentParser.NumberType.INT
+                || parser.numberType() == XContentParser.NumberType.LONG) {
             return parser.longValue();
         }
         throw new IllegalArgumentException(
                 "[priority] must be an integer 0..9, [background] or [foreground], got [" + parser.text() + "]");
     }
 
-    /** A duration as written: a string, or a number (kept with its type). */
+    /**
+     * A duration as written: a string, or a number (kept with its type). Another JSON type is a
+     * parse error, as for every field (docs/API.md "Errors"); a bad value is checked later.
+     */
     private static Object rawValue(XContentParser parser, LockSettings.Values settings) throws IOException {
         return switch (parser.currentToken()) {
             case VALUE_NUMBER -> parser.numberValue();
             case VALUE_STRING -> parser.text();
             default ->
-                throw new IllegalArgumentException(
+                throw new XContentParseException(
+                        parser.getTokenLocation(),
                         "[" + parser.currentName() + "] must be a time value like [500ms], [2s] or [1m]");
         };
     }

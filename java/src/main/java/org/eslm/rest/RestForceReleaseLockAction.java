@@ -41,13 +41,16 @@ public final class RestForceReleaseLockAction extends LockRestHandler {
         LockBodies.Args args = new LockBodies.Args();
         if (request.hasContent()) {
             try (XContentParser parser = request.contentParser()) {
-                args = LockBodies.FORCE_RELEASE.parse(parser, settings.get());
+                args = LockBodies.parse(LockBodies.FORCE_RELEASE, parser, settings.get());
             }
         }
         String reason = args.reason;
         args.put("key", key);
         logger.warn("force-release of lock [{}] requested{}", key, reason == null ? "" : ", reason [" + reason + "]");
-        String routing = RoutingValues.of(key, (String) args.get("scope"), request.param("routing"));
+        if (request.hasParam("routing")) {
+            throw RoutingValues.routingRefused();
+        }
+        String routing = RoutingValues.of(key, (String) args.get("scope"));
         return send(
                 request,
                 client,

@@ -44,7 +44,10 @@ public final class RestGetLockAction extends LockRestHandler {
         if (key != null) {
             args.put("key", key);
             args.put("scope", scopeParam(request));
-            String routing = RoutingValues.of(key, (String) args.get("scope"), request.param("routing"));
+            if (request.hasParam("routing")) {
+                throw RoutingValues.routingRefused();
+            }
+            String routing = RoutingValues.of(key, (String) args.get("scope"));
             return send(request, client, TransportGetLockAction.TYPE, NativeOp.KEY_INFO, routing, args);
         }
         Map<String, Object> filter = listFilter(request);

@@ -45,8 +45,13 @@ public final class RestLockSessionAction extends LockRestHandler {
         if (id == null) {
             try (XContentParser parser = requiredParser(request)) {
                 LockBodies.Args args = LockBodies.session(parser, settings.get());
-                String routing = args.routing != null ? args.routing : (String) args.get("owner");
-                return send(request, client, TransportLockSessionAction.TYPE, NativeOp.SESSION_CREATE, routing, args);
+                return send(
+                        request,
+                        client,
+                        TransportLockSessionAction.TYPE,
+                        NativeOp.SESSION_CREATE,
+                        LockBodies.ownerRouting(args),
+                        args);
             }
         }
         boolean end = request.method() == DELETE;

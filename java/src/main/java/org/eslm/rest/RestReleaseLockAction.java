@@ -36,11 +36,8 @@ public final class RestReleaseLockAction extends LockRestHandler {
         try (XContentParser parser = requiredParser(request)) {
             if (key == null) {
                 LockBodies.Args args = LockBodies.multiRelease(parser, settings.get());
-                String routing = args.routing != null
-                        ? args.routing
-                        : args.get("locks") instanceof java.util.List<?> l
-                                ? LockBodies.routingValue(args)
-                                : (String) args.get("owner");
+                String routing =
+                        args.containsKey("locks") ? LockBodies.routingValue(args) : LockBodies.ownerRouting(args);
                 return send(request, client, TransportReleaseLockAction.TYPE, NativeOp.RELEASE_MANY, routing, args);
             }
             LockBodies.Args args = LockBodies.keyed(LockBodies.RELEASE, key, parser, settings.get());

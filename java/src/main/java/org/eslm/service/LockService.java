@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import java.util.function.IntConsumer;
 import java.util.function.Supplier;
 import org.apache.logging.log4j.LogManager;
@@ -92,6 +93,15 @@ public final class LockService implements Closeable {
      */
     public void connectReplication(ReplicationChannel channel, IntConsumer onBatchFailure) {
         commits.connect(channel, onBatchFailure);
+    }
+
+    /**
+     * Who learns that the core panicked in a partition (the cluster code: it closes the partition
+     * here and reopens it from its replicated state, docs/RELIABILITY.md "A panic in the core").
+     * Called on the thread of the failed call; the listener must not block.
+     */
+    public void onCorePanic(Consumer<LockCorePanicException> listener) {
+        client.onCorePanic(listener);
     }
 
     /** The settings in force. */

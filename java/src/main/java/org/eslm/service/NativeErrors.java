@@ -7,6 +7,7 @@ import org.elasticsearch.ElasticsearchStatusException;
 import org.elasticsearch.rest.RestStatus;
 import org.elasticsearch.tasks.TaskCancelledException;
 import org.eslm.bridge.NativeLockException;
+import org.eslm.bridge.NativeOp;
 
 /**
  * The one table from the core's stable error codes ({@code lock_core::ErrorCode}, the constants of
@@ -50,10 +51,27 @@ public final class NativeErrors {
                 new LockPartitionUnavailableException(message, number(details.get("retry_after_ms")));
             // The caller cancelled its wait (its HTTP client went away): Elasticsearch's own type.
             case NativeLockException.CANCELLED -> new TaskCancelledException(message);
+            case NativeLockException.CORE_PANIC ->
+                new LockCorePanicException(message, number(details.get("partition")), number(details.get("epoch")));
             default ->
                 new ElasticsearchStatusException(
                         "unexpected lock core outcome [" + code + "]: " + message, RestStatus.INTERNAL_SERVER_ERROR);
         };
+    }
+
+    /**
+     * A {@link Throwable} that is an {@link Error} thrown by a bridge call (the native side never
+     * throws one; a JVM error such as a stack overflow can still arise in the call) as a 500 that
+     * may travel to any Elasticsearch thread: Elasticsearch halts the JVM when an {@code Error}
+     * reaches one of its threads, even as the cause of an exception, so the error is not attached
+     * as the cause; its class, message and stack trace are carried over instead.
+     */
+    static RuntimeException fromError(NativeOp op, int partition, Error error) {
+        ElasticsearchStatusException e = new ElasticsearchStatusException(
+                "bridge call [" + op + "] on lock partition [" + partition + "] failed with [" + error + "]",
+                RestStatus.INTERNAL_SERVER_ERROR);
+        e.setStackTrace(error.getStackTrace());
+        return e;
     }
 
     /**

@@ -18,6 +18,7 @@ import org.eslm.WireTesting;
 import org.eslm.bridge.NativeOp;
 import org.eslm.service.DeadlockException;
 import org.eslm.service.LockConflictException;
+import org.eslm.service.LockCorePanicException;
 import org.eslm.service.LockException;
 import org.eslm.service.LockLimitExceededException;
 import org.eslm.service.LockNotHeldException;
@@ -39,14 +40,10 @@ class LockOpWireTest {
         NativeOp op = NativeOp.values()[r.nextInt(NativeOp.values().length)];
         Map<String, Object> args = WireTesting.genericMap(r);
         args.remove("key");
-        args.remove("routing");
         args.remove("session");
         args.remove("wait_ms");
         if (r.nextBoolean()) {
             args.put("key", WireTesting.string(r));
-        }
-        if (r.nextBoolean()) {
-            args.put("routing", WireTesting.string(r));
         }
         if (r.nextBoolean()) {
             args.put("session", r.nextInt(8) + "_" + WireTesting.string(r));
@@ -76,13 +73,14 @@ class LockOpWireTest {
     static LockException randomFailure(Random r) {
         String key = WireTesting.string(r);
         String message = WireTesting.string(r);
-        return switch (r.nextInt(7)) {
+        return switch (r.nextInt(8)) {
             case 0 -> new LockConflictException(message, key, List.of(WireTesting.string(r), WireTesting.string(r)));
             case 1 -> new LockNotHeldException(message, key, WireTesting.string(r));
             case 2 -> new LockWaitTimeoutException(message, key, r.nextInt(100_000));
             case 3 -> new DeadlockException(message, key, List.of(WireTesting.string(r), WireTesting.string(r)));
             case 4 -> new SessionNotFoundException(message, WireTesting.string(r));
             case 5 -> new LockLimitExceededException(message, "max_waiters_per_key", r.nextInt(1000));
+            case 6 -> new LockCorePanicException(message, r.nextInt(64), 1 + r.nextInt(1000));
             default -> new LockPartitionUnavailableException(message, r.nextInt(2) == 0 ? 0 : r.nextInt(60_000));
         };
     }
@@ -128,12 +126,10 @@ class LockOpWireTest {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("owner", "w");
         body.put("key", "k");
-        body.put("routing", "r");
         body.put("session", "3_6f1c2a9e4b7d03518ce2f09a7b64d1e5");
         body.put("wait_ms", 5000L);
         LockOpRequest request = LockOpRequest.of(NativeOp.ACQUIRE, "r", body);
         assertEquals("k", request.key());
-        assertEquals("r", request.routing());
         assertEquals("3_6f1c2a9e4b7d03518ce2f09a7b64d1e5", request.session());
         assertEquals(5000L, request.waitMs());
         assertTrue(request.waits());
@@ -144,18 +140,28 @@ class LockOpWireTest {
         assertEquals(
                 Map.of("owner", "w", "key", "k", "session", "6f1c2a9e4b7d03518ce2f09a7b64d1e5", "wait_ms", 4200L),
                 routed.args(),
-                "the core sees the key, its own session id and the wait left, never the routing");
+                "the core sees the key, its own session id and the wait left");
         assertTrue(routed.waits(), "a routed waiter stays cancellable");
 
         LockOpRequest many = LockOpRequest.of(
                 NativeOp.ACQUIRE_MANY,
                 "a",
-                Map.of("owner", "w", "locks", List.of(Map.of("key", "a"), Map.of("key", "/t/x", "scope", "tree"))));
-        assertEquals(List.of("a", "/t"), many.lockRoutingValues(), "a tree lock routes by its tree");
+                Map.of(
+                        "owner",
+                        "w",
+                        "locks",
+                        List.of(
+                                Map.of("key", "a"),
+                                Map.of("key", "/t/x", "scope", "tree"),
+                                Map.of("key", "{t}x"),
+                                Map.of("key", "/{t}x/y", "scope", "tree"))));
+        assertEquals(
+                List.of("a", "/t", "t", "t"),
+                many.lockRoutingValues(),
+                "a tree lock routes by its tree, a hash tag by the tag");
 
         LockOpRequest forceRelease = LockOpRequest.of(NativeOp.FORCE_RELEASE, "k", Map.of("key", "k"), "stuck worker");
         assertEquals("stuck worker", forceRelease.reason());
-        assertNull(forceRelease.routing(), "the reason has its own field, not the routing slot");
         assertEquals(Map.of("key", "k"), forceRelease.args());
     }
 

@@ -30,9 +30,12 @@ class LockNativeTest {
     }
 
     @Test
-    void panicInRustArrivesAsAssertionErrorAndTheJvmCarriesOn() {
-        AssertionError e = assertThrows(AssertionError.class, () -> LockNative.testOnlyPanic("deliberate test panic"));
+    void panicInRustArrivesAsTheCorePanicCodeNeverAnErrorAndTheJvmCarriesOn() {
+        NativeLockException e =
+                assertThrows(NativeLockException.class, () -> LockNative.testOnlyPanic("deliberate test panic"));
+        assertEquals(NativeLockException.CORE_PANIC, e.code());
         assertTrue(e.getMessage().contains("deliberate test panic"), e.getMessage());
+        assertTrue(e.detailsJson().contains("\"partition\":null"), e.detailsJson());
         try (NativeLockCore core = NativeLockCore.create("{}")) {
             assertTrue(
                     core.call(NativeOp.ACQUIRE, 0, ACQUIRE_A).contains("\"fencing_token\""),

@@ -85,7 +85,7 @@ class LockBodiesTest {
                 new Case("{\"owner\":\"w\",\"lease\":\"11m\"}", "[lease] must be at most [10m] (locks.lease.max)"),
                 new Case("{\"owner\":\"w\",\"lease\":1.5}", "[lease] must be whole milliseconds"),
                 new Case("{\"owner\":\"w\",\"priority\":1.5}", "[priority] must be an integer"),
-                new Case("{\"owner\":\"w\",\"routing\":\" \"}", "[routing] must not be blank"))) {
+                new Case("{\"owner\":\"w\",\"routing\":\"r\"}", "[routing] is not accepted on a lock"))) {
             Exception e =
                     assertThrows(Exception.class, () -> LockBodies.acquire("k", parser(c.body), DEFAULTS), c.body);
             String text = e.getMessage() + " / " + rootMessage(e);
@@ -121,6 +121,52 @@ class LockBodiesTest {
     }
 
     @Test
+    void ownChecksFailAsIllegalArgumentsAndJsonTypesAsParseErrors() {
+        IllegalArgumentException own = assertThrows(
+                IllegalArgumentException.class,
+                () -> LockBodies.acquire("k", parser("{\"owner\":\"w\",\"mode\":\"sideways\"}"), DEFAULTS));
+        assertTrue(own instanceof XContentParseException == false, "our own [mode] check is not a parse error");
+        assertTrue(own.getMessage().startsWith("[mode]"), own.getMessage());
+        assertThrows(
+                XContentParseException.class,
+                () -> LockBodies.acquire("k", parser("{\"owner\":\"w\",\"wait\":true}"), DEFAULTS),
+                "a JSON type [wait] never takes is a parse error");
+        XContentParseException type = assertThrows(
+                XContentParseException.class, () -> LockBodies.acquire("k", parser("{\"owner\":17}"), DEFAULTS));
+        assertTrue(type.getMessage().contains("owner"), type.getMessage());
+        assertThrows(
+                XContentParseException.class,
+                () -> LockBodies.acquire("k", parser("{\"owner\":\"w\",\"x\":1}"), DEFAULTS));
+    }
+
+    @Test
+    void routingIsRefusedOnLocksAndKeptForSessionsAndReleaseAll() throws IOException {
+        String refused = "[routing] is not accepted on a lock";
+        IllegalArgumentException multi = assertThrows(
+                IllegalArgumentException.class,
+                () -> LockBodies.multiAcquire(
+                        parser("{\"owner\":\"w\",\"routing\":\"r\",\"locks\":[{\"key\":\"a\"}]}"), DEFAULTS));
+        assertTrue(multi.getMessage().startsWith(refused), multi.getMessage());
+        IllegalArgumentException release = assertThrows(
+                IllegalArgumentException.class,
+                () -> LockBodies.multiRelease(
+                        parser("{\"owner\":\"w\",\"routing\":\"r\",\"locks\":[{\"key\":\"a\"}]}"), DEFAULTS));
+        assertTrue(release.getMessage().startsWith(refused), release.getMessage());
+        LockBodies.Args all =
+                LockBodies.multiRelease(parser("{\"owner\":\"w\",\"routing\":\"r\",\"all\":true}"), DEFAULTS);
+        assertEquals("r", LockBodies.ownerRouting(all), "release-all goes to the partition its routing names");
+        LockBodies.Args session = LockBodies.session(parser("{\"owner\":\"w\"}"), DEFAULTS);
+        assertEquals("w", LockBodies.ownerRouting(session), "a session without routing lives with its owner");
+        IllegalArgumentException blank = assertThrows(
+                IllegalArgumentException.class,
+                () -> LockBodies.ownerRouting(
+                        LockBodies.session(parser("{\"owner\":\"w\",\"routing\":\" \"}"), DEFAULTS)));
+        assertEquals("[routing] must not be blank", blank.getMessage());
+        assertTrue(
+                LockBodies.acquire("k", parser("{\"owner\":\"w\"}"), DEFAULTS).containsKey("routing") == false);
+    }
+
+    @Test
     void multiLockBodiesRefuseDuplicatesAndEmptyLists() {
         Exception dup = assertThrows(
                 Exception.class,
@@ -130,8 +176,8 @@ class LockBodiesTest {
         Exception empty = assertThrows(
                 Exception.class, () -> LockBodies.multiAcquire(parser("{\"owner\":\"w\",\"locks\":[]}"), DEFAULTS));
         assertTrue(rootMessage(empty).contains("[locks] must name at least one key"), rootMessage(empty));
-        XContentParseException noKey = assertThrows(
-                XContentParseException.class,
+        IllegalArgumentException noKey = assertThrows(
+                IllegalArgumentException.class,
                 () -> LockBodies.multiAcquire(parser("{\"owner\":\"w\",\"locks\":[{\"mode\":\"shared\"}]}"), DEFAULTS));
         assertTrue(rootMessage(noKey).contains("[key] is required"), rootMessage(noKey));
         Exception both = assertThrows(

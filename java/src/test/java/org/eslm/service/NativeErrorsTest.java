@@ -84,12 +84,39 @@ class NativeErrorsTest {
                         "lock_partition_unavailable_exception",
                         RestStatus.SERVICE_UNAVAILABLE,
                         "es.retry_after_ms",
-                        List.of("500")))) {
+                        List.of("500")),
+                new Case(
+                        NativeLockException.CORE_PANIC,
+                        Map.of("partition", 3, "epoch", 2),
+                        "lock_core_panic_exception",
+                        RestStatus.INTERNAL_SERVER_ERROR,
+                        "es.partition",
+                        List.of("3")))) {
             ElasticsearchException e = mapped(c.code, c.details);
             assertEquals(c.type, ElasticsearchException.getExceptionName(e), "code " + c.code);
             assertEquals(c.status, e.status(), "code " + c.code);
             assertEquals(c.value, e.getMetadata(c.metadata), "code " + c.code);
         }
+    }
+
+    @Test
+    void aCorePanicNamesItsPartitionAndEpochAndSurvivesTheTripToAnotherNode() {
+        LockCorePanicException e = assertInstanceOf(
+                LockCorePanicException.class,
+                NativeErrors.toException(NativeLockException.CORE_PANIC, "boom", Map.of("partition", 3, "epoch", 2)));
+        assertEquals(3, e.partition());
+        assertEquals(2, e.epoch());
+        LockCorePanicException rebuilt =
+                assertInstanceOf(LockCorePanicException.class, LockException.rebuild(LockException.describe(e)));
+        assertEquals(List.of("3"), rebuilt.getMetadata("es.partition"));
+        assertEquals(RestStatus.INTERNAL_SERVER_ERROR, rebuilt.status());
+        // A panic outside any partition (the bridge sends null): no partition to reopen.
+        java.util.HashMap<String, Object> none = new java.util.HashMap<>();
+        none.put("partition", null);
+        none.put("epoch", null);
+        LockCorePanicException outside = assertInstanceOf(
+                LockCorePanicException.class, NativeErrors.toException(NativeLockException.CORE_PANIC, "boom", none));
+        assertEquals(-1, outside.partition());
     }
 
     @Test
