@@ -53,20 +53,34 @@ def owner_of_partition(cluster, partition=0, seen=None):
     `seen`, a list, collects every (node, state) observed on the way, e.g. a passing grace."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        serving = []
-        for n in live(cluster):
-            try:
-                parts = http(n, "GET", "/_locks/_node/diagnostics", timeout=5).json()["core"]["partitions"]
-            except (requests.RequestException, KeyError):
-                continue
-            serving += [(n, p) for p in parts if p["id"] == partition]
+        serving = serving_nodes(live(cluster), partition)
         if seen is not None:
             seen.extend((n.name, p["state"]) for n, p in serving)
-        assert len(serving) <= 1, f"partition {partition} served by {[(n.name, p) for n, p in serving]}"
+        if len(serving) > 1:
+            # The nodes were asked one after another, so a hand-over that happened between two
+            # answers shows both. Ask again in the reverse order: a node seen serving before and
+            # after the others were is an overlap, a double owner.
+            again = serving_nodes([n for n, _ in reversed(serving)], partition)
+            assert len(again) <= 1, f"partition {partition} served by {[(n.name, p) for n, p in serving]}, " \
+                                    f"then by {[(n.name, p) for n, p in again]}"
+            continue
         if serving and serving[0][1]["state"] == "active":
             return serving[0][0], serving[0][1]["epoch"]
         time.sleep(0.2)
     raise AssertionError("no node serves the partition")
+
+
+def serving_nodes(nodes, partition):
+    """(node, partition entry) of each of `nodes` whose diagnostics say it serves `partition`,
+    asked in the order given."""
+    serving = []
+    for n in nodes:
+        try:
+            parts = http(n, "GET", "/_locks/_node/diagnostics", timeout=5).json()["core"]["partitions"]
+        except (requests.RequestException, KeyError):
+            continue
+        serving += [(n, p) for p in parts if p["id"] == partition]
+    return serving
 
 
 def live(cluster):

@@ -175,11 +175,15 @@ class LockClient:
     def session_create(self, owner: str | None, **fields) -> requests.Response:
         return self.call("POST", "/_locks/_session", self._body(owner, fields))
 
-    def session_keepalive(self, session_id: str) -> requests.Response:
-        return self.call("POST", f"/_locks/_session/{enc(session_id)}/_keepalive")
+    def session_keepalive(self, session_id: str, owner: str | None, **fields) -> requests.Response:
+        """Keep-alive names the session's owner in the body, as release does (`None`: no body)."""
+        body = None if owner is None and not fields else self._body(owner, fields)
+        return self.call("POST", f"/_locks/_session/{enc(session_id)}/_keepalive", body)
 
-    def session_delete(self, session_id: str) -> requests.Response:
-        return self.call("DELETE", f"/_locks/_session/{enc(session_id)}")
+    def session_delete(self, session_id: str, owner: str | None, **fields) -> requests.Response:
+        """Ending a session names its owner in the body (`None`: no body)."""
+        body = None if owner is None and not fields else self._body(owner, fields)
+        return self.call("DELETE", f"/_locks/_session/{enc(session_id)}", body)
 
     # -- reading ----------------------------------------------------------------------------
 

@@ -40,6 +40,8 @@ MULTI = "/_locks/_acquire"
 MREL = "/_locks/_release"
 SESS = "/_locks/_session"
 ME = "$INTRUDER"
+# A session id of the issued form (partition 0, 32 hex digits) that no node issued.
+GUESSED = "0_00000000000000000000000000000001"
 E_ACUTE_257 = "é" * 257   # 257 characters, 514 bytes: too long although under 512 characters
 
 
@@ -275,10 +277,29 @@ CASES = [
     _c("multi-unknown-session", "POST", MULTI,
        {"owner": ME, "locks": [{"key": "$FREE"}], "session": "no-such-session"}, None, 404,
        NO_SESSION),
-    _c("keepalive-unknown-session", "POST", "/_locks/_session/no-such-session/_keepalive", None,
+    _c("keepalive-unknown-session", "POST", "/_locks/_session/no-such-session/_keepalive",
+       {"owner": ME}, None, 404, NO_SESSION),
+    _c("delete-unknown-session", "DELETE", "/_locks/_session/no-such-session", {"owner": ME},
        None, 404, NO_SESSION),
-    _c("delete-unknown-session", "DELETE", "/_locks/_session/no-such-session", None, None, 404,
-       NO_SESSION),
+    _c("keepalive-guessed-session", "POST", f"{SESS}/{GUESSED}/_keepalive", {"owner": ME}, None,
+       404, NO_SESSION, GUESSED),
+    _c("delete-guessed-session", "DELETE", f"{SESS}/{GUESSED}", {"owner": ME}, None, 404,
+       NO_SESSION, GUESSED),
+    _c("keepalive-no-partition", "POST", f"{SESS}/9999{GUESSED[1:]}/_keepalive", {"owner": ME},
+       None, 404, NO_SESSION),
+    _c("keepalive-no-body", "POST", f"{SESS}/{GUESSED}/_keepalive", None, None, 400, ILLEGAL,
+       "owner"),
+    _c("delete-no-body", "DELETE", f"{SESS}/{GUESSED}", None, None, 400, ILLEGAL, "owner"),
+    _c("keepalive-no-owner", "POST", f"{SESS}/{GUESSED}/_keepalive", {}, None, 400, ILLEGAL,
+       "[owner] is required"),
+    _c("delete-no-owner", "DELETE", f"{SESS}/{GUESSED}", {}, None, 400, ILLEGAL,
+       "[owner] is required"),
+    _c("delete-routing-field", "DELETE", f"{SESS}/{GUESSED}", {"owner": ME, "routing": "r"},
+       None, 400, PARSE, "lock_session_end_request", "routing"),
+    _c("keepalive-unknown-field", "POST", f"{SESS}/{GUESSED}/_keepalive",
+       {"owner": ME, "ttl": "5s"}, None, 400, PARSE, "lock_session_keepalive_request", "ttl"),
+    _c("delete-owner-not-a-string", "DELETE", f"{SESS}/{GUESSED}", {"owner": 7}, None, 400,
+       PARSE, "owner"),
     _c("force-release-free-key", "POST", "/_locks/$FREE/_force_release", {}, None, 404,
        NOT_HELD),
     # query parameters
@@ -379,7 +400,7 @@ def test_too_many_keys_in_one_request_is_refused_naming_locks(locks):
 def test_a_request_for_a_dead_session_changes_nothing(locks):
     me = unique("owner")
     sid = ok(locks.session_create(me, ttl="30s"))["session"]
-    ok(locks.session_delete(sid))
+    ok(locks.session_delete(sid, me))
     k = unique()
     assert_error(locks.acquire(k, me, session=sid), 404, "session_not_found_exception")
     assert locks.state(k)["holders"] == []
@@ -441,7 +462,10 @@ class Fuzzer:
         self.rng = rng
         self.keys = keys
         self.owners = owners
-        self.sessions: list[str] = ["no-such-session"]
+        # Ids that name no session (made up, and guessed in the issued form); created ones are
+        # added with their owners.
+        self.sessions: list[str] = ["no-such-session", "0_" + "%032x" % rng.getrandbits(128)]
+        self.session_owners: dict[str, str] = {}
 
     def text(self, max_len: int = 20) -> str:
         """Random unicode: control characters, non-BMP, lone surrogates (escaped by json)."""
@@ -539,6 +563,13 @@ class Fuzzer:
             self.maybe(body, "ttl", ["200ms", "1s", "3s", 500, "-1s", "x"])
         return body, key
 
+    def session_owner_body(self, sid: str) -> dict:
+        """A keep-alive or end body: usually the session's own owner, else another one."""
+        owner = self.session_owners.get(sid)
+        if owner is None or self.rng.random() < 0.3:
+            owner = self.rng.choice(self.owners)
+        return {"owner": owner}
+
     def mutate(self, body: dict) -> dict:
         r = self.rng
         for _ in range(r.choice([0, 0, 1, 1, 2, 3])):
@@ -600,16 +631,20 @@ def test_fuzzed_bodies_get_2xx_or_4xx_and_the_sentinel_survives(single_node, loc
 
     for i in range(FUZZ_BODIES):
         endpoint = rng.choice(endpoints)
-        body, key = fz.valid(endpoint if endpoint in ("acquire", "release", "renew",
-                                                       "multi_acquire", "multi_release",
-                                                       "session") else "acquire")
+        sid_raw = rng.choice(fz.sessions + [fz.text(5) or "s"])
+        if endpoint in ("keepalive", "session_delete"):
+            body, key = fz.session_owner_body(sid_raw), None
+        else:
+            body, key = fz.valid(endpoint if endpoint in ("acquire", "release", "renew",
+                                                           "multi_acquire", "multi_release",
+                                                           "session") else "acquire")
         body = fz.mutate(body)
         if body.get("owner") == sentinel_owner:
             body["owner"] = owners[0]
         if rng.random() < 0.05:
             key = fz.text(rng.choice([1, 10, 300]))  # random unicode key in the URL
         path_key = enc(key or rng.choice(keys))
-        sid = enc(rng.choice(fz.sessions + [fz.text(5) or "s"]))
+        sid = enc(sid_raw)
         method, path = {
             "acquire": ("POST", f"/_locks/{path_key}/_acquire"),
             "release": ("POST", f"/_locks/{path_key}/_release"),
@@ -633,7 +668,7 @@ def test_fuzzed_bodies_get_2xx_or_4xx_and_the_sentinel_survives(single_node, loc
         if endpoint == "force_release":
             body = rng.choice([{}, {"reason": fz.text(8)}, {"reason": 5}, {"owner": "x"},
                                {"scope": rng.choice(["key", "tree", "x"])}])
-        raw = None if method in ("GET", "DELETE") or endpoint == "keepalive" else fz.encode(body)
+        raw = None if method == "GET" or rng.random() < 0.02 else fz.encode(body)
         try:
             r = locks.call(method, path, raw=raw, timeout=15)
         except Exception as e:  # a hang or a dropped connection is a failure too
@@ -651,6 +686,7 @@ def test_fuzzed_bodies_get_2xx_or_4xx_and_the_sentinel_survives(single_node, loc
                 granted_owners.add(answer["owner"])
             if endpoint == "session" and "session" in answer:
                 fz.sessions.append(answer["session"])
+                fz.session_owners[answer["session"]] = answer["owner"]
 
     print(f"fuzz seed {FUZZ_SEED}: {FUZZ_BODIES} requests, statuses {sorted(statuses.items())}")
     assert statuses.get(200, 0) > 0, f"the fuzzer never produced a valid request: {statuses}"
@@ -663,8 +699,8 @@ def test_fuzzed_bodies_get_2xx_or_4xx_and_the_sentinel_survives(single_node, loc
     ok(locks.renew(sentinel_key, sentinel_owner, fencing_token=sentinel["fencing_token"]))
 
     # clean up whatever valid bodies acquired, then prove the node still serves normally
-    for sid in fz.sessions[1:]:
-        locks.session_delete(sid)
+    for sid, owner in fz.session_owners.items():
+        locks.session_delete(sid, owner)
     for owner in granted_owners | set(owners):
         r = locks.multi_release(owner, all=True)
         assert r.status_code in (200, 404), r.text

@@ -389,7 +389,7 @@ def test_session_expiry_frees_all_its_locks_and_drops_its_waiters(locks):
     assert elapsed < 10, "the dropped waiter was answered at expiry, not at the end of its wait"
     assert locks.waiters(blocked) == [] and locks.holders(blocked) == [other]
     assert locks.holders(k2) == [] and locks.holders(tree, scope="tree") == []
-    assert_error(locks.session_keepalive(sid), 404, "session_not_found_exception")
+    assert_error(locks.session_keepalive(sid, me), 404, "session_not_found_exception")
     ok(locks.release(k1, nxt))
     ok(locks.release(blocked, other))
 
@@ -401,10 +401,10 @@ def test_keepalive_keeps_a_short_session_alive(locks):
     ok(locks.acquire(k, me, session=sid))
     end = time.monotonic() + 1.8
     while time.monotonic() < end:
-        ok(locks.session_keepalive(sid))
+        ok(locks.session_keepalive(sid, me))
         time.sleep(0.2)
     assert locks.holders(k) == [me]
-    assert ok(locks.session_delete(sid))["released"] == [k]
+    assert ok(locks.session_delete(sid, me))["released"] == [k]
 
 
 # --- disconnects ----------------------------------------------------------------------------

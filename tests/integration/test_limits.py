@@ -166,9 +166,9 @@ def test_max_sessions_per_owner_then_max_sessions(lc):
     refused(lc.session_create("s-owner-3", ttl="60s"), "locks.limits.max_sessions")
     k = unique("k")
     ok(lc.acquire(k, "s-owner-1", session=s1[0]))
-    ok(lc.session_keepalive(s1[0]))
-    for sid in s1 + s2:
-        ok(lc.session_delete(sid))
+    ok(lc.session_keepalive(s1[0], "s-owner-1"))
+    for sid, owner in [(s, "s-owner-1") for s in s1] + [(s, "s-owner-2") for s in s2]:
+        ok(lc.session_delete(sid, owner))
     assert lc.holders(k) == []
     after = memory(lc)
     print(f"\nmax_sessions: memory_bytes before={before} at_cap(6 sessions)={at_cap} after_end={after}")

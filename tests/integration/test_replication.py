@@ -154,8 +154,8 @@ def test_a_key_lives_in_one_partition_and_keys_locked_together_share_a_hash_tag(
         for k in keys:
             info = http(n, "GET", f"/_locks/{k}").json()
             assert [h["owner"] for h in info["holders"]] == ["tenant"], info
-    assert http(node, "POST", f"/_locks/_session/{session}/_keepalive").status_code == 200
-    assert http(node, "DELETE", f"/_locks/_session/{session}").status_code == 200
+    assert http(node, "POST", f"/_locks/_session/{session}/_keepalive", {"owner": "tenant"}).status_code == 200
+    assert http(node, "DELETE", f"/_locks/_session/{session}", {"owner": "tenant"}).status_code == 200
     for k in keys:
         assert http(node, "GET", f"/_locks/{k}").json()["holders"] == []
 
@@ -177,6 +177,10 @@ def killed_owner_keeps_holders(cluster, owner, epoch):
     tokens = [take(a, counted, "counter")]
     assert http(a, "POST", f"/_locks/{counted}/_release", {"owner": "counter"}).status_code == 200
     tokens.append(take(a, held, "holder", lease="2m"))
+    s = http(a, "POST", "/_locks/_session", {"owner": "tenant", "ttl": "2m", "routing": held})
+    assert s.status_code == 200, s.text
+    session = s.json()["session"]
+    assert session.startswith("0_"), session
     waiter = Waiter(b, held, "waiter")
     assert waiters_of(a, held) == ["waiter"]
 
@@ -201,6 +205,13 @@ def killed_owner_keeps_holders(cluster, owner, epoch):
         for n, verb, who in ((b, "_renew", "holder"), (a, "_release", "holder")):
             r = http(n, "POST", f"/_locks/{held}/{verb}", {"owner": who})
             assert r.status_code == 200, f"{verb} through {n.name}: {r.status_code} {r.text}"
+        # The session came through the promotion under the same (secret) id, still owner-checked.
+        r = http(b, "POST", f"/_locks/_session/{session}/_keepalive", {"owner": "intruder"})
+        assert (r.status_code, r.json()["error"]["type"]) == (404, "session_not_found_exception"), r.text
+        r = http(b, "POST", f"/_locks/_session/{session}/_keepalive", {"owner": "tenant"})
+        assert r.status_code == 200 and r.json()["session"] == session, r.text
+        r = http(a, "DELETE", f"/_locks/_session/{session}", {"owner": "tenant"})
+        assert r.status_code == 200 and r.json()["ended"] is True, r.text
         granted = waiter.granted()
         assert granted["owner"] == "waiter" and granted["fencing_token"] > first, (granted, first)
         r = http(b, "POST", f"/_locks/{held}/_release", {"owner": "waiter"})

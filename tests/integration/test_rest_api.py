@@ -222,7 +222,7 @@ def test_session_create_keepalive_acquire_and_delete(locks):
     assert isinstance(sid, str) and sid and s["owner"] == me
     assert 25_000 < s["ttl_ms"] <= 30_000
 
-    ka = ok(locks.session_keepalive(sid))
+    ka = ok(locks.session_keepalive(sid, me))
     assert ka["session"] == sid and 25_000 < ka["ttl_ms"] <= 30_000
 
     k1, k2 = unique(), unique()
@@ -231,20 +231,21 @@ def test_session_create_keepalive_acquire_and_delete(locks):
     ok(locks.multi_acquire(me, [{"key": k2}], session=sid))
     assert locks.holders(k1) == [me] and locks.holders(k2) == [me]
 
-    ended = ok(locks.session_delete(sid))
+    ended = ok(locks.session_delete(sid, me))
     assert ended["ended"] is True and ended["session"] == sid
     assert sorted(ended["released"]) == sorted([k1, k2])
     assert locks.holders(k1) == [] and locks.holders(k2) == []
 
-    assert_error(locks.session_keepalive(sid), 404, "session_not_found_exception")
-    assert_error(locks.session_delete(sid), 404, "session_not_found_exception")
+    assert_error(locks.session_keepalive(sid, me), 404, "session_not_found_exception")
+    assert_error(locks.session_delete(sid, me), 404, "session_not_found_exception")
     assert_error(locks.acquire(unique(), me, session=sid), 404, "session_not_found_exception")
 
 
 def test_session_default_ttl(locks):
-    s = ok(locks.session_create(unique("owner")))
+    me = unique("owner")
+    s = ok(locks.session_create(me))
     assert s["ttl_ms"] > 0
-    ok(locks.session_delete(s["session"]))
+    ok(locks.session_delete(s["session"], me))
 
 
 # --- GET /_locks/{key} ----------------------------------------------------------------------

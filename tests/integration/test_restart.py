@@ -5,6 +5,8 @@ than every token before (docs/ARCHITECTURE.md "Replication", "Durability modes")
 
 from __future__ import annotations
 
+import re
+
 from lockclient import LockClient, ok
 
 
@@ -28,11 +30,14 @@ def test_a_restarted_node_brings_back_holders_sessions_and_larger_tokens(restart
         holders = lc.state(key)["holders"]
         assert [(h["owner"], h["fencing_token"]) for h in holders] == [(owner, token)], holders
         assert holders[0]["lease_ms"] > 9 * 60_000, "the lease counts from the restart"
-    ok(lc.call("POST", f"/_locks/_session/{session}/_keepalive"))
+    assert re.fullmatch(r"0_[0-9a-f]{32}", session), session
+    intruder = lc.session_keepalive(session, "worker-1")
+    assert (intruder.status_code, intruder.json()["error"]["type"]) == (404, "session_not_found_exception")
+    assert ok(lc.session_keepalive(session, "worker-2"))["session"] == session, "the same id after the restart"
     ok(lc.renew("restart-held", "worker-1"))
     after = ok(lc.acquire("restart-counted", "worker-3"))
     assert after["fencing_token"] > issued
     diag = ok(lc.diagnostics())["core"]["partitions"]
     assert [p["state"] for p in diag] == ["active"], "no grace: the state was restored"
-    ok(lc.call("DELETE", f"/_locks/_session/{session}"))
+    ok(lc.session_delete(session, "worker-2"))
     assert lc.state("restart-session")["holders"] == []

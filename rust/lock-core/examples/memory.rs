@@ -10,7 +10,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 
-use lock_core::{AcquireOutcome, AcquireRequest, Config, LockTable, ReleaseRequest};
+use lock_core::{AcquireOutcome, AcquireRequest, Config, LockTable, ReleaseRequest, SessionId};
 
 struct Counting;
 
@@ -109,7 +109,9 @@ fn waiters_and_sessions(t: &mut LockTable, reqs: &[AcquireRequest]) {
     let (est1, live1) = (t.memory().total, LIVE.load(Ordering::SeqCst));
     let mut sessions = Vec::with_capacity(n);
     for i in 0..n {
-        sessions.push(t.create_session(&format!("s-{i:07}"), None, 0).expect("session").session);
+        let id = SessionId::from_u128(i as u128 + 1);
+        sessions
+            .push(t.create_session(&format!("s-{i:07}"), None, id, 0).expect("session").session);
     }
     let session_ids: isize = sessions.iter().map(|s| s.capacity() as isize).sum();
     let live = LIVE.load(Ordering::SeqCst) - live1 - session_ids - (n * 24) as isize;
@@ -117,8 +119,8 @@ fn waiters_and_sessions(t: &mut LockTable, reqs: &[AcquireRequest]) {
     for w in waiters {
         t.cancel(w, 0).expect("queued");
     }
-    for s in &sessions {
-        t.end_session(s, 0).expect("open");
+    for (i, s) in sessions.iter().enumerate() {
+        t.end_session(s, &format!("s-{i:07}"), 0).expect("open");
     }
     t.drain_events();
 }

@@ -67,7 +67,8 @@ pub use table::{
     PartitionDelta, PartitionSnapshot, ReleasedLock, SessionSnapshot, MAX_TIME, SCAN_BUDGET,
 };
 pub use types::{
-    FencingToken, Millis, Priority, PriorityValue, Scope, WaiterId, MAX_KEY_BYTES, MAX_OWNER_BYTES,
+    FencingToken, Millis, Priority, PriorityValue, Scope, SessionId, WaiterId, MAX_KEY_BYTES,
+    MAX_OWNER_BYTES,
 };
 pub use validate::{tree_ancestors, validate_key, validate_owner, validate_tree_path};
 

@@ -20,7 +20,7 @@ use crate::request::{
 };
 use crate::stats::PartitionStats;
 use crate::table::{FullState, ListFilter, ListPage, LockTable, PartitionDelta, PartitionSnapshot};
-use crate::types::{FencingToken, Millis, Scope, WaiterId};
+use crate::types::{FencingToken, Millis, Scope, SessionId, WaiterId};
 
 /// One partition of the lock space, safe to share between threads.
 #[derive(Debug)]
@@ -141,19 +141,30 @@ impl Partition {
         &self,
         owner: &str,
         ttl_ms: Option<Millis>,
+        id: SessionId,
         now: Millis,
     ) -> Result<SessionInfo, LockError> {
-        self.table.lock().create_session(owner, ttl_ms, now)
+        self.table.lock().create_session(owner, ttl_ms, id, now)
     }
 
     /// See [`LockTable::keepalive`].
-    pub fn keepalive(&self, session: &str, now: Millis) -> Result<SessionInfo, LockError> {
-        self.table.lock().keepalive(session, now)
+    pub fn keepalive(
+        &self,
+        session: &str,
+        owner: &str,
+        now: Millis,
+    ) -> Result<SessionInfo, LockError> {
+        self.table.lock().keepalive(session, owner, now)
     }
 
     /// See [`LockTable::end_session`].
-    pub fn end_session(&self, session: &str, now: Millis) -> Result<SessionEnded, LockError> {
-        self.table.lock().end_session(session, now)
+    pub fn end_session(
+        &self,
+        session: &str,
+        owner: &str,
+        now: Millis,
+    ) -> Result<SessionEnded, LockError> {
+        self.table.lock().end_session(session, owner, now)
     }
 
     /// See [`LockTable::advance`].

@@ -4,6 +4,8 @@
 //! [`crate::LockError`], lives in `validate.rs`), so the error, event, request and answer
 //! modules can all use them without an import cycle.
 
+use std::fmt;
+
 use serde::{Deserialize, Serialize};
 
 /// Monotonic time in milliseconds, as given by the caller's clock.
@@ -129,6 +131,67 @@ impl FencingToken {
     }
 }
 
+/// A session's id: 128 bits the caller of [`crate::LockTable::create_session`] draws from a
+/// secure random source, shown as 32 lowercase hex digits.
+///
+/// The id is the session's only credential besides its owner's name, so it must not be
+/// guessable; and the core must stay deterministic (every history replays exactly, see
+/// docs/LOCK_CORE.md), so it never draws randomness itself: the bridge reads the OS's
+/// (`rust/lock-jni`, `ops/sessions.rs`) and hands the id in, and tests hand in fixed ones. The
+/// table only refuses an id that is already in use.
+///
+/// Two words rather than one `u128`, so that records holding it keep 8-byte alignment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SessionId {
+    hi: u64,
+    lo: u64,
+}
+
+impl SessionId {
+    /// Digits of the text form.
+    const HEX_DIGITS: usize = 32;
+
+    /// The id whose 128 bits are `bits`.
+    pub const fn from_u128(bits: u128) -> Self {
+        SessionId { hi: (bits >> 64) as u64, lo: bits as u64 }
+    }
+
+    /// The id of 16 (random) bytes, big-endian.
+    pub const fn from_bytes(bytes: [u8; 16]) -> Self {
+        Self::from_u128(u128::from_be_bytes(bytes))
+    }
+
+    /// The id's 128 bits.
+    pub const fn as_u128(self) -> u128 {
+        ((self.hi as u128) << 64) | self.lo as u128
+    }
+
+    /// The id written as [`fmt::Display`] writes it: exactly 32 lowercase hex digits. Anything
+    /// else (upper case, a sign, a prefix, another length) is no id at all, so a caller can
+    /// never name a session by part of its id.
+    pub fn parse(text: &str) -> Option<SessionId> {
+        if text.len() != Self::HEX_DIGITS {
+            return None;
+        }
+        let mut bits = 0u128;
+        for b in text.bytes() {
+            let digit = match b {
+                b'0'..=b'9' => b - b'0',
+                b'a'..=b'f' => b - b'a' + 10,
+                _ => return None,
+            };
+            bits = (bits << 4) | u128::from(digit);
+        }
+        Some(Self::from_u128(bits))
+    }
+}
+
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:016x}{:016x}", self.hi, self.lo)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,5 +205,31 @@ mod tests {
         assert!(b > a, "a later epoch outranks any counter of an earlier one");
         let top = FencingToken::new(FencingToken::MAX_EPOCH, FencingToken::MAX_COUNTER);
         assert!(top.0 <= i64::MAX as u64, "tokens must fit an Elasticsearch version");
+    }
+
+    #[test]
+    fn session_ids_print_as_32_lowercase_hex_digits_and_parse_back_only_so() {
+        let id = SessionId::from_u128(0x6f1c_2a9e_4b7d_0351_8ce2_f09a_7b64_d1e5);
+        assert_eq!(id.to_string(), "6f1c2a9e4b7d03518ce2f09a7b64d1e5");
+        assert_eq!(SessionId::parse(&id.to_string()), Some(id));
+        let small = SessionId::from_u128(1);
+        assert_eq!(small.to_string(), "00000000000000000000000000000001");
+        assert_eq!(SessionId::parse(&small.to_string()), Some(small));
+        assert_eq!(SessionId::from_bytes([0xff; 16]).as_u128(), u128::MAX);
+        for bad in [
+            "",
+            "1",
+            "6f1c2a9e4b7d03518ce2f09a7b64d1e",
+            "6f1c2a9e4b7d03518ce2f09a7b64d1e5f",
+            "6F1C2A9E4B7D03518CE2F09A7B64D1E5",
+            "+f1c2a9e4b7d03518ce2f09a7b64d1e5",
+            " 6f1c2a9e4b7d03518ce2f09a7b64d1e",
+            "0x1c2a9e4b7d03518ce2f09a7b64d1e5",
+            "6f1c2a9e4b7d0351-ce2f09a7b64d1e5",
+            "1099511627778",
+            "6f1c2a9e4b7d03518ce2f09a7b64d1\u{e9}",
+        ] {
+            assert_eq!(SessionId::parse(bad), None, "{bad:?}");
+        }
     }
 }

@@ -8,6 +8,7 @@ mod common;
 use common::*;
 use lock_core::{
     AcquireRequest, ErrorCode, LockError, LockTable, Mode, MultiReleaseRequest, RenewRequest,
+    SessionId,
 };
 
 use Mode::{Exclusive as X, Shared as S};
@@ -88,16 +89,17 @@ fn max_sessions_and_max_sessions_per_owner_refuse_new_sessions_only() {
         c.limits.max_sessions = 3;
         c.limits.max_sessions_per_owner = 2;
     });
-    let s1 = t.create_session("o1", Some(5_000), 0).expect("first").session;
-    t.create_session("o1", Some(5_000), 0).expect("second");
-    let e = t.create_session("o1", Some(5_000), 0).expect_err("per owner");
+    let s1 =
+        t.create_session("o1", Some(5_000), SessionId::from_u128(1), 0).expect("first").session;
+    t.create_session("o1", Some(5_000), SessionId::from_u128(2), 0).expect("second");
+    let e = t.create_session("o1", Some(5_000), SessionId::from_u128(3), 0).expect_err("per owner");
     assert_eq!(limit_of(&e), "max_sessions_per_owner");
-    t.create_session("o2", Some(5_000), 0).expect("other owner");
-    let e = t.create_session("o3", Some(5_000), 0).expect_err("partition");
+    t.create_session("o2", Some(5_000), SessionId::from_u128(4), 0).expect("other owner");
+    let e = t.create_session("o3", Some(5_000), SessionId::from_u128(5), 0).expect_err("partition");
     assert_eq!(limit_of(&e), "max_sessions");
-    t.keepalive(&s1, 1).expect("keep-alive still works");
-    t.end_session(&s1, 2).expect("ending still works");
-    t.create_session("o1", Some(5_000), 3).expect("room again");
+    t.keepalive(&s1, "o1", 1).expect("keep-alive still works");
+    t.end_session(&s1, "o1", 2).expect("ending still works");
+    t.create_session("o1", Some(5_000), SessionId::from_u128(6), 3).expect("room again");
     check(&t);
 }
 
@@ -125,7 +127,7 @@ fn memory_cap_refuses_new_work_keeps_holders_and_memory_returns_to_baseline() {
     assert!(full.keys > 0 && full.owners > 0 && full.locks > 0 && full.deadlines > 0, "{full:?}");
     let w = t.acquire(&waiting("key-0000", "late", X, 1_000), 0).expect_err("no waiting");
     assert_eq!(limit_of(&w), "max_memory");
-    let s = t.create_session("late", None, 0).expect_err("no session");
+    let s = t.create_session("late", None, SessionId::from_u128(7), 0).expect_err("no session");
     assert_eq!(limit_of(&s), "max_memory");
     renew(&mut t, "key-0000", "owner-0", 1);
     assert!(grant(&mut t, &req("key-0001", "owner-1", X), 1).reentrant);
@@ -149,9 +151,9 @@ fn memory_estimate_follows_waiters_sessions_and_tree_locks() {
     assert!(queued.waiters > 0 && queued.total > one_lock.total);
     t.cancel(q.waiter_id, 1).expect("queued");
     assert_eq!(t.memory().waiters, 0);
-    let s = t.create_session("c", None, 1).expect("session").session;
+    let s = t.create_session("c", None, SessionId::from_u128(8), 1).expect("session").session;
     assert!(t.memory().sessions > 0);
-    t.end_session(&s, 2).expect("open");
+    t.end_session(&s, "c", 2).expect("open");
     assert_eq!(t.memory().sessions, 0);
     grant(&mut t, &tree("/t/a/b", "d", X), 2);
     let tree_lock = t.memory();

@@ -590,6 +590,7 @@ fn run(ops: Vec<(u64, Op)>) -> Result<(), String> {
     PENDING.with(|p| p.borrow_mut().clear());
     let mut t = LockTable::with_config(1, config()).map_err(|e| e.to_string())?;
     let mut m = Model::default();
+    let mut sessions_made = 0;
     for (dt, op) in ops {
         m.now += dt;
         t.advance(m.now);
@@ -742,13 +743,16 @@ fn run(ops: Vec<(u64, Op)>) -> Result<(), String> {
             Op::Session { owner, ttl } => {
                 let owner = OWNERS[owner];
                 if !m.sessions.contains_key(owner) {
-                    let s = t.create_session(owner, Some(ttl), now).map_err(|e| e.to_string())?;
+                    sessions_made += 1;
+                    let id = common::sid(sessions_made);
+                    let s =
+                        t.create_session(owner, Some(ttl), id, now).map_err(|e| e.to_string())?;
                     m.sessions.insert(owner.to_owned(), (s.session, now + ttl, ttl));
                 }
             }
             Op::Keepalive { owner } => {
                 if let Some((id, _, ttl)) = m.sessions.get(OWNERS[owner]).cloned() {
-                    let s = t.keepalive(&id, now).map_err(|e| e.to_string())?;
+                    let s = t.keepalive(&id, OWNERS[owner], now).map_err(|e| e.to_string())?;
                     if s.ttl_ms != ttl {
                         return Err("session ttl changed".into());
                     }
@@ -757,7 +761,7 @@ fn run(ops: Vec<(u64, Op)>) -> Result<(), String> {
             }
             Op::EndSession { owner } => {
                 if let Some((id, _, _)) = m.sessions.remove(OWNERS[owner]) {
-                    t.end_session(&id, now).map_err(|e| e.to_string())?;
+                    t.end_session(&id, OWNERS[owner], now).map_err(|e| e.to_string())?;
                     m.drop_session_locks(&id);
                 }
             }

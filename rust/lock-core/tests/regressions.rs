@@ -11,7 +11,7 @@ use lock_core::{AcquireRequest, Mode, Scope};
 #[test]
 fn regression_upgrade_with_session_made_lease_endless() {
     let mut t = table();
-    let s = t.create_session("o", Some(20), 0).expect("session");
+    let s = t.create_session("o", Some(20), sid(1), 0).expect("session");
     grant(
         &mut t,
         &AcquireRequest { lease_ms: Some(10), ..req("k", "o", Mode::IntentionShared) },
@@ -251,14 +251,14 @@ fn regression_deadlock_victim_whose_blocked_key_was_freed() {
 fn regression_ending_a_session_never_grants_one_of_its_own_waiters() {
     let mut t = table();
     grant(&mut t, &req("k", "other", Mode::Shared), 0);
-    let s = t.create_session("b", Some(1_000), 0).expect("session");
+    let s = t.create_session("b", Some(1_000), sid(1), 0).expect("session");
     let in_session = |mode| AcquireRequest {
         session: Some(s.session.clone()),
         ..waiting("k", "b", mode, 60_000)
     };
     queue(&mut t, &in_session(Mode::Exclusive), 1);
     queue(&mut t, &in_session(Mode::Shared), 2);
-    t.end_session(&s.session, 3).expect("end");
+    t.end_session(&s.session, "b", 3).expect("end");
     let info = t.key_info("k", 3).expect("info");
     assert_eq!(info.holders.iter().map(|h| h.owner.as_str()).collect::<Vec<_>>(), ["other"]);
     assert!(info.waiters.is_empty());

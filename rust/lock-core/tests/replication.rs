@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{grant, queue, release, req, table_with, waiting};
+use common::{grant, queue, release, req, sid, table_with, waiting};
 use lock_core::{
     AcquireRequest, LockError, LockItem, LockTable, Mode, MultiAcquireRequest, MultiOutcome,
     PartitionSnapshot, ReleaseRequest, RenewRequest, Scope, Standby,
@@ -52,7 +52,7 @@ fn tracking_is_off_by_default_and_take_refuses_then() {
 fn a_take_lists_grants_releases_sessions_and_the_counter() {
     let (mut t, mut s) = pair(0);
     let g = grant(&mut t, &req("k", "a", Mode::Exclusive), 10);
-    let sess = t.create_session("b", Some(5_000), 10).expect("session");
+    let sess = t.create_session("b", Some(5_000), sid(1), 10).expect("session");
     let d = t.take_changes(20).expect("on");
     assert_eq!((d.seq, d.epoch, d.counter), (1, 1, 1));
     assert_eq!(d.locks.len(), 1);
@@ -64,7 +64,7 @@ fn a_take_lists_grants_releases_sessions_and_the_counter() {
     assert_in_sync(&t, &s, 20);
 
     release(&mut t, "k", "a", 30);
-    t.end_session(&sess.session, 30).expect("end");
+    t.end_session(&sess.session, "b", 30).expect("end");
     let d = t.take_changes(30).expect("on");
     assert_eq!(d.seq, 2);
     assert!(d.locks.is_empty() && d.sessions.is_empty());
@@ -141,7 +141,7 @@ fn removing_an_unknown_token_is_fine() {
 #[test]
 fn ending_a_session_removes_its_locks_on_the_standby() {
     let (mut t, mut s) = pair(0);
-    let sess = t.create_session("a", Some(1_000), 0).expect("session");
+    let sess = t.create_session("a", Some(1_000), sid(1), 0).expect("session");
     let r = AcquireRequest { session: Some(sess.session.clone()), ..req("k", "a", Mode::Shared) };
     grant(&mut t, &r, 1);
     sync(&mut t, &mut s, 1);
@@ -154,7 +154,7 @@ fn ending_a_session_removes_its_locks_on_the_standby() {
     assert_eq!((s.held_locks(), s.sessions()), (0, 0));
     // And the session's expiry on the primary reaches the standby.
     let (mut t, mut s) = pair(0);
-    let sess = t.create_session("a", Some(1_000), 0).expect("session");
+    let sess = t.create_session("a", Some(1_000), sid(1), 0).expect("session");
     let r = AcquireRequest { session: Some(sess.session.clone()), ..req("k", "a", Mode::Shared) };
     grant(&mut t, &r, 1);
     sync(&mut t, &mut s, 1);
@@ -169,7 +169,7 @@ fn ending_a_session_removes_its_locks_on_the_standby() {
 fn leases_count_down_on_the_standby_from_the_apply() {
     let (mut t, mut s) = pair(0);
     grant(&mut t, &AcquireRequest { lease_ms: Some(1_000), ..req("k", "a", Mode::Exclusive) }, 0);
-    let sess = t.create_session("b", Some(2_000), 0).expect("session");
+    let sess = t.create_session("b", Some(2_000), sid(1), 0).expect("session");
     let r =
         AcquireRequest { session: Some(sess.session.clone()), ..req("j", "b", Mode::Exclusive) };
     grant(&mut t, &r, 0);
@@ -193,7 +193,7 @@ fn leases_count_down_on_the_standby_from_the_apply() {
 fn renew_keepalive_upgrade_and_downgrade_reach_the_standby() {
     let (mut t, mut s) = pair(0);
     let g = grant(&mut t, &req("k", "a", Mode::Shared), 0);
-    let sess = t.create_session("b", Some(1_000), 0).expect("session");
+    let sess = t.create_session("b", Some(1_000), sid(1), 0).expect("session");
     sync(&mut t, &mut s, 0);
     let renew = RenewRequest {
         key: "k".into(),
@@ -202,7 +202,7 @@ fn renew_keepalive_upgrade_and_downgrade_reach_the_standby() {
         ..Default::default()
     };
     t.renew(&renew, 10).expect("renew");
-    t.keepalive(&sess.session, 10).expect("keepalive");
+    t.keepalive(&sess.session, "b", 10).expect("keepalive");
     let d = t.take_changes(10).expect("on");
     assert_eq!((d.locks.len(), d.sessions.len()), (1, 1));
     s.apply(&d, 10).expect("apply");
@@ -252,7 +252,7 @@ fn a_promoted_standby_has_every_holder_no_grace_and_larger_tokens() {
     let (mut t, mut s) = pair(0);
     let a = grant(&mut t, &req("k", "a", Mode::Exclusive), 0);
     queue(&mut t, &waiting("k", "w", Mode::Exclusive, 10_000), 0);
-    let sess = t.create_session("b", Some(60_000), 0).expect("session");
+    let sess = t.create_session("b", Some(60_000), sid(1), 0).expect("session");
     let r =
         AcquireRequest { session: Some(sess.session.clone()), ..req("j", "b", Mode::Exclusive) };
     let b = grant(&mut t, &r, 0);
@@ -264,7 +264,7 @@ fn a_promoted_standby_has_every_holder_no_grace_and_larger_tokens() {
     assert_eq!(p.waiting(), 0, "waiters are not replicated");
     let info = p.key_info("k", 1_000).expect("info");
     assert_eq!(info.holders[0].fencing_token, a.fencing_token);
-    p.keepalive(&sess.session, 1_000).expect("the session survives");
+    p.keepalive(&sess.session, "b", 1_000).expect("the session survives");
     let release_b = ReleaseRequest {
         key: "j".into(),
         owner: "b".into(),

@@ -98,6 +98,8 @@ struct Run {
     /// The standby applies this long after the primary's take (its clock runs behind).
     skew: Millis,
     sessions: HashMap<usize, String>,
+    /// Sessions created so far: the next one's id is `common::sid` of it.
+    sessions_made: u64,
     max_token: FencingToken,
     last_delta: Option<PartitionDelta>,
 }
@@ -122,6 +124,7 @@ impl Run {
             now: 0,
             skew,
             sessions: HashMap::new(),
+            sessions_made: 0,
             max_token: FencingToken(0),
             last_delta: None,
         }
@@ -223,18 +226,20 @@ impl Run {
                 let _ = self.primary.force_release(&key, scope, now);
             }
             Op::Session { owner, ttl } => {
-                if let Ok(s) = self.primary.create_session(OWNERS[owner], Some(ttl), now) {
+                self.sessions_made += 1;
+                let id = common::sid(self.sessions_made);
+                if let Ok(s) = self.primary.create_session(OWNERS[owner], Some(ttl), id, now) {
                     self.sessions.insert(owner, s.session);
                 }
             }
             Op::Keepalive { owner } => {
                 if let Some(s) = self.session(owner) {
-                    let _ = self.primary.keepalive(&s, now);
+                    let _ = self.primary.keepalive(&s, OWNERS[owner], now);
                 }
             }
             Op::EndSession { owner } => {
                 if let Some(s) = self.sessions.remove(&owner) {
-                    let _ = self.primary.end_session(&s, now);
+                    let _ = self.primary.end_session(&s, OWNERS[owner], now);
                 }
             }
             Op::Advance => self.primary.advance(now),

@@ -82,7 +82,7 @@ fn bad_input_is_refused_naming_the_field_without_touching_state() {
     assert_eq!(field(t.acquire(&r, 0)), Some("priority"));
     let r = AcquireRequest { lease_ms: Some(0), ..req("k", "a", X) };
     assert_eq!(field(t.acquire(&r, 0)), Some("lease_ms"));
-    assert_eq!(t.create_session("o", Some(0), 0).expect_err("ttl").field(), Some("ttl_ms"));
+    assert_eq!(t.create_session("o", Some(0), sid(1), 0).expect_err("ttl").field(), Some("ttl_ms"));
     let r = DowngradeRequest { key: "k".into(), owner: "a".into(), mode: X, ..Default::default() };
     assert!(matches!(t.downgrade(&r, 0), Err(LockError::NotHeld { .. })));
     assert_eq!(t.held_keys(), 0);
@@ -604,12 +604,12 @@ fn three_owner_cycle_is_found() {
 #[test]
 fn session_locks_share_one_keepalive_and_expire_together() {
     let mut t = table();
-    let s = t.create_session("o", Some(100), 0).expect("session");
+    let s = t.create_session("o", Some(100), sid(1), 0).expect("session");
     let with_s = |k: &str| AcquireRequest { session: Some(s.session.clone()), ..req(k, "o", X) };
     let g = grant(&mut t, &with_s("k1"), 0);
     assert_eq!(g.session.as_deref(), Some(s.session.as_str()));
     grant(&mut t, &with_s("k2"), 0);
-    t.keepalive(&s.session, 90).expect("keepalive");
+    t.keepalive(&s.session, "o", 90).expect("keepalive");
     t.advance(150);
     assert_eq!(t.held_locks(), 2, "kept alive");
     let qb = queue(&mut t, &waiting("k1", "b", X, 1000), 150);
@@ -621,7 +621,7 @@ fn session_locks_share_one_keepalive_and_expire_together() {
     assert!(ev
         .iter()
         .any(|e| e.waiter_id() == Some(qb.waiter_id) && matches!(e, Event::Granted { .. })));
-    assert!(matches!(t.keepalive(&s.session, 191), Err(LockError::SessionNotFound { .. })));
+    assert!(matches!(t.keepalive(&s.session, "o", 191), Err(LockError::SessionNotFound { .. })));
     check(&t);
 }
 
@@ -629,11 +629,11 @@ fn session_locks_share_one_keepalive_and_expire_together() {
 fn ending_a_session_releases_its_locks_and_drops_its_waiters() {
     let mut t = table();
     grant(&mut t, &req("busy", "x", X), 0);
-    let s = t.create_session("o", Some(1000), 0).expect("session");
+    let s = t.create_session("o", Some(1000), sid(1), 0).expect("session");
     let sess = |r: AcquireRequest| AcquireRequest { session: Some(s.session.clone()), ..r };
     grant(&mut t, &sess(req("k", "o", X)), 0);
     let q = queue(&mut t, &sess(waiting("busy", "o", X, 500)), 1);
-    let ended = t.end_session(&s.session, 2).expect("end");
+    let ended = t.end_session(&s.session, "o", 2).expect("end");
     assert_eq!(ended.released, ["k"]);
     assert_eq!(ended.dropped_waiters, 1);
     let ev = t.drain_events();
@@ -651,9 +651,10 @@ fn session_must_exist_and_belong_to_the_owner() {
     assert_eq!(t.acquire(&r, 0).expect_err("unknown").code(), ErrorCode::SessionNotFound);
     let r = AcquireRequest { session: Some("not-a-number".into()), ..req("k", "o", X) };
     assert_eq!(t.acquire(&r, 0).expect_err("unknown").code(), ErrorCode::SessionNotFound);
-    let s = t.create_session("other", None, 0).expect("session");
+    let s = t.create_session("other", None, sid(1), 0).expect("session");
     let r = AcquireRequest { session: Some(s.session), ..req("k", "o", X) };
-    assert_eq!(t.acquire(&r, 0).expect_err("foreign").field(), Some("session"));
+    let foreign = t.acquire(&r, 0).expect_err("foreign");
+    assert_eq!(foreign.code(), ErrorCode::SessionNotFound, "as an unknown one: {foreign}");
 }
 
 // ---- fencing, epochs, grace ------------------------------------------------------------------
@@ -782,7 +783,7 @@ fn export_import_keeps_holders_sessions_and_rising_tokens() {
     let mut t = LockTable::new(3).expect("t");
     let g = grant(&mut t, &AcquireRequest { lease_ms: Some(1000), ..req("k", "a", X) }, 0);
     grant(&mut t, &tree("/t/x", "b", S), 0);
-    let s = t.create_session("c", Some(500), 0).expect("session");
+    let s = t.create_session("c", Some(500), sid(1), 0).expect("session");
     grant(&mut t, &AcquireRequest { session: Some(s.session.clone()), ..req("s", "c", X) }, 0);
     queue(&mut t, &waiting("k", "w", X, 100), 10);
     let snap = t.export();
@@ -803,7 +804,7 @@ fn export_import_keeps_holders_sessions_and_rising_tokens() {
     let fresh = grant(&mut n, &req("new", "z", X), 50_000);
     assert!(fresh.fencing_token > g.fencing_token);
     assert_eq!(fresh.fencing_token.epoch(), 4);
-    n.keepalive(&s.session, 50_100).expect("session survived");
+    n.keepalive(&s.session, "c", 50_100).expect("session survived");
     let reentrant = grant(&mut n, &req("k", "a", X), 50_100);
     assert_eq!(reentrant.fencing_token, g.fencing_token, "the holder keeps its token");
     // Same epoch: the counter carries on.

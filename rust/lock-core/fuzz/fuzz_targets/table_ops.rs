@@ -14,7 +14,7 @@
 use libfuzzer_sys::fuzz_target;
 use lock_core::{
     AcquireRequest, Config, DowngradeRequest, LockItem, LockTable, MultiAcquireRequest,
-    MultiReleaseRequest, PriorityValue, ReleaseRequest, RenewRequest, Scope, ALL_MODES,
+    MultiReleaseRequest, PriorityValue, ReleaseRequest, RenewRequest, Scope, SessionId, ALL_MODES,
 };
 use serde::Deserialize;
 
@@ -41,9 +41,9 @@ enum Call {
     Downgrade(DowngradeRequest),
     Cancel(u64),
     Advance(u64),
-    Session { owner: String, ttl_ms: Option<u64> },
-    Keepalive(String),
-    EndSession(String),
+    Session { owner: String, ttl_ms: Option<u64>, id: u64 },
+    Keepalive { session: String, owner: String },
+    EndSession { session: String, owner: String },
     Info { key: String, scope: Scope },
 }
 
@@ -118,18 +118,21 @@ fn run_ops(data: &[u8]) {
             }
             9 => match y % 4 {
                 0 => {
-                    if let Ok(s) = t.create_session(owner, Some(u64::from(x) + 1), now) {
+                    // Ids from the input: a repeated one exercises the "in use" refusal.
+                    let id = SessionId::from_u128(u128::from(x) << 64 | u128::from(y));
+                    if let Ok(s) = t.create_session(owner, Some(u64::from(x) + 1), id, now) {
                         sessions.push(s.session);
                     }
                 }
                 1 => {
                     if let Some(s) = sessions.last() {
-                        let _ = t.keepalive(s, now);
+                        // Any owner of the pool: a wrong one must change nothing.
+                        let _ = t.keepalive(s, owner, now);
                     }
                 }
                 2 => {
                     if let Some(s) = sessions.pop() {
-                        let _ = t.end_session(&s, now);
+                        let _ = t.end_session(&s, owner, now);
                     }
                 }
                 _ => {
@@ -166,9 +169,11 @@ fn run_json(data: &[u8]) {
                 now = now.saturating_add(dt);
                 t.advance(now);
             }
-            Call::Session { owner, ttl_ms } => drop(t.create_session(&owner, ttl_ms, now)),
-            Call::Keepalive(s) => drop(t.keepalive(&s, now)),
-            Call::EndSession(s) => drop(t.end_session(&s, now)),
+            Call::Session { owner, ttl_ms, id } => {
+                drop(t.create_session(&owner, ttl_ms, SessionId::from_u128(id.into()), now))
+            }
+            Call::Keepalive { session, owner } => drop(t.keepalive(&session, &owner, now)),
+            Call::EndSession { session, owner } => drop(t.end_session(&session, &owner, now)),
             Call::Info { key, scope } => drop(t.key_info_scoped(&key, scope, now)),
         }
         for e in t.drain_events() {

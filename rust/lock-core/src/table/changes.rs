@@ -18,7 +18,7 @@ use super::records::{LockIdx, SessIdx};
 use super::snapshot::{LockSnapshot, PartitionSnapshot, SessionSnapshot};
 use super::LockTable;
 use crate::error::LockError;
-use crate::types::{FencingToken, Scope};
+use crate::types::{FencingToken, Scope, SessionId};
 
 /// What a primary changed since its previous take, for its replicas.
 ///
@@ -76,8 +76,8 @@ pub struct FullState {
 pub(super) struct Changes {
     locks: Vec<LockIdx>,
     released: Vec<ReleasedLock>,
-    sessions: Vec<u64>,
-    ended: Vec<u64>,
+    sessions: Vec<SessionId>,
+    ended: Vec<SessionId>,
 }
 
 impl LockTable {
@@ -125,7 +125,7 @@ impl LockTable {
 
     /// Notes a session created or kept alive.
     #[inline]
-    pub(super) fn note_session(&mut self, id: u64) {
+    pub(super) fn note_session(&mut self, id: SessionId) {
         if let Some(c) = self.changes.as_mut() {
             c.sessions.push(id);
         }
@@ -133,7 +133,7 @@ impl LockTable {
 
     /// Notes a session ended or expired.
     #[inline]
-    pub(super) fn note_session_end(&mut self, id: u64) {
+    pub(super) fn note_session_end(&mut self, id: SessionId) {
         if let Some(c) = self.changes.as_mut() {
             c.ended.push(id);
         }
@@ -179,7 +179,7 @@ impl LockTable {
             locks,
             released,
             sessions,
-            ended_sessions: ended.iter().map(u64::to_string).collect(),
+            ended_sessions: ended.iter().map(SessionId::to_string).collect(),
         })
     }
 

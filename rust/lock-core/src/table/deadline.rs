@@ -4,7 +4,7 @@
 
 use std::cmp::Reverse;
 
-use super::records::{Dirty, LockIdx, NO_SESSION};
+use super::records::{Dirty, LockIdx, SessIdx, NO_SESSION};
 use super::LockTable;
 use crate::event::{CancelReason, Event};
 use crate::types::{Millis, WaiterId};
@@ -22,9 +22,18 @@ const STALE_SLACK: usize = 1024;
 /// an entry left behind by a renewal is recognised as stale.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum DeadlineKind {
-    Lease { lock: LockIdx, token: u64 },
-    Wait { waiter: WaiterId },
-    Session { id: u64 },
+    Lease {
+        lock: LockIdx,
+        token: u64,
+    },
+    Wait {
+        waiter: WaiterId,
+    },
+    /// A session by its slot: an entry outlives its session only as a stale one, since a slot
+    /// reused by a later session is live only at that session's own expiry.
+    Session {
+        idx: SessIdx,
+    },
 }
 
 /// One entry of the deadline heap (a min-heap through `Reverse`).
@@ -55,7 +64,7 @@ impl LockTable {
             match d.kind {
                 DeadlineKind::Lease { lock, .. } => self.expire_lease(lock, &mut dirty),
                 DeadlineKind::Wait { waiter } => self.expire_wait(waiter, &mut dirty),
-                DeadlineKind::Session { id } => self.expire_session(id),
+                DeadlineKind::Session { idx } => self.expire_session(idx),
             }
             self.pump(&mut dirty);
         }
@@ -84,9 +93,9 @@ impl LockTable {
     }
 
     /// A session ran out: its locks and waiters go, then [`Event::SessionExpired`].
-    fn expire_session(&mut self, id: u64) {
-        if let Some(&idx) = self.session_index.get(&id) {
-            let owner = self.sessions.live(idx).owner;
+    fn expire_session(&mut self, idx: SessIdx) {
+        if let Some(s) = self.sessions.get(idx) {
+            let (id, owner) = (s.id, s.owner);
             let owner_name = self.owner_name(owner);
             self.owners.live_mut(owner).refs += 1;
             let (released, _) = self.close_session(idx, CancelReason::SessionExpired);
@@ -110,10 +119,9 @@ impl LockTable {
             DeadlineKind::Wait { waiter } => {
                 self.waiters.get(&waiter).is_some_and(|w| w.deadline == d.at)
             }
-            DeadlineKind::Session { id } => self
-                .session_index
-                .get(&id)
-                .is_some_and(|&i| self.sessions.live(i).expires_at == d.at),
+            DeadlineKind::Session { idx } => {
+                self.sessions.get(idx).is_some_and(|s| s.expires_at == d.at)
+            }
         }
     }
 

@@ -46,7 +46,7 @@ use crate::request::{
     RenewRequest,
 };
 use crate::stats::{Counters, Histogram, HotKeys, PartitionStats};
-use crate::types::{FencingToken, Millis, Scope, WaiterId};
+use crate::types::{FencingToken, Millis, Scope, SessionId, WaiterId};
 use crate::validate;
 
 use acquire::{AcquireSpec, Acquired, Spec};
@@ -94,8 +94,8 @@ pub struct LockTable {
     next_waiter: WaiterId,
     next_seq: u64,
     sessions: Slab<Session>,
-    session_index: HashMap<u64, SessIdx>,
-    next_session: u64,
+    /// Sessions by their full id (never by a part of it).
+    session_index: HashMap<SessionId, SessIdx>,
     live_sessions: usize,
     deadlines: BinaryHeap<Reverse<Deadline>>,
     events: Vec<Event>,
@@ -143,7 +143,6 @@ impl LockTable {
             next_seq: 0,
             sessions: Slab::default(),
             session_index: HashMap::new(),
-            next_session: 1,
             live_sessions: 0,
             deadlines: BinaryHeap::new(),
             events: Vec::new(),
@@ -397,33 +396,62 @@ impl LockTable {
 
     // ---- sessions (session.rs) ----
 
-    /// Opens a session for `owner`: locks acquired with it share its lease, renewed by
-    /// [`LockTable::keepalive`]. `ttl_ms` absent = the default lease; capped by the max lease.
+    /// Opens a session for `owner` under the id `id`: locks acquired with it share its lease,
+    /// renewed by [`LockTable::keepalive`]. `ttl_ms` absent = the default lease; capped by the
+    /// max lease.
+    ///
+    /// `id` is the session's credential and must come from a secure random source: the table
+    /// takes it from its caller instead of drawing it, so that it stays free of OS randomness
+    /// and replays deterministically (see [`SessionId`]; the bridge draws it from the OS).
+    ///
+    /// # Errors
+    /// [`LockError::InvalidArgument`] for a bad owner or TTL, or an `id` already in use;
+    /// [`LockError::LimitExceeded`] past `max_sessions`.
     pub fn create_session(
         &mut self,
         owner: &str,
         ttl_ms: Option<Millis>,
+        id: SessionId,
         now: Millis,
     ) -> Result<SessionInfo, LockError> {
         self.advance_to(now);
-        let id = self.open_session(owner, ttl_ms)?;
+        let id = self.open_session(owner, ttl_ms, id)?;
         self.prune_deadlines();
         self.session_info(id)
     }
 
-    /// Extends a session to `now + ttl`.
-    pub fn keepalive(&mut self, session: &str, now: Millis) -> Result<SessionInfo, LockError> {
+    /// Extends `owner`'s session to `now + ttl`.
+    ///
+    /// # Errors
+    /// [`LockError::InvalidArgument`] for a bad owner; [`LockError::SessionNotFound`] for an
+    /// unknown, ended or expired session, and for a session of another owner.
+    pub fn keepalive(
+        &mut self,
+        session: &str,
+        owner: &str,
+        now: Millis,
+    ) -> Result<SessionInfo, LockError> {
         self.advance_to(now);
-        let id = self.extend_session(session)?;
+        validate::validate_owner(owner)?;
+        let id = self.extend_session(session, owner)?;
         self.prune_deadlines();
         self.session_info(id)
     }
 
-    /// Ends a session: releases all its locks and drops its waiters at once (each dropped
-    /// waiter gets [`Event::Cancelled`]).
-    pub fn end_session(&mut self, session: &str, now: Millis) -> Result<SessionEnded, LockError> {
+    /// Ends `owner`'s session: releases all its locks and drops its waiters at once (each
+    /// dropped waiter gets [`Event::Cancelled`]).
+    ///
+    /// # Errors
+    /// As [`LockTable::keepalive`].
+    pub fn end_session(
+        &mut self,
+        session: &str,
+        owner: &str,
+        now: Millis,
+    ) -> Result<SessionEnded, LockError> {
         self.advance_to(now);
-        let idx = self.find_session(session)?;
+        validate::validate_owner(owner)?;
+        let idx = self.owned_session(session, owner)?;
         let (released, dropped) = self.close_session(idx, CancelReason::SessionEnded);
         self.prune_deadlines();
         Ok(SessionEnded { session: session.to_owned(), released, dropped_waiters: dropped })

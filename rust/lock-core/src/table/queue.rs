@@ -27,7 +27,7 @@ use super::LockTable;
 use crate::answer::Grant;
 use crate::event::{CancelReason, Event};
 use crate::mode::Mode;
-use crate::types::{Millis, Priority, WaiterId};
+use crate::types::{Millis, Priority, SessionId, WaiterId};
 
 /// Every mode compatible: the neutral element of the queue-scan mask (one bit per mode, see
 /// [`Mode::bit`]).
@@ -272,7 +272,7 @@ impl LockTable {
         &mut self,
         wid: WaiterId,
         reason: CancelReason,
-        session: Option<u64>,
+        session: Option<SessionId>,
     ) {
         let mut dirty = Dirty::new();
         self.drop_waiter_unpumped(wid, reason, session, &mut dirty);
@@ -286,7 +286,7 @@ impl LockTable {
         &mut self,
         wid: WaiterId,
         reason: CancelReason,
-        session: Option<u64>,
+        session: Option<SessionId>,
         dirty: &mut Dirty,
     ) {
         self.end_waiter(wid, dirty, |t, w| {

@@ -16,7 +16,7 @@ use super::interner::{Idx, Interned};
 use super::LockTable;
 use crate::answer::TokenGrant;
 use crate::mode::Mode;
-use crate::types::{FencingToken, Millis, Priority, Scope, WaiterId};
+use crate::types::{FencingToken, Millis, Priority, Scope, SessionId, WaiterId};
 
 /// Slab number of a [`KeyState`].
 pub(super) type KeyIdx = Idx;
@@ -209,7 +209,7 @@ impl Waiter {
 /// A session: one lease for many locks and waiters.
 #[derive(Debug)]
 pub(super) struct Session {
-    pub(super) id: u64,
+    pub(super) id: SessionId,
     pub(super) owner: OwnerIdx,
     pub(super) ttl_ms: Millis,
     pub(super) expires_at: Millis,

@@ -2,6 +2,13 @@
 //! under a session has no lease of its own ([`super::records::SESSION_LEASE`]); the session's
 //! expiry releases all of them at once and drops its waiters (docs/LOCK_CORE.md, "Leases,
 //! sessions, epochs").
+//!
+//! A session's id is its credential: 128 random bits ([`SessionId`]) that the caller draws and
+//! hands in, since the table itself never touches OS randomness (it replays deterministically
+//! like everything else in the core). Every call that names a session also names its owner, and
+//! a session of another owner is answered exactly as an unknown one
+//! ([`LockError::SessionNotFound`]): an id tells a stranger nothing, not even that it exists.
+//! Ids are looked up by all their bits in a map, never compared by a prefix.
 
 use hashbrown::HashSet;
 
@@ -11,7 +18,7 @@ use super::LockTable;
 use crate::answer::SessionInfo;
 use crate::error::LockError;
 use crate::event::CancelReason;
-use crate::types::{FencingToken, Millis, WaiterId};
+use crate::types::{Millis, SessionId, WaiterId};
 use crate::validate::{self, validate_owner};
 
 impl LockTable {
@@ -20,21 +27,16 @@ impl LockTable {
         &mut self,
         owner: &str,
         ttl_ms: Option<Millis>,
-    ) -> Result<u64, LockError> {
+        id: SessionId,
+    ) -> Result<SessionId, LockError> {
         let now = self.now;
         validate_owner(owner)?;
         let ttl = validate::ttl(&self.config, ttl_ms)?;
         self.check_session_room(owner)?;
-        if self.next_session > FencingToken::MAX_COUNTER {
-            return Err(LockError::LimitExceeded {
-                limit: "session_ids",
-                max: FencingToken::MAX_COUNTER,
-            });
+        if self.session_index.contains_key(&id) {
+            // Only a broken random source repeats 128 bits; refuse rather than merge two sessions.
+            return Err(LockError::invalid("session", "session id already in use"));
         }
-        // A session id is built like a token (epoch in the high bits), so ids from an earlier
-        // epoch never collide with new ones after a hand-over.
-        let id = FencingToken::new(self.epoch, self.next_session).0;
-        self.next_session += 1;
         let o = self.intern_owner(owner);
         self.insert_session(id, o, ttl, now.saturating_add(ttl));
         self.owner_unref(o);
@@ -61,7 +63,7 @@ impl LockTable {
     /// Stores a session (taking a reference on its owner) with its expiry deadline.
     pub(super) fn insert_session(
         &mut self,
-        id: u64,
+        id: SessionId,
         owner: OwnerIdx,
         ttl_ms: Millis,
         expires_at: Millis,
@@ -81,29 +83,33 @@ impl LockTable {
         self.session_index.insert(id, idx);
         self.live_sessions += 1;
         self.note_session(id);
-        self.push_deadline(expires_at, DeadlineKind::Session { id });
+        self.push_deadline(expires_at, DeadlineKind::Session { idx });
     }
 
     /// The work of [`LockTable::keepalive`]; answers the session's id.
-    pub(super) fn extend_session(&mut self, session: &str) -> Result<u64, LockError> {
-        let idx = self.find_session(session)?;
+    pub(super) fn extend_session(
+        &mut self,
+        session: &str,
+        owner: &str,
+    ) -> Result<SessionId, LockError> {
+        let idx = self.owned_session(session, owner)?;
         Ok(self.touch_session(idx))
     }
 
     /// Moves a session's expiry to `now + ttl` (keep-alive, or renewing one of its locks);
     /// answers its id.
-    pub(super) fn touch_session(&mut self, idx: SessIdx) -> u64 {
+    pub(super) fn touch_session(&mut self, idx: SessIdx) -> SessionId {
         let now = self.now;
         let s = self.sessions.live_mut(idx);
         s.expires_at = now.saturating_add(s.ttl_ms);
         let (at, id) = (s.expires_at, s.id);
         self.note_session(id);
-        self.push_deadline(at, DeadlineKind::Session { id });
+        self.push_deadline(at, DeadlineKind::Session { idx });
         id
     }
 
     /// The answer record of a live session.
-    pub(super) fn session_info(&self, id: u64) -> Result<SessionInfo, LockError> {
+    pub(super) fn session_info(&self, id: SessionId) -> Result<SessionInfo, LockError> {
         let idx = self
             .session_index
             .get(&id)
@@ -166,22 +172,19 @@ impl LockTable {
         session: Option<&str>,
         owner: &str,
     ) -> Result<SessIdx, LockError> {
-        let Some(s) = session else { return Ok(NO_SESSION) };
-        let idx = self.find_session(s)?;
-        if &*self.owners.live(self.sessions.live(idx).owner).name != owner {
-            return Err(LockError::invalid(
-                "session",
-                format!("session [{s}] belongs to another owner"),
-            ));
+        match session {
+            None => Ok(NO_SESSION),
+            Some(s) => self.owned_session(s, owner),
         }
-        Ok(idx)
     }
 
-    /// A live session by its id as the caller spells it.
-    pub(super) fn find_session(&self, s: &str) -> Result<SessIdx, LockError> {
-        s.parse::<u64>()
-            .ok()
+    /// A live session of `owner` by its id as the caller spells it (32 lowercase hex digits,
+    /// all of them). Unknown, malformed and another owner's ids all answer
+    /// [`LockError::SessionNotFound`], as a release of another owner's lock answers "not held".
+    pub(super) fn owned_session(&self, s: &str, owner: &str) -> Result<SessIdx, LockError> {
+        SessionId::parse(s)
             .and_then(|id| self.session_index.get(&id).copied())
+            .filter(|&idx| &*self.owners.live(self.sessions.live(idx).owner).name == owner)
             .ok_or_else(|| LockError::SessionNotFound { session: s.to_owned() })
     }
 }

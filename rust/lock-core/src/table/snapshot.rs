@@ -13,7 +13,7 @@ use crate::answer::LockInfo;
 use crate::config::Config;
 use crate::error::LockError;
 use crate::mode::Mode;
-use crate::types::{FencingToken, Millis, Scope};
+use crate::types::{FencingToken, Millis, Scope, SessionId};
 use crate::validate::{self, tree_ancestors, validate_owner};
 
 /// A partition's state for handing it to another node: held locks with their leases and
@@ -99,21 +99,18 @@ impl LockTable {
         Ok(t)
     }
 
-    /// Imports the sessions, and sets the next session id past the snapshot's in its epoch.
+    /// Imports the sessions under the ids they had: a session's id is its owner's credential,
+    /// so it must work on the new owner exactly as on the old one.
     fn import_sessions(&mut self, snapshot: &PartitionSnapshot) -> Result<(), LockError> {
         let now = self.now;
         let max_lease = self.config.max_lease_ms;
-        let mut max_session = 0u64;
         for s in &snapshot.sessions {
             validate_owner(&s.owner)?;
-            let id: u64 = s.session.parse().map_err(|_| {
+            let id = SessionId::parse(&s.session).ok_or_else(|| {
                 LockError::invalid("snapshot", format!("bad session id [{}]", s.session))
             })?;
             if self.session_index.contains_key(&id) || s.ttl_ms == 0 {
                 return Err(LockError::invalid("snapshot", format!("bad session [{}]", s.session)));
-            }
-            if FencingToken(id).epoch() == snapshot.epoch {
-                max_session = max_session.max(FencingToken(id).counter());
             }
             let o = self.intern_owner(&s.owner);
             self.insert_session(
@@ -124,7 +121,6 @@ impl LockTable {
             );
             self.owner_unref(o);
         }
-        self.next_session = max_session + 1;
         Ok(())
     }
 

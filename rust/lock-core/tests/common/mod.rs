@@ -3,7 +3,7 @@
 
 use lock_core::{
     AcquireOutcome, AcquireRequest, Config, Event, Grant, LockError, LockTable, Millis, Mode,
-    PriorityValue, Queued, ReleaseRequest, Released, Scope,
+    PriorityValue, Queued, ReleaseRequest, Released, Scope, SessionId,
 };
 
 pub fn table() -> LockTable {
@@ -103,4 +103,10 @@ pub fn cases() -> u32 {
     } else {
         20_000
     }
+}
+
+/// A session id for tests: fixed per `n` (histories replay), spread over all 128 bits as the
+/// bridge's random ids are.
+pub fn sid(n: u64) -> SessionId {
+    SessionId::from_u128(u128::from(n).wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) ^ 1)
 }

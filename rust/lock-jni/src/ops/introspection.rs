@@ -23,6 +23,8 @@ const OLDEST_WAITERS_SHOWN: usize = 10;
 /// "next"}]`, each page in (key, scope, owner) order with its own cursor (`null` when that
 /// partition has nothing more). Each partition's mutex is held for one bounded page only
 /// (rust/lock-core/src/table/listing.rs); the plugin merges the pages (`ListPages`).
+/// `session` says only whether a lock is held under one: a session's id is its owner's
+/// credential, never listed (docs/API.md, "GET /_locks").
 pub(super) fn list(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
     let filter: ListFilter = decode(args)?;
     let mut pages = Vec::new();
@@ -33,6 +35,7 @@ pub(super) fn list(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> 
         for lock in &page.locks {
             let mut v = to_value(lock)?;
             v["partition"] = json!(id);
+            v["session"] = json!(lock.session.is_some());
             locks.push(v);
         }
         pages.push(json!({ "partition": id, "locks": locks, "next": to_value(&page.next)? }));

@@ -303,16 +303,15 @@ mod tests {
                              "session": session })
         .to_string();
         let waiter_id = queue_behind_a(&core, &waiter);
-        let ended = ok(&core, Op::SessionEnd, &json!({ "session": session }).to_string());
+        let named = json!({ "session": session, "owner": "b" }).to_string();
+        let ended = ok(&core, Op::SessionEnd, &named);
         let e = event(&ended, "cancelled");
         assert_eq!((e["waiter_id"].as_u64(), &e["request_id"]), (Some(waiter_id), &json!(7)));
         assert_eq!((&e["reason"], &e["session"]), (&json!("session_ended"), &json!(session)));
         assert_eq!(e["error"]["code"], ErrorCode::SessionNotFound as i32);
         assert_eq!(e["error"]["session"], json!(session), "the real session, not null");
         // The same details a call with the ended session answers.
-        let call_err =
-            call(&core, Op::SessionKeepalive as i32, 0, &json!({ "session": session }).to_string())
-                .expect_err("ended");
+        let call_err = call(&core, Op::SessionKeepalive as i32, 0, &named).expect_err("ended");
         let details: Value = serde_json::from_str(&call_err.details_json()).expect("json");
         assert_eq!(e["error"], details);
     }
@@ -388,5 +387,42 @@ mod tests {
         queue_behind_a(&core, r#"{"key":"k","owner":"c","wait_ms":60000}"#);
         let released = ok(&core, Op::Release, r#"{"key":"k","owner":"a"}"#);
         assert!(event(&released, "granted").get("error").is_none());
+    }
+
+    #[test]
+    fn session_ids_are_128_random_bits_and_only_their_owner_may_use_them() {
+        let core = core();
+        let id = |v: &Value| v["result"]["session"].as_str().expect("session").to_owned();
+        let a = id(&ok(&core, Op::SessionCreate, r#"{"owner":"o"}"#));
+        let b = id(&ok(&core, Op::SessionCreate, r#"{"owner":"o"}"#));
+        for s in [&a, &b] {
+            assert_eq!(s.len(), 32, "{s}");
+            assert!(s.bytes().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)), "{s}");
+        }
+        assert_ne!(a, b);
+        // Two draws of 128 bits: the chance that they agree in 100 or more bits is below 2^-60.
+        let differing = (u128::from_str_radix(&a, 16).expect("hex")
+            ^ u128::from_str_radix(&b, 16).expect("hex"))
+        .count_ones();
+        assert!((28..=100).contains(&differing), "{a} / {b}: {differing} bits differ");
+        let named = |s: &str, owner: &str| json!({ "session": s, "owner": owner }).to_string();
+        for (op, args) in [
+            (Op::SessionKeepalive, named(&a, "intruder")),
+            (Op::SessionEnd, named(&a, "intruder")),
+            (Op::SessionKeepalive, named(&a[..31], "o")),
+        ] {
+            let e = call(&core, op as i32, 0, &args).expect_err("refused");
+            assert_eq!(e.status(), ErrorCode::SessionNotFound, "{args}");
+        }
+        let missing = call(&core, Op::SessionEnd as i32, 0, &json!({ "session": a }).to_string());
+        assert!(matches!(missing, Err(BridgeError::BadPayload(m)) if m.contains("owner")));
+        let lock = json!({ "key": "k", "owner": "o", "session": a }).to_string();
+        ok(&core, Op::Acquire, &lock);
+        let listed = ok(&core, Op::List, "{}");
+        assert_eq!(listed["result"][0]["locks"][0]["session"], json!(true), "{listed}");
+        assert!(!listed.to_string().contains(&a), "a listing never shows the id: {listed}");
+        let kept = ok(&core, Op::SessionKeepalive, &named(&a, "o"));
+        assert_eq!(kept["result"]["session"], json!(a), "the owner's session is still there");
+        ok(&core, Op::SessionEnd, &named(&a, "o"));
     }
 }

@@ -29,6 +29,7 @@ import org.eslm.service.LockException;
 import org.eslm.service.LockPartitionUnavailableException;
 import org.eslm.service.LockService;
 import org.eslm.service.SessionIds;
+import org.eslm.service.SessionNotFoundException;
 
 /**
  * Base of the lock transport actions. Each subclass is one action name — {@code cluster:admin/locks/*}
@@ -108,7 +109,12 @@ public abstract class TransportLockOpAction extends WiredTransportAction<LockOpR
     private void runOnOwner(Task task, LockOpRequest request, ActionListener<LockOpResponse> listener) {
         ActionListener<Map<String, Object>> asResponse =
                 ActionListener.wrap(body -> listener.onResponse(new LockOpResponse(body)), e -> {
-                    if (ExceptionsHelper.unwrapCause(e) instanceof LockException lockException) {
+                    if (ExceptionsHelper.unwrapCause(e) instanceof SessionNotFoundException
+                            && request.session() != null
+                            && request.op() != NativeOp.SESSION_CREATE) {
+                        // The core names its own part of the id; the client sent the whole one.
+                        listener.onResponse(LockOpResponse.failure(sessionNotFound(request.session())));
+                    } else if (ExceptionsHelper.unwrapCause(e) instanceof LockException lockException) {
                         listener.onResponse(LockOpResponse.failure(lockException));
                     } else {
                         listener.onFailure(e);
@@ -237,6 +243,11 @@ public abstract class TransportLockOpAction extends WiredTransportAction<LockOpR
 
     private record Target(int partition, DiscoveryNode node) {}
 
+    /** The answer to any session id that names no session of the caller, naming the id as the client sent it. */
+    private static SessionNotFoundException sessionNotFound(String session) {
+        return new SessionNotFoundException("session [" + session + "] does not exist or has expired", session);
+    }
+
     /** Session ids leave the cluster with their partition in them (see {@link SessionIds}). */
     private static LockOpResponse withGlobalSession(LockOpResponse response, int partition) {
         if (response.body().get("session") instanceof String session) {
@@ -264,7 +275,8 @@ public abstract class TransportLockOpAction extends WiredTransportAction<LockOpR
         if (session != null && request.op() != NativeOp.SESSION_CREATE) {
             int partition = SessionIds.partition(session);
             if (partition >= table.size()) {
-                throw new IllegalArgumentException("[session] [" + session + "] names no partition of this cluster");
+                // As any other id that names no session: 404, the same as an unknown one.
+                throw sessionNotFound(session);
             }
             if (request.op() == NativeOp.ACQUIRE || request.op() == NativeOp.ACQUIRE_MANY) {
                 int keys = table.partitionOf(request.routingValue());

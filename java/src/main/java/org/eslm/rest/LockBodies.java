@@ -91,14 +91,25 @@ final class LockBodies {
     static final ObjectParser<Args, LockSettings.Values> RENEW = new ObjectParser<>("lock_renew_request", Args::new);
     static final ObjectParser<Args, LockSettings.Values> SESSION_CREATE =
             new ObjectParser<>("lock_session_request", Args::new);
+    static final ObjectParser<Args, LockSettings.Values> SESSION_KEEPALIVE =
+            new ObjectParser<>("lock_session_keepalive_request", Args::new);
+    static final ObjectParser<Args, LockSettings.Values> SESSION_END =
+            new ObjectParser<>("lock_session_end_request", Args::new);
     static final ObjectParser<Args, LockSettings.Values> FORCE_RELEASE =
             new ObjectParser<>("lock_force_release_request", Args::new);
     private static final ObjectParser<Args, LockSettings.Values> LOCK_ITEM = new ObjectParser<>("lock", Args::new);
     private static final ObjectParser<Args, LockSettings.Values> RELEASE_ITEM = new ObjectParser<>("lock", Args::new);
 
     static {
-        for (ObjectParser<Args, LockSettings.Values> p :
-                List.of(ACQUIRE, MULTI_ACQUIRE, RELEASE, MULTI_RELEASE, RENEW, SESSION_CREATE)) {
+        for (ObjectParser<Args, LockSettings.Values> p : List.of(
+                ACQUIRE,
+                MULTI_ACQUIRE,
+                RELEASE,
+                MULTI_RELEASE,
+                RENEW,
+                SESSION_CREATE,
+                SESSION_KEEPALIVE,
+                SESSION_END)) {
             p.declareString((a, v) -> a.put("owner", bounded("owner", v)), OWNER);
         }
         for (ObjectParser<Args, LockSettings.Values> p : List.of(ACQUIRE, LOCK_ITEM)) {
@@ -282,6 +293,17 @@ final class LockBodies {
     /** Parses a session body; the session lives in the partition of its routing (default: its owner). */
     static Args session(XContentParser body, LockSettings.Values settings) throws IOException {
         return parse(SESSION_CREATE, body, settings).require("owner").durations(settings);
+    }
+
+    /**
+     * Parses a session keep-alive or end body: only {@code owner}, required, as release and renew
+     * name the lock's owner. The session's id (from the path) goes in as {@code session}.
+     */
+    static Args sessionOwner(ObjectParser<Args, LockSettings.Values> parser, String id, XContentParser body)
+            throws IOException {
+        Args args = parser.parse(body, null).require("owner");
+        args.put("session", id);
+        return args;
     }
 
     /** Parses a multi-release body: {@code locks} or {@code all: true}, not both. */

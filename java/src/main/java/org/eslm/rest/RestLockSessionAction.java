@@ -5,7 +5,6 @@ import static org.elasticsearch.rest.RestRequest.Method.POST;
 
 import java.io.IOException;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Supplier;
 import org.elasticsearch.client.internal.node.NodeClient;
 import org.elasticsearch.rest.RestRequest;
@@ -17,7 +16,8 @@ import org.eslm.service.LockSettings;
 /**
  * Sessions: {@code POST /_locks/_session} creates one ({@code owner}, {@code ttl}),
  * {@code POST /_locks/_session/{id}/_keepalive} renews it, {@code DELETE /_locks/_session/{id}}
- * ends it and releases its locks.
+ * ends it and releases its locks. Keep-alive and end take {@code {"owner"}} in their body, as
+ * release and renew do: the core refuses any other owner as it refuses an unknown session.
  */
 public final class RestLockSessionAction extends LockRestHandler {
     private final Supplier<LockSettings.Values> settings;
@@ -54,7 +54,12 @@ public final class RestLockSessionAction extends LockRestHandler {
                         args);
             }
         }
-        NativeOp op = request.method() == DELETE ? NativeOp.SESSION_END : NativeOp.SESSION_KEEPALIVE;
-        return send(request, client, TransportLockSessionAction.TYPE, op, "", Map.of("session", id));
+        boolean end = request.method() == DELETE;
+        NativeOp op = end ? NativeOp.SESSION_END : NativeOp.SESSION_KEEPALIVE;
+        try (XContentParser parser = requiredParser(request)) {
+            LockBodies.Args args =
+                    LockBodies.sessionOwner(end ? LockBodies.SESSION_END : LockBodies.SESSION_KEEPALIVE, id, parser);
+            return send(request, client, TransportLockSessionAction.TYPE, op, "", args);
+        }
     }
 }

@@ -86,14 +86,11 @@ final class ResponseShapes {
         return body;
     }
 
-    /** One partition's listed locks with their global session ids and node. */
+    /** One partition's listed locks with their node (a session's id is never listed). */
     private static List<Map<String, Object>> listed(List<?> locks, String node) {
         List<Map<String, Object>> shaped = new ArrayList<>();
         for (Object l : locks) {
             Map<String, Object> lock = copy(l);
-            if (lock.get("session") instanceof String session) {
-                lock.put("session", SessionIds.global(((Number) lock.get("partition")).intValue(), session));
-            }
             lock.put("node", node);
             shaped.add(lock);
         }

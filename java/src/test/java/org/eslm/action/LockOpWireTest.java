@@ -126,11 +126,11 @@ class LockOpWireTest {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("owner", "w");
         body.put("key", "k");
-        body.put("session", "3_abc");
+        body.put("session", "3_6f1c2a9e4b7d03518ce2f09a7b64d1e5");
         body.put("wait_ms", 5000L);
         LockOpRequest request = LockOpRequest.of(NativeOp.ACQUIRE, "r", body);
         assertEquals("k", request.key());
-        assertEquals("3_abc", request.session());
+        assertEquals("3_6f1c2a9e4b7d03518ce2f09a7b64d1e5", request.session());
         assertEquals(5000L, request.waitMs());
         assertTrue(request.waits());
         assertEquals(Map.of("owner", "w"), request.opArgs(), "only the op's own arguments stay in the map");
@@ -138,7 +138,7 @@ class LockOpWireTest {
 
         LockOpRequest routed = request.routed(3, 4200L);
         assertEquals(
-                Map.of("owner", "w", "key", "k", "session", "abc", "wait_ms", 4200L),
+                Map.of("owner", "w", "key", "k", "session", "6f1c2a9e4b7d03518ce2f09a7b64d1e5", "wait_ms", 4200L),
                 routed.args(),
                 "the core sees the key, its own session id and the wait left");
         assertTrue(routed.waits(), "a routed waiter stays cancellable");

@@ -94,6 +94,33 @@ class LockBodiesTest {
     }
 
     @Test
+    void sessionKeepaliveAndEndBodiesTakeExactlyTheOwner() throws IOException {
+        String id = "0_6f1c2a9e4b7d03518ce2f09a7b64d1e5";
+        for (var p : List.of(LockBodies.SESSION_KEEPALIVE, LockBodies.SESSION_END)) {
+            assertEquals(
+                    Map.of("owner", "w", "session", id),
+                    Map.copyOf(LockBodies.sessionOwner(p, id, parser("{\"owner\":\"w\"}"))));
+            record Case(String body, String expected) {}
+            for (Case c : List.of(
+                    new Case("{}", "[owner] is required"),
+                    new Case("{\"owner\":\"w\",\"ttl\":\"5s\"}", "unknown field [ttl]"),
+                    new Case("{\"owner\":\"w\",\"session\":\"0_x\"}", "unknown field [session]"),
+                    new Case("{\"owner\":\"w\",\"routing\":\"r\"}", "unknown field [routing]"),
+                    new Case("{\"owner\":7}", "owner doesn't support values of type"),
+                    new Case("{\"owner\":null}", "owner doesn't support values of type"))) {
+                Exception e =
+                        assertThrows(Exception.class, () -> LockBodies.sessionOwner(p, id, parser(c.body)), c.body);
+                String text = e.getMessage() + " / " + rootMessage(e);
+                assertTrue(text.contains(c.expected), c.body + " -> " + text);
+            }
+        }
+        Exception unknown = assertThrows(
+                Exception.class,
+                () -> LockBodies.sessionOwner(LockBodies.SESSION_END, id, parser("{\"owner\":\"w\",\"x\":1}")));
+        assertTrue(unknown.getMessage().contains("[lock_session_end_request] unknown field [x]"), unknown.getMessage());
+    }
+
+    @Test
     void ownChecksFailAsIllegalArgumentsAndJsonTypesAsParseErrors() {
         IllegalArgumentException own = assertThrows(
                 IllegalArgumentException.class,

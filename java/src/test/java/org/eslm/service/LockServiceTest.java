@@ -44,7 +44,7 @@ class LockServiceTest {
 
             SessionNotFoundException session = assertInstanceOf(
                     SessionNotFoundException.class,
-                    outcome(core, NativeOp.SESSION_KEEPALIVE, "{\"session\":\"nope\"}"));
+                    outcome(core, NativeOp.SESSION_KEEPALIVE, "{\"session\":\"nope\",\"owner\":\"a\"}"));
             assertEquals(RestStatus.NOT_FOUND, session.status());
             assertEquals(List.of("nope"), session.getMetadata("es.session"));
         }
