@@ -3,6 +3,7 @@ package org.eslm.service;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 import org.elasticsearch.common.settings.Setting;
 import org.elasticsearch.common.settings.Setting.Property;
 import org.elasticsearch.common.settings.Settings;
@@ -163,25 +164,10 @@ public final class LockSettings {
             LIMIT_SESSIONS_PER_OWNER,
             LIMIT_MEMORY);
 
-    /** Every setting the plugin registers. */
-    public static final List<Setting<?>> ALL = List.of(
-            LEASE_DEFAULT,
-            LEASE_MAX,
-            WAIT_DEFAULT,
-            WAIT_MAX,
-            PRIORITY_AGING,
-            MAX_WAITERS,
-            MAX_KEYS_PER_REQUEST,
-            LIMIT_LOCKS,
-            LIMIT_SESSIONS,
-            LIMIT_WAITERS,
-            LIMIT_LOCKS_PER_OWNER,
-            LIMIT_WAITERS_PER_OWNER,
-            LIMIT_SESSIONS_PER_OWNER,
-            LIMIT_MEMORY,
-            PARTITIONS,
-            DURABILITY,
-            RECOVERY_GRACE);
+    /** Every setting the plugin registers: the dynamic ones and those read once at start. */
+    public static final List<Setting<?>> ALL = Stream.concat(
+                    DYNAMIC.stream(), Stream.of(PARTITIONS, DURABILITY, RECOVERY_GRACE))
+            .toList();
 
     private LockSettings() {}
 

@@ -9,9 +9,6 @@ import java.util.List;
 import org.elasticsearch.ElasticsearchStatusException;
 import org.elasticsearch.common.settings.Settings;
 import org.elasticsearch.rest.RestStatus;
-import org.elasticsearch.xcontent.XContentParser;
-import org.elasticsearch.xcontent.XContentParserConfiguration;
-import org.elasticsearch.xcontent.json.JsonXContent;
 import org.eslm.NativeTestSupport;
 import org.eslm.service.LockSettings;
 import org.junit.jupiter.api.BeforeAll;
@@ -27,17 +24,6 @@ class BodyBoundsTest {
         NativeTestSupport.setUp(); // Elasticsearch's exceptions need its logging configured
     }
 
-    private static XContentParser parser(String json) throws IOException {
-        return JsonXContent.jsonXContent.createParser(XContentParserConfiguration.EMPTY, json);
-    }
-
-    private static String rootMessage(Throwable t) {
-        while (t.getCause() != null) {
-            t = t.getCause();
-        }
-        return t.getMessage();
-    }
-
     private static String locks(int n) {
         StringBuilder b = new StringBuilder("{\"owner\":\"w\",\"locks\":[");
         for (int i = 0; i < n; i++) {
@@ -48,15 +34,17 @@ class BodyBoundsTest {
 
     @Test
     void theEntryAfterMaxKeysPerRequestIsRefusedNamingLocks() throws IOException {
-        LockBodies.Args three = LockBodies.multiAcquire(parser(locks(3)), THREE_KEYS);
+        LockBodies.Args three = LockBodies.multiAcquire(LockBodiesTest.parser(locks(3)), THREE_KEYS);
         assertEquals(3, ((List<?>) three.get("locks")).size());
         for (String body : List.of(locks(4), locks(100_000))) {
             Exception e = assertThrows(
-                    IllegalArgumentException.class, () -> LockBodies.multiAcquire(parser(body), THREE_KEYS));
-            assertTrue(e.getMessage().startsWith("[locks] names more than 3 keys"), rootMessage(e));
+                    IllegalArgumentException.class,
+                    () -> LockBodies.multiAcquire(LockBodiesTest.parser(body), THREE_KEYS));
+            assertTrue(e.getMessage().startsWith("[locks] names more than 3 keys"), LockBodiesTest.rootMessage(e));
             Exception r = assertThrows(
-                    IllegalArgumentException.class, () -> LockBodies.multiRelease(parser(body), THREE_KEYS));
-            assertTrue(r.getMessage().startsWith("[locks] names more than 3 keys"), rootMessage(r));
+                    IllegalArgumentException.class,
+                    () -> LockBodies.multiRelease(LockBodiesTest.parser(body), THREE_KEYS));
+            assertTrue(r.getMessage().startsWith("[locks] names more than 3 keys"), LockBodiesTest.rootMessage(r));
         }
     }
 
@@ -65,17 +53,21 @@ class BodyBoundsTest {
         String key512 = "é".repeat(256);
         String owner512 = "ö".repeat(255) + "xy";
         LockBodies.Args ok = LockBodies.multiAcquire(
-                parser("{\"owner\":\"" + owner512 + "\",\"locks\":[{\"key\":\"" + key512 + "\"}]}"), THREE_KEYS);
+                LockBodiesTest.parser("{\"owner\":\"" + owner512 + "\",\"locks\":[{\"key\":\"" + key512 + "\"}]}"),
+                THREE_KEYS);
         assertEquals(owner512, ok.get("owner"));
         Exception key = assertThrows(
                 IllegalArgumentException.class,
                 () -> LockBodies.multiAcquire(
-                        parser("{\"owner\":\"w\",\"locks\":[{\"key\":\"" + key512 + "x\"}]}"), THREE_KEYS));
-        assertTrue(key.getMessage().startsWith("[key] must be at most 512 bytes"), rootMessage(key));
+                        LockBodiesTest.parser("{\"owner\":\"w\",\"locks\":[{\"key\":\"" + key512 + "x\"}]}"),
+                        THREE_KEYS));
+        assertTrue(key.getMessage().startsWith("[key] must be at most 512 bytes"), LockBodiesTest.rootMessage(key));
         Exception owner = assertThrows(
                 IllegalArgumentException.class,
-                () -> LockBodies.acquire("k", parser("{\"owner\":\"" + "ü".repeat(257) + "\"}"), THREE_KEYS));
-        assertTrue(owner.getMessage().startsWith("[owner] must be at most 512 bytes"), rootMessage(owner));
+                () -> LockBodies.acquire(
+                        "k", LockBodiesTest.parser("{\"owner\":\"" + "ü".repeat(257) + "\"}"), THREE_KEYS));
+        assertTrue(
+                owner.getMessage().startsWith("[owner] must be at most 512 bytes"), LockBodiesTest.rootMessage(owner));
     }
 
     @Test

@@ -24,11 +24,11 @@ import org.junit.jupiter.api.Test;
 class LockBodiesTest {
     private static final LockSettings.Values DEFAULTS = LockSettings.Values.of(Settings.EMPTY);
 
-    private static XContentParser parser(String json) throws IOException {
+    static XContentParser parser(String json) throws IOException {
         return JsonXContent.jsonXContent.createParser(XContentParserConfiguration.EMPTY, json);
     }
 
-    private static String rootMessage(Throwable t) {
+    static String rootMessage(Throwable t) {
         while (t.getCause() != null) {
             t = t.getCause();
         }
