@@ -25,9 +25,10 @@ test: check rust-test fuzz java-test integration-test
 quick-test: check rust-test java-test
 	python3 -m pytest tests -v -m "not slow" $(PYTEST_ARGS)
 
-## Plugin zip in java/target/ (runs the Java unit tests too).
+## Plugin zip in java/target/ (runs the Java unit tests too); the jar also goes to the local
+## Maven repository, for plugins built against it (examples/guarded-job-plugin).
 build:
-	$(MVN) package
+	$(MVN) install
 
 ## Formatting and lints (Rust: rustfmt + clippy; Java: palantir-java-format through Spotless).
 check:
@@ -56,6 +57,7 @@ fuzz:
 ## then the test-only fault-injection zip (tests/integration/test_panic.py installs it).
 java-test: build
 	$(MVN) package -Pfault-injection -DskipTests
+	$(MVN) -f examples/guarded-job-plugin/pom.xml package
 
 ## Real nodes from the integ-test-zip, plugin installed with elasticsearch-plugin, over HTTP.
 integration-test:

@@ -69,6 +69,16 @@ def plugin_zip(version: str, variant: str | None = None) -> Path:
     return zips[-1]
 
 
+def example_plugin_zip(version: str) -> Path:
+    """The example plugin that locks from inside Elasticsearch (examples/guarded-job-plugin),
+    as `make java-test` builds it."""
+    target = ROOT / "examples" / "guarded-job-plugin" / "target"
+    zips = sorted(target.glob(f"guarded-job-plugin-*-es{version}.zip"))
+    if not zips:
+        raise SystemExit(f"no example plugin zip for Elasticsearch {version} in {target}: run `make java-test` first")
+    return zips[-1]
+
+
 def distribution(version: str) -> Path:
     """Fetches (once) and unpacks (once) the integ-test-zip; returns the pristine tree."""
     dist_dir = BUILD / "dist"
@@ -171,24 +181,26 @@ class Node:
     def log_file(self) -> Path:
         return self.logs / f"{self.cluster}.log"
 
-    def install(self, version: str, plugin: Path) -> None:
+    def install(self, version: str, plugin: Path, *more: Path) -> None:
         """A fresh node: its folder (data and logs too) is wiped, then a fresh copy of the
-        distribution gets the plugin installed by the real CLI. Locks live in memory, so a
-        node's data holds nothing a new run needs; a restart keeps it (see `start`)."""
+        distribution gets the plugin (and `more` plugins after it, e.g. one that extends it)
+        installed by the real CLI. A restart keeps the node's data (see `start`)."""
         pristine = distribution(version)
         shutil.rmtree(self.home, ignore_errors=True)
         self.home.mkdir(parents=True, exist_ok=True)
         shutil.copytree(pristine, self.es, symlinks=True)
-        result = subprocess.run(
-            [str(self.es / "bin" / "elasticsearch-plugin"), "install", "--batch", plugin.as_uri()],
-            env=self._env(), capture_output=True, text=True,
-        )
-        if result.returncode != 0:
-            raise RuntimeError(
-                f"elasticsearch-plugin install failed ({result.returncode}):\n"
-                f"{result.stdout}\n{result.stderr}"
+        self.install_output = ""
+        for zip_file in (plugin, *more):
+            result = subprocess.run(
+                [str(self.es / "bin" / "elasticsearch-plugin"), "install", "--batch", zip_file.as_uri()],
+                env=self._env(), capture_output=True, text=True,
             )
-        self.install_output = result.stdout + result.stderr
+            if result.returncode != 0:
+                raise RuntimeError(
+                    f"elasticsearch-plugin install of {zip_file.name} failed ({result.returncode}):\n"
+                    f"{result.stdout}\n{result.stderr}"
+                )
+            self.install_output += result.stdout + result.stderr
         if os.geteuid() == 0:
             ensure_run_as_user()
             check_reachable(self.home)

@@ -41,12 +41,13 @@ class Client:
         return self.request("GET", path, **kw)
 
 
-def running(node, variant: str | None = None):
+def running(node, variant: str | None = None, also: tuple[Path, ...] = ()):
     """Installs `node` fresh (its folder is wiped: no data or settings carried over), starts it,
     yields it once it serves locks, and stops it, checking that it stopped cleanly. `variant`
-    picks the plugin zip (`"fault-injection"`: the test-only one, see scripts/node.py)."""
+    picks the plugin zip (`"fault-injection"`: the test-only one, see scripts/node.py); `also`
+    names more plugin zips installed after it (a plugin that extends it)."""
     version = esnode.es_version()
-    node.install(version, esnode.plugin_zip(version, variant))
+    node.install(version, esnode.plugin_zip(version, variant), *also)
     node.start()
     try:
         node.wait_until_ready()

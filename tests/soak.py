@@ -37,6 +37,9 @@ import node as esnode  # noqa: E402
 from lockclient import LockClient  # noqa: E402
 
 SESSION_TTL = "3s"
+BUSY_KEY = "soak-busy"  # held by BLOCKER all run: every wait on it times out
+BLOCKER = "soak-blocker"
+BLOCKER_LEASE = "1m"
 FLAT_TOLERANCE = 0.10
 
 
@@ -101,7 +104,7 @@ class Soak:
             self.expect(lc.release(k, me), (200,), "release shared")
 
     def timed_out_wait(self, lc: LockClient, rng: random.Random, me: str) -> None:
-        r = lc.acquire("soak-busy", me, wait=f"{rng.choice([50, 100, 200])}ms")
+        r = lc.acquire(BUSY_KEY, me, wait=f"{rng.choice([50, 100, 200])}ms")
         self.expect(r, (409,), "wait on busy key")
 
     def session_work(self, lc: LockClient, rng: random.Random, me: str) -> None:
@@ -133,7 +136,7 @@ class Soak:
     def hang_up_while_waiting(self, rng: random.Random, me: str) -> None:
         """A raw client queues on the busy key and goes away: its waiter must be cancelled."""
         body = json.dumps({"owner": me, "wait": "30s"}).encode()
-        request = (f"POST /_locks/soak-busy/_acquire HTTP/1.1\r\nHost: x\r\n"
+        request = (f"POST /_locks/{BUSY_KEY}/_acquire HTTP/1.1\r\nHost: x\r\n"
                    f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
         with socket.create_connection(("127.0.0.1", self.node.http_port), timeout=10) as s:
             s.sendall(request)
@@ -170,7 +173,10 @@ class Soak:
         return int(lc.stats().json()["total"]["memory_bytes"])
 
     def sampler(self, lc: LockClient, stop: threading.Event, started: float) -> None:
+        """Every 5 s: a memory sample, and a renewal of the blocker's hold on the busy key (a
+        run may outlast `locks.lease.max`, the longest lease a grant can have)."""
         while not stop.wait(5.0):
+            self.expect(lc.renew(BUSY_KEY, BLOCKER, lease=BLOCKER_LEASE), (200,), "renew blocker")
             self.samples.append((time.monotonic() - started, self.rss_bytes(), self.core_bytes(lc)))
 
 
@@ -207,7 +213,7 @@ def main() -> int:
     try:
         node.wait_until_ready()
         lc = LockClient(node.url, timeout=60)
-        busy = lc.acquire("soak-busy", "soak-blocker", lease="10m")
+        busy = lc.acquire(BUSY_KEY, BLOCKER, lease=BLOCKER_LEASE)
         assert busy.status_code == 200, busy.text
         started = time.monotonic()
         soak = Soak(node, args.clients, args.seed, started + seconds)
@@ -223,7 +229,7 @@ def main() -> int:
                 soak.violation("a client did not finish: a request hung")
         stop.set()
         sampler.join(timeout=30)
-        lc.release("soak-busy", "soak-blocker")
+        lc.release(BUSY_KEY, BLOCKER)
         # Abandoned sessions expire after their TTL; hung-up waiters were cancelled long ago.
         end = time.monotonic() + 30
         state = drained(lc)

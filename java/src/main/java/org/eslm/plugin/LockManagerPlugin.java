@@ -20,6 +20,7 @@ import org.elasticsearch.features.NodeFeature;
 import org.elasticsearch.index.IndexModule;
 import org.elasticsearch.indices.SystemIndexDescriptor;
 import org.elasticsearch.plugins.ActionPlugin;
+import org.elasticsearch.plugins.ExtensiblePlugin;
 import org.elasticsearch.plugins.Plugin;
 import org.elasticsearch.plugins.SystemIndexPlugin;
 import org.elasticsearch.rest.RestHandler;
@@ -34,6 +35,8 @@ import org.eslm.action.TransportLockStatsAction;
 import org.eslm.action.TransportNodeDiagnosticsAction;
 import org.eslm.action.TransportReleaseLockAction;
 import org.eslm.action.TransportRenewLockAction;
+import org.eslm.api.LockManagerExtension;
+import org.eslm.api.PluginLocks;
 import org.eslm.bridge.LockNative;
 import org.eslm.bridge.NativeLockCore;
 import org.eslm.cluster.LockIndex;
@@ -64,7 +67,7 @@ import org.eslm.service.LockSettings;
  * the node's lock service, and registers transport actions and REST handlers. Lock semantics
  * live in Rust.
  */
-public class LockManagerPlugin extends Plugin implements ActionPlugin, SystemIndexPlugin {
+public class LockManagerPlugin extends Plugin implements ActionPlugin, SystemIndexPlugin, ExtensiblePlugin {
     /** The plugin's name in {@code plugin-descriptor.properties}, and so its directory under {@code plugins/}. */
     public static final String NAME = "lock-manager";
     /** Where the zip puts the native library, relative to the plugin directory. */
@@ -74,6 +77,7 @@ public class LockManagerPlugin extends Plugin implements ActionPlugin, SystemInd
 
     private volatile LockService lockService;
     private volatile LockShardListener shardListener;
+    private List<LockManagerExtension> extensions = List.of();
 
     /** The pool that applies and persists replicated lock batches (see {@link LockReplicationAction}). */
     @Override
@@ -94,6 +98,12 @@ public class LockManagerPlugin extends Plugin implements ActionPlugin, SystemInd
         if (listener != null && LockIndex.NAME.equals(indexModule.getIndex().getName())) {
             indexModule.addIndexEventListener(listener);
         }
+    }
+
+    /** Plugins that lock from inside the node (org.eslm.api.LockManagerExtension). */
+    @Override
+    public void loadExtensions(ExtensionLoader loader) {
+        extensions = List.copyOf(loader.loadExtensions(LockManagerExtension.class));
     }
 
     @Override
@@ -167,7 +177,9 @@ public class LockManagerPlugin extends Plugin implements ActionPlugin, SystemInd
         clusterService.addListener(partitions);
         lockService = service;
         shardListener = new LockShardListener(service, log, clusterService, services.client(), services.threadPool());
-        return List.of(service, buildInfo, partitions, log, copies);
+        PluginLocks pluginLocks = new PluginLocks(services.client(), service::settings);
+        extensions.forEach(extension -> extension.onLocksReady(pluginLocks));
+        return List.of(service, buildInfo, partitions, log, copies, pluginLocks);
     }
 
     @Override
