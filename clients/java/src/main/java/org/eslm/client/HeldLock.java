@@ -11,6 +11,7 @@ import org.eslm.client.errors.LockNotHeldException;
 import org.eslm.client.internal.Durations;
 import org.eslm.client.internal.Retrier;
 import org.eslm.client.internal.Watchdog;
+import org.eslm.client.internal.Wire;
 
 /**
  * A granted lock. Closing it releases it, so try-with-resources holds it for a block:
@@ -28,7 +29,7 @@ import org.eslm.client.internal.Watchdog;
  * {@link #close()} throws {@link LockLostException}. A lock acquired under a {@link LockSession}
  * follows the session's keep-alive instead, and is lost with it.
  */
-public final class HeldLock implements AutoCloseable {
+public final class HeldLock implements AsyncCloseable {
     private final Shared shared;
     private final String owner;
     private final Grant grant;
@@ -52,9 +53,9 @@ public final class HeldLock implements AutoCloseable {
     void watch(long sentAtNanos, Long leaseMs) {
         long lease = leaseMs != null ? leaseMs : grant.leaseMs();
         Watchdog dog = new Watchdog(
-                shared.scheduler,
+                shared.scheduler(),
                 shared.renewIntervalMs(lease),
-                budget -> shared.requests.renew(owner, key(), scope(), fencingToken(), leaseMs, budget),
+                budget -> shared.requests().renew(owner, key(), scope(), fencingToken(), leaseMs, budget),
                 lost::lose);
         watchdog = dog;
         dog.start(sentAtNanos + Duration.ofMillis(grant.waitedMs()).toNanos(), grant.leaseMs());
@@ -139,7 +140,7 @@ public final class HeldLock implements AutoCloseable {
     public void renew(Duration lease) {
         long leaseMs = Durations.positiveMillis(lease, "lease");
         try {
-            Sync.await(shared.requests.renew(owner, key(), scope(), fencingToken(), leaseMs, 0));
+            Sync.await(shared.requests().renew(owner, key(), scope(), fencingToken(), leaseMs, 0));
         } catch (LockNotHeldException gone) {
             lost.lose(gone);
             throw gone;
@@ -147,21 +148,15 @@ public final class HeldLock implements AutoCloseable {
     }
 
     /**
-     * Releases the lock (idempotent: a second close does nothing).
-     *
-     * @throws LockLostException if the lock was lost while held, or the release found it gone
+     * Releases the lock. Fails with {@code LockLostException} if it was lost while held, or the
+     * release found it gone.
      */
     @Override
-    public void close() {
-        Sync.await(closeAsync());
-    }
-
-    /** {@link #close()} without blocking: completes when the server answered the release. */
     public CompletableFuture<Void> closeAsync() {
         if (!detach()) {
             return CompletableFuture.completedFuture(null);
         }
-        CompletableFuture<?> released = shared.requests.release(owner, key(), scope(), fencingToken());
+        CompletableFuture<?> released = shared.requests().release(owner, key(), scope(), fencingToken());
         Optional<LockException> lostBy = lostCause();
         if (lostBy.isPresent()) {
             // Free it if the server still has it (the token guards a newer grant); report the loss.
@@ -206,7 +201,7 @@ public final class HeldLock implements AutoCloseable {
     }
 
     private static String describe(String owner, Grant grant) {
-        return "lock [" + grant.key() + "] (" + grant.scope().wire() + ", token " + grant.fencingToken() + ") of ["
+        return "lock [" + grant.key() + "] (" + Wire.name(grant.scope()) + ", token " + grant.fencingToken() + ") of ["
                 + owner + "]";
     }
 

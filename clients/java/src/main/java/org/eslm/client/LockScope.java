@@ -7,14 +7,5 @@ package org.eslm.client;
  */
 public enum LockScope {
     KEY,
-    TREE;
-
-    /** The name on the wire: {@code key} or {@code tree}. */
-    public String wire() {
-        return name().toLowerCase(java.util.Locale.ROOT);
-    }
-
-    static LockScope fromWire(String name) {
-        return valueOf(name.toUpperCase(java.util.Locale.ROOT));
-    }
+    TREE
 }

@@ -20,7 +20,7 @@ import org.eslm.client.internal.Watchdog;
  * released at once. When a keep-alive finds it gone, it and every lock under it are lost
  * ({@link #isLost()}, listeners told, {@link #close()} throws {@link LockLostException}).
  */
-public final class LockSession extends Locking implements AutoCloseable {
+public final class LockSession extends Locking implements AsyncCloseable {
     private final Shared shared;
     private final String owner;
     private final String id;
@@ -42,7 +42,7 @@ public final class LockSession extends Locking implements AutoCloseable {
         Shared shared = client.shared();
         long sentAt = System.nanoTime();
         return Futures.map(
-                shared.requests.openSession(client.owner(), ttlMs, routing),
+                shared.requests().openSession(client.owner(), ttlMs, routing),
                 answer -> started(shared, client.owner(), answer, sentAt),
                 LockSession::closeAsync);
     }
@@ -54,9 +54,9 @@ public final class LockSession extends Locking implements AutoCloseable {
                 answer.get("session").asText(),
                 answer.get("ttl_ms").asLong());
         Watchdog dog = new Watchdog(
-                shared.scheduler,
+                shared.scheduler(),
                 shared.renewIntervalMs(session.ttlMs),
-                budget -> shared.requests.keepAlive(owner, session.id, budget),
+                budget -> shared.requests().keepAlive(owner, session.id, budget),
                 session.lost::lose);
         session.keepAlive = dog;
         dog.start(sentAt, answer.get("expires_in_ms").asLong());
@@ -111,14 +111,9 @@ public final class LockSession extends Locking implements AutoCloseable {
 
     /**
      * Ends the session: the server releases its locks (their handles need no closing after this).
-     *
-     * @throws LockLostException if the session was lost, or the server no longer knew it
+     * Fails with {@code LockLostException} if the session was lost, or the server no longer knew it.
      */
     @Override
-    public void close() {
-        Sync.await(closeAsync());
-    }
-
     public CompletableFuture<Void> closeAsync() {
         if (!closed.compareAndSet(false, true)) {
             return CompletableFuture.completedFuture(null);
@@ -128,7 +123,7 @@ public final class LockSession extends Locking implements AutoCloseable {
             dog.stop();
         }
         open.forEach(HeldLock::detach);
-        CompletableFuture<JsonNode> ended = shared.requests.endSession(owner, id);
+        CompletableFuture<JsonNode> ended = shared.requests().endSession(owner, id);
         LockException lostBy = lost.cause();
         if (lostBy != null) {
             ended.exceptionally(ignored -> null);

@@ -60,7 +60,7 @@ public abstract sealed class Locking permits LockClient, LockSession {
         long sentAt = System.nanoTime();
         LockSession session = session();
         return Futures.map(
-                shared().requests.acquire(owner(), key, options, session == null ? null : session.id()),
+                shared().requests().acquire(owner(), key, options, session == null ? null : session.id()),
                 answer -> held(Grant.single(answer), options, sentAt),
                 HeldLock::closeAsync);
     }
@@ -77,7 +77,7 @@ public abstract sealed class Locking permits LockClient, LockSession {
         long sentAt = System.nanoTime();
         LockSession session = session();
         return Futures.map(
-                shared().requests.acquireAll(owner(), targets, options, session == null ? null : session.id()),
+                shared().requests().acquireAll(owner(), targets, options, session == null ? null : session.id()),
                 answer -> new MultiLock(
                         shared(),
                         owner(),

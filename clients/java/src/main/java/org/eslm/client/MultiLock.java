@@ -18,7 +18,7 @@ import org.eslm.client.internal.Retrier;
  * The locks of one multi-lock (docs/API.md, "POST /_locks/_acquire"), granted together. Each is a
  * {@link HeldLock} with its own watchdog; closing this releases them all in one request.
  */
-public final class MultiLock implements AutoCloseable {
+public final class MultiLock implements AsyncCloseable {
     private final Shared shared;
     private final String owner;
     private final List<HeldLock> locks;
@@ -52,15 +52,10 @@ public final class MultiLock implements AutoCloseable {
     }
 
     /**
-     * Releases every lock in one request.
-     *
-     * @throws LockLostException if any of them was lost while held, or was no longer held
+     * Releases every lock in one request. Fails with {@code LockLostException} if any of them was
+     * lost while held, or was no longer held.
      */
     @Override
-    public void close() {
-        Sync.await(closeAsync());
-    }
-
     public CompletableFuture<Void> closeAsync() {
         if (!closed.compareAndSet(false, true)) {
             return CompletableFuture.completedFuture(null);
@@ -69,7 +64,7 @@ public final class MultiLock implements AutoCloseable {
         if (mine.isEmpty()) {
             return CompletableFuture.completedFuture(null);
         }
-        return shared.requests.releaseAll(owner, mine).handle((answer, error) -> {
+        return shared.requests().releaseAll(owner, mine).handle((answer, error) -> {
             if (error != null) {
                 throw new CompletionException(Retrier.unwrap(error));
             }

@@ -10,6 +10,7 @@ import org.eslm.client.internal.Durations;
 import org.eslm.client.internal.Endpoints;
 import org.eslm.client.internal.Retrier;
 import org.eslm.client.internal.Transport;
+import org.eslm.client.internal.Wire;
 
 /**
  * The lock manager's endpoints as asynchronous calls with their bodies (docs/API.md), each retried
@@ -33,7 +34,7 @@ final class Requests {
     /** {@code POST /_locks/{key}/_acquire}; a retry asks the server to wait what is left. */
     CompletableFuture<JsonNode> acquire(String owner, String key, AcquireOptions options, String sessionId) {
         ObjectNode body = acquireBody(owner, options, sessionId);
-        body.put("mode", options.mode().wire()).put("scope", options.scope().wire());
+        body.put("mode", Wire.name(options.mode())).put("scope", Wire.name(options.scope()));
         return waiting(Endpoints.acquire(key), body, Durations.millis(options.maxWait(), "wait"));
     }
 
@@ -45,15 +46,15 @@ final class Requests {
         for (LockTarget target : targets) {
             locks.addObject()
                     .put("key", target.key())
-                    .put("mode", target.mode().wire())
-                    .put("scope", target.scope().wire());
+                    .put("mode", Wire.name(target.mode()))
+                    .put("scope", Wire.name(target.scope()));
         }
         return waiting(Endpoints.MULTI_ACQUIRE, body, Durations.millis(options.maxWait(), "wait"));
     }
 
     /** {@code POST /_locks/{key}/_renew} of this grant only; answers the new {@code lease_ms}. */
     CompletableFuture<Long> renew(String owner, String key, LockScope scope, long token, Long leaseMs, long budgetMs) {
-        ObjectNode body = ownerBody(owner).put("fencing_token", token).put("scope", scope.wire());
+        ObjectNode body = ownerBody(owner).put("fencing_token", token).put("scope", Wire.name(scope));
         if (leaseMs != null) {
             body.put("lease", leaseMs);
         }
@@ -63,7 +64,7 @@ final class Requests {
 
     /** {@code POST /_locks/{key}/_release} of this grant only: a stale token frees nothing newer. */
     CompletableFuture<JsonNode> release(String owner, String key, LockScope scope, long token) {
-        ObjectNode body = ownerBody(owner).put("fencing_token", token).put("scope", scope.wire());
+        ObjectNode body = ownerBody(owner).put("fencing_token", token).put("scope", Wire.name(scope));
         return plain("POST", Endpoints.release(key), body);
     }
 
@@ -72,7 +73,7 @@ final class Requests {
         ObjectNode body = ownerBody(owner);
         ArrayNode locks = body.putArray("locks");
         for (HeldLock lock : held) {
-            locks.addObject().put("key", lock.key()).put("scope", lock.scope().wire());
+            locks.addObject().put("key", lock.key()).put("scope", Wire.name(lock.scope()));
         }
         return plain("POST", Endpoints.MULTI_RELEASE, body);
     }

@@ -6,24 +6,11 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * What every {@link LockClient} view of one builder shares: the requests, the watchdog's
- * scheduler, and the executor answers are completed on. Closed once, by the client built.
+ * scheduler, and the executor answers are completed on when the client owns it (else null).
+ * Closed once, by the client built.
  */
-final class Shared {
-    final Requests requests;
-    final ScheduledExecutorService scheduler;
-    final double renewFraction;
-    private final ExecutorService ownedCallbacks;
-
-    Shared(
-            Requests requests,
-            ScheduledExecutorService scheduler,
-            double renewFraction,
-            ExecutorService ownedCallbacks) {
-        this.requests = requests;
-        this.scheduler = scheduler;
-        this.renewFraction = renewFraction;
-        this.ownedCallbacks = ownedCallbacks;
-    }
+record Shared(
+        Requests requests, ScheduledExecutorService scheduler, double renewFraction, ExecutorService ownedCallbacks) {
 
     /** Renewal interval for a lease: the configured fraction of it, at least 1 ms. */
     long renewIntervalMs(long leaseMs) {

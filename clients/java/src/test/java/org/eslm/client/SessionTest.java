@@ -9,9 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import org.eslm.client.errors.LockException;
 import org.eslm.client.errors.LockLostException;
 import org.eslm.client.errors.SessionNotFoundException;
@@ -26,17 +23,12 @@ class SessionTest extends NodeTest {
     void aKeptAliveSessionHoldsItsLocksPastItsTtlAndFreesThemWhenClosed() {
         String one = uniqueKey("session-a");
         String two = uniqueKey("session-b");
-        LockClient other = owner("other");
         try (LockSession session = locks.openSession(TTL)) {
             HeldLock first = session.acquire(one);
             HeldLock second = session.acquire(two, AcquireOptions.defaults().shared());
             assertEquals(session, first.session().orElseThrow());
             assertEquals(LockMode.SHARED, second.mode());
-            long end = System.nanoTime() + Duration.ofSeconds(4).toNanos();
-            while (System.nanoTime() < end) {
-                assertTrue(other.tryAcquire(one).isEmpty(), "the session kept its lock past its ttl");
-                pause(250);
-            }
+            assertHeldThroughout(one, Duration.ofSeconds(4)); // twice the ttl: kept alive
             assertFalse(session.isLost());
             assertFalse(first.isLost());
         }
@@ -48,18 +40,14 @@ class SessionTest extends NodeTest {
     void aSessionEndedFromOutsideIsLostWithItsLocks() throws InterruptedException {
         String key = uniqueKey("session-lost");
         LockSession session = locks.openSession(TTL);
-        CountDownLatch told = new CountDownLatch(1);
-        AtomicReference<LockException> cause = new AtomicReference<>();
-        HeldLock held = session.acquire(key).onLost(lostBy -> {
-            cause.set(lostBy);
-            told.countDown();
-        });
+        LostRecorder listener = new LostRecorder();
+        HeldLock held = session.acquire(key).onLost(listener);
         RealNode.Answer ended =
                 RealNode.http(rest, "DELETE", Endpoints.session(session.id()), "{\"owner\":\"" + locks.owner() + "\"}");
         assertEquals(200, ended.status(), ended.toString());
 
-        assertTrue(told.await(5, TimeUnit.SECONDS), "the keep-alive found the session gone");
-        assertInstanceOf(SessionNotFoundException.class, cause.get());
+        LockException cause = listener.awaitCause(Duration.ofSeconds(5), "the keep-alive found the session gone");
+        assertInstanceOf(SessionNotFoundException.class, cause);
         assertTrue(session.isLost());
         assertTrue(held.isLost());
         assertThrows(LockLostException.class, session::close);

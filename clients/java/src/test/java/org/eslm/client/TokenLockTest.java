@@ -14,11 +14,22 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** The java.util.concurrent.locks.Lock adapter: owned by its grant, not by a thread. */
 class TokenLockTest extends NodeTest {
     private final ExecutorService threads = Executors.newFixedThreadPool(2);
+    private String key;
+    private TokenLock holder;
+    private TokenLock waiter;
+
+    @BeforeEach
+    void twoLocksOfOneKey() {
+        key = uniqueKey("adapter");
+        holder = locks.newLock(key, AcquireOptions.defaults());
+        waiter = locks.newLock(key, AcquireOptions.defaults());
+    }
 
     @AfterEach
     void stopThreads() {
@@ -27,8 +38,7 @@ class TokenLockTest extends NodeTest {
 
     @Test
     void aLockTakenOnOneThreadIsUnlockedOnAnother() throws Exception {
-        String key = uniqueKey("adapter");
-        TokenLock lock = locks.newLock(key, AcquireOptions.defaults());
+        TokenLock lock = holder;
         threads.submit(lock::lock).get(10, TimeUnit.SECONDS);
         long token = lock.holding().orElseThrow().fencingToken();
         assertEquals(token, holders(rest, key).get(0).get("fencing_token").asLong());
@@ -47,9 +57,6 @@ class TokenLockTest extends NodeTest {
 
     @Test
     void lockWaitsForTheHolderAndTryLockGivesUpInTime() throws Exception {
-        String key = uniqueKey("adapter-wait");
-        TokenLock holder = locks.newLock(key, AcquireOptions.defaults());
-        TokenLock waiter = locks.newLock(key, AcquireOptions.defaults());
         holder.lock();
         long start = System.nanoTime();
         assertFalse(waiter.tryLock(300, TimeUnit.MILLISECONDS));
@@ -67,9 +74,6 @@ class TokenLockTest extends NodeTest {
 
     @Test
     void lockInterruptiblyGivesUpOnInterruptAndLeavesNoWaiter() throws Exception {
-        String key = uniqueKey("adapter-interrupt");
-        TokenLock holder = locks.newLock(key, AcquireOptions.defaults());
-        TokenLock waiter = locks.newLock(key, AcquireOptions.defaults());
         holder.lock();
         var attempt = threads.submit(() -> {
             waiter.lockInterruptibly();

@@ -13,10 +13,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.UUID;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import org.eslm.client.errors.LockException;
 import org.eslm.client.errors.LockLostException;
 import org.eslm.client.errors.LockNotHeldException;
@@ -29,15 +25,8 @@ class WatchdogTest extends NodeTest {
     @Test
     void theWatchdogKeepsALockPastItsLease() {
         String key = uniqueKey("watchdog");
-        LockClient other = owner("other");
         try (HeldLock held = locks.acquire(key, AcquireOptions.defaults().withLease(LEASE))) {
-            long end = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-            int tries = 0;
-            while (System.nanoTime() < end) {
-                assertTrue(other.tryAcquire(key).isEmpty(), "taken by another owner after " + tries + " tries");
-                tries++;
-                pause(200);
-            }
+            assertHeldThroughout(key, Duration.ofSeconds(5));
             JsonNode holder = holders(rest, key).get(0);
             assertEquals(held.fencingToken(), holder.get("fencing_token").asLong(), "the same grant throughout");
             assertTrue(holder.get("held_ms").asLong() >= 5_000, "held " + holder);
@@ -68,25 +57,19 @@ class WatchdogTest extends NodeTest {
     @Test
     void aForceReleasedLockIsReportedLost() throws InterruptedException {
         String key = uniqueKey("lost");
-        CountDownLatch told = new CountDownLatch(1);
-        AtomicReference<LockException> cause = new AtomicReference<>();
-        AtomicInteger calls = new AtomicInteger();
-        HeldLock held = locks.acquire(key, AcquireOptions.defaults().withLease(LEASE))
-                .onLost(lostBy -> {
-                    calls.incrementAndGet();
-                    cause.set(lostBy);
-                    told.countDown();
-                });
+        LostRecorder listener = new LostRecorder();
+        HeldLock held =
+                locks.acquire(key, AcquireOptions.defaults().withLease(LEASE)).onLost(listener);
         assertFalse(held.isLost());
         assertEquals(200, forceRelease(rest, key).status());
 
-        assertTrue(told.await(5, TimeUnit.SECONDS), "the listener was told within a lease");
+        LockException cause = listener.awaitCause(Duration.ofSeconds(5), "the listener was told within a lease");
         assertTrue(held.isLost());
-        assertInstanceOf(LockNotHeldException.class, cause.get());
-        assertEquals("lock_not_held_exception", cause.get().type());
+        assertInstanceOf(LockNotHeldException.class, cause);
+        assertEquals("lock_not_held_exception", cause.type());
         LockLostException thrown = assertThrows(LockLostException.class, held::close);
         assertInstanceOf(LockNotHeldException.class, thrown.getCause());
-        assertEquals(1, calls.get(), "told once");
+        assertEquals(1, listener.calls(), "told once");
         held.close(); // a second close does nothing
     }
 

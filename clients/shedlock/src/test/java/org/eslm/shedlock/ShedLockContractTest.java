@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -20,9 +19,8 @@ import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.LockingTaskExecutor;
 import net.javacrumbs.shedlock.core.SimpleLock;
 import org.eslm.client.RealNode;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * ShedLock's documented contract (its README: "lockAtMostFor", "lockAtLeastFor", "Extending the
@@ -32,28 +30,19 @@ import org.junit.jupiter.api.Test;
  */
 class ShedLockContractTest {
     private static final Duration LONG = Duration.ofMinutes(1);
-    private static ShedLockNode node;
 
-    @BeforeAll
-    static void connect() {
-        node = new ShedLockNode();
-    }
-
-    @AfterAll
-    static void disconnect() throws IOException {
-        node.close();
-    }
+    @RegisterExtension
+    static final ShedLockNode NODE = new ShedLockNode();
 
     @Test
     void aSecondLockOfAHeldNameFailsAndUnlockFreesIt() {
         String name = "second-lock";
-        SimpleLock first = lock(name, LONG, Duration.ZERO).orElseThrow();
-        assertTrue(lock(name, LONG, Duration.ZERO).isEmpty(), "the same provider");
+        SimpleLock first = lockExclusively(name, LONG, Duration.ZERO);
         LockManagerLockProvider elsewhere =
-                new LockManagerLockProvider(node.client.withOwner("another-scheduler"), node.provider.keyOf(""));
+                new LockManagerLockProvider(NODE.client.withOwner("another-scheduler"), NODE.provider.keyOf(""));
         assertTrue(elsewhere.lock(config(name, LONG, Duration.ZERO)).isEmpty(), "another scheduler");
         first.unlock();
-        node.assertUnlocked(name);
+        NODE.assertUnlocked(name);
         lock(name, LONG, Duration.ZERO).orElseThrow().unlock();
     }
 
@@ -62,14 +51,13 @@ class ShedLockContractTest {
         String name = "at-least";
         Duration atLeast = Duration.ofSeconds(2);
         long start = System.nanoTime();
-        lock(name, LONG, atLeast).orElseThrow().unlock();
+        lockExclusively(name, LONG, atLeast).unlock();
         assertTrue(lock(name, LONG, Duration.ZERO).isEmpty(), "still held right after unlock");
-        long leaseLeft = node.holders(name).get(0).get("lease_ms").asLong();
+        long leaseLeft = NODE.holders(name).get(0).get("lease_ms").asLong();
         assertTrue(
                 leaseLeft <= atLeast.toMillis(), "the lease was cut to what is left of lockAtLeastFor: " + leaseLeft);
-        RealNode.await(() -> node.holders(name).isEmpty(), Duration.ofSeconds(10), "freed after lockAtLeastFor");
-        long heldMs = Duration.ofNanos(System.nanoTime() - start).toMillis();
-        assertTrue(heldMs >= atLeast.toMillis() - 50, "held " + heldMs + " ms"); // 50 ms: the server's tick
+        RealNode.await(() -> NODE.holders(name).isEmpty(), Duration.ofSeconds(10), "freed after lockAtLeastFor");
+        assertNotBefore(atLeast, start);
         lock(name, LONG, Duration.ZERO).orElseThrow().unlock();
     }
 
@@ -78,19 +66,13 @@ class ShedLockContractTest {
         String name = "at-most";
         Duration atMost = Duration.ofMillis(800);
         long start = System.nanoTime();
-        SimpleLock abandoned = lock(name, atMost, Duration.ZERO).orElseThrow(); // its holder "died"
-        assertTrue(lock(name, LONG, Duration.ZERO).isEmpty());
-        List<SimpleLock> taken = new ArrayList<>();
-        RealNode.await(
-                () -> lock(name, LONG, Duration.ZERO).map(taken::add).orElse(false),
-                Duration.ofSeconds(10),
-                "taken again after lockAtMostFor");
-        long ms = Duration.ofNanos(System.nanoTime() - start).toMillis();
-        assertTrue(ms >= atMost.toMillis() - 50, "not before lockAtMostFor: " + ms + " ms");
+        SimpleLock abandoned = lockExclusively(name, atMost, Duration.ZERO); // its holder "died"
+        SimpleLock taken = awaitTakenAgain(name);
+        assertNotBefore(atMost, start);
         abandoned.unlock(); // the late holder's unlock must not free the new holder's lock
-        node.assertLocked(name);
-        taken.get(0).unlock();
-        node.assertUnlocked(name);
+        NODE.assertLocked(name);
+        taken.unlock();
+        NODE.assertUnlocked(name);
     }
 
     @Test
@@ -98,26 +80,22 @@ class ShedLockContractTest {
         String name = "extend";
         SimpleLock held = lock(name, Duration.ofSeconds(1), Duration.ZERO).orElseThrow();
         SimpleLock extended = held.extend(Duration.ofSeconds(30), Duration.ZERO).orElseThrow();
-        long leaseLeft = node.holders(name).get(0).get("lease_ms").asLong();
+        long leaseLeft = NODE.holders(name).get(0).get("lease_ms").asLong();
         assertTrue(leaseLeft > 20_000, "extended on the server: " + leaseLeft);
         extended.unlock();
 
         SimpleLock stale = lock(name, Duration.ofMillis(300), Duration.ZERO).orElseThrow();
-        List<SimpleLock> next = new ArrayList<>();
-        RealNode.await(
-                () -> lock(name, LONG, Duration.ZERO).map(next::add).orElse(false),
-                Duration.ofSeconds(10),
-                "the stale lock expired and another took the name");
+        SimpleLock next = awaitTakenAgain(name);
         assertTrue(stale.extend(LONG, Duration.ZERO).isEmpty(), "a lock that ran out cannot be extended");
-        long nextLease = node.holders(name).get(0).get("lease_ms").asLong();
+        long nextLease = NODE.holders(name).get(0).get("lease_ms").asLong();
         assertTrue(nextLease <= LONG.toMillis(), "the new holder's lease is untouched");
-        next.get(0).unlock();
-        node.assertUnlocked(name);
+        next.unlock();
+        NODE.assertUnlocked(name);
     }
 
     @Test
     void manyThreadsLockingOneNameNeverRunTheTaskConcurrently() throws Exception {
-        LockingTaskExecutor executor = new DefaultLockingTaskExecutor(node.provider);
+        LockingTaskExecutor executor = new DefaultLockingTaskExecutor(NODE.provider);
         LockConfiguration config = config("concurrent", LONG, Duration.ZERO);
         AtomicInteger running = new AtomicInteger();
         AtomicInteger mostAtOnce = new AtomicInteger();
@@ -145,11 +123,37 @@ class ShedLockContractTest {
         threads.shutdown();
         assertEquals(1, mostAtOnce.get(), "runs at once");
         assertTrue(runs.get() >= 10, "the task ran " + runs.get() + " times");
-        assertFalse(node.holders("concurrent").size() > 0, "free at the end");
+        assertFalse(NODE.holders("concurrent").size() > 0, "free at the end");
+    }
+
+    /** Locks {@code name}, checking that a second lock of it (the same provider) fails meanwhile. */
+    private static SimpleLock lockExclusively(String name, Duration atMost, Duration atLeast) {
+        SimpleLock lock = lock(name, atMost, atLeast).orElseThrow();
+        assertTrue(lock(name, LONG, Duration.ZERO).isEmpty(), name + " was locked twice");
+        return lock;
+    }
+
+    /** The name locked again once its holder's lease ran out (polled, at most 10 s). */
+    private static SimpleLock awaitTakenAgain(String name) {
+        List<SimpleLock> taken = new ArrayList<>();
+        RealNode.await(
+                () -> lock(name, LONG, Duration.ZERO).map(taken::add).orElse(false),
+                Duration.ofSeconds(10),
+                name + " taken again after its lease ran out");
+        return taken.get(0);
+    }
+
+    /**
+     * At least {@code time} passed since {@code startNanos}, taken before the lock was requested:
+     * the server's lease began later, so it cannot have ended sooner.
+     */
+    private static void assertNotBefore(Duration time, long startNanos) {
+        long ms = Duration.ofNanos(System.nanoTime() - startNanos).toMillis();
+        assertTrue(ms >= time.toMillis(), "after " + ms + " ms, expected " + time);
     }
 
     private static Optional<SimpleLock> lock(String name, Duration atMost, Duration atLeast) {
-        return node.provider.lock(config(name, atMost, atLeast));
+        return NODE.provider.lock(config(name, atMost, atLeast));
     }
 
     private static LockConfiguration config(String name, Duration atMost, Duration atLeast) {
