@@ -11,8 +11,10 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import org.elasticsearch.client.RequestOptions;
 import org.elasticsearch.client.RestClient;
+import org.eslm.client.errors.LockException;
 import org.eslm.client.internal.Durations;
 import org.eslm.client.internal.Retrier;
 import org.eslm.client.internal.Transport;
@@ -25,6 +27,7 @@ public final class LockClientBuilder {
     private Duration retryBudget = Duration.ofSeconds(5);
     private double renewFraction = 1.0 / 3;
     private Executor callbackExecutor;
+    private Consumer<LockException> onRetry = unavailable -> {};
 
     LockClientBuilder(RestClient restClient) {
         this.restClient = Objects.requireNonNull(restClient, "restClient");
@@ -71,6 +74,15 @@ public final class LockClientBuilder {
         return this;
     }
 
+    /**
+     * Told of every 503 {@code lock_partition_unavailable_exception} the client is about to retry,
+     * e.g. to count them: the caller sees only the final outcome. Runs on a client thread.
+     */
+    public LockClientBuilder onRetry(Consumer<LockException> observer) {
+        this.onRetry = Objects.requireNonNull(observer, "onRetry");
+        return this;
+    }
+
     public LockClient build() {
         ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(1, daemon("eslm-lock-watchdog"));
         scheduler.setRemoveOnCancelPolicy(true);
@@ -78,7 +90,7 @@ public final class LockClientBuilder {
                 callbackExecutor == null ? Executors.newCachedThreadPool(daemon("eslm-lock-client")) : null;
         Transport transport = new Transport(restClient, requestOptions, owned != null ? owned : callbackExecutor);
         Requests requests =
-                new Requests(transport, new Retrier(scheduler), Durations.millis(retryBudget, "retry_budget"));
+                new Requests(transport, new Retrier(scheduler, onRetry), Durations.millis(retryBudget, "retry_budget"));
         return new LockClient(new Shared(requests, scheduler, renewFraction, owned), owner, true);
     }
 

@@ -8,7 +8,9 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import java.util.function.LongFunction;
+import org.eslm.client.errors.LockException;
 import org.eslm.client.errors.PartitionUnavailableException;
 
 /**
@@ -22,9 +24,12 @@ public final class Retrier {
     static final long MAX_PAUSE_MS = 1_000;
 
     private final ScheduledExecutorService scheduler;
+    private final Consumer<LockException> onRetry;
 
-    public Retrier(ScheduledExecutorService scheduler) {
+    /** {@code onRetry} is told of each 503 about to be retried (for the application's metrics). */
+    public Retrier(ScheduledExecutorService scheduler, Consumer<LockException> onRetry) {
         this.scheduler = scheduler;
+        this.onRetry = onRetry;
     }
 
     /**
@@ -71,6 +76,11 @@ public final class Retrier {
             if (!again) {
                 result.completeExceptionally(cause);
                 return;
+            }
+            try {
+                onRetry.accept((PartitionUnavailableException) cause);
+            } catch (RuntimeException ignored) {
+                // an observer's failure must not change the request's fate
             }
             try {
                 scheduler.schedule(
