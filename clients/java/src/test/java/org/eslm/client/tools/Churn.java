@@ -7,6 +7,9 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.http.HttpHost;
+import org.apache.http.util.EntityUtils;
+import org.elasticsearch.client.Node;
+import org.elasticsearch.client.Request;
 import org.elasticsearch.client.RestClient;
 import org.eslm.client.AcquireOptions;
 import org.eslm.client.HeldLock;
@@ -31,7 +34,16 @@ public final class Churn {
                 Arrays.stream(args, 2, args.length).map(HttpHost::create).toArray(HttpHost[]::new);
         AtomicLong retried = new AtomicLong();
         long ops = 0;
-        try (RestClient rest = RestClient.builder(hosts).build();
+        // A node the REST client marks dead is one it retried a request away from (its own retry,
+        // on 502/503/504 or a connection failure): printed, since it is not the lock client's.
+        RestClient.FailureListener marked = new RestClient.FailureListener() {
+            @Override
+            public void onFailure(Node node) {
+                System.out.println("rest client marked " + node.getHost() + " dead");
+            }
+        };
+        try (RestClient rest =
+                        RestClient.builder(hosts).setFailureListener(marked).build();
                 LockClient locks = LockClient.builder(rest)
                         .owner("churn")
                         .retryBudget(Duration.ofSeconds(20))
@@ -44,15 +56,16 @@ public final class Churn {
                     System.out.println("gave up: no stop file within " + args[1] + " s");
                     System.exit(2);
                 }
+                HeldLock lock = null;
                 try {
                     // Alternately a try-lock (a 503 comes back at once) and a queued acquire.
-                    HeldLock lock =
-                            locks.acquire("java-churn", ops % 2 == 0 ? options : options.withWait(Duration.ZERO));
+                    lock = locks.acquire("java-churn", ops % 2 == 0 ? options : options.withWait(Duration.ZERO));
                     lock.close();
                     ops++;
                 } catch (RuntimeException e) {
                     System.out.println("error after ops=" + ops + " (" + (ops % 2 == 0 ? "queued" : "try-lock")
                             + " acquire, retried=" + retried.get() + "): " + e);
+                    System.out.println("the grant: " + describe(lock) + "; the key now: " + now(rest));
                     System.exit(1);
                 }
                 if (ops % 20 == 0) {
@@ -61,5 +74,21 @@ public final class Churn {
             }
         }
         System.out.println("done ops=" + ops + " retried=" + retried.get());
+    }
+
+    private static String describe(HeldLock lock) {
+        return lock == null
+                ? "none"
+                : "token " + lock.fencingToken() + ", reentrant " + lock.isReentrant() + ", waited_ms "
+                        + lock.waitedMs() + ", lease_ms " + lock.leaseMs();
+    }
+
+    private static String now(RestClient rest) {
+        try {
+            return EntityUtils.toString(rest.performRequest(new Request("GET", "/_locks/java-churn"))
+                    .getEntity());
+        } catch (IOException e) {
+            return e.toString();
+        }
     }
 }
