@@ -140,7 +140,14 @@ public final class HeldLock implements AsyncCloseable {
     public void renew(Duration lease) {
         long leaseMs = Durations.positiveMillis(lease, "lease");
         try {
-            Sync.await(shared.requests().renew(owner, key(), scope(), fencingToken(), leaseMs, 0));
+            Sync.await(shared.requests()
+                    .renew(
+                            owner,
+                            key(),
+                            scope(),
+                            fencingToken(),
+                            leaseMs,
+                            shared.requests().retryBudgetMs()));
         } catch (LockNotHeldException gone) {
             lost.lose(gone);
             throw gone;

@@ -27,8 +27,9 @@ final class Requests {
         this.retryBudgetMs = retryBudgetMs;
     }
 
-    Transport transport() {
-        return transport;
+    /** The budget of a call without a wait of its own (LockClientBuilder.retryBudget). */
+    long retryBudgetMs() {
+        return retryBudgetMs;
     }
 
     /** {@code POST /_locks/{key}/_acquire}; a retry asks the server to wait what is left. */

@@ -43,7 +43,7 @@ class ShedLockContractTest {
         assertTrue(elsewhere.lock(config(name, LONG, Duration.ZERO)).isEmpty(), "another scheduler");
         first.unlock();
         NODE.assertUnlocked(name);
-        lock(name, LONG, Duration.ZERO).orElseThrow().unlock();
+        assertLockable(name);
     }
 
     @Test
@@ -58,7 +58,7 @@ class ShedLockContractTest {
                 leaseLeft <= atLeast.toMillis(), "the lease was cut to what is left of lockAtLeastFor: " + leaseLeft);
         RealNode.await(() -> NODE.holders(name).isEmpty(), Duration.ofSeconds(10), "freed after lockAtLeastFor");
         assertNotBefore(atLeast, start);
-        lock(name, LONG, Duration.ZERO).orElseThrow().unlock();
+        assertLockable(name);
     }
 
     @Test
@@ -131,6 +131,11 @@ class ShedLockContractTest {
         SimpleLock lock = lock(name, atMost, atLeast).orElseThrow();
         assertTrue(lock(name, LONG, Duration.ZERO).isEmpty(), name + " was locked twice");
         return lock;
+    }
+
+    /** {@code name} can be locked (and is unlocked again). */
+    private static void assertLockable(String name) {
+        lock(name, LONG, Duration.ZERO).orElseThrow().unlock();
     }
 
     /** The name locked again once its holder's lease ran out (polled, at most 10 s). */
