@@ -36,11 +36,13 @@ check:
 	cargo clippy --workspace --all-targets --locked -- -D warnings
 	cargo clippy -p lock-jni --features fault-injection --all-targets --locked -- -D warnings
 	$(MVN) spotless:check
+	$(MVN) -f clients/pom.xml spotless:check
 
 ## Format everything `check` checks.
 fmt:
 	cargo fmt --all
 	$(MVN) spotless:apply
+	$(MVN) -f clients/pom.xml spotless:apply
 
 ## Rust unit, property and integration tests, including the C header drift check; then the
 ## bridge's panic test, which needs the test-only fault (cargo feature `fault-injection`).

@@ -1,0 +1,83 @@
+package org.eslm.client;
+
+import java.time.Duration;
+import java.util.Objects;
+import org.eslm.client.internal.Durations;
+
+/**
+ * How to acquire (docs/API.md, "POST /_locks/{key}/_acquire"). Immutable; start from {@link
+ * #defaults()} and change what you need:
+ *
+ * <pre>{@code
+ * AcquireOptions.defaults().withLease(Duration.ofSeconds(30)).withWait(Duration.ofSeconds(5)).shared()
+ * }</pre>
+ *
+ * @param mode exclusive (default) or shared
+ * @param scope a key (default) or a tree path
+ * @param priority 0 (lowest) to 9, or null for the server's default ({@link #FOREGROUND})
+ * @param maxWait how long to queue; {@link Duration#ZERO} (default) is a try-lock
+ * @param lease the lease, or null for the server's {@code locks.lease.default}; ignored under a
+ *     session, whose ttl applies
+ * @param watchdog whether the client renews the lease while the lock is held (default true)
+ */
+public record AcquireOptions(
+        LockMode mode, LockScope scope, Integer priority, Duration maxWait, Duration lease, boolean watchdog) {
+    /** docs/API.md, "Priorities": {@code background} is 2, {@code foreground} (the default) 7. */
+    public static final int BACKGROUND = 2;
+
+    public static final int FOREGROUND = 7;
+
+    private static final AcquireOptions DEFAULTS =
+            new AcquireOptions(LockMode.EXCLUSIVE, LockScope.KEY, null, Duration.ZERO, null, true);
+
+    public AcquireOptions {
+        Objects.requireNonNull(mode, "mode");
+        Objects.requireNonNull(scope, "scope");
+        if (priority != null && (priority < 0 || priority > 9)) {
+            throw new IllegalArgumentException("[priority] must be 0 to 9, got [" + priority + "]");
+        }
+        Durations.millis(maxWait, "wait");
+        if (lease != null) {
+            Durations.positiveMillis(lease, "lease");
+        }
+    }
+
+    /** Exclusive, key scope, the server's priority and lease, no wait, watchdog on. */
+    public static AcquireOptions defaults() {
+        return DEFAULTS;
+    }
+
+    public AcquireOptions withMode(LockMode newMode) {
+        return new AcquireOptions(newMode, scope, priority, maxWait, lease, watchdog);
+    }
+
+    public AcquireOptions shared() {
+        return withMode(LockMode.SHARED);
+    }
+
+    public AcquireOptions withScope(LockScope newScope) {
+        return new AcquireOptions(mode, newScope, priority, maxWait, lease, watchdog);
+    }
+
+    /** Tree scope: the key is an absolute path such as {@code /orders/eu/42}. */
+    public AcquireOptions tree() {
+        return withScope(LockScope.TREE);
+    }
+
+    public AcquireOptions withPriority(int newPriority) {
+        return new AcquireOptions(mode, scope, newPriority, maxWait, lease, watchdog);
+    }
+
+    public AcquireOptions withWait(Duration newWait) {
+        return new AcquireOptions(mode, scope, priority, newWait, lease, watchdog);
+    }
+
+    public AcquireOptions withLease(Duration newLease) {
+        return new AcquireOptions(mode, scope, priority, maxWait, newLease, watchdog);
+    }
+
+    /** Without the watchdog the lease simply runs out unless {@link HeldLock#renew} is called. */
+    public AcquireOptions withWatchdog(boolean on) {
+        return new AcquireOptions(mode, scope, priority, maxWait, lease, on);
+    }
+}

@@ -1,0 +1,219 @@
+package org.eslm.client;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.eslm.client.errors.LockException;
+import org.eslm.client.errors.LockLostException;
+import org.eslm.client.errors.LockNotHeldException;
+import org.eslm.client.internal.Durations;
+import org.eslm.client.internal.Retrier;
+import org.eslm.client.internal.Watchdog;
+import org.eslm.client.internal.Wire;
+
+/**
+ * A granted lock. Closing it releases it, so try-with-resources holds it for a block:
+ *
+ * <pre>{@code
+ * try (HeldLock lock = locks.acquire("orders-42", AcquireOptions.defaults().withWait(Duration.ofSeconds(5)))) {
+ *     write(order, lock.fencingToken());
+ * }
+ * }</pre>
+ *
+ * <p>The lock belongs to its owner and {@link #fencingToken()}, not to a thread: any thread may
+ * close it. While it is held a watchdog renews its lease at a fraction of it (unless turned off
+ * in {@link AcquireOptions#watchdog()}); when a renewal finds it gone, or renewals fail until the
+ * lease runs out, {@link #isLost()} turns true, the {@link #onLost listeners} are told, and
+ * {@link #close()} throws {@link LockLostException}. A lock acquired under a {@link LockSession}
+ * follows the session's keep-alive instead, and is lost with it.
+ */
+public final class HeldLock implements AsyncCloseable {
+    private final Shared shared;
+    private final String owner;
+    private final Grant grant;
+    private final LockSession session;
+    private final LostSignal lost;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private volatile Watchdog watchdog;
+
+    HeldLock(Shared shared, String owner, Grant grant, LockSession session) {
+        this.shared = shared;
+        this.owner = owner;
+        this.grant = grant;
+        this.session = session;
+        this.lost = new LostSignal(describe(owner, grant));
+    }
+
+    /**
+     * Starts renewing with {@code leaseMs} (null: the server's default lease), from a grant whose
+     * request was sent at {@code sentAtNanos}: its lease began no earlier than that plus its wait.
+     */
+    void watch(long sentAtNanos, Long leaseMs) {
+        long lease = leaseMs != null ? leaseMs : grant.leaseMs();
+        Watchdog dog = new Watchdog(
+                shared.scheduler(),
+                shared.renewIntervalMs(lease),
+                budget -> shared.requests().renew(owner, key(), scope(), fencingToken(), leaseMs, budget),
+                lost::lose);
+        watchdog = dog;
+        dog.start(sentAtNanos + Duration.ofMillis(grant.waitedMs()).toNanos(), grant.leaseMs());
+    }
+
+    public String key() {
+        return grant.key();
+    }
+
+    public String owner() {
+        return owner;
+    }
+
+    public LockMode mode() {
+        return grant.mode();
+    }
+
+    public LockScope scope() {
+        return grant.scope();
+    }
+
+    /**
+     * The grant's fencing token: strictly increasing per key. Pass it where the protected write
+     * happens, e.g. as an external version (docs/API.md, "The fencing recipe").
+     */
+    public long fencingToken() {
+        return grant.fencingToken();
+    }
+
+    /** The lease left when the lock was granted, in milliseconds. */
+    public long leaseMs() {
+        return grant.leaseMs();
+    }
+
+    /** How long the request queued on the server before the grant, in milliseconds. */
+    public long waitedMs() {
+        return grant.waitedMs();
+    }
+
+    /**
+     * True if the owner already held this lock: the same grant and token came back. Closing either
+     * handle releases the one grant (locks belong to owners; give concurrent workers their own
+     * {@link LockClient#withOwner owner}).
+     */
+    public boolean isReentrant() {
+        return grant.reentrant();
+    }
+
+    /** The session the lock was acquired under, if any. */
+    public Optional<LockSession> session() {
+        return Optional.ofNullable(session);
+    }
+
+    /** Whether the lock was found lost while held (see the class comment). */
+    public boolean isLost() {
+        return lostCause().isPresent();
+    }
+
+    /** What revealed the loss, if the lock was lost. */
+    public Optional<LockException> lostCause() {
+        LockException own = lost.cause();
+        if (own == null && session != null) {
+            return session.lostCause();
+        }
+        return Optional.ofNullable(own);
+    }
+
+    /** Adds a listener told once when the lock is lost (at once if it already is). */
+    public HeldLock onLost(LockLostListener listener) {
+        if (session != null) {
+            session.onLost(listener);
+        } else {
+            lost.add(listener);
+        }
+        return this;
+    }
+
+    /**
+     * Renews the lease now, for {@code lease} from now. A lock found gone is marked lost and the
+     * {@link LockNotHeldException} thrown.
+     */
+    public void renew(Duration lease) {
+        long leaseMs = Durations.positiveMillis(lease, "lease");
+        try {
+            Sync.await(shared.requests()
+                    .renew(
+                            owner,
+                            key(),
+                            scope(),
+                            fencingToken(),
+                            leaseMs,
+                            shared.requests().retryBudgetMs()));
+        } catch (LockNotHeldException gone) {
+            lost.lose(gone);
+            throw gone;
+        }
+    }
+
+    /**
+     * Releases the lock. Fails with {@code LockLostException} if it was lost while held, or the
+     * release found it gone.
+     */
+    @Override
+    public CompletableFuture<Void> closeAsync() {
+        if (!detach()) {
+            return CompletableFuture.completedFuture(null);
+        }
+        CompletableFuture<?> released = shared.requests().release(owner, key(), scope(), fencingToken());
+        Optional<LockException> lostBy = lostCause();
+        if (lostBy.isPresent()) {
+            // Free it if the server still has it (the token guards a newer grant); report the loss.
+            released.exceptionally(ignored -> null);
+            return CompletableFuture.failedFuture(new LockLostException(describe(owner, grant), lostBy.get()));
+        }
+        return released.handle((answer, error) -> {
+            if (error == null) {
+                return null;
+            }
+            throw asLost(Retrier.unwrap(error));
+        });
+    }
+
+    /** A release that found the lock gone reveals a loss; other failures pass as they are. */
+    CompletionException asLost(Throwable error) {
+        if (error instanceof LockNotHeldException gone) {
+            lost.lose(gone);
+            return new CompletionException(new LockLostException(describe(owner, grant), gone));
+        }
+        return new CompletionException(error);
+    }
+
+    /** Marks it closed and stops renewing; false if it already was closed. */
+    boolean detach() {
+        if (!closed.compareAndSet(false, true)) {
+            return false;
+        }
+        Watchdog dog = watchdog;
+        if (dog != null) {
+            dog.stop();
+        }
+        if (session != null) {
+            session.forget(this);
+        }
+        return true;
+    }
+
+    /** Called when the lock is known gone by other means (its session ended, a multi-release). */
+    void lose(LockException cause) {
+        lost.lose(cause);
+    }
+
+    private static String describe(String owner, Grant grant) {
+        return "lock [" + grant.key() + "] (" + Wire.name(grant.scope()) + ", token " + grant.fencingToken() + ") of ["
+                + owner + "]";
+    }
+
+    @Override
+    public String toString() {
+        return describe(owner, grant) + (isLost() ? " LOST" : "");
+    }
+}

@@ -1,0 +1,134 @@
+package org.eslm.client;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.eslm.client.internal.Durations;
+import org.eslm.client.internal.Endpoints;
+import org.eslm.client.internal.Retrier;
+import org.eslm.client.internal.Transport;
+import org.eslm.client.internal.Wire;
+
+/**
+ * The lock manager's endpoints as asynchronous calls with their bodies (docs/API.md), each retried
+ * on 503 within its budget: a queued acquire's {@code wait}, else the client's retry budget.
+ */
+final class Requests {
+    private final Transport transport;
+    private final Retrier retrier;
+    private final long retryBudgetMs;
+
+    Requests(Transport transport, Retrier retrier, long retryBudgetMs) {
+        this.transport = transport;
+        this.retrier = retrier;
+        this.retryBudgetMs = retryBudgetMs;
+    }
+
+    /** The budget of a call without a wait of its own (LockClientBuilder.retryBudget). */
+    long retryBudgetMs() {
+        return retryBudgetMs;
+    }
+
+    /** {@code POST /_locks/{key}/_acquire}; a retry asks the server to wait what is left. */
+    CompletableFuture<JsonNode> acquire(String owner, String key, AcquireOptions options, String sessionId) {
+        ObjectNode body = acquireBody(owner, options, sessionId);
+        body.put("mode", Wire.name(options.mode())).put("scope", Wire.name(options.scope()));
+        return waiting(Endpoints.acquire(key), body, Durations.millis(options.maxWait(), "wait"));
+    }
+
+    /** {@code POST /_locks/_acquire}: all or nothing. */
+    CompletableFuture<JsonNode> acquireAll(
+            String owner, List<LockTarget> targets, AcquireOptions options, String sessionId) {
+        ObjectNode body = acquireBody(owner, options, sessionId);
+        ArrayNode locks = body.putArray("locks");
+        for (LockTarget target : targets) {
+            locks.addObject()
+                    .put("key", target.key())
+                    .put("mode", Wire.name(target.mode()))
+                    .put("scope", Wire.name(target.scope()));
+        }
+        return waiting(Endpoints.MULTI_ACQUIRE, body, Durations.millis(options.maxWait(), "wait"));
+    }
+
+    /** {@code POST /_locks/{key}/_renew} of this grant only; answers the new {@code lease_ms}. */
+    CompletableFuture<Long> renew(String owner, String key, LockScope scope, long token, Long leaseMs, long budgetMs) {
+        ObjectNode body = ownerBody(owner).put("fencing_token", token).put("scope", Wire.name(scope));
+        if (leaseMs != null) {
+            body.put("lease", leaseMs);
+        }
+        return retrier.run(budgetMs, left -> transport.send("POST", Endpoints.renew(key), body, 0))
+                .thenApply(answer -> answer.get("lease_ms").asLong());
+    }
+
+    /** {@code POST /_locks/{key}/_release} of this grant only: a stale token frees nothing newer. */
+    CompletableFuture<JsonNode> release(String owner, String key, LockScope scope, long token) {
+        ObjectNode body = ownerBody(owner).put("fencing_token", token).put("scope", Wire.name(scope));
+        return plain("POST", Endpoints.release(key), body);
+    }
+
+    /** {@code POST /_locks/_release} of the given locks. */
+    CompletableFuture<JsonNode> releaseAll(String owner, Collection<HeldLock> held) {
+        ObjectNode body = ownerBody(owner);
+        ArrayNode locks = body.putArray("locks");
+        for (HeldLock lock : held) {
+            locks.addObject().put("key", lock.key()).put("scope", Wire.name(lock.scope()));
+        }
+        return plain("POST", Endpoints.MULTI_RELEASE, body);
+    }
+
+    /** {@code POST /_locks/_session}. */
+    CompletableFuture<JsonNode> openSession(String owner, long ttlMs, String routing) {
+        ObjectNode body = ownerBody(owner).put("ttl", ttlMs);
+        if (routing != null) {
+            body.put("routing", routing);
+        }
+        return plain("POST", Endpoints.SESSIONS, body);
+    }
+
+    /** {@code POST /_locks/_session/{id}/_keepalive}; answers the session's new ttl. */
+    CompletableFuture<Long> keepAlive(String owner, String sessionId, long budgetMs) {
+        ObjectNode body = ownerBody(owner);
+        return retrier.run(budgetMs, left -> transport.send("POST", Endpoints.keepAlive(sessionId), body, 0))
+                .thenApply(answer -> answer.get("expires_in_ms").asLong());
+    }
+
+    /** {@code DELETE /_locks/_session/{id}}: releases its locks. */
+    CompletableFuture<JsonNode> endSession(String owner, String sessionId) {
+        return plain("DELETE", Endpoints.session(sessionId), ownerBody(owner));
+    }
+
+    private ObjectNode acquireBody(String owner, AcquireOptions options, String sessionId) {
+        ObjectNode body = ownerBody(owner);
+        if (options.priority() != null) {
+            body.put("priority", options.priority().intValue());
+        }
+        if (sessionId != null) {
+            body.put("session", sessionId);
+        } else if (options.lease() != null) {
+            body.put("lease", Durations.positiveMillis(options.lease(), "lease"));
+        }
+        return body;
+    }
+
+    private ObjectNode ownerBody(String owner) {
+        return transport.object().put("owner", owner);
+    }
+
+    private CompletableFuture<JsonNode> waiting(String endpoint, ObjectNode body, long waitMs) {
+        if (waitMs == 0) {
+            body.put("wait", 0);
+            return plain("POST", endpoint, body);
+        }
+        return retrier.run(waitMs, left -> {
+            ObjectNode attempt = body.deepCopy().put("wait", Math.max(1, left));
+            return transport.send("POST", endpoint, attempt, Math.max(1, left));
+        });
+    }
+
+    private CompletableFuture<JsonNode> plain(String method, String endpoint, ObjectNode body) {
+        return retrier.run(retryBudgetMs, left -> transport.send(method, endpoint, body, 0));
+    }
+}

@@ -1,0 +1,31 @@
+package org.eslm.client;
+
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * What every {@link LockClient} view of one builder shares: the requests, the watchdog's
+ * scheduler, and the executor answers are completed on when the client owns it (else null).
+ * Closed once, by the client built.
+ */
+record Shared(
+        Requests requests, ScheduledExecutorService scheduler, double renewFraction, ExecutorService ownedCallbacks) {
+
+    /** Renewal interval for a lease: the configured fraction of it, at least 1 ms. */
+    long renewIntervalMs(long leaseMs) {
+        return Math.max(1, (long) (leaseMs * renewFraction));
+    }
+
+    void close() {
+        scheduler.shutdownNow();
+        if (ownedCallbacks != null) {
+            ownedCallbacks.shutdown();
+            try {
+                ownedCallbacks.awaitTermination(1, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

@@ -1,0 +1,43 @@
+package org.eslm.client.internal;
+
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+
+/** The lock manager's REST paths (docs/API.md). Keys and ids go in the path, URL-encoded. */
+public final class Endpoints {
+    public static final String MULTI_ACQUIRE = "/_locks/_acquire";
+    public static final String MULTI_RELEASE = "/_locks/_release";
+    public static final String SESSIONS = "/_locks/_session";
+
+    private Endpoints() {}
+
+    public static String acquire(String key) {
+        return lock(key) + "/_acquire";
+    }
+
+    public static String release(String key) {
+        return lock(key) + "/_release";
+    }
+
+    public static String renew(String key) {
+        return lock(key) + "/_renew";
+    }
+
+    public static String keepAlive(String sessionId) {
+        return session(sessionId) + "/_keepalive";
+    }
+
+    public static String session(String sessionId) {
+        return SESSIONS + "/" + encode(sessionId);
+    }
+
+    /** {@code /_locks/{key}}: keys may hold {@code /} (tree paths), sent as {@code %2F}. */
+    public static String lock(String key) {
+        return "/_locks/" + encode(key);
+    }
+
+    /** Percent-encoding for a path segment: URLEncoder's form encoding, with a space as %20. */
+    static String encode(String segment) {
+        return URLEncoder.encode(segment, StandardCharsets.UTF_8).replace("+", "%20");
+    }
+}
