@@ -107,13 +107,6 @@ class ChurnProcess:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason=(
-    "server side, also reproduced with plain HTTP (2026-11-23, most runs): during a planned move a "
-    "fresh grant's release answers 404 lock_not_held_exception and the key is free. Node logs at "
-    "that moment: the old owner 'a batch of lock partition [0] ... did not reach its copies; this "
-    "node gives the partition up', then the coordinator 'retrying lock request [lock release ...] "
-    "... (it is moving)': the release, applied in the old owner's table but not committed, is "
-    "re-sent to the new owner, which no longer has the grant. The client must not hide that"))
 def test_the_java_client_sees_no_error_across_owner_moves(tmp_path):
     """Three nodes, one partition moved between them three times while the Java client acquires
     and releases through all of them: every 503 of a move is retried within the client's budget,

@@ -140,6 +140,17 @@ public final class LockOpRequest extends ActionRequest {
         return routed;
     }
 
+    /** This request with one more argument for the core (e.g. the token of the grant a retried release must end). */
+    public LockOpRequest withOpArg(String name, Object value) {
+        Fields f = fields();
+        Map<String, Object> args = new LinkedHashMap<>(opArgs);
+        args.put(name, value);
+        f.opArgs = args;
+        LockOpRequest copy = new LockOpRequest(f);
+        copy.setParentTask(getParentTask());
+        return copy;
+    }
+
     public LockOpRequest(StreamInput in) throws IOException {
         super(in);
         this.op = NativeOp.fromCode(in.readVInt());

@@ -26,6 +26,7 @@ import org.eslm.cluster.PartitionTable;
 import org.eslm.cluster.TransportWiring;
 import org.eslm.cluster.WiredTransportAction;
 import org.eslm.service.LockException;
+import org.eslm.service.LockNotHeldException;
 import org.eslm.service.LockPartitionUnavailableException;
 import org.eslm.service.LockService;
 import org.eslm.service.SessionIds;
@@ -101,7 +102,8 @@ public abstract class TransportLockOpAction extends WiredTransportAction<LockOpR
                     request,
                     listener,
                     System.nanoTime() + TimeValue.timeValueMillis(budgetMs).nanos(),
-                    System.nanoTime()));
+                    System.nanoTime(),
+                    null));
         }
     }
 
@@ -135,9 +137,38 @@ public abstract class TransportLockOpAction extends WiredTransportAction<LockOpR
      * {@link System#nanoTime()}) for finding an owner.
      */
     private record Routing(
-            Task task, LockOpRequest request, ActionListener<LockOpResponse> listener, long deadline, long started) {
+            Task task,
+            LockOpRequest request,
+            ActionListener<LockOpResponse> listener,
+            long deadline,
+            long started,
+            Map<String, Object> applied) {
         long leftMs() {
             return TimeValue.nsecToMSec(deadline - System.nanoTime());
+        }
+
+        /**
+         * This routing after an owner applied its ending change but could not commit it: the
+         * retry names the grant that change ended (a release without a token must not end a newer
+         * grant of the same owner), and {@code answer} is kept for {@link #endedBefore}.
+         */
+        Routing afterApplied(Map<String, Object> answer) {
+            LockOpRequest retry = request;
+            if (request.op() == NativeOp.RELEASE
+                    && request.opArgs().containsKey("fencing_token") == false
+                    && answer.get("fencing_token") != null) {
+                retry = request.withOpArg("fencing_token", answer.get("fencing_token"));
+            }
+            return new Routing(task, retry, listener, deadline, started, answer);
+        }
+
+        /**
+         * Whether {@code failure} says there is nothing left to end because an earlier attempt's
+         * change, applied but not committed, was handed over with the partition.
+         */
+        boolean endedBefore(LockException failure) {
+            return applied != null
+                    && (failure instanceof LockNotHeldException || failure instanceof SessionNotFoundException);
         }
     }
 
@@ -167,7 +198,13 @@ public abstract class TransportLockOpAction extends WiredTransportAction<LockOpR
                     if (failure == null) {
                         r.listener.onResponse(withGlobalSession(response, target.partition));
                     } else if (failure instanceof LockPartitionUnavailableException unavailable) {
-                        retryUnavailable(r, unavailable);
+                        Map<String, Object> applied = unavailable.appliedAnswer();
+                        retryUnavailable(applied == null ? r : r.afterApplied(applied), unavailable);
+                    } else if (r.endedBefore(failure)) {
+                        logger.debug(
+                                "[{}]: ended by an earlier attempt, handed over uncommitted",
+                                r.request.getDescription());
+                        r.listener.onResponse(withGlobalSession(new LockOpResponse(r.applied), target.partition));
                     } else {
                         r.listener.onFailure(failure);
                     }

@@ -45,8 +45,19 @@ public abstract class LockException extends ElasticsearchException {
         String reason = String.valueOf(d.get("reason"));
         @SuppressWarnings("unchecked")
         Map<String, List<String>> md = (Map<String, List<String>>) d.getOrDefault("metadata", Map.of());
+        LockException e = rebuildTyped(reason, md, String.valueOf(d.get("type")));
+        // Metadata a constructor does not set (e.g. an applied answer) travels as it came.
+        md.forEach((name, values) -> {
+            if (e.getMetadata(name) == null) {
+                e.addMetadata(name, values);
+            }
+        });
+        return e;
+    }
+
+    private static LockException rebuildTyped(String reason, Map<String, List<String>> md, String type) {
         String key = first(md, "es.key");
-        return switch (String.valueOf(d.get("type"))) {
+        return switch (type) {
             case "lock_conflict_exception" ->
                 new LockConflictException(reason, key, md.getOrDefault("es.holders", List.of()));
             case "lock_not_held_exception" -> new LockNotHeldException(reason, key, first(md, "es.owner"));
@@ -59,8 +70,7 @@ public abstract class LockException extends ElasticsearchException {
                 new LockPartitionUnavailableException(reason, number(md, "es.retry_after_ms"));
             case "lock_core_panic_exception" ->
                 new LockCorePanicException(reason, number(md, "es.partition"), number(md, "es.epoch"));
-            default ->
-                throw new IllegalStateException("unknown lock exception type [" + d.get("type") + "]: " + reason);
+            default -> throw new IllegalStateException("unknown lock exception type [" + type + "]: " + reason);
         };
     }
 

@@ -182,10 +182,27 @@ public final class LockService implements Closeable {
             listener.onResponse(body);
             return;
         }
-        afterCommit(partition, listener.delegateFailureAndWrap((l, ignored) -> {
-            handle(envelope);
-            l.onResponse(body);
-        }));
+        afterCommit(
+                partition,
+                ActionListener.wrap(
+                        ignored -> {
+                            handle(envelope);
+                            listener.onResponse(body);
+                        },
+                        e -> listener.onFailure(uncommitted(op, body, e))));
+    }
+
+    /**
+     * The failure of a change whose commit failed. An ending change (release, session end) was
+     * applied here and may reach the next owner with a planned move's hand-over: its answer goes
+     * along, so that a retry finding nothing left to end can answer it
+     * ({@link LockPartitionUnavailableException#withAppliedAnswer}).
+     */
+    private static Exception uncommitted(NativeOp op, Map<String, Object> body, Exception e) {
+        boolean ending = op == NativeOp.RELEASE || op == NativeOp.SESSION_END;
+        return ending && e instanceof LockPartitionUnavailableException unavailable
+                ? unavailable.withAppliedAnswer(body)
+                : e;
     }
 
     /** Whether {@code op} may change a partition (so its answer waits for the commit). */

@@ -73,7 +73,7 @@ class LockOpWireTest {
     static LockException randomFailure(Random r) {
         String key = WireTesting.string(r);
         String message = WireTesting.string(r);
-        return switch (r.nextInt(8)) {
+        return switch (r.nextInt(9)) {
             case 0 -> new LockConflictException(message, key, List.of(WireTesting.string(r), WireTesting.string(r)));
             case 1 -> new LockNotHeldException(message, key, WireTesting.string(r));
             case 2 -> new LockWaitTimeoutException(message, key, r.nextInt(100_000));
@@ -81,7 +81,10 @@ class LockOpWireTest {
             case 4 -> new SessionNotFoundException(message, WireTesting.string(r));
             case 5 -> new LockLimitExceededException(message, "max_waiters_per_key", r.nextInt(1000));
             case 6 -> new LockCorePanicException(message, r.nextInt(64), 1 + r.nextInt(1000));
-            default -> new LockPartitionUnavailableException(message, r.nextInt(2) == 0 ? 0 : r.nextInt(60_000));
+            case 7 -> new LockPartitionUnavailableException(message, r.nextInt(2) == 0 ? 0 : r.nextInt(60_000));
+            default ->
+                new LockPartitionUnavailableException(message, 0)
+                        .withAppliedAnswer(Map.of("released", true, "key", key, "fencing_token", r.nextLong(1L << 50)));
         };
     }
 
@@ -119,6 +122,22 @@ class LockOpWireTest {
                     ElasticsearchException.getExceptionName(failure), ElasticsearchException.getExceptionName(rebuilt));
         }
         assertNull(new LockOpResponse(Map.of("released", true)).failureException(), "a success carries no failure");
+    }
+
+    @Test
+    void anAppliedAnswerComesBackWithTheUnavailableFailureAndNamesTheRetrysToken() throws IOException {
+        LockException failure = new LockPartitionUnavailableException("moving", 0)
+                .withAppliedAnswer(Map.of("released", true, "key", "k", "fencing_token", 1099511627781L));
+        LockOpResponse read = WireTesting.assertRoundTrip(LockOpResponse.failure(failure), LockOpResponse::new, "");
+        Map<String, Object> applied = ((LockPartitionUnavailableException) read.failureException()).appliedAnswer();
+        assertEquals(1099511627781L, ((Number) applied.get("fencing_token")).longValue());
+        assertNull(new LockPartitionUnavailableException("moving", 0).appliedAnswer());
+
+        LockOpRequest release = LockOpRequest.of(NativeOp.RELEASE, "k", Map.of("key", "k", "owner", "w"));
+        LockOpRequest retry = release.withOpArg("fencing_token", applied.get("fencing_token"));
+        assertEquals(Map.of("owner", "w", "fencing_token", applied.get("fencing_token")), retry.opArgs());
+        assertEquals(release.key(), retry.key());
+        assertEquals(Map.of("owner", "w"), release.opArgs(), "the original is unchanged");
     }
 
     @Test
