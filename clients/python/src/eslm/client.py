@@ -9,11 +9,10 @@ import time
 import uuid
 from typing import Any, Iterable
 
-from elasticsearch import ApiError, TransportError
 
 from . import steps
 from .durations import Duration, to_millis
-from .errors import InvalidArgument, LockConflict, LockError
+from .errors import InvalidArgument, LockConflict
 from .held import HeldLock, Holds
 from .options import LockOptions, Target, check_name, path_of
 
@@ -125,29 +124,21 @@ class Locks(ClientBase, LockApi):
         """Runs one operation of eslm/steps.py with blocking calls."""
         step = steps.Stepper(operation)
         while not step.done:
-            step.settle(*self._outcome(step.effect))
+            with steps.Outcome() as out:
+                out.reply = self._do(step.effect)
+            step.settle(out.reply, out.error)
         return step.value
 
     def attempt(self, operation: steps.Steps) -> BaseException | None:
         """`run`, returning the lock or transport error it raised instead of raising it."""
-        try:
+        with steps.Outcome() as out:
             self.run(operation)
-        except (LockError, TransportError) as e:
-            return e
-        return None
+        return out.error
 
-    def _outcome(self, effect) -> tuple[Any, BaseException | None]:
-        try:
-            if isinstance(effect, steps.Sleep):
-                time.sleep(effect.seconds)
-                return None, None
-            es = effect.client(self.es)
-            return es.perform_request(effect.method, effect.path, body=effect.body,
-                                      headers=steps.HEADERS).body, None
-        except ApiError as e:
-            return None, steps.translated(e)
-        except (LockError, TransportError) as e:
-            return None, e
+    def _do(self, effect) -> Any:
+        if isinstance(effect, steps.Sleep):
+            return time.sleep(effect.seconds)
+        return effect.send(self.es).body
 
     def take(self, options: LockOptions) -> HeldLock:
         started = time.monotonic()

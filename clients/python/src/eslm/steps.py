@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Generator
 
-from elasticsearch import ApiError
+from elasticsearch import ApiError, TransportError
 
 from . import errors
 
@@ -38,9 +38,12 @@ class Call:
     body: Any = None
     timeout: float | None = None  # seconds; None: the client's own request timeout
 
-    def client(self, es):
-        """`es`, or a view of it with a longer timeout (same transport, auth and node pool)."""
-        return es if self.timeout is None else es.options(request_timeout=self.timeout)
+    def send(self, es):
+        """Sends it through `es.perform_request` (a coroutine for an `AsyncElasticsearch`); with
+        a `timeout`, through a view of `es` with that request timeout (same transport, auth and
+        node pool)."""
+        client = es if self.timeout is None else es.options(request_timeout=self.timeout)
+        return client.perform_request(self.method, self.path, body=self.body, headers=HEADERS)
 
 
 @dataclass(frozen=True)
@@ -75,9 +78,24 @@ class Stepper:
             self.done, self.value = True, stop.value
 
 
-def translated(error: ApiError) -> errors.LockError:
-    """The package's exception for an error answer of the official client."""
-    return errors.from_response(error.meta.status, error.body)
+class Outcome:
+    """`with Outcome() as out: out.reply = ...`: the reply, or in `error` the lock or transport
+    error that was raised (an error answer of the official client becomes the package's
+    exception for it), for `Stepper.settle(out.reply, out.error)`."""
+
+    def __init__(self):
+        self.reply: Any = None
+        self.error: BaseException | None = None
+
+    def __enter__(self) -> "Outcome":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if isinstance(exc, ApiError):
+            self.error = errors.from_response(exc.meta.status, exc.body)
+        elif isinstance(exc, (errors.LockError, TransportError)):
+            self.error = exc
+        return self.error is not None
 
 
 def seconds_left(deadline: float) -> float:
