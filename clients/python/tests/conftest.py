@@ -48,3 +48,11 @@ def locks(es) -> Locks:
 def other(es) -> Locks:
     """A second client with an owner of its own: the contender."""
     return Locks(es)
+
+
+@pytest.fixture()
+def holders(es):
+    """`holders(key, scope="key")`: the owners holding `key` now (not intention locks)."""
+    probe = Locks(es)
+    return lambda key, scope="key": [h["owner"] for h in probe.get(key, scope=scope)["holders"]
+                                     if not h.get("intention")]

@@ -7,6 +7,7 @@ written once, here and in the handle and session modules."""
 
 from __future__ import annotations
 
+import logging
 import random
 import time
 from dataclasses import dataclass
@@ -15,6 +16,8 @@ from typing import Any, Callable, Generator
 from elasticsearch import ApiError, TransportError
 
 from . import errors
+
+log = logging.getLogger("eslm")
 
 # The content type of every body; the official client turns it into its compatibility media
 # type (`application/vnd.elasticsearch+json; compatible-with=9`), which the lock endpoints take.
@@ -118,12 +121,15 @@ def retrying(make_call: Callable[[float], Call], deadline: float) -> Steps:
     is never exceeded: a call that queues gets only what is left of it (see `acquire`)."""
     attempt = 0
     while True:
+        call = make_call(deadline)
         try:
-            return (yield make_call(deadline))
-        except errors.Unavailable:
+            return (yield call)
+        except errors.Unavailable as e:
             delay = backoff(attempt)
             if time.monotonic() + delay >= deadline:
                 raise
+            log.info("%s %s answered 503 %s; retry %d in %.0f ms", call.method, call.path, e.type,
+                     attempt + 1, delay * 1000)
             attempt += 1
             yield Sleep(delay)
 

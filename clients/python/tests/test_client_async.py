@@ -1,5 +1,5 @@
-"""The asyncio client against a real node: the main cases of test_locks.py and
-test_sessions.py with `async with`, and `cancel_on_lost` cancelling the block's task."""
+"""The asyncio client against a real node: the main cases of test_client_locks.py and
+test_client_sessions.py with `async with`, and `cancel_on_lost` cancelling the block's task."""
 
 from __future__ import annotations
 

@@ -9,10 +9,9 @@ import pytest
 
 import eslm
 from lockclient import unique, wait_until
-from test_locks import holders
 
 
-def test_a_session_keeps_its_locks_past_its_ttl_and_releases_them_at_exit(locks, other):
+def test_a_session_keeps_its_locks_past_its_ttl_and_releases_them_at_exit(locks, other, holders):
     key = unique()
     with locks.session(ttl="2s") as session:
         held = session.lock(key).__enter__()  # released with the session, not by a block
@@ -22,15 +21,15 @@ def test_a_session_keeps_its_locks_past_its_ttl_and_releases_them_at_exit(locks,
             assert other.try_lock(key) is None, "the session expired under a running block"
             time.sleep(0.25)
         assert not session.lost and not held.lost
-    assert session.ended and held.released and holders(locks, key) == []
+    assert session.ended and held.released and holders(key) == []
 
 
-def test_locks_taken_under_a_session_are_released_by_their_blocks(locks):
+def test_locks_taken_under_a_session_are_released_by_their_blocks(locks, holders):
     key = unique()
     with locks.session(ttl="10s") as session:
         with session.lock(key) as held:
-            assert holders(locks, key) == [locks.owner]
-        assert held.released and holders(locks, key) == []
+            assert holders(key) == [locks.owner]
+        assert held.released and holders(key) == []
         assert session.try_lock(key) is not None
 
 

@@ -15,21 +15,17 @@ import eslm
 from lockclient import unique, wait_until
 
 
-def holders(locks: eslm.Locks, key: str, scope: str = "key") -> list[str]:
-    return [h["owner"] for h in locks.get(key, scope=scope)["holders"] if not h.get("intention")]
-
-
-def test_lock_is_held_in_its_block_and_released_after(locks):
+def test_lock_is_held_in_its_block_and_released_after(locks, holders):
     key = unique()
     with locks.lock(key, lease="30s") as held:
-        assert holders(locks, key) == [locks.owner]
+        assert holders(key) == [locks.owner]
         assert held.key == key and held.owner == locks.owner
         assert held.fencing_token > 0 and held.lease_ms == 30_000
         assert not held.lost
-    assert held.released and holders(locks, key) == []
+    assert held.released and holders(key) == []
 
 
-def test_two_owners_contend(locks, other):
+def test_two_owners_contend(locks, other, holders):
     key = unique()
     with locks.lock(key) as held:
         assert other.try_lock(key) is None
@@ -41,7 +37,7 @@ def test_two_owners_contend(locks, other):
     second = other.try_lock(key)
     assert second is not None and second.fencing_token > held.fencing_token
     second.release()
-    assert holders(locks, key) == []
+    assert holders(key) == []
 
 
 def test_a_wait_runs_out_with_a_typed_error(locks, other):
@@ -54,7 +50,7 @@ def test_a_wait_runs_out_with_a_typed_error(locks, other):
         assert timeout.value.status == 409 and timeout.value.type == "lock_wait_timeout_exception"
 
 
-def test_a_waiter_is_granted_when_the_holder_leaves(locks, other):
+def test_a_waiter_is_granted_when_the_holder_leaves(locks, other, holders):
     key = unique()
     granted = []
     with locks.lock(key):
@@ -62,11 +58,11 @@ def test_a_waiter_is_granted_when_the_holder_leaves(locks, other):
         waiter.start()
         wait_until(lambda: locks.get(key)["waiters"], 10, message="the waiter queued")
     waiter.join(20)
-    assert len(granted) == 1 and holders(locks, key) == [other.owner]
+    assert len(granted) == 1 and holders(key) == [other.owner]
     granted[0].release()
 
 
-def test_the_watchdog_keeps_a_lock_past_its_lease(locks, other):
+def test_the_watchdog_keeps_a_lock_past_its_lease(locks, other, holders):
     """Lease 2 s, block 5 s: renewed every 2/3 s, so the other owner never gets it."""
     key = unique()
     with locks.lock(key, lease="2s") as held:
@@ -75,7 +71,7 @@ def test_the_watchdog_keeps_a_lock_past_its_lease(locks, other):
             assert other.try_lock(key) is None, "the lock expired under a running block"
             time.sleep(0.25)
         assert not held.lost
-    assert holders(locks, key) == []
+    assert holders(key) == []
 
 
 def test_a_force_released_lock_is_signalled_and_the_block_ends_with_lock_lost(locks, other):
@@ -122,25 +118,25 @@ def test_a_stale_holders_fenced_write_is_refused(es, locks, other):
     assert es.get(index=index, id="42")["_source"] == {"by": "second"}
 
 
-def test_multi_lock_is_all_or_nothing(locks, other):
+def test_multi_lock_is_all_or_nothing(locks, other, holders):
     a, b, c = unique("a"), unique("b"), unique("c")
     with locks.lock_many([a, {"key": b, "mode": "shared"}], wait="5s") as held:
         assert set(held.tokens) == {a, b} and held.fencing_token == max(held.tokens.values())
-        assert holders(locks, a) == [locks.owner] and holders(locks, b) == [locks.owner]
+        assert holders(a) == [locks.owner] and holders(b) == [locks.owner]
         with pytest.raises(eslm.LockConflict):
             with other.lock_many([c, a]):
                 pytest.fail("a multi-lock over a held key was granted")
-        assert holders(locks, c) == [], "a refused multi-lock holds none of its keys"
+        assert holders(c) == [], "a refused multi-lock holds none of its keys"
         shared = other.try_lock(b, mode="shared")
         assert shared is not None
         shared.release()
-    assert holders(locks, a) == [] and holders(locks, b) == []
+    assert holders(a) == [] and holders(b) == []
 
 
-def test_shared_and_tree_locks(locks, other):
+def test_shared_and_tree_locks(locks, other, holders):
     key, root = unique(), "/" + unique("t")
     with locks.lock(key, mode="shared"), other.lock(key, mode="shared"):
-        assert sorted(holders(locks, key)) == sorted([locks.owner, other.owner])
+        assert sorted(holders(key)) == sorted([locks.owner, other.owner])
     with locks.lock(f"{root}/eu/42", scope="tree", priority="background"):
         assert other.try_lock(root, scope="tree") is None  # the ancestor holds an intention
         sibling = other.try_lock(f"{root}/us", scope="tree")
@@ -148,13 +144,13 @@ def test_shared_and_tree_locks(locks, other):
         sibling.release()
 
 
-def test_a_nested_block_of_the_same_client_does_not_release_the_outer_one(locks):
+def test_a_nested_block_of_the_same_client_does_not_release_the_outer_one(locks, holders):
     key = unique()
     with locks.lock(key) as outer:
         with locks.lock(key) as inner:
             assert inner.nested and inner.fencing_token == outer.fencing_token
-        assert holders(locks, key) == [locks.owner]
-    assert holders(locks, key) == []
+        assert holders(key) == [locks.owner]
+    assert holders(key) == []
 
 
 def test_durations_take_strings_seconds_and_timedeltas(locks):
@@ -169,11 +165,11 @@ def test_durations_take_strings_seconds_and_timedeltas(locks):
     ({"scope": "forest"}, "scope"), ({"priority": 10}, "priority"), ({"on_lost": "print"}, "on_lost"),
     ({"cancel_on_lost": True}, "cancel_on_lost"),
 ])
-def test_bad_options_are_refused_before_anything_is_sent(locks, options, named):
+def test_bad_options_are_refused_before_anything_is_sent(locks, options, named, holders):
     key = unique()
     with pytest.raises(eslm.InvalidArgument, match=rf"\[{named}\]"):
         locks.lock(key, **options)
-    assert holders(locks, key) == []
+    assert holders(key) == []
 
 
 def test_bad_client_settings_are_refused(es):
