@@ -5,6 +5,7 @@ the package imported from clients/python/src (no install step needed)."""
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -56,3 +57,18 @@ def holders(es):
     probe = Locks(es)
     return lambda key, scope="key": [h["owner"] for h in probe.get(key, scope=scope)["holders"]
                                      if not h.get("intention")]
+
+
+@pytest.fixture()
+def noticed():
+    """`noticed(predicate, timeout)`: polls until `predicate()` is true (True) or `timeout`
+    seconds pass (False). For checks inside a lock's block: an AssertionError there would be
+    replaced by the block's LockLost, so the outcome is recorded and asserted after the block."""
+    def poll(predicate, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+        return True
+    return poll

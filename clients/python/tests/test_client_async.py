@@ -29,12 +29,14 @@ async def holders(alocks, key: str) -> list[str]:
     return [h["owner"] for h in (await alocks.get(key))["holders"]]
 
 
-async def until(predicate, timeout: float, message: str):
-    """Awaits until `await predicate()` is true; AssertionError after `timeout` seconds."""
+async def until(predicate, timeout: float) -> bool:
+    """Awaits until `await predicate()` is true (True) or `timeout` seconds pass (False)."""
     deadline = time.monotonic() + timeout
     while not await predicate():
-        assert time.monotonic() < deadline, f"{message} not reached within {timeout}s"
+        if time.monotonic() >= deadline:
+            return False
         await asyncio.sleep(0.02)
+    return True
 
 
 def test_lock_contention_and_wait_timeout(es_node):
@@ -49,7 +51,7 @@ def test_lock_contention_and_wait_timeout(es_node):
 
             async def queued():
                 return (await alocks.get(key))["waiters"]
-            await until(queued, 10, "the waiter queued")
+            assert await until(queued, 10), "the waiter queued"
         second = await asyncio.wait_for(waiter, 20)
         assert second.fencing_token > held.fencing_token and await holders(alocks, key) == [aother.owner]
         await second.release()
@@ -80,8 +82,8 @@ def test_a_lost_lock_is_signalled_and_ends_the_block_with_lock_lost(es_node):
         with pytest.raises(eslm.LockLost) as lost:
             async with alocks.lock(key, lease="3s", on_lost=on_lost) as held:
                 await aother.force_release(key)
-                await until(lambda: asyncio.sleep(0, called), 10, "the watchdog noticed the loss")
-                assert held.lost
+                in_block = await until(lambda: asyncio.sleep(0, called), 10), held.lost
+        assert in_block == (True, True), "the watchdog noticed the loss while the block ran"
         assert lost.value.held is held and called == [held]
         assert isinstance(lost.value.__cause__, eslm.LockNotHeld)
     run(es_node, test)

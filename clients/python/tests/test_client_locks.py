@@ -74,15 +74,18 @@ def test_the_watchdog_keeps_a_lock_past_its_lease(locks, other, holders):
     assert holders(key) == []
 
 
-def test_a_force_released_lock_is_signalled_and_the_block_ends_with_lock_lost(locks, other):
+def test_a_force_released_lock_is_signalled_and_the_block_ends_with_lock_lost(locks, other, noticed):
+    """A block whose lock is lost ends with LockLost whatever it raised, so what happens inside
+    is recorded there and asserted after it."""
     key = unique()
     called = []
     with pytest.raises(eslm.LockLost) as lost:
         with locks.lock(key, lease="3s", on_lost=called.append) as held:
             other.force_release(key, reason="test: taken from outside")
-            wait_until(lambda: held.lost, 10, message="the watchdog noticed the loss")
-            assert called == [held]
-            assert other.try_lock(key) is not None  # free for others meanwhile
+            in_block = noticed(lambda: held.lost, 10), list(called)
+            taken = other.try_lock(key)  # free for others meanwhile
+    assert in_block == (True, [held]), "the watchdog noticed the loss while the block ran"
+    assert taken is not None
     assert lost.value.held is held and held.lost_error is lost.value
     assert isinstance(lost.value.__cause__, eslm.LockNotHeld)
     assert called == [held], "on_lost is called once"
@@ -107,14 +110,14 @@ def test_a_stale_holders_fenced_write_is_refused(es, locks, other):
                      version_type="external_gte", refresh=True)
             other.force_release(key)
             with other.lock(key) as fresh:
-                assert fresh.fencing_token > stale.fencing_token
                 es.index(index=index, id="42", document={"by": "second"}, version=fresh.fencing_token,
                          version_type="external_gte")
             with pytest.raises(ConflictError) as refused:
                 es.index(index=index, id="42", document={"by": "stale"}, version=stale.fencing_token,
                          version_type="external_gte")
-            assert refused.value.meta.status == 409
-            assert refused.value.body["error"]["type"] == "version_conflict_engine_exception"
+    assert fresh.fencing_token > stale.fencing_token
+    assert refused.value.meta.status == 409
+    assert refused.value.body["error"]["type"] == "version_conflict_engine_exception"
     assert es.get(index=index, id="42")["_source"] == {"by": "second"}
 
 
@@ -190,10 +193,13 @@ def test_server_errors_arrive_as_their_types(locks, other):
     with pytest.raises(eslm.LockNotHeld) as free:
         other.force_release(unique())
     assert free.value.status == 404 and free.value.type == "lock_not_held_exception"
+    held = locks.acquire(unique(), lease="30s")
+    other.force_release(held.key)
     with pytest.raises(eslm.LockNotHeld):
-        held = locks.acquire(unique(), lease="30s")
-        other.force_release(held.key)
         held.renew()
+    assert held.lost, "a renewal by hand that finds the lock gone is a loss too"
+    with pytest.raises(eslm.LockLost):
+        held.release()
 
 
 def test_a_deadlock_victim_gets_a_deadlock_error(locks, other):

@@ -8,7 +8,7 @@ import time
 import pytest
 
 import eslm
-from lockclient import unique, wait_until
+from lockclient import unique
 
 
 def test_a_session_keeps_its_locks_past_its_ttl_and_releases_them_at_exit(locks, other, holders):
@@ -33,7 +33,7 @@ def test_locks_taken_under_a_session_are_released_by_their_blocks(locks, holders
         assert session.try_lock(key) is not None
 
 
-def test_a_session_ended_from_outside_is_lost_with_its_locks(es, locks, other):
+def test_a_session_ended_from_outside_is_lost_with_its_locks(es, locks, other, noticed):
     key = unique()
     lost_sessions, lost_locks = [], []
     with pytest.raises(eslm.SessionLost) as lost:
@@ -41,9 +41,10 @@ def test_a_session_ended_from_outside_is_lost_with_its_locks(es, locks, other):
             with session.lock(key, on_lost=lost_locks.append) as held:
                 es.perform_request("DELETE", f"/_locks/_session/{session.id}", body={"owner": locks.owner},
                                    headers={"content-type": "application/json", "accept": "application/json"})
-                wait_until(lambda: session.lost, 10, message="the keep-alive noticed the loss")
-                assert held.lost and lost_sessions == [session] and lost_locks == [held]
-                assert other.try_lock(key) is not None
+                in_block = noticed(lambda: session.lost, 10), held.lost, list(lost_sessions), list(lost_locks)
+                taken = other.try_lock(key)
+    assert in_block == (True, True, [session], [held]), "the keep-alive noticed the loss in the block"
+    assert taken is not None
     assert lost.value is session.lost_error
     assert isinstance(lost.value.__context__, eslm.LockLost), "the lock's block ended with LockLost"
     assert isinstance(lost.value.__cause__, eslm.SessionNotFound)

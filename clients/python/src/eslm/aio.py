@@ -72,7 +72,7 @@ class AsyncCallbacks:
 
 async def watch(target) -> None:
     """The watchdog (or keep-alive) task: `target.watch_steps()` every `renew_interval()`."""
-    while not target.lost:
+    while target.watching():
         await asyncio.sleep(target.renew_interval())
         await target.client.attempt(target.watch_steps())
 

@@ -13,7 +13,7 @@ from typing import Any, Iterable
 from . import steps
 from .durations import Duration, to_millis
 from .errors import InvalidArgument, LockConflict
-from .held import HeldLock, Holds
+from .held import HeldLock, Holds, Renewer
 from .options import LockOptions, Target, check_name, path_of
 
 
@@ -115,6 +115,10 @@ class LockBlock:
 class Locks(ClientBase, LockApi):
     """Locks over a sync `Elasticsearch` client: `locks = Locks(es)`, then
     `with locks.lock("orders-42", lease="30s") as held: ... held.fencing_token ...`."""
+
+    def __init__(self, es: Any, owner: str | None = None, **settings):
+        super().__init__(es, owner, **settings)
+        self.renewer = Renewer(self)
 
     @property
     def _client(self) -> "Locks":

@@ -6,9 +6,12 @@ about a loss, as operations of eslm/steps.py."""
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import logging
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,6 +75,11 @@ class Losable:
 
     lost = False
     lost_error: LockLost | None = None
+    _closing = False  # release (or end) begun: a renewal's answer no longer means anything
+
+    def watching(self) -> bool:
+        """Whether its watchdog (or keep-alive) should go on."""
+        return not self.lost and not self._closing
 
     def _mark_lost(self, error: LockLost, cause: BaseException | None) -> bool:
         """Marks it lost unless it already is or was let go; returns whether this call did."""
@@ -127,7 +135,6 @@ class HandleBase(Losable):
         self.session = options.session
         self.nested = client.holds.enter(self.grants, bool(answer.get("reentrant")))
         self.released = False
-        self._closing = False  # release begun: a renewal answer no longer means anything
         self._lease_end = started + self.lease_ms / 1000  # counted from before the request
         self._mutex = threading.Lock()
         if self.session is not None:
@@ -177,7 +184,8 @@ class HandleBase(Losable):
 
     def renew_steps(self, lease=None):
         """Renews every grant for `lease` (default: the lease it was acquired with); 503s are
-        retried until the lease would have run out. Raises LockNotHeld if one is gone."""
+        retried until the lease would have run out. A grant found gone is a loss (and raises
+        LockNotHeld)."""
         lease_ms = self.options.lease_ms if lease is None else to_millis(lease, "lease")
         for g in self.grants:
             started = time.monotonic()
@@ -185,7 +193,12 @@ class HandleBase(Losable):
             if lease_ms is not None:
                 body["lease"] = lease_ms
             call = steps.Call("POST", path_of(g.key, "/_renew"), body)
-            answer = yield from steps.retrying(lambda _d: call, self._lease_end)
+            try:
+                answer = yield from steps.retrying(lambda _d: call, self._lease_end)
+            except LockNotHeld as e:
+                if not self._closing:
+                    self.lose("a renewal found it no longer held (expired or force-released)", e)
+                raise
             self.lease_ms = answer["lease_ms"]
             self._lease_end = started + self.lease_ms / 1000
 
@@ -194,9 +207,8 @@ class HandleBase(Losable):
         renewals kept failing until the lease ran out."""
         try:
             yield from self.renew_steps()
-        except LockNotHeld as e:
-            if not self._closing:
-                self.lose("a renewal found it no longer held (expired or force-released)", e)
+        except LockNotHeld:
+            pass  # lost (renew_steps said so)
         except (LockError, TransportError) as e:
             if time.monotonic() >= self._lease_end and not self._closing:
                 self.lose(f"renewals failed until its lease ran out ({e})", e)
@@ -243,12 +255,10 @@ class HeldLock(HandleBase):
 
     def __init__(self, client, options, answer, started):
         super().__init__(client, options, answer, started)
-        self._watchdog: Watchdog | None = None
 
     def start_watchdog(self) -> None:
         if self.watched:
-            self._watchdog = Watchdog(self, f"eslm-watchdog-{self.key}")
-            self._watchdog.start()
+            self.client.renewer.watch(self)
 
     def renew(self, lease=None) -> None:
         """Renews now (the watchdog does it by itself). Raises LockNotHeld if it is gone."""
@@ -259,9 +269,7 @@ class HeldLock(HandleBase):
         self.raise_if_lost(self._close())
 
     def _close(self) -> BaseException | None:
-        if self._watchdog is not None:
-            self._watchdog.stop()
-        return self.client.attempt(self.release_steps())
+        return self.client.attempt(self.release_steps())  # which stops the watchdog first
 
     def __enter__(self) -> "HeldLock":
         return self
@@ -273,18 +281,44 @@ class HeldLock(HandleBase):
         return False
 
 
-class Watchdog(threading.Thread):
-    """Runs `target.watch_steps()` (a renewal, a keep-alive) every `target.renew_interval()`
-    until stopped or the target is lost."""
+class Renewer:
+    """The watchdog of a sync client: one thread schedules the rounds (a renewal of a held lock,
+    a keep-alive of a session) of everything the client holds, and a small pool runs them, so a
+    slow round never delays another's and taking a lock starts no thread (bench/RESULTS.md,
+    "Python client overhead"). A target leaves the schedule when it stops `watching()`."""
 
-    def __init__(self, target, name: str):
-        super().__init__(name=name, daemon=True)
-        self.target = target
-        self._stopped = threading.Event()
+    def __init__(self, client, workers: int = 4):
+        self._client = client
+        self._workers = workers
+        self._due: list = []  # heap of (when, sequence, target)
+        self._sequence = itertools.count()
+        self._changed = threading.Condition()
+        self._pool: ThreadPoolExecutor | None = None
 
-    def run(self) -> None:
-        while not self._stopped.wait(self.target.renew_interval()) and not self.target.lost:
-            self.target.client.attempt(self.target.watch_steps())
+    def watch(self, target) -> None:
+        """Schedules `target`'s next round, `target.renew_interval()` from now."""
+        when = time.monotonic() + target.renew_interval()
+        with self._changed:
+            sooner = not self._due or when < self._due[0][0]
+            heapq.heappush(self._due, (when, next(self._sequence), target))
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="eslm-renew")
+                threading.Thread(target=self._schedule, name="eslm-watchdog", daemon=True).start()
+            elif sooner:
+                self._changed.notify()
 
-    def stop(self) -> None:
-        self._stopped.set()
+    def _schedule(self) -> None:
+        with self._changed:
+            while True:
+                delay = self._due[0][0] - time.monotonic() if self._due else None
+                if delay is None or delay > 0:
+                    self._changed.wait(delay)
+                    continue
+                target = heapq.heappop(self._due)[2]
+                if target.watching():
+                    self._pool.submit(self._round, target)
+
+    def _round(self, target) -> None:
+        self._client.attempt(target.watch_steps())
+        if target.watching():
+            self.watch(target)

@@ -16,7 +16,7 @@ from . import steps
 from .client import LockApi
 from .durations import optional_millis
 from .errors import InvalidArgument, LockError, SessionLost, SessionNotFound
-from .held import Losable, Watchdog
+from .held import Losable
 from .options import check_name
 
 log = logging.getLogger("eslm")
@@ -119,14 +119,9 @@ class Session(SessionBase, LockApi):
     """A session of a sync `Locks` (see `Locks.session`); `s.lock(...)`, `s.try_lock(...)`,
     `s.acquire(...)` and `s.lock_many(...)` take locks under it."""
 
-    def __init__(self, client, ttl, routing, on_lost):
-        super().__init__(client, ttl, routing, on_lost)
-        self._keeper: Watchdog | None = None
-
     def __enter__(self) -> "Session":
         self.client.run(self.create_steps())
-        self._keeper = Watchdog(self, f"eslm-session-{self.id}")
-        self._keeper.start()
+        self.client.renewer.watch(self)
         return self
 
     def end(self) -> None:
@@ -134,8 +129,7 @@ class Session(SessionBase, LockApi):
         self.raise_if_lost(self._close())
 
     def _close(self) -> BaseException | None:
-        if self._keeper is not None:
-            self._keeper.stop()
+        self._closing = True  # its keep-alive stops
         return self.client.attempt(self.end_steps())
 
     def __exit__(self, exc_type, exc, tb) -> bool:
