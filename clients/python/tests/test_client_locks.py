@@ -12,6 +12,7 @@ import pytest
 from elasticsearch import ConflictError
 
 import eslm
+from eslm import steps
 from lockclient import unique, wait_until
 
 
@@ -200,6 +201,26 @@ def test_server_errors_arrive_as_their_types(locks, other):
     assert held.lost, "a renewal by hand that finds the lock gone is a loss too"
     with pytest.raises(eslm.LockLost):
         held.release()
+
+
+def test_error_answers_the_client_never_provokes_map_to_their_classes(es, locks):
+    """Bodies eslm itself never sends, sent raw through the same client and read by eslm; and a
+    limit reached (set for the test, reset after)."""
+    path = f"/_locks/{unique()}/_acquire"
+    cases = [('{"owner": 17}', eslm.RequestParseError, 400), ('{"owner": "a"', eslm.RequestEOFError, 400),
+             ("{" + " " * 500_000 + "}", eslm.RequestTooLarge, 413)]
+    for body, cls, status in cases:
+        with pytest.raises(cls) as refused:
+            locks.run(steps.simple("POST", path, body, 0))
+        assert (refused.value.status, refused.value.type) == (status, cls.error_type)
+    es.cluster.put_settings(persistent={"locks.limits.max_locks_per_owner": 1})
+    try:
+        with locks.lock(unique()):
+            with pytest.raises(eslm.LimitExceeded) as limit:
+                locks.acquire(unique())
+    finally:
+        es.cluster.put_settings(persistent={"locks.limits.max_locks_per_owner": None})
+    assert limit.value.status == 429 and limit.value.limit == "locks.limits.max_locks_per_owner"
 
 
 def test_a_deadlock_victim_gets_a_deadlock_error(locks, other):

@@ -15,6 +15,11 @@ class LockError(Exception):
     error_type: str | None = None  # the `error.type` this class stands for
     http_status: int | None = None  # with that status (`status_exception` is not only 413)
 
+    def __init_subclass__(cls, error_type: str | None = None, status: int | None = None, **kw):
+        super().__init_subclass__(**kw)
+        if error_type is not None:
+            cls.error_type, cls.http_status = error_type, status
+
     def __init__(self, reason: str, status: int | None = None, body: Any = None,
                  error_type: str | None = None):
         super().__init__(reason if status is None else f"{status} {error_type or self.error_type}: {reason}")
@@ -41,45 +46,34 @@ class BadRequest(LockError):
     """400: the server refused the request's input."""
 
 
-class RequestParseError(BadRequest):
-    error_type = "x_content_parse_exception"
-    http_status = 400
+class RequestParseError(BadRequest, error_type="x_content_parse_exception", status=400):
+    """400: the body is not JSON, not an object, or has an unknown field or a field of a wrong
+    JSON type."""
 
 
-class RequestEOFError(BadRequest):
-    error_type = "x_content_e_o_f_exception"
-    http_status = 400
+class RequestEOFError(BadRequest, error_type="x_content_e_o_f_exception", status=400):
+    """400: the body ends in the middle of a JSON value."""
 
 
-class IllegalArgument(BadRequest):
-    error_type = "illegal_argument_exception"
-    http_status = 400
+class IllegalArgument(BadRequest, error_type="illegal_argument_exception", status=400):
+    """400: a field with a bad value (key, owner, duration over its cap, ...), a missing field."""
 
 
 # --- 404 --------------------------------------------------------------------------------------
 
-class LockNotHeld(LockError):
+class LockNotHeld(LockError, error_type="lock_not_held_exception", status=404):
     """404: release or renew of a lock this owner does not hold (expired, force-released, another
     token), or force-release of a free key."""
 
-    error_type = "lock_not_held_exception"
-    http_status = 404
 
-
-class SessionNotFound(LockError):
+class SessionNotFound(LockError, error_type="session_not_found_exception", status=404):
     """404: an unknown, ended or expired session, or another owner's."""
-
-    error_type = "session_not_found_exception"
-    http_status = 404
 
 
 # --- 409 --------------------------------------------------------------------------------------
 
-class LockConflict(LockError):
+class LockConflict(LockError, error_type="lock_conflict_exception", status=409):
     """409: a try-lock found the key busy; `holders` names the holder(s)."""
-
-    error_type = "lock_conflict_exception"
-    http_status = 409
 
     @property
     def holders(self) -> list[str]:
@@ -87,56 +81,38 @@ class LockConflict(LockError):
         return [holders] if isinstance(holders, str) else list(holders)
 
 
-class LockWaitTimeout(LockError):
+class LockWaitTimeout(LockError, error_type="lock_wait_timeout_exception", status=409):
     """409: the request queued for its whole `wait` without being granted."""
 
-    error_type = "lock_wait_timeout_exception"
-    http_status = 409
 
-
-class Deadlock(LockError):
+class Deadlock(LockError, error_type="deadlock_exception", status=409):
     """409: this waiter closed a cycle of waiting owners and was chosen as the victim."""
-
-    error_type = "deadlock_exception"
-    http_status = 409
 
 
 # --- 413, 429, 500, 503 -----------------------------------------------------------------------
 
-class RequestTooLarge(LockError):
+class RequestTooLarge(LockError, error_type="status_exception", status=413):
     """413: the body is longer than the limits allow."""
 
-    error_type = "status_exception"
-    http_status = 413
 
-
-class LimitExceeded(LockError):
+class LimitExceeded(LockError, error_type="lock_limit_exceeded_exception", status=429):
     """429: a `locks.limits.*` limit was reached; `limit` names the setting, `max` its value."""
-
-    error_type = "lock_limit_exceeded_exception"
-    http_status = 429
 
     @property
     def limit(self) -> str | None:
         return self.error.get("limit")
 
 
-class CorePanic(LockError):
+class CorePanic(LockError, error_type="lock_core_panic_exception", status=500):
     """500: the lock core panicked serving this request (a bug); only this request failed."""
-
-    error_type = "lock_core_panic_exception"
-    http_status = 500
 
 
 class Unavailable(LockError):
     """503 of any type: retried by the client within the caller's budget, raised after it."""
 
 
-class PartitionUnavailable(Unavailable):
+class PartitionUnavailable(Unavailable, error_type="lock_partition_unavailable_exception", status=503):
     """503: the key's partition is moving, in recovery grace, or its owner is unconfirmed."""
-
-    error_type = "lock_partition_unavailable_exception"
-    http_status = 503
 
 
 # --- the client's signals -----------------------------------------------------------------------
