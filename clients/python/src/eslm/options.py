@@ -3,7 +3,7 @@ owners, modes, scopes, priorities), and the request bodies built from it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Union
 from urllib.parse import quote
 
@@ -94,7 +94,6 @@ class LockOptions:
     session: Any = None
     on_lost: Callable[[Any], Any] | None = None
     cancel_on_lost: bool = False
-    extra: dict = field(default_factory=dict)
 
     @classmethod
     def single(cls, key: Any, *, mode: str = "exclusive", scope: str = "key", **kw) -> "LockOptions":
@@ -117,10 +116,6 @@ class LockOptions:
             raise InvalidArgument(f"[on_lost] must be callable, got [{on_lost!r}]")
         return cls(targets, multi, optional_millis(lease, "lease"), optional_millis(wait, "wait"),
                    check_priority(priority), session, on_lost, bool(cancel_on_lost))
-
-    def with_wait(self, wait_ms: int) -> "LockOptions":
-        return LockOptions(self.targets, self.multi, self.lease_ms, wait_ms, self.priority,
-                           self.session, self.on_lost, self.cancel_on_lost)
 
     def path(self) -> str:
         return "/_locks/_acquire" if self.multi else path_of(self.targets[0].key, "/_acquire")
