@@ -23,7 +23,7 @@ test: check rust-test fuzz java-test integration-test
 
 ## Everything but the multi-node cluster tests (a quicker loop while developing).
 quick-test: check rust-test java-test
-	python3 -m pytest tests -v -m "not slow" $(PYTEST_ARGS)
+	python3 -m pytest tests clients/python/tests -v -m "not slow" $(PYTEST_ARGS)
 
 ## Plugin zip in java/target/ (runs the Java unit tests too); the jar also goes to the local
 ## Maven repository, for plugins built against it (examples/guarded-job-plugin).
@@ -63,7 +63,7 @@ java-test: build
 
 ## Real nodes from the integ-test-zip, plugin installed with elasticsearch-plugin, over HTTP.
 integration-test:
-	python3 -m pytest tests -v $(PYTEST_ARGS)
+	python3 -m pytest tests clients/python/tests -v $(PYTEST_ARGS)
 
 clean:
 	cargo clean

@@ -336,6 +336,23 @@ class Node:
         return "(no log yet)"
 
 
+def running(node: Node, variant: str | None = None, also: tuple[Path, ...] = ()):
+    """Installs `node` fresh (its folder is wiped: no data or settings carried over), starts it,
+    yields it once it serves locks, and stops it, checking that it stopped cleanly. `variant`
+    picks the plugin zip (`"fault-injection"`: the test-only one, see `plugin_zip`); `also`
+    names more plugin zips installed after it (a plugin that extends it). A generator, for
+    pytest fixtures: `yield from running(Node(...))`."""
+    version = es_version()
+    node.install(version, plugin_zip(version, variant), *also)
+    node.start()
+    try:
+        node.wait_until_ready()
+        yield node
+    finally:
+        code = node.stop()
+        assert code in (0, 143, None), f"node exited with {code}:\n{node.tail_log()}"
+
+
 class Cluster:
     """`size` nodes on loopback forming one cluster (every node master-eligible)."""
 

@@ -41,26 +41,10 @@ class Client:
         return self.request("GET", path, **kw)
 
 
-def running(node, variant: str | None = None, also: tuple[Path, ...] = ()):
-    """Installs `node` fresh (its folder is wiped: no data or settings carried over), starts it,
-    yields it once it serves locks, and stops it, checking that it stopped cleanly. `variant`
-    picks the plugin zip (`"fault-injection"`: the test-only one, see scripts/node.py); `also`
-    names more plugin zips installed after it (a plugin that extends it)."""
-    version = esnode.es_version()
-    node.install(version, esnode.plugin_zip(version, variant), *also)
-    node.start()
-    try:
-        node.wait_until_ready()
-        yield node
-    finally:
-        code = node.stop()
-        assert code in (0, 143, None), f"node exited with {code}:\n{node.tail_log()}"
-
-
 @pytest.fixture(scope="session")
 def single_node():
     """One node for the whole session; stopped (and checked to stop cleanly) at the end."""
-    yield from running(esnode.Node("eslm-it-single", "node-0", esnode.free_port(), esnode.free_port()))
+    yield from esnode.running(esnode.Node("eslm-it-single", "node-0", esnode.free_port(), esnode.free_port()))
 
 
 @pytest.fixture()
@@ -88,14 +72,14 @@ def aging_node():
     """A second node, started only when a test asks for it, with `locks.priority.aging` set to
     AGING_MS at start-up (`-E`), so aging bounds can be checked in well under a second per level.
     Fresh data folder each run: no cluster settings carried over."""
-    yield from running(esnode.Node("eslm-it-aging", "node-0", esnode.free_port(), esnode.free_port(),
+    yield from esnode.running(esnode.Node("eslm-it-aging", "node-0", esnode.free_port(), esnode.free_port(),
                                    extra_settings={"locks.priority.aging": f"{AGING_MS}ms"}))
 
 
 @pytest.fixture(scope="module")
 def restart_node():
     """A node of its own for a test that restarts it (test_restart.py): nothing else shares it."""
-    yield from running(esnode.Node("eslm-it-restart", "node-0", esnode.free_port(), esnode.free_port()))
+    yield from esnode.running(esnode.Node("eslm-it-restart", "node-0", esnode.free_port(), esnode.free_port()))
 
 
 @pytest.fixture()

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import node as esnode
-from conftest import running
+from node import running
 from lockclient import LockClient, ok, wait_until
 
 API_MD = Path(__file__).resolve().parents[2] / "docs" / "API.md"

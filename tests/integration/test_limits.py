@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 import node as esnode
-from conftest import running
+from node import running
 from lockclient import LockClient, assert_error, ok, unique, wait_for_waiter
 
 LIMITS = {

@@ -12,7 +12,7 @@ import random
 
 import pytest
 
-from conftest import running
+from node import running
 from lockclient import LockClient, assert_error, ok, unique
 
 import node as esnode

@@ -14,7 +14,7 @@ import pytest
 import requests
 
 from cluster_kit import http, owner_of_partition
-from conftest import running
+from node import running
 from lockclient import LockClient, assert_error, ok, unique, wait_until
 
 import node as esnode

@@ -18,7 +18,7 @@ import pytest
 import requests
 
 import node as esnode
-from conftest import running
+from node import running
 from lockclient import LockClient, assert_error, ok, unique, wait_for_waiter
 
 EXAMPLE = "guarded-job-example"

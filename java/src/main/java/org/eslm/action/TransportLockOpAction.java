@@ -9,6 +9,7 @@ import org.apache.logging.log4j.Logger;
 import org.elasticsearch.ExceptionsHelper;
 import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.action.ActionType;
+import org.elasticsearch.action.support.ContextPreservingActionListener;
 import org.elasticsearch.cluster.ClusterState;
 import org.elasticsearch.cluster.ClusterStateObserver;
 import org.elasticsearch.cluster.node.DiscoveryNode;
@@ -79,7 +80,13 @@ public abstract class TransportLockOpAction extends WiredTransportAction<LockOpR
     }
 
     @Override
-    protected void doExecute(Task task, LockOpRequest request, ActionListener<LockOpResponse> listener) {
+    protected void doExecute(Task task, LockOpRequest request, ActionListener<LockOpResponse> callerListener) {
+        // Answered in the caller's thread context, whatever thread completes the request (a
+        // replicated change is answered by the thread that finished its batch, in the empty
+        // context the batch was shipped in): the context carries the response headers that the
+        // REST layer sends, such as `X-Elastic-Product`, which the official clients require.
+        ActionListener<LockOpResponse> listener =
+                ContextPreservingActionListener.wrapPreservingContext(callerListener, threadPool.getThreadContext());
         if (ops.contains(request.op()) == false) {
             listener.onFailure(
                     new IllegalArgumentException("action [" + actionName + "] does not run [" + request.op() + "]"));

@@ -1,0 +1,32 @@
+"""Elasticsearch Lock Manager client: cluster-wide locks with fencing tokens, a lease watchdog
+and a lost-lock signal, over the official `elasticsearch` client (see clients/python/README.md).
+
+    from elasticsearch import Elasticsearch
+    from eslm import Locks
+
+    locks = Locks(Elasticsearch("http://127.0.0.1:9200"))
+    with locks.lock("orders-42", lease="30s", wait="10s") as held:
+        ...  # write with held.fencing_token as the external version
+
+`AsyncLocks(AsyncElasticsearch(...))` is the same with `async with`.
+"""
+
+from .aio import AsyncHeldLock, AsyncLockBlock, AsyncLocks, AsyncSession
+from .client import LockBlock, Locks
+from .errors import (BadRequest, CorePanic, Deadlock, IllegalArgument, InvalidArgument,
+                     LimitExceeded, LockConflict, LockError, LockLost, LockNotHeld,
+                     LockWaitTimeout, PartitionUnavailable, RequestEOFError, RequestParseError,
+                     RequestTooLarge, SessionLost, SessionNotFound, Unavailable)
+from .held import Grant, HeldLock
+from .session import Session
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Locks", "LockBlock", "HeldLock", "Grant", "Session",
+    "AsyncLocks", "AsyncLockBlock", "AsyncHeldLock", "AsyncSession",
+    "LockError", "InvalidArgument", "BadRequest", "RequestParseError", "RequestEOFError",
+    "IllegalArgument", "LockNotHeld", "SessionNotFound", "LockConflict", "LockWaitTimeout",
+    "Deadlock", "RequestTooLarge", "LimitExceeded", "CorePanic", "Unavailable",
+    "PartitionUnavailable", "LockLost", "SessionLost",
+]

@@ -1,0 +1,207 @@
+"""The asyncio client: `AsyncLocks` over the user's own `elasticsearch.AsyncElasticsearch`
+(`pip install 'elasticsearch[async]'`, which brings aiohttp). The same operations as the sync
+client (eslm/steps.py, the handle and session bases), run with awaited calls; watchdogs and
+keep-alives are tasks. A lock is lost the same way, and with `cancel_on_lost=True` the task
+running the block is cancelled at once, its block then ending with `LockLost`."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from typing import Any, Iterable
+
+from . import steps
+from .client import ClientBase
+from .durations import Duration
+from .errors import LockConflict
+from .held import HandleBase
+from .options import LockOptions
+from .session import SessionBase
+
+
+class AsyncLockApi:
+    """`lock`, `lock_many`, `acquire` and `try_lock` of an `AsyncLocks` or an `AsyncSession`:
+    as for the sync `LockApi` (same options), plus `cancel_on_lost`."""
+
+    _client: "AsyncLocks"
+    _session: Any = None
+
+    def lock(self, key: str, **options) -> "AsyncLockBlock":
+        """`async with alocks.lock("k", lease="30s") as held:` (see `Locks.lock`)."""
+        return AsyncLockBlock(self._client, LockOptions.single(key, session=self._session, **options))
+
+    def lock_many(self, locks: Iterable[Any], **options) -> "AsyncLockBlock":
+        return AsyncLockBlock(self._client, LockOptions.many(locks, session=self._session, **options))
+
+    async def acquire(self, key: str, **options) -> "AsyncHeldLock":
+        return await self._client.take(LockOptions.single(key, session=self._session, **options))
+
+    async def try_lock(self, key: str, **options) -> "AsyncHeldLock | None":
+        try:
+            return await self.acquire(key, wait=0, **options)
+        except LockConflict:
+            return None
+
+
+class AsyncLockBlock:
+    """What `lock()` returns: acquires on `__aenter__`, releases on `__aexit__`."""
+
+    def __init__(self, client: "AsyncLocks", options: LockOptions):
+        self.client = client
+        self.options = options
+        self.held: AsyncHeldLock | None = None
+
+    async def __aenter__(self) -> "AsyncHeldLock":
+        self.held = await self.client.take(self.options)
+        return self.held
+
+    async def __aexit__(self, exc_type, exc, tb) -> bool:
+        return await self.held.__aexit__(exc_type, exc, tb)
+
+
+class AsyncCallbacks:
+    """An `on_lost` callback may be a coroutine function: its coroutine runs as a task."""
+
+    def _notify(self, result: Any) -> None:
+        if inspect.isawaitable(result):
+            task = asyncio.ensure_future(result)
+            self._callbacks = getattr(self, "_callbacks", set()) | {task}
+            task.add_done_callback(self._callbacks.discard)
+
+
+async def watch(target) -> None:
+    """The watchdog (or keep-alive) task: `target.watch_steps()` every `renew_interval()`."""
+    while target.watching():
+        await asyncio.sleep(target.renew_interval())
+        await target.client.attempt(target.watch_steps())
+
+
+def stop(task: asyncio.Task | None) -> None:
+    if task is not None:
+        task.cancel()
+
+
+class AsyncHeldLock(AsyncCallbacks, HandleBase):
+    """A held lock of an `AsyncLocks`: `async with held:` releases it at the end."""
+
+    def __init__(self, client, options, answer, started):
+        super().__init__(client, options, answer, started)
+        self._watchdog: asyncio.Task | None = None
+        self._block: asyncio.Task | None = asyncio.current_task() if options.cancel_on_lost else None
+        self._cancelled = False
+
+    def start_watchdog(self) -> None:
+        if self.watched:
+            self._watchdog = asyncio.ensure_future(watch(self))
+
+    def lose(self, reason: str, cause: BaseException | None = None) -> None:
+        super().lose(reason, cause)
+        if self.lost and self._block is not None and not self._cancelled:
+            self._cancelled = True
+            self._block.cancel(f"lock {self.keys} lost")
+
+    async def renew(self, lease=None) -> None:
+        await self.client.run(self.renew_steps(lease))
+
+    async def release(self) -> None:
+        """Releases the lock; raises `LockLost` if it turned out lost (now or before)."""
+        self.raise_if_lost(await self._close())
+
+    async def _close(self) -> BaseException | None:
+        stop(self._watchdog)
+        self._block = None  # a loss found from here on ends the block, it cancels nothing
+        return await self.client.attempt(self.release_steps())
+
+    async def __aenter__(self) -> "AsyncHeldLock":
+        return self
+
+    async def __aexit__(self, exc_type, exc, tb) -> bool:
+        if self._cancelled:
+            exc = await self._take_back_cancellation(exc)
+        error = self.exit_error(exc, await self._close())
+        if error is not None:
+            raise error
+        return False
+
+    async def _take_back_cancellation(self, exc):
+        """The block was cancelled by this lock's loss: that cancellation is not the caller's.
+        If the block ended before it arrived, it is taken here; either way it is withdrawn, and
+        the block ends with `LockLost` (its context the CancelledError)."""
+        if not isinstance(exc, asyncio.CancelledError):
+            try:
+                await asyncio.sleep(0)
+            except asyncio.CancelledError:
+                pass
+        task = asyncio.current_task()
+        if hasattr(task, "uncancel"):
+            task.uncancel()
+        return None if isinstance(exc, asyncio.CancelledError) else exc
+
+
+class AsyncSession(AsyncCallbacks, SessionBase, AsyncLockApi):
+    """A session of an `AsyncLocks` (`async with alocks.session(ttl="30s") as s:`)."""
+
+    def __init__(self, client, ttl, routing, on_lost):
+        super().__init__(client, ttl, routing, on_lost)
+        self._keeper: asyncio.Task | None = None
+
+    async def __aenter__(self) -> "AsyncSession":
+        await self.client.run(self.create_steps())
+        self._keeper = asyncio.ensure_future(watch(self))
+        return self
+
+    async def end(self) -> None:
+        self.raise_if_lost(await self._close())
+
+    async def _close(self) -> BaseException | None:
+        stop(self._keeper)
+        return await self.client.attempt(self.end_steps())
+
+    async def __aexit__(self, exc_type, exc, tb) -> bool:
+        error = self.exit_error(exc, await self._close())
+        if error is not None:
+            raise error
+        return False
+
+
+class AsyncLocks(ClientBase, AsyncLockApi):
+    """Locks over an `AsyncElasticsearch` client; the same settings as `Locks`."""
+
+    @property
+    def _client(self) -> "AsyncLocks":
+        return self
+
+    async def run(self, operation: steps.Steps) -> Any:
+        """Runs one operation of eslm/steps.py with awaited calls."""
+        step = steps.Stepper(operation)
+        while not step.done:
+            with steps.Outcome() as out:
+                out.reply = await self._do(step.effect)
+            step.settle(out.reply, out.error)
+        return step.value
+
+    async def attempt(self, operation: steps.Steps) -> BaseException | None:
+        with steps.Outcome() as out:
+            await self.run(operation)
+        return out.error
+
+    async def _do(self, effect) -> Any:
+        if isinstance(effect, steps.Sleep):
+            return await asyncio.sleep(effect.seconds)
+        return (await effect.send(self.es)).body
+
+    async def take(self, options: LockOptions) -> AsyncHeldLock:
+        started = time.monotonic()
+        held = AsyncHeldLock(self, options, await self.run(steps.acquire(self.owner, options)), started)
+        held.start_watchdog()
+        return held
+
+    def session(self, ttl: Duration | None = None, routing: str | None = None, on_lost=None) -> AsyncSession:
+        return AsyncSession(self, ttl, routing, on_lost)
+
+    async def force_release(self, key: str, *, scope: str = "key", reason: str | None = None) -> dict:
+        return await self.run(self.force_release_steps(key, scope, reason))
+
+    async def get(self, key: str, *, scope: str = "key") -> dict:
+        return await self.run(self.get_steps(key, scope))

@@ -1,0 +1,166 @@
+"""The sync client: `Locks`, over the user's own `elasticsearch.Elasticsearch` object, so its
+auth, TLS, node pool and retries are the ones every lock call uses."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+import uuid
+from typing import Any, Iterable
+
+
+from . import steps
+from .durations import Duration, to_millis
+from .errors import InvalidArgument, LockConflict
+from .held import HeldLock, Holds, Renewer
+from .options import LockOptions, Target, check_name, path_of
+
+
+def default_owner() -> str:
+    """Unique per process and per client: host, pid and 48 random bits."""
+    return f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:12]}"
+
+
+class ClientBase:
+    """Settings and bookkeeping shared by `Locks` and `AsyncLocks` (eslm/aio.py).
+
+    `owner` names this client's locks (default: unique per process and client, so two clients
+    never share locks). `retry_for` bounds how long calls without a `wait` of their own
+    (release, renew by hand, sessions, force-release) retry a 503; an acquire retries within
+    its `wait` only. The watchdog renews every `renew_fraction` of the lease."""
+
+    def __init__(self, es: Any, owner: str | None = None, *, retry_for: Duration = "10s",
+                 renew_fraction: float = 1 / 3):
+        if not hasattr(es, "perform_request"):
+            raise InvalidArgument(f"[es] must be an Elasticsearch client object, got {type(es).__name__}")
+        if isinstance(renew_fraction, bool) or not isinstance(renew_fraction, (int, float)) \
+                or not 0 < renew_fraction < 1:
+            raise InvalidArgument(f"[renew_fraction] must be a number between 0 and 1, got [{renew_fraction!r}]")
+        self.es = es
+        self.owner = default_owner() if owner is None else check_name(owner, "owner")
+        self.retry_for_ms = to_millis(retry_for, "retry_for")
+        self.renew_fraction = float(renew_fraction)
+        self.holds = Holds()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} owner={self.owner!r}>"
+
+    def force_release_steps(self, key: str, scope: str, reason: str | None):
+        body = {"scope": Target.checked(key, scope=scope).scope}
+        if reason is not None:
+            body["reason"] = str(reason)
+        return steps.simple("POST", path_of(key, "/_force_release"), body, self.retry_for_ms / 1000)
+
+    def get_steps(self, key: str, scope: str):
+        Target.checked(key, scope=scope)
+        return steps.simple("GET", path_of(key, f"?scope={scope}"), None, self.retry_for_ms / 1000)
+
+
+class LockApi:
+    """`lock`, `lock_many`, `acquire` and `try_lock`, for a `Locks` and for a `Session` (whose
+    locks follow the session's lease). Options (keywords): `lease`, `wait` (durations: "30s",
+    seconds or a timedelta; None: the server's default), `priority` (0..9, "background",
+    "foreground"), `mode` ("exclusive", "shared"), `scope` ("key", "tree"), `on_lost`
+    (called with the handle if the lock is lost while held)."""
+
+    _client: "Locks"
+    _session: Any = None
+
+    def lock(self, key: str, **options) -> "LockBlock":
+        """A block that holds `key`: `with locks.lock("k", lease="30s", wait="10s") as held:`.
+        Acquired on entry (LockConflict if busy and no `wait`, LockWaitTimeout when the wait
+        runs out), renewed by a watchdog while the block runs, released at its end; a lock lost
+        meanwhile sets `held.lost`, calls `on_lost` and ends the block with `LockLost`."""
+        return LockBlock(self._client, self._options(LockOptions.single, key, options))
+
+    def lock_many(self, locks: Iterable[Any], **options) -> "LockBlock":
+        """All or nothing (`POST /_locks/_acquire`): `locks` are keys or `{"key", "mode"?,
+        "scope"?}` mappings; the options apply to the whole request."""
+        return LockBlock(self._client, self._options(LockOptions.many, locks, options))
+
+    def acquire(self, key: str, **options) -> HeldLock:
+        """Acquires now; the handle is released by `held.release()` or a `with held:` block."""
+        return self._client.take(self._options(LockOptions.single, key, options))
+
+    def try_lock(self, key: str, **options) -> HeldLock | None:
+        """`acquire` without waiting: None when the key is busy."""
+        try:
+            return self.acquire(key, wait=0, **options)
+        except LockConflict:
+            return None
+
+    def _options(self, factory, what, options: dict) -> LockOptions:
+        if options.get("cancel_on_lost"):
+            raise InvalidArgument("[cancel_on_lost] is for the asyncio client (AsyncLocks) only")
+        return factory(what, session=self._session, **options)
+
+
+class LockBlock:
+    """What `lock()` returns: acquires on `__enter__`, releases on `__exit__`."""
+
+    def __init__(self, client: "Locks", options: LockOptions):
+        self.client = client
+        self.options = options
+        self.held: HeldLock | None = None
+
+    def __enter__(self) -> HeldLock:
+        self.held = self.client.take(self.options)
+        return self.held
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        return self.held.__exit__(exc_type, exc, tb)
+
+
+class Locks(ClientBase, LockApi):
+    """Locks over a sync `Elasticsearch` client: `locks = Locks(es)`, then
+    `with locks.lock("orders-42", lease="30s") as held: ... held.fencing_token ...`."""
+
+    def __init__(self, es: Any, owner: str | None = None, **settings):
+        super().__init__(es, owner, **settings)
+        self.renewer = Renewer(self)
+
+    @property
+    def _client(self) -> "Locks":
+        return self
+
+    def run(self, operation: steps.Steps) -> Any:
+        """Runs one operation of eslm/steps.py with blocking calls."""
+        step = steps.Stepper(operation)
+        while not step.done:
+            with steps.Outcome() as out:
+                out.reply = self._do(step.effect)
+            step.settle(out.reply, out.error)
+        return step.value
+
+    def attempt(self, operation: steps.Steps) -> BaseException | None:
+        """`run`, returning the lock or transport error it raised instead of raising it."""
+        with steps.Outcome() as out:
+            self.run(operation)
+        return out.error
+
+    def _do(self, effect) -> Any:
+        if isinstance(effect, steps.Sleep):
+            return time.sleep(effect.seconds)
+        return effect.send(self.es).body
+
+    def take(self, options: LockOptions) -> HeldLock:
+        started = time.monotonic()
+        held = HeldLock(self, options, self.run(steps.acquire(self.owner, options)), started)
+        held.start_watchdog()
+        return held
+
+    def session(self, ttl: Duration | None = None, routing: str | None = None, on_lost=None):
+        """A session (`with locks.session(ttl="30s") as s:`): created on entry, kept alive in
+        the background, ended at exit (which releases its locks). Locks taken with
+        `s.lock(...)` follow its lease; losing it loses them all (`SessionLost`)."""
+        from .session import Session
+        return Session(self, ttl, routing, on_lost)
+
+    def force_release(self, key: str, *, scope: str = "key", reason: str | None = None) -> dict:
+        """Admin: evicts every holder of `key` (`POST /_locks/{key}/_force_release`)."""
+        return self.run(self.force_release_steps(key, scope, reason))
+
+    def get(self, key: str, *, scope: str = "key") -> dict:
+        """Holders and waiters of `key` (`GET /_locks/{key}`)."""
+        return self.run(self.get_steps(key, scope))

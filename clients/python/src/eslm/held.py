@@ -1,0 +1,324 @@
+"""A held lock: its grants and fencing token, renewal, release, and the lost-lock signal.
+
+`HandleBase` holds what the sync `HeldLock` (here, with a watchdog thread) and the asyncio
+`AsyncHeldLock` (eslm/aio.py, with a watchdog task) share: every request and every decision
+about a loss, as operations of eslm/steps.py."""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from elasticsearch import TransportError
+
+from . import steps
+from .durations import to_millis
+from .errors import LockError, LockLost, LockNotHeld
+from .options import LockOptions, path_of
+
+log = logging.getLogger("eslm")
+
+
+@dataclass(frozen=True)
+class Grant:
+    """One granted lock: what the server answered for one key."""
+
+    key: str
+    mode: str
+    scope: str
+    fencing_token: int
+
+    @classmethod
+    def all_of(cls, options: LockOptions, answer: dict) -> tuple["Grant", ...]:
+        entries = answer["locks"] if options.multi else [answer]
+        return tuple(cls(e["key"], e["mode"], e["scope"], e["fencing_token"]) for e in entries)
+
+
+class Holds:
+    """The locks this client holds now, counted per (key, scope): the server answers a second
+    acquire of a held lock by the same owner with the same grant (`"reentrant": true`), and only
+    the outermost block may release it. An answer `reentrant` for a lock this client does not
+    count (a retry whose first attempt was granted unseen) is an ordinary grant."""
+
+    def __init__(self):
+        self._counts: dict[tuple[str, str], int] = {}
+        self._mutex = threading.Lock()
+
+    def enter(self, grants, reentrant: bool) -> bool:
+        """Counts `grants`; returns whether they are nested in a hold of this client."""
+        with self._mutex:
+            nested = reentrant and all(self._counts.get((g.key, g.scope)) for g in grants)
+            for g in grants:
+                self._counts[(g.key, g.scope)] = self._counts.get((g.key, g.scope), 0) + 1
+            return nested
+
+    def leave(self, grants) -> None:
+        with self._mutex:
+            for g in grants:
+                left = self._counts.get((g.key, g.scope), 1) - 1
+                if left > 0:
+                    self._counts[(g.key, g.scope)] = left
+                else:
+                    self._counts.pop((g.key, g.scope), None)
+
+
+class Losable:
+    """Something held that can be lost while its block runs (a lock, a session): `lost` turns
+    true once, `lost_error` is then the `LockLost` the block ends with, and `on_lost(self)` is
+    called."""
+
+    lost = False
+    lost_error: LockLost | None = None
+    _closing = False  # release (or end) begun: a renewal's answer no longer means anything
+
+    def watching(self) -> bool:
+        """Whether its watchdog (or keep-alive) should go on."""
+        return not self.lost and not self._closing
+
+    def _mark_lost(self, error: LockLost, cause: BaseException | None) -> bool:
+        """Marks it lost unless it already is or was let go; returns whether this call did."""
+        with self._mutex:
+            if self.lost or self._let_go():
+                return False
+            self.lost, self.lost_error = True, error
+            error.__cause__ = cause
+        log.warning("%s", error)
+        return True
+
+    def _let_go(self) -> bool:
+        """Whether it was released (or ended) on purpose: nothing can be lost after that."""
+        raise NotImplementedError
+
+    def _call_back(self, on_lost) -> None:
+        if on_lost is not None:
+            try:
+                self._notify(on_lost(self))
+            except Exception:  # a failing callback must not stop the watchdog or the release
+                log.exception("on_lost callback of %r failed", self)
+
+    def _notify(self, result: Any) -> None:
+        """What to do with the callback's result (the asyncio variants run a coroutine)."""
+
+    def exit_error(self, exc: BaseException | None, close_error: BaseException | None):
+        """What leaving the block raises: the loss (its context is the block's own error); else
+        a failed release or end when the block itself succeeded; else nothing."""
+        if exc is not None and not isinstance(exc, Exception):
+            return None  # KeyboardInterrupt, SystemExit, a cancellation not ours: let them through
+        if self.lost:
+            return self.lost_error
+        return close_error if exc is None else None
+
+    def raise_if_lost(self, close_error: BaseException | None) -> None:
+        """After a release or end called by hand: the loss, else its failure, else nothing."""
+        error = self.lost_error if self.lost else close_error
+        if error is not None:
+            raise error
+
+
+class HandleBase(Losable):
+    """A held lock (or the locks of one multi-lock). `lost` turns true, once, when the lock is
+    known to be gone; `lost_error` is then the `LockLost` the block ends with."""
+
+    def __init__(self, client, options: LockOptions, answer: dict, started: float):
+        self.client = client
+        self.owner: str = client.owner
+        self.options = options
+        self.grants = Grant.all_of(options, answer)
+        self.lease_ms: int = answer["lease_ms"]
+        self.waited_ms: int = answer.get("waited_ms", 0)
+        self.session = options.session
+        self.nested = client.holds.enter(self.grants, bool(answer.get("reentrant")))
+        self.released = False
+        self._lease_end = started + self.lease_ms / 1000  # counted from before the request
+        self._mutex = threading.Lock()
+        if self.session is not None:
+            self.session.adopt(self)
+
+    def __repr__(self) -> str:
+        state = "lost" if self.lost else "released" if self.released else "held"
+        return f"<{type(self).__name__} {list(self.tokens)} owner={self.owner!r} {state}>"
+
+    @property
+    def key(self) -> str:
+        return self.grants[0].key
+
+    @property
+    def keys(self) -> list[str]:
+        return [g.key for g in self.grants]
+
+    @property
+    def fencing_token(self) -> int:
+        """The grant's fencing token (for a multi-lock, the largest of its tokens): write it as
+        the external version of what the lock protects (docs/API.md "The fencing recipe")."""
+        return max(g.fencing_token for g in self.grants)
+
+    @property
+    def tokens(self) -> dict[str, int]:
+        return {g.key: g.fencing_token for g in self.grants}
+
+    @property
+    def watched(self) -> bool:
+        """Whether a watchdog renews it: not under a session (the session's keep-alive does),
+        and not nested in a block of this client that already holds it."""
+        return self.session is None and not self.nested
+
+    def renew_interval(self) -> float:
+        return self.lease_ms / 1000 * self.client.renew_fraction
+
+    def lose(self, reason: str, cause: BaseException | None = None) -> None:
+        """Marks the lock lost (once) and calls `on_lost(held)`."""
+        error = LockLost(f"lock {self.keys} of [{self.owner}] was lost: {reason}", self)
+        if self._mark_lost(error, cause):
+            self._call_back(self.options.on_lost)
+
+    def _let_go(self) -> bool:
+        return self.released
+
+    # --- operations (eslm/steps.py) -----------------------------------------------------------
+
+    def renew_steps(self, lease=None):
+        """Renews every grant for `lease` (default: the lease it was acquired with); 503s are
+        retried until the lease would have run out. A grant found gone is a loss (and raises
+        LockNotHeld)."""
+        lease_ms = self.options.lease_ms if lease is None else to_millis(lease, "lease")
+        for g in self.grants:
+            started = time.monotonic()
+            body = {"owner": self.owner, "fencing_token": g.fencing_token, "scope": g.scope}
+            if lease_ms is not None:
+                body["lease"] = lease_ms
+            call = steps.Call("POST", path_of(g.key, "/_renew"), body)
+            try:
+                answer = yield from steps.retrying(lambda _d: call, self._lease_end)
+            except LockNotHeld as e:
+                if not self._closing:
+                    self.lose("a renewal found it no longer held (expired or force-released)", e)
+                raise
+            self.lease_ms = answer["lease_ms"]
+            self._lease_end = started + self.lease_ms / 1000
+
+    def watch_steps(self):
+        """One watchdog round: a renewal; a loss when the server says the lock is gone, or when
+        renewals kept failing until the lease ran out."""
+        try:
+            yield from self.renew_steps()
+        except LockNotHeld:
+            pass  # lost (renew_steps said so)
+        except (LockError, TransportError) as e:
+            if time.monotonic() >= self._lease_end and not self._closing:
+                self.lose(f"renewals failed until its lease ran out ({e})", e)
+            else:
+                log.warning("renewal of %r failed, retrying within its lease: %s", self, e)
+
+    def release_steps(self):
+        """Releases the grant(s), 503s retried for the client's `retry_for`. A release that
+        finds the lock not held is a loss. A nested block releases nothing."""
+        self._closing = True
+        if self.nested or self.released:
+            return
+        budget_s = self.client.retry_for_ms / 1000
+        try:
+            if self.options.multi:
+                entries = [{"key": g.key, "scope": g.scope} for g in self.grants]
+                answer = yield from steps.simple("POST", "/_locks/_release",
+                                                 {"owner": self.owner, "locks": entries}, budget_s)
+                gone = set(self.keys) - {r["key"] for r in answer.get("released", [])}
+                if gone:
+                    self.lose(f"the release found {sorted(gone)} not held")
+            else:
+                g = self.grants[0]
+                body = {"owner": self.owner, "fencing_token": g.fencing_token, "scope": g.scope}
+                yield from steps.simple("POST", path_of(g.key, "/_release"), body, budget_s)
+        except LockNotHeld as e:
+            self.lose("the release found it not held (expired or force-released)", e)
+        self.mark_released()
+
+    def mark_released(self) -> None:
+        """Released (by its release, or with its session): counted out of this client."""
+        with self._mutex:
+            if self.released:
+                return
+            self.released = True
+        self.client.holds.leave(self.grants)
+        if self.session is not None:
+            self.session.handles.discard(self)
+
+
+class HeldLock(HandleBase):
+    """A held lock (sync). As a context manager it is released when the block ends, with a
+    watchdog thread renewing it meanwhile; see `Locks.lock`."""
+
+    def __init__(self, client, options, answer, started):
+        super().__init__(client, options, answer, started)
+
+    def start_watchdog(self) -> None:
+        if self.watched:
+            self.client.renewer.watch(self)
+
+    def renew(self, lease=None) -> None:
+        """Renews now (the watchdog does it by itself). Raises LockNotHeld if it is gone."""
+        self.client.run(self.renew_steps(lease))
+
+    def release(self) -> None:
+        """Releases the lock; raises `LockLost` if it turned out lost (now or before)."""
+        self.raise_if_lost(self._close())
+
+    def _close(self) -> BaseException | None:
+        return self.client.attempt(self.release_steps())  # which stops the watchdog first
+
+    def __enter__(self) -> "HeldLock":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        error = self.exit_error(exc, self._close())
+        if error is not None:
+            raise error
+        return False
+
+
+class Renewer:
+    """The watchdog of a sync client: one thread schedules the rounds (a renewal of a held lock,
+    a keep-alive of a session) of everything the client holds, and a small pool runs them, so a
+    slow round never delays another's and taking a lock starts no thread (bench/RESULTS.md,
+    "Python client overhead"). A target leaves the schedule when it stops `watching()`."""
+
+    def __init__(self, client, workers: int = 4):
+        self._client = client
+        self._workers = workers
+        self._due: list = []  # heap of (when, sequence, target)
+        self._sequence = itertools.count()
+        self._changed = threading.Condition()
+        self._pool: ThreadPoolExecutor | None = None
+
+    def watch(self, target) -> None:
+        """Schedules `target`'s next round, `target.renew_interval()` from now."""
+        when = time.monotonic() + target.renew_interval()
+        with self._changed:
+            sooner = not self._due or when < self._due[0][0]
+            heapq.heappush(self._due, (when, next(self._sequence), target))
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="eslm-renew")
+                threading.Thread(target=self._schedule, name="eslm-watchdog", daemon=True).start()
+            elif sooner:
+                self._changed.notify()
+
+    def _schedule(self) -> None:
+        with self._changed:
+            while True:
+                delay = self._due[0][0] - time.monotonic() if self._due else None
+                if delay is None or delay > 0:
+                    self._changed.wait(delay)
+                    continue
+                target = heapq.heappop(self._due)[2]
+                if target.watching():
+                    self._pool.submit(self._round, target)
+
+    def _round(self, target) -> None:
+        self._client.attempt(target.watch_steps())
+        if target.watching():
+            self.watch(target)

@@ -1,0 +1,134 @@
+"""What a lock request asks for, checked before it is sent (docs/API.md "Conventions": keys and
+owners, modes, scopes, priorities), and the request bodies built from it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping, Union
+from urllib.parse import quote
+
+from .durations import Duration, optional_millis
+from .errors import InvalidArgument
+
+MODES = ("exclusive", "shared")
+SCOPES = ("key", "tree")
+PRIORITY_NAMES = ("background", "foreground")
+MAX_NAME_BYTES = 512  # keys and owners: 1 to 512 bytes of UTF-8
+
+Priority = Union[int, str]
+
+
+def check_name(value: Any, name: str) -> str:
+    """A key or owner: a non-empty string of at most 512 bytes of UTF-8 (the server checks the
+    rest, control characters, and answers 400 `illegal_argument_exception`)."""
+    if not isinstance(value, str) or not value:
+        raise InvalidArgument(f"[{name}] must be a non-empty string, got [{value!r}]")
+    if len(value.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
+        raise InvalidArgument(f"[{name}] must be at most {MAX_NAME_BYTES} bytes (UTF-8)")
+    return value
+
+
+def check_choice(value: Any, name: str, choices: tuple) -> str:
+    if value not in choices:
+        raise InvalidArgument(f"[{name}] must be one of {', '.join(choices)}; got [{value!r}]")
+    return value
+
+
+def check_priority(value: Any) -> Priority | None:
+    """0 (lowest) to 9, `background` (2) or `foreground` (7, the server's default)."""
+    if value is None or value in PRIORITY_NAMES:
+        return value
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 9:
+        return value
+    raise InvalidArgument(f"[priority] must be 0..9, background or foreground; got [{value!r}]")
+
+
+def path_of(key: str, action: str = "") -> str:
+    """`/_locks/{key}` with the key as one URL path segment (`/` as `%2F`), then `action`."""
+    return f"/_locks/{quote(key, safe='')}{action}"
+
+
+@dataclass(frozen=True)
+class Target:
+    """One lock of a request: a key, its mode and scope."""
+
+    key: str
+    mode: str = "exclusive"
+    scope: str = "key"
+
+    @classmethod
+    def of(cls, item: Any) -> "Target":
+        """A `Target`, a key string, or a mapping `{"key", "mode"?, "scope"?}`."""
+        if isinstance(item, Target):
+            return item
+        if isinstance(item, str):
+            return cls.checked(item)
+        if isinstance(item, Mapping):
+            unknown = set(item) - {"key", "mode", "scope"}
+            if unknown:
+                raise InvalidArgument(f"[locks] entries take key, mode, scope; got {sorted(unknown)}")
+            return cls.checked(item.get("key"), item.get("mode", "exclusive"), item.get("scope", "key"))
+        raise InvalidArgument(f"[locks] entries are keys or {{key, mode, scope}} mappings, got [{item!r}]")
+
+    @classmethod
+    def checked(cls, key: Any, mode: Any = "exclusive", scope: Any = "key") -> "Target":
+        return cls(check_name(key, "key"), check_choice(mode, "mode", MODES),
+                   check_choice(scope, "scope", SCOPES))
+
+    def entry(self) -> dict:
+        return {"key": self.key, "mode": self.mode, "scope": self.scope}
+
+
+@dataclass(frozen=True)
+class LockOptions:
+    """Everything one `lock` / `acquire` / `try_lock` / `lock_many` call asks for. `lease` and
+    `wait` are durations (None: the server's default, `locks.lease.default` and
+    `locks.wait.default`); `on_lost(held)` is called once if the lock is lost while held;
+    `cancel_on_lost` (asyncio only) cancels the task running the block when it is."""
+
+    targets: tuple[Target, ...]
+    multi: bool = False
+    lease_ms: int | None = None
+    wait_ms: int | None = None
+    priority: Priority | None = None
+    session: Any = None
+    on_lost: Callable[[Any], Any] | None = None
+    cancel_on_lost: bool = False
+
+    @classmethod
+    def single(cls, key: Any, *, mode: str = "exclusive", scope: str = "key", **kw) -> "LockOptions":
+        return cls.build((Target.checked(key, mode, scope),), False, **kw)
+
+    @classmethod
+    def many(cls, locks: Iterable[Any], **kw) -> "LockOptions":
+        if isinstance(locks, (str, bytes, Mapping)):
+            raise InvalidArgument("[locks] must be a list of keys or {key, mode, scope} mappings")
+        targets = tuple(Target.of(item) for item in locks)
+        if not targets:
+            raise InvalidArgument("[locks] must name at least one key")
+        return cls.build(targets, True, **kw)
+
+    @classmethod
+    def build(cls, targets, multi, *, lease: Duration | None = None, wait: Duration | None = None,
+              priority: Priority | None = None, session: Any = None,
+              on_lost: Callable[[Any], Any] | None = None, cancel_on_lost: bool = False) -> "LockOptions":
+        if on_lost is not None and not callable(on_lost):
+            raise InvalidArgument(f"[on_lost] must be callable, got [{on_lost!r}]")
+        return cls(targets, multi, optional_millis(lease, "lease"), optional_millis(wait, "wait"),
+                   check_priority(priority), session, on_lost, bool(cancel_on_lost))
+
+    def path(self) -> str:
+        return "/_locks/_acquire" if self.multi else path_of(self.targets[0].key, "/_acquire")
+
+    def body(self, owner: str, wait_ms: int | None) -> dict:
+        """The acquire body (docs/API.md "acquire" / "multi-acquire"), with `wait_ms` left of
+        the caller's wait (retries after a 503 spend the same budget)."""
+        body: dict = {"owner": owner}
+        if self.multi:
+            body["locks"] = [t.entry() for t in self.targets]
+        else:
+            body.update(mode=self.targets[0].mode, scope=self.targets[0].scope)
+        optional = {"wait": wait_ms, "lease": self.lease_ms, "priority": self.priority,
+                    "session": self.session.id if self.session is not None else None}
+        body.update({k: v for k, v in optional.items() if v is not None})
+        return body

@@ -1,0 +1,140 @@
+"""The client across owner changes on three nodes (issue 14), through the official client's
+node pool, whose transport is told not to retry 503 itself, so every 503 reaches eslm's own
+retry:
+
+* planned moves of the lock partition (tests/integration/cluster_kit.py's `move_partition`)
+  while clients keep acquiring and releasing: they never see an error;
+* the owner killed (`memory` durability, docs/API.md: its partition waits out a recovery grace
+  on the new owner, answering 503 to grants): a try-lock fails at once, an acquire retries
+  only within its `wait` and then raises, and a wait longer than the grace is granted after
+  it."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import pytest
+from elasticsearch import Elasticsearch
+
+import node as esnode
+from cluster_kit import FAST_FAULT_DETECTION, http, live, move_partition, owner_of_partition, serving_nodes
+from lockclient import unique, wait_until
+
+import eslm
+
+
+GRACE_S = 25  # counted from the old owner's loss: fault detection spends some of it
+
+
+def started(name: str, **settings):
+    """A fresh three-node cluster for one test (stopped after it: one cluster at a time)."""
+    cluster = esnode.Cluster(name, 3, extra_settings={"cluster.routing.rebalance.enable": "none", **settings})
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture()
+def three_nodes():
+    yield from started("eslm-py-client-move")
+
+
+@pytest.fixture()
+def memory_nodes():
+    yield from started("eslm-py-client-grace", **{
+        "locks.durability": "memory", "locks.lease.max": "8s", "locks.lease.default": "8s",
+        "locks.recovery.grace": f"{GRACE_S}s", **FAST_FAULT_DETECTION})
+
+
+def retries(caplog) -> int:
+    return sum("answered 503" in r.getMessage() for r in caplog.records)
+
+
+class Worker(threading.Thread):
+    """Takes and releases its own key back to back until stopped; counts pairs, keeps errors."""
+
+    def __init__(self, es: Elasticsearch):
+        super().__init__(daemon=True)
+        self.locks = eslm.Locks(es)
+        self.key = unique()
+        self.pairs = 0
+        self.errors: list[BaseException] = []
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopped.is_set():
+            try:
+                with self.locks.lock(self.key, lease="10s", wait="30s"):
+                    pass
+                self.pairs += 1
+            except Exception as e:  # noqa: BLE001 (any error fails the test)
+                self.errors.append(e)
+
+
+def without_a_copy(cluster):
+    """A node holding no copy of partition 0 (a primary moves only to such a node)."""
+    shards = http(cluster.nodes[0], "GET", "/_cat/shards/.locks?format=json&h=shard,node").json()
+    with_copy = {s["node"] for s in shards if s["shard"] == "0"}
+    return next(n for n in live(cluster) if n.name not in with_copy)
+
+
+@pytest.mark.slow
+def test_clients_keep_locking_through_partition_moves(three_nodes, caplog):
+    caplog.set_level(logging.INFO, logger="eslm")
+    es = Elasticsearch([n.url for n in three_nodes.nodes], retry_on_status=())
+    workers = [Worker(es) for _ in range(2)]
+    for w in workers:
+        w.start()
+    try:
+        for _ in range(3):
+            before = [w.pairs for w in workers]
+            move_partition(three_nodes, without_a_copy(three_nodes))
+            assert [w.pairs for w in workers] != before, "no pair completed during a move"
+    finally:
+        for w in workers:
+            w.stopped.set()
+        for w in workers:
+            w.join(60)
+        es.close()
+    assert [w.errors for w in workers] == [[], []]
+    assert all(w.pairs > 0 for w in workers)
+    retried = [r.getMessage() for r in caplog.records if "answered 503" in r.getMessage()]
+    print(f"pairs {[w.pairs for w in workers]}; 503s retried by eslm: {len(retried)}")
+
+
+@pytest.mark.slow
+def test_503_in_recovery_grace_is_retried_within_the_callers_budget_never_beyond(memory_nodes, caplog):
+    caplog.set_level(logging.INFO, logger="eslm")
+    owner, _epoch = owner_of_partition(memory_nodes)
+    survivors = [n for n in memory_nodes.nodes if n is not owner]
+    es = Elasticsearch([n.url for n in survivors], retry_on_status=())
+    locks = eslm.Locks(es, retry_for="60s")
+    try:
+        owner.kill()
+        wait_until(lambda: any(p["state"] == "grace" for _n, p in serving_nodes(survivors, 0)), 60,
+                   message="the partition in recovery grace on a survivor")
+        t0 = time.monotonic()
+        with pytest.raises(eslm.PartitionUnavailable) as at_once:
+            locks.try_lock(unique())
+        assert time.monotonic() - t0 < 1.0 and at_once.value.status == 503  # a try-lock has no budget
+        t0 = time.monotonic()
+        with pytest.raises(eslm.PartitionUnavailable):
+            locks.acquire(unique(), wait="1s")
+        spent = time.monotonic() - t0
+        assert 0.3 < spent < 2.5, f"an acquire with wait 1s gave up after {spent:.2f}s"
+        within_wait = retries(caplog)
+        assert within_wait >= 1, "the acquire retried the 503 within its wait"
+        # A wait longer than what is left of the grace: the node queues it until the grace is
+        # over (docs/API.md), well past the client's default 10 s request timeout, which eslm
+        # lengthens for a call that waits (steps.WAIT_MARGIN_S).
+        t0 = time.monotonic()
+        with locks.lock(unique(), wait="60s") as held:
+            waited = time.monotonic() - t0
+        assert held.fencing_token > 0 and held.released
+        print(f"granted after {waited:.1f}s of grace; 503s retried within the 1 s wait: {within_wait}")
+    finally:
+        es.close()
