@@ -179,7 +179,7 @@ public class LockManagerPlugin extends VersionedActionPlugin implements SystemIn
     }
 
     @Override
-    protected List<Action> actions() {
+    public List<Action> actions() {
         return List.of(
                 new Action(TransportAcquireLockAction.TYPE, TransportAcquireLockAction.class),
                 new Action(TransportReleaseLockAction.TYPE, TransportReleaseLockAction.class),
@@ -197,7 +197,7 @@ public class LockManagerPlugin extends VersionedActionPlugin implements SystemIn
     }
 
     @Override
-    protected Collection<RestHandler> restHandlers(Settings nodeSettings) {
+    public Collection<RestHandler> restHandlers(Settings nodeSettings) {
         Supplier<LockSettings.Values> settings = () -> {
             LockService service = lockService;
             return service != null ? service.settings() : LockSettings.Values.of(nodeSettings);

@@ -31,7 +31,7 @@ public class GuardedJobPlugin extends VersionedActionPlugin {
     }
 
     @Override
-    protected Collection<RestHandler> restHandlers(Settings settings) {
+    public Collection<RestHandler> restHandlers(Settings settings) {
         if (locks == null) {
             throw new IllegalStateException("the lock manager did not hand over its locks: is it installed?");
         }

@@ -6,8 +6,6 @@ import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.elasticsearch.action.ActionRequest;
 import org.elasticsearch.action.ActionResponse;
-import org.elasticsearch.action.ActionType;
-import org.elasticsearch.action.support.TransportAction;
 import org.elasticsearch.cluster.metadata.IndexNameExpressionResolver;
 import org.elasticsearch.cluster.node.DiscoveryNodes;
 import org.elasticsearch.common.io.stream.NamedWriteableRegistry;
@@ -26,20 +24,9 @@ import org.elasticsearch.rest.RestHandler;
  * (Elasticsearch 8.19 flavour). 8.19's {@code ActionPlugin.ActionHandler<Request, Response>} is
  * typed by the action's request and response and {@code getRestHandlers} takes nine parameters;
  * 9.x's handler is untyped and {@code getRestHandlers} takes a {@code RestHandlersServices}
- * record. Subclasses implement {@link #actions()} and {@link #restHandlers(Settings)}.
+ * record. Subclasses declare {@link PortableActions}.
  */
-public abstract class VersionedActionPlugin extends Plugin implements ActionPlugin {
-    /** A transport action: its type and the class Elasticsearch instantiates for it. */
-    public record Action(ActionType<?> type, Class<? extends TransportAction<?, ?>> transport) {}
-
-    /** The transport actions this plugin registers. */
-    protected List<Action> actions() {
-        return List.of();
-    }
-
-    /** The REST handlers, built from the node's settings. */
-    protected abstract Collection<RestHandler> restHandlers(Settings settings);
-
+public abstract class VersionedActionPlugin extends Plugin implements ActionPlugin, PortableActions {
     @Override
     public final List<ActionHandler<? extends ActionRequest, ? extends ActionResponse>> getActions() {
         return actions().stream().map(VersionedActionPlugin::handler).toList();

@@ -4,10 +4,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
-import org.elasticsearch.action.ActionType;
-import org.elasticsearch.action.support.TransportAction;
 import org.elasticsearch.cluster.node.DiscoveryNodes;
-import org.elasticsearch.common.settings.Settings;
 import org.elasticsearch.features.NodeFeature;
 import org.elasticsearch.plugins.ActionPlugin;
 import org.elasticsearch.plugins.Plugin;
@@ -17,21 +14,10 @@ import org.elasticsearch.rest.RestHandler;
  * An {@link ActionPlugin} whose actions and REST handlers are declared once for both majors
  * (Elasticsearch 9 flavour). 9.x's {@code ActionPlugin.ActionHandler} is not generic and
  * {@code getRestHandlers} takes a {@code RestHandlersServices} record; 8.19's handler is typed by
- * request and response and {@code getRestHandlers} takes nine parameters. Subclasses implement
- * {@link #actions()} and {@link #restHandlers(Settings)}, which mean the same on both.
+ * request and response and {@code getRestHandlers} takes nine parameters. Subclasses declare
+ * {@link PortableActions}, which mean the same on both.
  */
-public abstract class VersionedActionPlugin extends Plugin implements ActionPlugin {
-    /** A transport action: its type and the class Elasticsearch instantiates for it. */
-    public record Action(ActionType<?> type, Class<? extends TransportAction<?, ?>> transport) {}
-
-    /** The transport actions this plugin registers. */
-    protected List<Action> actions() {
-        return List.of();
-    }
-
-    /** The REST handlers, built from the node's settings. */
-    protected abstract Collection<RestHandler> restHandlers(Settings settings);
-
+public abstract class VersionedActionPlugin extends Plugin implements ActionPlugin, PortableActions {
     @Override
     public final List<ActionHandler> getActions() {
         return actions().stream()
