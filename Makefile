@@ -1,7 +1,8 @@
 # The two commands a newcomer needs (see README):
 #   make run    build the plugin and start one Elasticsearch node with it on 127.0.0.1:9200
 #   make test   every check and test: Rust, header drift, a bounded fuzz run, Java unit tests,
-#               real-node integration
+#               real-node integration (Java and integration once per supported Elasticsearch version)
+#   make dist   the release zips, one per supported version, each with its .sha512, in dist/
 #
 # Maven and Elasticsearch need a JDK 21+; scripts/find-jdk picks one (or set ES_JAVA_HOME).
 
