@@ -1,7 +1,8 @@
 # The two commands a newcomer needs (see README):
 #   make run    build the plugin and start one Elasticsearch node with it on 127.0.0.1:9200
 #   make test   every check and test: Rust, header drift, a bounded fuzz run, Java unit tests,
-#               real-node integration
+#               real-node integration (Java and integration once per supported Elasticsearch version)
+#   make dist   the release zips, one per supported version, each with its .sha512, in dist/
 #
 # Maven and Elasticsearch need a JDK 21+; scripts/find-jdk picks one (or set ES_JAVA_HOME).
 
@@ -10,25 +11,34 @@ JDK := $(shell scripts/find-jdk)
 export JAVA_HOME := $(JDK)
 MVN := mvn -B -q
 PYTEST_ARGS ?=
+# The supported Elasticsearch versions (README "Versions"), both read from pom.xml: es.version (the
+# default, 9.x) and es8.version. `make run` runs $(ES_VERSION): the default unless set.
+pom_property = $(shell sed -n 's:.*<$(1)>\(.*\)</$(1)>.*:\1:p' pom.xml | head -1)
+ES_DEFAULT := $(call pom_property,es.version)
+ES_VERSIONS := $(ES_DEFAULT) $(call pom_property,es8.version)
+ES_VERSION ?= $(ES_DEFAULT)
+export ES_VERSION
 
-.PHONY: run test quick-test build check fmt rust-test fuzz java-test integration-test clean
+.PHONY: run test quick-test build check fmt rust-test fuzz java-test integration-test dist clean
 
-## Build the plugin zip (Rust release library + Java jar + zip) and run one node in the foreground.
+## Build the plugin zip (Rust release library + Java jar + zip) and run one node in the foreground
+## (Elasticsearch $(ES_VERSION); `ES_VERSION=8.19.21 make run` runs the 8.19 flavour).
 run:
-	$(MVN) package -DskipTests
+	$(MVN) package -DskipTests -Des.version=$(ES_VERSION)
 	python3 scripts/node.py run
 
 ## Everything CI runs.
 test: check rust-test fuzz java-test integration-test
 
-## Everything but the multi-node cluster tests (a quicker loop while developing).
+## Everything but the multi-node cluster tests (a quicker loop while developing), on $(ES_VERSION).
 quick-test: check rust-test java-test
 	python3 -m pytest tests clients/python/tests -v -m "not slow" $(PYTEST_ARGS)
 
-## Plugin zip in java/target/ (runs the Java unit tests too); the jar also goes to the local
-## Maven repository, for plugins built against it (examples/guarded-job-plugin).
+## Plugin zip of each supported version in java/target/ (runs the Java unit tests on each); the
+## jars also go to the local Maven repository, for plugins built against them
+## (examples/guarded-job-plugin).
 build:
-	$(MVN) install
+	for v in $(ES_VERSIONS); do $(MVN) install -Des.version=$$v || exit 1; done
 
 ## Formatting and lints (Rust: rustfmt + clippy; Java: palantir-java-format through Spotless).
 check:
@@ -58,13 +68,29 @@ fuzz:
 ## Java unit tests (JNI under -Xcheck:jni) and the plugin zip the integration tests install;
 ## then the test-only fault-injection zip (tests/integration/test_panic.py installs it).
 java-test: build
-	$(MVN) package -Pfault-injection -DskipTests
-	$(MVN) -f examples/guarded-job-plugin/pom.xml package
+	for v in $(ES_VERSIONS); do \
+	  $(MVN) package -Pfault-injection -DskipTests -Des.version=$$v \
+	  && $(MVN) -f examples/guarded-job-plugin/pom.xml package -Des.version=$$v || exit 1; \
+	done
 
-## Real nodes from the integ-test-zip, plugin installed with elasticsearch-plugin, over HTTP.
+## Real nodes from the integ-test-zip, plugin installed with elasticsearch-plugin, over HTTP: the
+## whole suite once per supported version, each on nodes of that version.
 integration-test:
-	python3 -m pytest tests clients/python/tests -v $(PYTEST_ARGS)
+	for v in $(ES_VERSIONS); do \
+	  echo "=== integration tests on Elasticsearch $$v"; \
+	  ES_VERSION=$$v python3 -m pytest tests -v $(PYTEST_ARGS) || exit 1; \
+	done
+	@echo "=== the Python client's tests on Elasticsearch $(ES_DEFAULT) (the official 9.x client it is built on speaks 9.x)"
+	ES_VERSION=$(ES_DEFAULT) python3 -m pytest clients/python/tests -v $(PYTEST_ARGS)
+
+## Release zips: one per supported version in dist/, named with it, each with its SHA-512 beside
+## it (`sha512sum -c` checks it).
+dist:
+	rm -rf dist && mkdir -p dist
+	for v in $(ES_VERSIONS); do $(MVN) package -DskipTests -Des.version=$$v || exit 1; \
+	  cp java/target/elasticsearch-lock-manager-*-es$$v.zip dist/ || exit 1; done
+	cd dist && for z in *.zip; do sha512sum "$$z" > "$$z.sha512"; done && ls -l
 
 clean:
 	cargo clean
-	rm -rf build java/target
+	rm -rf build dist java/target

@@ -2,13 +2,13 @@ package org.eslm.action;
 
 import org.elasticsearch.action.ActionType;
 import org.elasticsearch.action.support.nodes.BaseNodeResponse;
-import org.elasticsearch.action.support.nodes.BaseNodesRequest;
 import org.elasticsearch.action.support.nodes.BaseNodesResponse;
 import org.elasticsearch.action.support.nodes.TransportNodesAction;
 import org.elasticsearch.common.io.stream.Writeable;
 import org.elasticsearch.threadpool.ThreadPool;
 import org.elasticsearch.transport.TransportRequest;
 import org.eslm.cluster.TransportWiring;
+import org.eslm.compat.NodesRequestBase;
 import org.eslm.service.LockService;
 
 /**
@@ -17,7 +17,7 @@ import org.eslm.service.LockService;
  * lock path).
  */
 abstract class LockNodesAction<
-                NodesRequest extends BaseNodesRequest,
+                NodesRequest extends NodesRequestBase<NodesRequest>,
                 NodesResponse extends BaseNodesResponse<?>,
                 NodeRequest extends TransportRequest,
                 NodeResponse extends BaseNodeResponse>

@@ -1,13 +1,13 @@
 package org.eslm.action;
 
 import java.util.Arrays;
-import org.elasticsearch.action.support.nodes.BaseNodesRequest;
+import org.eslm.compat.NodesRequestBase;
 
 /**
  * {@code GET /_locks/_stats}: lock statistics of every node (or of the nodes named). Runs on the
  * node that received it only; each node gets a {@link TransportLockStatsAction.NodeRequest}.
  */
-public final class LockStatsRequest extends BaseNodesRequest {
+public final class LockStatsRequest extends NodesRequestBase<LockStatsRequest> {
     public LockStatsRequest(String... nodeIds) {
         super(nodeIds);
     }

@@ -8,7 +8,6 @@ import java.util.Objects;
 import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.action.ActionType;
 import org.elasticsearch.action.FailedNodeException;
-import org.elasticsearch.action.support.nodes.BaseNodesRequest;
 import org.elasticsearch.action.support.nodes.BaseNodesResponse;
 import org.elasticsearch.cluster.ClusterName;
 import org.elasticsearch.cluster.node.DiscoveryNode;
@@ -16,12 +15,13 @@ import org.elasticsearch.common.io.stream.StreamInput;
 import org.elasticsearch.common.io.stream.StreamOutput;
 import org.elasticsearch.injection.guice.Inject;
 import org.elasticsearch.tasks.Task;
-import org.elasticsearch.transport.AbstractTransportRequest;
 import org.elasticsearch.xcontent.ToXContentObject;
 import org.elasticsearch.xcontent.XContentBuilder;
 import org.eslm.bridge.NativeLockCore;
 import org.eslm.bridge.NativeOp;
 import org.eslm.cluster.TransportWiring;
+import org.eslm.compat.NodeRequestBase;
+import org.eslm.compat.NodesRequestBase;
 import org.eslm.service.BridgeJson;
 import org.eslm.service.LockService;
 
@@ -50,7 +50,7 @@ public final class TransportListLocksAction
      * The filter as the core's {@code ListFilter} JSON. Runs on the node that received it only
      * (Elasticsearch never sends a nodes request itself; each node gets a {@link NodeRequest}).
      */
-    public static final class Request extends BaseNodesRequest {
+    public static final class Request extends NodesRequestBase<Request> {
         final String filterJson;
         final int size;
 
@@ -71,7 +71,7 @@ public final class TransportListLocksAction
         }
     }
 
-    public static final class NodeRequest extends AbstractTransportRequest {
+    public static final class NodeRequest extends NodeRequestBase {
         final String filterJson;
 
         NodeRequest(String filterJson) {

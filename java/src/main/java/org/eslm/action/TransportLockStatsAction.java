@@ -8,8 +8,8 @@ import org.elasticsearch.cluster.node.DiscoveryNode;
 import org.elasticsearch.common.io.stream.StreamInput;
 import org.elasticsearch.injection.guice.Inject;
 import org.elasticsearch.tasks.Task;
-import org.elasticsearch.transport.AbstractTransportRequest;
 import org.eslm.cluster.TransportWiring;
+import org.eslm.compat.NodeRequestBase;
 import org.eslm.service.LockService;
 
 /** Gathers lock statistics from every node's core ({@code cluster:monitor/locks/stats}). */
@@ -46,7 +46,7 @@ public final class TransportLockStatsAction
     }
 
     /** The per-node request: nothing to say but "your stats, please". */
-    public static final class NodeRequest extends AbstractTransportRequest {
+    public static final class NodeRequest extends NodeRequestBase {
         public NodeRequest() {}
 
         public NodeRequest(StreamInput in) throws IOException {

@@ -4,12 +4,12 @@ import java.util.Set;
 import java.util.stream.Collectors;
 import org.elasticsearch.cluster.ClusterState;
 import org.elasticsearch.cluster.metadata.IndexMetadata;
-import org.elasticsearch.cluster.metadata.ProjectId;
 import org.elasticsearch.cluster.routing.IndexRoutingTable;
 import org.elasticsearch.cluster.routing.ShardRouting;
 import org.elasticsearch.index.IndexService;
 import org.elasticsearch.index.shard.IndexShard;
 import org.elasticsearch.indices.IndicesService;
+import org.eslm.compat.ProjectScope;
 
 /** Finding the shards of the lock index: this node's copy of a partition, and a partition's copies. */
 final class LockShards {
@@ -17,7 +17,7 @@ final class LockShards {
 
     /** This node's copy of {@code partition}'s shard in {@code state}, or {@code null} when it has none. */
     static IndexShard local(IndicesService indices, ClusterState state, int partition) {
-        IndexMetadata index = state.metadata().getProject(ProjectId.DEFAULT).index(LockIndex.NAME);
+        IndexMetadata index = ProjectScope.index(state, LockIndex.NAME);
         IndexService service = index == null ? null : indices.indexService(index.getIndex());
         return service == null ? null : service.getShardOrNull(partition);
     }
@@ -27,7 +27,7 @@ final class LockShards {
      * included: the copies a batch must reach. Empty while the lock index does not exist.
      */
     static Set<String> otherCopies(ClusterState state, int partition) {
-        IndexRoutingTable table = state.routingTable(ProjectId.DEFAULT).index(LockIndex.NAME);
+        IndexRoutingTable table = ProjectScope.routing(state, LockIndex.NAME);
         if (table == null || partition >= table.size()) {
             return Set.of();
         }

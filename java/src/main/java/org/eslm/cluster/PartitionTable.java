@@ -2,10 +2,10 @@ package org.eslm.cluster;
 
 import org.elasticsearch.cluster.ClusterState;
 import org.elasticsearch.cluster.metadata.IndexMetadata;
-import org.elasticsearch.cluster.metadata.ProjectId;
 import org.elasticsearch.cluster.routing.IndexRouting;
 import org.elasticsearch.cluster.routing.IndexRoutingTable;
 import org.elasticsearch.cluster.routing.ShardRouting;
+import org.eslm.compat.ProjectScope;
 
 /**
  * Who owns which partition in one cluster state: partition = shard of {@link LockIndex}, owner =
@@ -25,9 +25,8 @@ public final class PartitionTable {
 
     /** The table of {@code state}, or {@code null} while the lock index does not exist. */
     public static PartitionTable of(ClusterState state) {
-        // Elasticsearch 9 is multi-project; the plugin lives in the default project.
-        IndexMetadata index = state.metadata().getProject(ProjectId.DEFAULT).index(LockIndex.NAME);
-        IndexRoutingTable table = state.routingTable(ProjectId.DEFAULT).index(LockIndex.NAME);
+        IndexMetadata index = ProjectScope.index(state, LockIndex.NAME);
+        IndexRoutingTable table = ProjectScope.routing(state, LockIndex.NAME);
         if (index == null || table == null) {
             return null;
         }

@@ -5,23 +5,18 @@ import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.elasticsearch.cluster.node.DiscoveryNode;
-import org.elasticsearch.cluster.node.DiscoveryNodes;
 import org.elasticsearch.cluster.service.ClusterService;
 import org.elasticsearch.common.settings.Setting;
 import org.elasticsearch.common.settings.Settings;
 import org.elasticsearch.common.util.concurrent.EsExecutors;
 import org.elasticsearch.core.TimeValue;
-import org.elasticsearch.features.NodeFeature;
 import org.elasticsearch.index.IndexModule;
 import org.elasticsearch.indices.SystemIndexDescriptor;
-import org.elasticsearch.plugins.ActionPlugin;
 import org.elasticsearch.plugins.ExtensiblePlugin;
-import org.elasticsearch.plugins.Plugin;
 import org.elasticsearch.plugins.SystemIndexPlugin;
 import org.elasticsearch.rest.RestHandler;
 import org.elasticsearch.threadpool.ExecutorBuilder;
@@ -49,6 +44,7 @@ import org.eslm.cluster.PartitionManager;
 import org.eslm.cluster.PartitionOwnership;
 import org.eslm.cluster.PartitionSyncAction;
 import org.eslm.cluster.ShardStateLog;
+import org.eslm.compat.VersionedActionPlugin;
 import org.eslm.rest.RestAcquireLockAction;
 import org.eslm.rest.RestCatLocksAction;
 import org.eslm.rest.RestForceReleaseLockAction;
@@ -67,7 +63,7 @@ import org.eslm.service.LockSettings;
  * the node's lock service, and registers transport actions and REST handlers. Lock semantics
  * live in Rust.
  */
-public class LockManagerPlugin extends Plugin implements ActionPlugin, SystemIndexPlugin, ExtensiblePlugin {
+public class LockManagerPlugin extends VersionedActionPlugin implements SystemIndexPlugin, ExtensiblePlugin {
     /** The plugin's name in {@code plugin-descriptor.properties}, and so its directory under {@code plugins/}. */
     public static final String NAME = "lock-manager";
     /** Where the zip puts the native library, relative to the plugin directory. */
@@ -183,31 +179,28 @@ public class LockManagerPlugin extends Plugin implements ActionPlugin, SystemInd
     }
 
     @Override
-    public List<ActionHandler> getActions() {
+    public List<Action> actions() {
         return List.of(
-                new ActionHandler(TransportAcquireLockAction.TYPE, TransportAcquireLockAction.class),
-                new ActionHandler(TransportReleaseLockAction.TYPE, TransportReleaseLockAction.class),
-                new ActionHandler(TransportRenewLockAction.TYPE, TransportRenewLockAction.class),
-                new ActionHandler(TransportForceReleaseLockAction.TYPE, TransportForceReleaseLockAction.class),
-                new ActionHandler(TransportLockSessionAction.TYPE, TransportLockSessionAction.class),
-                new ActionHandler(TransportGetLockAction.TYPE, TransportGetLockAction.class),
-                new ActionHandler(TransportLockStatsAction.TYPE, TransportLockStatsAction.class),
-                new ActionHandler(TransportListLocksAction.TYPE, TransportListLocksAction.class),
-                new ActionHandler(PartitionHandoffAction.TYPE, PartitionHandoffAction.Transport.class),
-                new ActionHandler(OwnershipCheckAction.TYPE, OwnershipCheckAction.Transport.class),
-                new ActionHandler(PartitionSyncAction.TYPE, PartitionSyncAction.Transport.class),
-                new ActionHandler(LockReplicationAction.TYPE, LockReplicationAction.class),
-                new ActionHandler(TransportNodeDiagnosticsAction.TYPE, TransportNodeDiagnosticsAction.class));
+                new Action(TransportAcquireLockAction.TYPE, TransportAcquireLockAction.class),
+                new Action(TransportReleaseLockAction.TYPE, TransportReleaseLockAction.class),
+                new Action(TransportRenewLockAction.TYPE, TransportRenewLockAction.class),
+                new Action(TransportForceReleaseLockAction.TYPE, TransportForceReleaseLockAction.class),
+                new Action(TransportLockSessionAction.TYPE, TransportLockSessionAction.class),
+                new Action(TransportGetLockAction.TYPE, TransportGetLockAction.class),
+                new Action(TransportLockStatsAction.TYPE, TransportLockStatsAction.class),
+                new Action(TransportListLocksAction.TYPE, TransportListLocksAction.class),
+                new Action(PartitionHandoffAction.TYPE, PartitionHandoffAction.Transport.class),
+                new Action(OwnershipCheckAction.TYPE, OwnershipCheckAction.Transport.class),
+                new Action(PartitionSyncAction.TYPE, PartitionSyncAction.Transport.class),
+                new Action(LockReplicationAction.TYPE, LockReplicationAction.class),
+                new Action(TransportNodeDiagnosticsAction.TYPE, TransportNodeDiagnosticsAction.class));
     }
 
     @Override
-    public Collection<RestHandler> getRestHandlers(
-            RestHandlersServices services,
-            Supplier<DiscoveryNodes> nodesInCluster,
-            Predicate<NodeFeature> clusterSupportsFeature) {
+    public Collection<RestHandler> restHandlers(Settings nodeSettings) {
         Supplier<LockSettings.Values> settings = () -> {
             LockService service = lockService;
-            return service != null ? service.settings() : LockSettings.Values.of(services.settings());
+            return service != null ? service.settings() : LockSettings.Values.of(nodeSettings);
         };
         return List.of(
                 new RestAcquireLockAction(settings),

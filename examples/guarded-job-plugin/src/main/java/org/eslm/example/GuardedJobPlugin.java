@@ -2,23 +2,20 @@ package org.eslm.example;
 
 import java.util.Collection;
 import java.util.List;
-import java.util.function.Predicate;
-import java.util.function.Supplier;
-import org.elasticsearch.cluster.node.DiscoveryNodes;
-import org.elasticsearch.features.NodeFeature;
-import org.elasticsearch.plugins.ActionPlugin;
-import org.elasticsearch.plugins.Plugin;
+import org.elasticsearch.common.settings.Settings;
 import org.elasticsearch.rest.RestHandler;
 import org.elasticsearch.threadpool.ThreadPool;
 import org.eslm.api.PluginLocks;
+import org.eslm.compat.VersionedActionPlugin;
 
 /**
  * An example of a plugin that locks from inside Elasticsearch (README "Locking from another
  * plugin"): {@code POST /_example/guarded_job/{key}} runs a (pretend) job while it holds the
  * cluster-wide lock {@code key}, taken through {@link PluginLocks}. Its descriptor says
- * {@code extended.plugins=lock-manager}; {@link LocksReady} receives the locks.
+ * {@code extended.plugins=lock-manager}; {@link LocksReady} receives the locks. It extends the lock
+ * manager's {@link VersionedActionPlugin}, so the same source builds for Elasticsearch 8.19 and 9.x.
  */
-public class GuardedJobPlugin extends Plugin implements ActionPlugin {
+public class GuardedJobPlugin extends VersionedActionPlugin {
     private volatile PluginLocks locks;
     private volatile ThreadPool threadPool;
 
@@ -34,10 +31,7 @@ public class GuardedJobPlugin extends Plugin implements ActionPlugin {
     }
 
     @Override
-    public Collection<RestHandler> getRestHandlers(
-            RestHandlersServices services,
-            Supplier<DiscoveryNodes> nodesInCluster,
-            Predicate<NodeFeature> clusterSupportsFeature) {
+    public Collection<RestHandler> restHandlers(Settings settings) {
         if (locks == null) {
             throw new IllegalStateException("the lock manager did not hand over its locks: is it installed?");
         }
