@@ -196,7 +196,11 @@ def main() -> None:
     version = esnode.es_version()
     node = esnode.Node("eslm-bench-listing", "node-0", esnode.free_port(), esnode.free_port(),
                        heap=args.heap,
+                       # The limits' defaults (1,000,000 locks, 10 % of the heap) are below
+                       # what a million held locks plus the steady client's need.
                        extra_settings={"locks.durability": args.durability,
+                                       "locks.limits.max_locks": args.locks + 1000,
+                                       "locks.limits.max_memory": "50%",
                                        "locks.max_keys_per_request": args.batch,
                                        "locks.lease.max": "2h"})
     node.install(version, esnode.plugin_zip(version))
