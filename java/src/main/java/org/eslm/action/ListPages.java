@@ -4,10 +4,15 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.elasticsearch.common.bytes.BytesArray;
+import org.elasticsearch.common.bytes.BytesReference;
+import org.elasticsearch.common.bytes.CompositeBytesReference;
 import org.eslm.service.BridgeJson;
+import org.eslm.service.ListedLocks;
+import org.eslm.service.ListedLocks.Cursor;
+import org.eslm.service.ListedLocks.Position;
 
 /**
  * Merges the pages of held locks that each partition answered (rust/lock-core/src/table/listing.rs)
@@ -24,11 +29,14 @@ import org.eslm.service.BridgeJson;
  * is where the following page starts.
  */
 public final class ListPages {
-    /** The order of the listing, over lock entries and cursors alike ({@code key}, {@code scope}, {@code owner}). */
-    public static final Comparator<Map<String, ?>> ORDER = Comparator.<Map<String, ?>, String>comparing(
-                    m -> (String) m.get("key"), ListPages::compareUtf8)
-            .thenComparing(m -> (String) m.get("scope"))
-            .thenComparing(m -> (String) m.get("owner"), ListPages::compareUtf8);
+    /** The order of the listing, over listed locks and cursors alike ({@code key}, {@code scope}, {@code owner}). */
+    public static final Comparator<Position> ORDER = Comparator.comparing(Position::key, ListPages::compareUtf8)
+            .thenComparing(Position::scope)
+            .thenComparing(Position::owner, ListPages::compareUtf8);
+
+    private static final BytesReference OPEN = new BytesArray("[");
+    private static final BytesReference COMMA = new BytesArray(",");
+    private static final BytesReference CLOSE = new BytesArray("]");
 
     private ListPages() {}
 
@@ -36,9 +44,9 @@ public final class ListPages {
      * One merged page.
      *
      * @param locks at most {@code size} locks, in listing order
-     * @param next where the following page starts ({@code key}, {@code scope}, {@code owner}); null at the end
+     * @param next where the following page starts; null at the end
      */
-    public record Merged(List<Map<String, Object>> locks, Map<String, Object> next) {
+    public record Merged(List<ListedLocks.Lock> locks, Cursor next) {
         /** {@link #next} as the string a client passes back as {@code after}; null at the end. */
         public String nextCursor() {
             return next == null ? null : encode(next);
@@ -46,47 +54,49 @@ public final class ListPages {
     }
 
     /**
-     * Merges partition pages, each {@code {"locks": [...], "next": {"key", "scope", "owner"} | null}}.
+     * Merges partition pages.
      *
      * @param size most locks in the merged page
      */
-    public static Merged merge(List<? extends Map<String, ?>> pages, int size) {
-        Map<String, Object> frontier = null;
-        List<Map<String, Object>> all = new ArrayList<>();
-        for (Map<String, ?> page : pages) {
-            @SuppressWarnings("unchecked")
-            Map<String, Object> next = (Map<String, Object>) page.get("next");
+    public static Merged merge(List<ListedLocks.Page> pages, int size) {
+        Cursor frontier = null;
+        List<ListedLocks.Lock> all = new ArrayList<>();
+        for (ListedLocks.Page page : pages) {
+            Cursor next = page.next();
             if (next != null && (frontier == null || ORDER.compare(next, frontier) < 0)) {
                 frontier = next;
             }
-            @SuppressWarnings("unchecked")
-            List<Map<String, Object>> locks = (List<Map<String, Object>>) page.get("locks");
-            all.addAll(locks);
+            all.addAll(page.locks());
         }
         if (frontier != null) {
-            Map<String, Object> limit = frontier;
+            Cursor limit = frontier;
             all.removeIf(lock -> ORDER.compare(lock, limit) > 0);
         }
         all.sort(ORDER);
         if (all.size() > size) {
-            List<Map<String, Object>> page = new ArrayList<>(all.subList(0, size));
-            return new Merged(page, cursorOf(page.get(size - 1)));
+            List<ListedLocks.Lock> page = new ArrayList<>(all.subList(0, size));
+            return new Merged(page, Cursor.at(page.get(size - 1)));
         }
         return new Merged(all, frontier);
     }
 
-    /** The cursor just after a listed lock. */
-    static Map<String, Object> cursorOf(Map<String, ?> lock) {
-        Map<String, Object> cursor = new LinkedHashMap<>();
-        cursor.put("key", lock.get("key"));
-        cursor.put("scope", lock.get("scope"));
-        cursor.put("owner", lock.get("owner"));
-        return cursor;
+    /** The locks' JSON as one JSON array, without copying them. */
+    static BytesReference jsonArray(List<ListedLocks.Lock> locks) {
+        List<BytesReference> parts = new ArrayList<>(2 * locks.size() + 1);
+        parts.add(OPEN);
+        for (ListedLocks.Lock lock : locks) {
+            if (parts.size() > 1) {
+                parts.add(COMMA);
+            }
+            parts.add(lock.json());
+        }
+        parts.add(CLOSE);
+        return CompositeBytesReference.of(parts.toArray(BytesReference[]::new));
     }
 
     /** A cursor as an opaque, URL-safe string: base64url (no padding) of its JSON. */
-    public static String encode(Map<String, ?> cursor) {
-        byte[] json = BridgeJson.toJson(cursorOf(cursor)).getBytes(StandardCharsets.UTF_8);
+    public static String encode(Cursor cursor) {
+        byte[] json = BridgeJson.toJson(cursor.toMap()).getBytes(StandardCharsets.UTF_8);
         return Base64.getUrlEncoder().withoutPadding().encodeToString(json);
     }
 
@@ -95,7 +105,7 @@ public final class ListPages {
      *
      * @throws IllegalArgumentException naming {@code [after]} when it is not a string {@link #encode} made
      */
-    public static Map<String, Object> decode(String after) {
+    public static Cursor decode(String after) {
         Map<String, Object> cursor;
         try {
             cursor = BridgeJson.parse(new String(Base64.getUrlDecoder().decode(after), StandardCharsets.UTF_8));
@@ -105,10 +115,10 @@ public final class ListPages {
         if (cursor.size() != 3
                 || !(cursor.get("key") instanceof String key && key.isEmpty() == false)
                 || !(cursor.get("owner") instanceof String owner && owner.isEmpty() == false)
-                || !("key".equals(cursor.get("scope")) || "tree".equals(cursor.get("scope")))) {
+                || !(cursor.get("scope") instanceof String scope && (scope.equals("key") || scope.equals("tree")))) {
             throw badCursor(after);
         }
-        return cursorOf(cursor);
+        return new Cursor(key, scope, owner);
     }
 
     private static IllegalArgumentException badCursor(String after) {

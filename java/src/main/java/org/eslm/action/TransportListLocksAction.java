@@ -3,7 +3,6 @@ package org.eslm.action;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.action.ActionType;
@@ -17,12 +16,11 @@ import org.elasticsearch.injection.guice.Inject;
 import org.elasticsearch.tasks.Task;
 import org.elasticsearch.xcontent.ToXContentObject;
 import org.elasticsearch.xcontent.XContentBuilder;
-import org.eslm.bridge.NativeLockCore;
-import org.eslm.bridge.NativeOp;
+import org.elasticsearch.xcontent.XContentType;
 import org.eslm.cluster.TransportWiring;
 import org.eslm.compat.NodeRequestBase;
 import org.eslm.compat.NodesRequestBase;
-import org.eslm.service.BridgeJson;
+import org.eslm.service.ListedLocks;
 import org.eslm.service.LockService;
 
 /**
@@ -100,21 +98,43 @@ public final class TransportListLocksAction
         }
     }
 
-    /**
-     * One node's pages of held locks, one per partition it serves ({@code partition}, {@code locks},
-     * {@code next}), as its core listed them.
-     */
-    public static final class NodeResponse extends NodeCoreResponse<List<Map<String, Object>>> {
-        NodeResponse(DiscoveryNode node, List<Map<String, Object>> pages) {
-            super(node, pages, NodeResponse::writeLocks);
+    /** One node's pages of held locks, one per partition it serves, as its core listed them. */
+    public static final class NodeResponse extends NodeCoreResponse<List<ListedLocks.Page>> {
+        NodeResponse(DiscoveryNode node, List<ListedLocks.Page> pages) {
+            super(node, pages, NodeResponse::writePages);
         }
 
         NodeResponse(StreamInput in, DiscoveryNode node) throws IOException {
-            super(in, node, i -> i.readCollectionAsList(StreamInput::readGenericMap), NodeResponse::writeLocks);
+            super(in, node, i -> i.readCollectionAsList(NodeResponse::readPage), NodeResponse::writePages);
         }
 
-        private static void writeLocks(StreamOutput out, List<Map<String, Object>> locks) throws IOException {
-            out.writeCollection(locks, StreamOutput::writeGenericMap);
+        private static void writePages(StreamOutput out, List<ListedLocks.Page> pages) throws IOException {
+            out.writeCollection(pages, (o, page) -> {
+                o.writeVInt(page.partition());
+                o.writeBoolean(page.next() != null);
+                if (page.next() != null) {
+                    writePosition(o, page.next());
+                }
+                o.writeCollection(page.locks(), (l, lock) -> {
+                    writePosition(l, lock);
+                    l.writeBytesReference(lock.json());
+                });
+            });
+        }
+
+        private static ListedLocks.Page readPage(StreamInput in) throws IOException {
+            int partition = in.readVInt();
+            ListedLocks.Cursor next =
+                    in.readBoolean() ? new ListedLocks.Cursor(in.readString(), in.readString(), in.readString()) : null;
+            List<ListedLocks.Lock> locks = in.readCollectionAsList(
+                    i -> new ListedLocks.Lock(i.readString(), i.readString(), i.readString(), i.readBytesReference()));
+            return new ListedLocks.Page(partition, locks, next);
+        }
+
+        private static void writePosition(StreamOutput out, ListedLocks.Position position) throws IOException {
+            out.writeString(position.key());
+            out.writeString(position.scope());
+            out.writeString(position.owner());
         }
     }
 
@@ -152,7 +172,7 @@ public final class TransportListLocksAction
         /** The merged page: at most {@code size} locks in listing order, and the following page's cursor. */
         public synchronized ListPages.Merged merged() {
             if (merged == null) {
-                List<Map<String, Object>> pages = new ArrayList<>();
+                List<ListedLocks.Page> pages = new ArrayList<>();
                 for (NodeResponse node : getNodes()) {
                     pages.addAll(node.payload());
                 }
@@ -168,9 +188,9 @@ public final class TransportListLocksAction
                 builder.field("failed_nodes", failures().size());
             }
             ListPages.Merged page = merged();
-            return builder.field("locks", page.locks())
-                    .field("next", page.nextCursor())
-                    .endObject();
+            // The locks as the core wrote them: no map is built per lock (ListedLocks).
+            builder.rawField("locks", ListPages.jsonArray(page.locks()).streamInput(), XContentType.JSON);
+            return builder.field("next", page.nextCursor()).endObject();
         }
 
         @Override
@@ -206,16 +226,7 @@ public final class TransportListLocksAction
     /** Asks this node's core for the locks of the partitions it serves; answers when the core does. */
     @Override
     protected void nodeOperationAsync(NodeRequest request, Task task, ActionListener<NodeResponse> listener) {
-        locks.execute(
-                NativeOp.LIST,
-                NativeLockCore.ALL_PARTITIONS,
-                BridgeJson.parse(request.filterJson),
-                task,
-                listener.map(body -> {
-                    @SuppressWarnings("unchecked")
-                    List<Map<String, Object>> pages = (List<Map<String, Object>>) body.get("pages");
-                    return new NodeResponse(clusterService.localNode(), pages);
-                }));
+        locks.list(request.filterJson, listener.map(pages -> new NodeResponse(clusterService.localNode(), pages)));
     }
 
     /** Never called: {@link #nodeOperationAsync} answers without blocking a thread. */

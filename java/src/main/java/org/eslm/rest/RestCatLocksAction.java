@@ -13,6 +13,7 @@ import org.elasticsearch.rest.action.cat.AbstractCatAction;
 import org.elasticsearch.rest.action.cat.RestTable;
 import org.eslm.action.TransportListLocksAction;
 import org.eslm.service.BridgeJson;
+import org.eslm.service.ListedLocks;
 
 /**
  * {@code GET /_cat/locks}: one page of held locks as a table ({@code v}, {@code h}, {@code format},
@@ -77,8 +78,8 @@ public final class RestCatLocksAction extends AbstractCatAction {
 
     private Table buildTable(RestRequest request, TransportListLocksAction.Response response) {
         Table table = getTableWithHeader(request);
-        for (Object l : response.merged().locks()) {
-            Map<?, ?> lock = (Map<?, ?>) l;
+        for (ListedLocks.Lock listed : response.merged().locks()) {
+            Map<String, Object> lock = listed.asMap();
             table.startRow()
                     .addCell(lock.get("key"))
                     .addCell(lock.get("scope"))

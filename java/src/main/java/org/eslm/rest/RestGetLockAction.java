@@ -86,7 +86,7 @@ public final class RestGetLockAction extends LockRestHandler {
             filter.put("prefix", prefix);
         }
         if (after != null) {
-            filter.put("after", ListPages.decode(after));
+            filter.put("after", ListPages.decode(after).toMap());
         }
         filter.put("size", size);
         return filter;

@@ -45,9 +45,13 @@ final class CoreClient implements Closeable {
 
     /** One bridge call; {@code argsJson} is the core's argument object as JSON text. */
     Map<String, Object> call(NativeOp op, int partition, String argsJson) {
-        String answer;
+        return BridgeJson.parse(callText(op, partition, argsJson));
+    }
+
+    /** One bridge call answering the envelope's JSON text, for a caller that reads it its own way. */
+    String callText(NativeOp op, int partition, String argsJson) {
         try {
-            answer = bridge.call(op, partition, argsJson);
+            return bridge.call(op, partition, argsJson);
         } catch (NativeLockException e) {
             RuntimeException mapped = NativeErrors.translate(e);
             if (mapped instanceof LockCorePanicException panic) {
@@ -58,7 +62,6 @@ final class CoreClient implements Closeable {
             logger.error(() -> "bridge call [" + op + "] on lock partition [" + partition + "] failed", e);
             throw NativeErrors.fromError(op, partition, e);
         }
-        return BridgeJson.parse(answer);
     }
 
     private void corePanicked(LockCorePanicException panic) {

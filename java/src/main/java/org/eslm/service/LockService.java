@@ -136,9 +136,7 @@ public final class LockService implements Closeable {
             Map<String, Object> args,
             Task task,
             ActionListener<Map<String, Object>> listener) {
-        if (closed.get()) {
-            listener.onFailure(
-                    new ElasticsearchStatusException("lock service is closed", RestStatus.SERVICE_UNAVAILABLE));
+        if (refusedWhenClosed(listener)) {
             return;
         }
         if (partition != NativeLockCore.ALL_PARTITIONS && partitions.serves(partition) == false) {
@@ -155,7 +153,7 @@ public final class LockService implements Closeable {
                     0));
             return;
         }
-        if (op == NativeOp.KEY_INFO || op == NativeOp.LIST) {
+        if (op == NativeOp.KEY_INFO) {
             tickConfirmed(partition);
         }
         switch (op) {
@@ -163,6 +161,34 @@ public final class LockService implements Closeable {
             case DIAGNOSTICS -> ActionListener.completeWith(listener, this::diagnostics);
             default -> run(op, partition, args, listener);
         }
+    }
+
+    /**
+     * One page of held locks per partition this node serves, filtered by the core's
+     * {@code ListFilter} JSON; each lock is kept as the JSON the answer shows
+     * ({@link ListedLocks}). A read: confirmed partitions are brought up to now first.
+     */
+    public void list(String filterJson, ActionListener<List<ListedLocks.Page>> listener) {
+        if (refusedWhenClosed(listener)) {
+            return;
+        }
+        tickConfirmed(NativeLockCore.ALL_PARTITIONS);
+        ActionListener.completeWith(listener, () -> {
+            ListedLocks.Answer answer = ListedLocks.parse(
+                    client.callText(NativeOp.LIST, NativeLockCore.ALL_PARTITIONS, filterJson), localNodeName.get());
+            handle(answer.envelope());
+            return answer.pages();
+        });
+    }
+
+    /** Fails {@code listener} (503) if the service is closed, and says whether it did. */
+    private boolean refusedWhenClosed(ActionListener<?> listener) {
+        if (closed.get()) {
+            listener.onFailure(
+                    new ElasticsearchStatusException("lock service is closed", RestStatus.SERVICE_UNAVAILABLE));
+            return true;
+        }
+        return false;
     }
 
     /** An operation answered at once: a read as it stands, a change once it is committed. */

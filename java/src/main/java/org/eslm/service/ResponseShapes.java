@@ -32,15 +32,6 @@ final class ResponseShapes {
                 yield Map.of("released", released);
             }
             case KEY_INFO -> keyInfo(result, node);
-            case LIST -> {
-                List<Map<String, Object>> pages = new ArrayList<>();
-                for (Object p : (List<?>) result) {
-                    Map<String, Object> page = copy(p);
-                    page.put("locks", listed((List<?>) page.get("locks"), node));
-                    pages.add(page);
-                }
-                yield Map.of("pages", pages);
-            }
             default -> copy(result);
         };
     }
@@ -84,17 +75,6 @@ final class ResponseShapes {
             body.put("session", session);
         }
         return body;
-    }
-
-    /** One partition's listed locks with their node (a session's id is never listed). */
-    private static List<Map<String, Object>> listed(List<?> locks, String node) {
-        List<Map<String, Object>> shaped = new ArrayList<>();
-        for (Object l : locks) {
-            Map<String, Object> lock = copy(l);
-            lock.put("node", node);
-            shaped.add(lock);
-        }
-        return shaped;
     }
 
     private static Map<String, Object> keyInfo(Object result, String node) {

@@ -6,12 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Random;
 import java.util.TreeSet;
+import org.elasticsearch.common.bytes.BytesArray;
+import org.eslm.service.BridgeJson;
+import org.eslm.service.ListedLocks.Cursor;
+import org.eslm.service.ListedLocks.Lock;
+import org.eslm.service.ListedLocks.Page;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -21,35 +23,28 @@ import org.junit.jupiter.api.Test;
  * when its scan budget ran out); the core's side is tested in rust/lock-core/tests/listing.rs.
  */
 class ListPagesTest {
-    private static Map<String, Object> lock(String key, String scope, String owner) {
-        Map<String, Object> l = new LinkedHashMap<>();
-        l.put("key", key);
-        l.put("scope", scope);
-        l.put("owner", owner);
-        return l;
+    private static Lock lock(String key, String scope, String owner) {
+        String json = "{\"key\":\"" + key + "\",\"scope\":\"" + scope + "\",\"owner\":\"" + owner + "\"}";
+        return new Lock(key, scope, owner, new BytesArray(json));
     }
 
-    private static Map<String, Object> page(List<Map<String, Object>> locks, Map<String, Object> next) {
-        Map<String, Object> p = new HashMap<>();
-        p.put("locks", locks);
-        p.put("next", next);
-        return p;
+    private static Page page(List<Lock> locks, Cursor next) {
+        return new Page(0, locks, next);
     }
 
     /** A partition's page as the core answers it, with a budget of {@code budget} locks examined. */
-    private static Map<String, Object> corePage(
-            List<Map<String, Object>> sorted, Map<String, Object> after, int size, int budget) {
-        List<Map<String, Object>> out = new ArrayList<>();
+    private static Page corePage(List<Lock> sorted, Cursor after, int size, int budget) {
+        List<Lock> out = new ArrayList<>();
         int examined = 0;
-        for (Map<String, Object> l : sorted) {
+        for (Lock l : sorted) {
             if (after != null && ListPages.ORDER.compare(l, after) <= 0) {
                 continue;
             }
             if (out.size() == size) {
-                return page(out, ListPages.cursorOf(out.get(size - 1)));
+                return page(out, Cursor.at(out.get(size - 1)));
             }
             if (examined == budget) {
-                return page(out, ListPages.cursorOf(out.isEmpty() ? after : out.get(out.size() - 1)));
+                return page(out, Cursor.at(out.isEmpty() ? after : out.get(out.size() - 1)));
             }
             examined++;
             out.add(l);
@@ -62,13 +57,12 @@ class ListPagesTest {
         Random r = new Random(13);
         for (int round = 0; round < 200; round++) {
             int partitions = 1 + r.nextInt(4);
-            List<List<Map<String, Object>>> parts = new ArrayList<>();
-            TreeSet<Map<String, Object>> all = new TreeSet<>(ListPages.ORDER);
+            List<List<Lock>> parts = new ArrayList<>();
+            TreeSet<Lock> all = new TreeSet<>(ListPages.ORDER);
             for (int p = 0; p < partitions; p++) {
-                TreeSet<Map<String, Object>> mine = new TreeSet<>(ListPages.ORDER);
+                TreeSet<Lock> mine = new TreeSet<>(ListPages.ORDER);
                 for (int i = r.nextInt(40); i > 0; i--) {
-                    Map<String, Object> l =
-                            lock("k" + r.nextInt(30), r.nextBoolean() ? "key" : "tree", "o" + r.nextInt(4));
+                    Lock l = lock("k" + r.nextInt(30), r.nextBoolean() ? "key" : "tree", "o" + r.nextInt(4));
                     if (all.add(l)) {
                         mine.add(l);
                     }
@@ -77,12 +71,12 @@ class ListPagesTest {
             }
             int size = 1 + r.nextInt(7);
             int budget = 1 + r.nextInt(10);
-            List<Map<String, Object>> listed = new ArrayList<>();
-            Map<String, Object> after = null;
+            List<Lock> listed = new ArrayList<>();
+            Cursor after = null;
             for (int calls = 0; ; calls++) {
                 assertTrue(calls < 1000, "paging makes progress");
-                List<Map<String, Object>> pages = new ArrayList<>();
-                for (List<Map<String, Object>> part : parts) {
+                List<Page> pages = new ArrayList<>();
+                for (List<Lock> part : parts) {
                     pages.add(corePage(part, after, size, budget));
                 }
                 ListPages.Merged merged = ListPages.merge(pages, size);
@@ -99,12 +93,12 @@ class ListPagesTest {
 
     @Test
     void aFullPageEndsAtItsLastLockAndTheLastPageHasNoNext() {
-        Map<String, Object> a = lock("a", "key", "o");
-        Map<String, Object> b = lock("b", "key", "o");
-        Map<String, Object> c = lock("b", "tree", "o");
+        Lock a = lock("a", "key", "o");
+        Lock b = lock("b", "key", "o");
+        Lock c = lock("b", "tree", "o");
         ListPages.Merged full = ListPages.merge(List.of(page(List.of(a, c), null), page(List.of(b), null)), 2);
         assertEquals(List.of(a, b), full.locks());
-        assertEquals(ListPages.cursorOf(b), full.next());
+        assertEquals(Cursor.at(b), full.next());
         ListPages.Merged last = ListPages.merge(List.of(page(List.of(a), null), page(List.of(b), null)), 2);
         assertNull(last.next());
         assertNull(last.nextCursor());
@@ -112,15 +106,29 @@ class ListPagesTest {
 
     @Test
     void locksBeyondAPartialPartitionPageAreLeftForTheNextPage() {
-        Map<String, Object> a = lock("a", "key", "o");
-        Map<String, Object> z = lock("z", "key", "o");
+        Lock a = lock("a", "key", "o");
+        Lock z = lock("z", "key", "o");
         // Partition 1 ran out of budget after "m": a lock of partition 2 after "m" must wait, or a
         // lock of partition 1 between "m" and "z" would come after it.
-        Map<String, Object> m = lock("m", "key", "o");
-        ListPages.Merged merged =
-                ListPages.merge(List.of(page(List.of(a), ListPages.cursorOf(m)), page(List.of(z), null)), 10);
+        Lock m = lock("m", "key", "o");
+        ListPages.Merged merged = ListPages.merge(List.of(page(List.of(a), Cursor.at(m)), page(List.of(z), null)), 10);
         assertEquals(List.of(a), merged.locks());
-        assertEquals(ListPages.cursorOf(m), merged.next());
+        assertEquals(Cursor.at(m), merged.next());
+    }
+
+    @Test
+    void lockJsonJoinsIntoOneArray() {
+        for (int n = 0; n < 4; n++) {
+            List<Lock> locks = new ArrayList<>();
+            List<Object> expected = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                Lock l = lock("k" + i, "key", "o");
+                locks.add(l);
+                expected.add(l.asMap());
+            }
+            String json = "{\"locks\":" + ListPages.jsonArray(locks).utf8ToString() + "}";
+            assertEquals(expected, BridgeJson.parse(json).get("locks"));
+        }
     }
 
     @Test
@@ -133,12 +141,15 @@ class ListPagesTest {
 
     @Test
     void cursorsRoundTripAndBadOnesNameAfter() {
-        Map<String, Object> cursor = lock("k/\u00e9 \uD83D\uDD12", "tree", "own\"er");
+        Cursor cursor = new Cursor("k/\u00e9 \uD83D\uDD12", "tree", "own\"er");
         String encoded = ListPages.encode(cursor);
         assertTrue(encoded.matches("[A-Za-z0-9_-]+"), encoded);
         assertEquals(cursor, ListPages.decode(encoded));
         for (String bad : new String[] {
-            "%%%", "bm90IGpzb24", ListPages.encode(lock("k", "sideways", "o")), ListPages.encode(lock("", "key", "o")),
+            "%%%",
+            "bm90IGpzb24",
+            ListPages.encode(new Cursor("k", "sideways", "o")),
+            ListPages.encode(new Cursor("", "key", "o")),
         }) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ListPages.decode(bad));
             assertTrue(e.getMessage().startsWith("[after]"), e.getMessage());

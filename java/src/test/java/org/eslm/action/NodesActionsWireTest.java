@@ -8,13 +8,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Random;
 import org.elasticsearch.action.FailedNodeException;
 import org.elasticsearch.cluster.ClusterName;
+import org.elasticsearch.common.bytes.BytesArray;
 import org.elasticsearch.common.io.stream.BytesStreamOutput;
 import org.eslm.NativeTestSupport;
 import org.eslm.WireTesting;
+import org.eslm.service.BridgeJson;
+import org.eslm.service.ListedLocks;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -53,12 +55,20 @@ class NodesActionsWireTest {
     }
 
     static TransportListLocksAction.NodeResponse randomNodeLocks(Random r) {
-        List<Map<String, Object>> locks = new ArrayList<>();
-        int n = r.nextInt(4);
-        for (int i = 0; i < n; i++) {
-            locks.add(WireTesting.genericMap(r));
+        List<ListedLocks.Page> pages = new ArrayList<>();
+        for (int p = r.nextInt(3); p > 0; p--) {
+            List<ListedLocks.Lock> locks = new ArrayList<>();
+            for (int i = r.nextInt(4); i > 0; i--) {
+                String json = BridgeJson.toJson(WireTesting.genericMap(r));
+                locks.add(new ListedLocks.Lock(
+                        WireTesting.string(r), WireTesting.string(r), WireTesting.string(r), new BytesArray(json)));
+            }
+            ListedLocks.Cursor next = r.nextBoolean()
+                    ? null
+                    : new ListedLocks.Cursor(WireTesting.string(r), WireTesting.string(r), WireTesting.string(r));
+            pages.add(new ListedLocks.Page(r.nextInt(64), locks, next));
         }
-        return new TransportListLocksAction.NodeResponse(WireTesting.node(r), locks);
+        return new TransportListLocksAction.NodeResponse(WireTesting.node(r), pages);
     }
 
     static TransportListLocksAction.Response randomLocks(Random r) {

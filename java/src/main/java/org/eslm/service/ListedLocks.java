@@ -1,0 +1,172 @@
+package org.eslm.service;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.elasticsearch.common.bytes.BytesReference;
+import org.elasticsearch.common.xcontent.XContentHelper;
+import org.elasticsearch.xcontent.XContentBuilder;
+import org.elasticsearch.xcontent.XContentParser;
+import org.elasticsearch.xcontent.XContentParserConfiguration;
+import org.elasticsearch.xcontent.XContentType;
+import org.elasticsearch.xcontent.json.JsonXContent;
+
+/**
+ * The core's answer to a listing ({@code LIST}, rust/lock-jni {@code ops/introspection.rs}) read
+ * without building a map per lock: each listed lock keeps its JSON as the core wrote it (plus its
+ * {@code node}), next to the three fields the listing is ordered by. The REST answer writes those
+ * bytes as they are (docs/ARCHITECTURE.md "Listing"): building, copying and rendering a map per
+ * lock cost ~5 KB of garbage per listed lock, which showed in the acquire tail latency of the
+ * listing benchmark (bench/RESULTS.md, issue 13).
+ */
+public final class ListedLocks {
+    private ListedLocks() {}
+
+    /** Where a lock is in the listing's order: the three fields it is sorted by. */
+    public interface Position {
+        String key();
+
+        String scope();
+
+        String owner();
+    }
+
+    /** A place in the listing: the last lock a page vouches for, or a client's {@code after}. */
+    public record Cursor(String key, String scope, String owner) implements Position {
+        /** The cursor as the core's {@code ListCursor} JSON object, and as it is encoded for clients. */
+        public Map<String, Object> toMap() {
+            Map<String, Object> cursor = new LinkedHashMap<>();
+            cursor.put("key", key);
+            cursor.put("scope", scope);
+            cursor.put("owner", owner);
+            return cursor;
+        }
+
+        /** The cursor just at {@code position}. */
+        public static Cursor at(Position position) {
+            return new Cursor(position.key(), position.scope(), position.owner());
+        }
+    }
+
+    /**
+     * One held lock as listed.
+     *
+     * @param json the lock's JSON object, as the REST answer shows it
+     */
+    public record Lock(String key, String scope, String owner, BytesReference json) implements Position {
+        /** The lock's fields as a map (for {@code _cat/locks}, which is not on a hot path). */
+        public Map<String, Object> asMap() {
+            return XContentHelper.convertToMap(json, true, XContentType.JSON).v2();
+        }
+    }
+
+    /**
+     * One partition's page.
+     *
+     * @param locks the partition's locks after the request's cursor, in listing order
+     * @param next where the partition's following page starts; null when nothing after it matches
+     */
+    public record Page(int partition, List<Lock> locks, Cursor next) {}
+
+    /** A parsed answer: the pages, and the envelope's events and next tick (delivered as for any call). */
+    record Answer(List<Page> pages, Map<String, Object> envelope) {}
+
+    /** Parses a {@code LIST} answer envelope, adding {@code "node": node} to every lock. */
+    static Answer parse(String envelopeJson, String node) {
+        try (XContentParser parser =
+                JsonXContent.jsonXContent.createParser(XContentParserConfiguration.EMPTY, envelopeJson)) {
+            List<Page> pages = List.of();
+            Map<String, Object> rest = new LinkedHashMap<>();
+            expect(parser.nextToken(), XContentParser.Token.START_OBJECT);
+            while (parser.nextToken() == XContentParser.Token.FIELD_NAME) {
+                String field = parser.currentName();
+                parser.nextToken();
+                if (field.equals("result")) {
+                    pages = pages(parser, node);
+                } else {
+                    rest.put(field, value(parser));
+                }
+            }
+            return new Answer(pages, rest);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The value at the parser: the envelope's {@code events} (a list of objects) or {@code tick_in_ms}. */
+    private static Object value(XContentParser parser) throws IOException {
+        return switch (parser.currentToken()) {
+            case START_ARRAY -> parser.list();
+            case START_OBJECT -> parser.map();
+            default -> parser.objectText();
+        };
+    }
+
+    private static List<Page> pages(XContentParser parser, String node) throws IOException {
+        expect(parser.currentToken(), XContentParser.Token.START_ARRAY);
+        List<Page> pages = new ArrayList<>();
+        while (parser.nextToken() == XContentParser.Token.START_OBJECT) {
+            pages.add(page(parser, node));
+        }
+        return pages;
+    }
+
+    private static Page page(XContentParser parser, String node) throws IOException {
+        int partition = -1;
+        List<Lock> locks = new ArrayList<>();
+        Cursor next = null;
+        while (parser.nextToken() == XContentParser.Token.FIELD_NAME) {
+            String field = parser.currentName();
+            parser.nextToken();
+            switch (field) {
+                case "partition" -> partition = parser.intValue();
+                case "next" -> next = parser.currentToken() == XContentParser.Token.VALUE_NULL ? null : cursor(parser);
+                case "locks" -> {
+                    expect(parser.currentToken(), XContentParser.Token.START_ARRAY);
+                    while (parser.nextToken() == XContentParser.Token.START_OBJECT) {
+                        locks.add(lock(parser, node));
+                    }
+                }
+                default -> parser.skipChildren();
+            }
+        }
+        return new Page(partition, locks, next);
+    }
+
+    private static Cursor cursor(XContentParser parser) throws IOException {
+        Map<String, String> fields = parser.mapStrings();
+        return new Cursor(fields.get("key"), fields.get("scope"), fields.get("owner"));
+    }
+
+    /** One lock object, copied field by field (no map), with its node. */
+    private static Lock lock(XContentParser parser, String node) throws IOException {
+        String key = null;
+        String scope = null;
+        String owner = null;
+        try (XContentBuilder json = JsonXContent.contentBuilder()) {
+            json.startObject();
+            while (parser.nextToken() == XContentParser.Token.FIELD_NAME) {
+                String field = parser.currentName();
+                parser.nextToken();
+                switch (field) {
+                    case "key" -> json.field(field, key = parser.text());
+                    case "scope" -> json.field(field, scope = parser.text());
+                    case "owner" -> json.field(field, owner = parser.text());
+                    default -> json.field(field).copyCurrentStructure(parser);
+                }
+            }
+            json.field("node", node).endObject();
+            return new Lock(key, scope, owner, BytesReference.bytes(json));
+        }
+    }
+
+    private static void expect(XContentParser.Token actual, XContentParser.Token expected) {
+        if (actual != expected) {
+            throw new IllegalStateException(
+                    "unexpected listing answer from the core: [" + actual + "] where [" + expected + "] belongs");
+        }
+    }
+}
