@@ -88,8 +88,11 @@ def steady(port: int, seconds: float, out) -> None:
     out.put({"acquire_ms": acq, "release_ms": rel})
 
 
-def lister(port: int, stop, out) -> None:
-    """Pages through the whole list, 1000 a page, over and over, until `stop` is set."""
+def lister(port: int, stop, out, nice: int) -> None:
+    """Pages through the whole list, 1000 a page, over and over, until `stop` is set. Runs
+    `nice`: parsing a page of 1000 locks in Python costs this client about as much CPU as the
+    node spends serving it, and in production a lister is not on the node's cores."""
+    os.nice(nice)
     h = Http(port)
     pages, passes, after, listed, pass_started = [], [], None, 0, time.monotonic()
     while not stop.is_set():
@@ -113,12 +116,19 @@ def pct(xs: list[float], p: float) -> float:
     return s[min(len(s) - 1, int(p / 100 * len(s)))]
 
 
-def run_round(port: int, seconds: float, listing: bool) -> dict:
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process `pid` so far (/proc/<pid>/stat, fields 14 and 15)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_round(port: int, seconds: float, listing: bool, node_pid: int, nice: int) -> dict:
     ctx = mp.get_context("fork")
     out, lout, stop = ctx.Queue(), ctx.Queue(), ctx.Event()
     lp = None
+    cpu0, wall0 = cpu_seconds(node_pid), time.monotonic()
     if listing:
-        lp = ctx.Process(target=lister, args=(port, stop, lout))
+        lp = ctx.Process(target=lister, args=(port, stop, lout, nice))
         lp.start()
         time.sleep(1.0)  # the lister is paging before the steady client starts measuring
     sp = ctx.Process(target=steady, args=(port, seconds, out))
@@ -129,6 +139,8 @@ def run_round(port: int, seconds: float, listing: bool) -> dict:
         stop.set()
         result.update(lout.get())
         lp.join()
+    result["node_cpu_s"] = cpu_seconds(node_pid) - cpu0
+    result["wall_s"] = time.monotonic() - wall0
     return result
 
 
@@ -145,8 +157,15 @@ def summary(rounds: list[tuple[bool, dict]]) -> dict:
             s.update({"pages": len(pages), "page_p50_ms": pct(pages, 50),
                       "page_p99_ms": pct(pages, 99), "page_max_ms": max(pages, default=0),
                       "full_passes": passes})
+        cpu = sum(r["node_cpu_s"] for w, r in rounds if w == listing)
+        wall = sum(r["wall_s"] for w, r in rounds if w == listing)
+        s["node_cores"] = cpu / wall
+        s["node_cpu_s"], s["wall_s"] = cpu, wall
         out["with_listing" if listing else "without_listing"] = s
     w, wo = out["with_listing"], out["without_listing"]
+    # The node's CPU beyond what the steady client alone costs it, per page served.
+    extra = w["node_cpu_s"] - wo["node_cores"] * w["wall_s"]
+    out["node_cpu_ms_per_page"] = 1000 * extra / w["pages"] if w["pages"] else float("nan")
     out["acquire_p50_ratio"] = w["acquire_p50_ms"] / wo["acquire_p50_ms"]
     out["acquire_p99_ratio"] = w["acquire_p99_ms"] / wo["acquire_p99_ms"]
     return out
@@ -160,6 +179,7 @@ def table(s: dict) -> str:
         ("release p50 (ms)", wo["release_p50_ms"], w["release_p50_ms"]),
         ("release p99 (ms)", wo["release_p99_ms"], w["release_p99_ms"]),
         ("acquire+release pairs measured", wo["pairs"], w["pairs"]),
+        ("node CPU (cores busy)", wo["node_cores"], w["node_cores"]),
     ]
     lines = ["| figure | without listing | with continuous listing |", "|---|---:|---:|"]
     for name, a, b in rows:
@@ -172,7 +192,8 @@ def table(s: dict) -> str:
         f"p99 {w['page_p99_ms']:.1f} ms, max {w['page_max_ms']:.1f} ms; "
         + (f"{len(passes)} full passes over the list, "
            f"{passes[0]['locks']:,} locks in {passes[0]['seconds']:.1f} s each (first)."
-           if passes else "no full pass completed within the rounds."),
+           if passes else "no full pass completed within the rounds.")
+        + f" Node CPU per page served: {s['node_cpu_ms_per_page']:.2f} ms.",
         "",
         f"Acquire latency with / without listing: p50 x{s['acquire_p50_ratio']:.2f}, "
         f"p99 x{s['acquire_p99_ratio']:.2f} (goal: within 2x).",
@@ -191,6 +212,10 @@ def main() -> None:
     ap.add_argument("--warmup", type=float, default=15.0,
                     help="seconds of steady client + lister before the rounds, not counted")
     ap.add_argument("--heap", default="1g")
+    ap.add_argument("--lister-nice", type=int, default=10,
+                    help="niceness of the lister process (0: as the node and the steady client)")
+    ap.add_argument("--plugin-zip", type=Path, default=None,
+                    help="the plugin zip to install (default: the build's, scripts/node.py)")
     args = ap.parse_args()
 
     version = esnode.es_version()
@@ -203,7 +228,7 @@ def main() -> None:
                                        "locks.limits.max_memory": "50%",
                                        "locks.max_keys_per_request": args.batch,
                                        "locks.lease.max": "2h"})
-    node.install(version, esnode.plugin_zip(version))
+    node.install(version, args.plugin_zip or esnode.plugin_zip(version))
     node.start()
     try:
         node.wait_until_ready()
@@ -222,12 +247,13 @@ def main() -> None:
         status, stats = Http(node.http_port).call("GET", "/_locks/_stats")
         held = sum(n["locks"]["held"] for n in stats["nodes"].values()) if status == 200 else stats
         print(f"loaded {args.locks:,} locks in {load_s:.1f} s; _locks/_stats held: {held}", flush=True)
-        warm = run_round(node.http_port, args.warmup, True)  # JIT warm-up, not counted
+        pid = node.server_pid()
+        warm = run_round(node.http_port, args.warmup, True, pid, args.lister_nice)  # JIT warm-up, not counted
         print(f"warm-up: {len(warm['acquire_ms'])} pairs, {len(warm['page_ms'])} pages", flush=True)
         rounds = []
         for i in range(args.rounds):
             for listing in (False, True):
-                r = run_round(node.http_port, args.round, listing)
+                r = run_round(node.http_port, args.round, listing, pid, args.lister_nice)
                 rounds.append((listing, r))
                 print(f"round {i} listing={listing}: {len(r['acquire_ms'])} pairs, "
                       f"acquire p50 {pct(r['acquire_ms'], 50):.2f} ms", flush=True)
@@ -235,6 +261,7 @@ def main() -> None:
         s.update({"locks": args.locks, "durability": args.durability, "heap": args.heap,
                   "load_seconds": load_s, "batch": args.batch, "loaders": args.loaders,
                   "round_seconds": args.round, "rounds": args.rounds, "warmup_seconds": args.warmup,
+                  "lister_nice": args.lister_nice, "plugin_zip": str(args.plugin_zip or ""),
                   "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                   "cpus": os.cpu_count(), "loadavg": os.getloadavg()})
         out = ROOT / "build" / "bench-listing"

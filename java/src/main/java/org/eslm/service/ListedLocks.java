@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.elasticsearch.common.bytes.BytesReference;
+import org.elasticsearch.common.io.stream.BytesStreamOutput;
 import org.elasticsearch.common.xcontent.XContentHelper;
 import org.elasticsearch.xcontent.XContentBuilder;
 import org.elasticsearch.xcontent.XContentParser;
@@ -124,12 +125,7 @@ public final class ListedLocks {
             switch (field) {
                 case "partition" -> partition = parser.intValue();
                 case "next" -> next = parser.currentToken() == XContentParser.Token.VALUE_NULL ? null : cursor(parser);
-                case "locks" -> {
-                    expect(parser.currentToken(), XContentParser.Token.START_ARRAY);
-                    while (parser.nextToken() == XContentParser.Token.START_OBJECT) {
-                        locks.add(lock(parser, node));
-                    }
-                }
+                case "locks" -> locks = locks(parser, node);
                 default -> parser.skipChildren();
             }
         }
@@ -141,26 +137,57 @@ public final class ListedLocks {
         return new Cursor(fields.get("key"), fields.get("scope"), fields.get("owner"));
     }
 
-    /** One lock object, copied field by field (no map), with its node. */
-    private static Lock lock(XContentParser parser, String node) throws IOException {
+    /**
+     * A page's locks, copied one after another into one buffer by one builder (no map per lock);
+     * each lock is a slice of that buffer.
+     */
+    private static List<Lock> locks(XContentParser parser, String node) throws IOException {
+        expect(parser.currentToken(), XContentParser.Token.START_ARRAY);
+        List<Cursor> positions = new ArrayList<>();
+        List<Integer> ends = new ArrayList<>();
+        BytesStreamOutput out = new BytesStreamOutput();
+        BytesReference all;
+        try (XContentBuilder json = new XContentBuilder(JsonXContent.jsonXContent, out)) {
+            while (parser.nextToken() == XContentParser.Token.START_OBJECT) {
+                positions.add(copyLock(parser, json, node));
+                json.flush();
+                ends.add(Math.toIntExact(out.position()));
+            }
+            all = out.bytes();
+        }
+        List<Lock> locks = new ArrayList<>(positions.size());
+        int start = 0;
+        for (int i = 0; i < positions.size(); i++) {
+            while (all.get(start) == ' ') {
+                start++; // the separator the generator puts between top-level values
+            }
+            Cursor at = positions.get(i);
+            locks.add(new Lock(at.key(), at.scope(), at.owner(), all.slice(start, ends.get(i) - start)));
+            start = ends.get(i);
+        }
+        return locks;
+    }
+
+    /**
+     * Copies one lock object field by field, adding its node, as a top-level value of {@code json}.
+     */
+    private static Cursor copyLock(XContentParser parser, XContentBuilder json, String node) throws IOException {
         String key = null;
         String scope = null;
         String owner = null;
-        try (XContentBuilder json = JsonXContent.contentBuilder()) {
-            json.startObject();
-            while (parser.nextToken() == XContentParser.Token.FIELD_NAME) {
-                String field = parser.currentName();
-                parser.nextToken();
-                switch (field) {
-                    case "key" -> json.field(field, key = parser.text());
-                    case "scope" -> json.field(field, scope = parser.text());
-                    case "owner" -> json.field(field, owner = parser.text());
-                    default -> json.field(field).copyCurrentStructure(parser);
-                }
+        json.startObject();
+        while (parser.nextToken() == XContentParser.Token.FIELD_NAME) {
+            String field = parser.currentName();
+            parser.nextToken();
+            switch (field) {
+                case "key" -> json.field(field, key = parser.text());
+                case "scope" -> json.field(field, scope = parser.text());
+                case "owner" -> json.field(field, owner = parser.text());
+                default -> json.field(field).copyCurrentStructure(parser);
             }
-            json.field("node", node).endObject();
-            return new Lock(key, scope, owner, BytesReference.bytes(json));
         }
+        json.field("node", node).endObject();
+        return new Cursor(key, scope, owner);
     }
 
     private static void expect(XContentParser.Token actual, XContentParser.Token expected) {

@@ -22,13 +22,18 @@ class ListedLocksTest {
         NativeTestSupport.setUp();
     }
 
+    private static NativeLockCore coreWithThreeLocks() {
+        NativeLockCore core = NativeLockCore.create("{}");
+        core.call(NativeOp.ACQUIRE, 0, "{\"key\":\"b\",\"owner\":\"o\\\"1\",\"lease_ms\":60000}");
+        core.call(NativeOp.ACQUIRE, 0, "{\"key\":\"/a/x\",\"scope\":\"tree\",\"owner\":\"o2\",\"mode\":\"shared\"}");
+        core.call(NativeOp.ACQUIRE, 0, "{\"key\":\"\u00e9\u00e9\",\"owner\":\"o3\"}");
+        return core;
+    }
+
     @Test
     void listedLocksKeepTheCoresFieldsAndGainTheirNode() {
-        try (NativeLockCore core = NativeLockCore.create("{}")) {
-            core.call(NativeOp.ACQUIRE, 0, "{\"key\":\"b\",\"owner\":\"o\\\"1\",\"lease_ms\":60000}");
-            core.call(
-                    NativeOp.ACQUIRE, 0, "{\"key\":\"/a/x\",\"scope\":\"tree\",\"owner\":\"o2\",\"mode\":\"shared\"}");
-            String answer = core.call(NativeOp.LIST, NativeLockCore.ALL_PARTITIONS, "{\"size\":1}");
+        try (NativeLockCore core = coreWithThreeLocks()) {
+            String answer = core.call(NativeOp.LIST, NativeLockCore.ALL_PARTITIONS, "{\"size\":10}");
 
             ListedLocks.Answer parsed = ListedLocks.parse(answer, "node-\u00e9");
 
@@ -36,32 +41,33 @@ class ListedLocksTest {
             Map<String, Object> page =
                     ((List<Map<String, Object>>) BridgeJson.parse(answer).get("result")).get(0);
             @SuppressWarnings("unchecked")
-            Map<String, Object> coreLock = ((List<Map<String, Object>>) page.get("locks")).get(0);
+            List<Map<String, Object>> coreLocks = (List<Map<String, Object>>) page.get("locks");
             ListedLocks.Page listed = parsed.pages().get(0);
             assertEquals(0, listed.partition());
-            assertEquals(1, listed.locks().size());
-            ListedLocks.Lock lock = listed.locks().get(0);
-            Map<String, Object> expected = new LinkedHashMap<>(coreLock);
-            expected.put("node", "node-\u00e9");
-            assertEquals(expected, lock.asMap());
-            assertEquals(
-                    List.copyOf(expected.keySet()), List.copyOf(lock.asMap().keySet()), "field order kept");
-            assertEquals(
-                    List.of(coreLock.get("key"), coreLock.get("scope"), coreLock.get("owner")),
-                    List.of(lock.key(), lock.scope(), lock.owner()));
-            assertEquals(ListedLocks.Cursor.at(lock), listed.next(), "a full page of one ends at its lock");
+            assertEquals(3, listed.locks().size());
+            for (int i = 0; i < 3; i++) {
+                ListedLocks.Lock lock = listed.locks().get(i);
+                Map<String, Object> expected = new LinkedHashMap<>(coreLocks.get(i));
+                expected.put("node", "node-\u00e9");
+                assertEquals(expected, lock.asMap());
+                assertEquals(
+                        List.copyOf(expected.keySet()), List.copyOf(lock.asMap().keySet()), "field order kept");
+                assertEquals(
+                        List.of(expected.get("key"), expected.get("scope"), expected.get("owner")),
+                        List.of(lock.key(), lock.scope(), lock.owner()));
+            }
+            assertNull(listed.next(), "the last page has no next");
             assertEquals(List.of(), parsed.envelope().get("events"));
         }
     }
 
     @Test
-    void theLastPageHasNoNext() {
-        try (NativeLockCore core = NativeLockCore.create("{}")) {
-            core.call(NativeOp.ACQUIRE, 0, "{\"key\":\"k\",\"owner\":\"o\"}");
-            String answer = core.call(NativeOp.LIST, NativeLockCore.ALL_PARTITIONS, "{\"size\":10}");
+    void aFullPageEndsAtItsLastLock() {
+        try (NativeLockCore core = coreWithThreeLocks()) {
+            String answer = core.call(NativeOp.LIST, NativeLockCore.ALL_PARTITIONS, "{\"size\":2}");
             ListedLocks.Page page = ListedLocks.parse(answer, "n").pages().get(0);
-            assertEquals(1, page.locks().size());
-            assertNull(page.next());
+            assertEquals(2, page.locks().size());
+            assertEquals(ListedLocks.Cursor.at(page.locks().get(1)), page.next());
         }
     }
 }
