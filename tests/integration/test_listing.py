@@ -9,6 +9,7 @@ locks never show."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
@@ -179,3 +180,31 @@ def test_two_partitions_pages_are_merged_in_order(two_partitions):
         assert {x["key"] for x in by_owner} == {k for k, _, o in held if o == f"{prefix}-o3"}
     finally:
         lc.close()
+
+
+def niceness_by_thread(pid: int) -> dict[int, int]:
+    """Each thread of process `pid` with its nice value (/proc/<pid>/task/<tid>/stat, field 19)."""
+    out = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue  # the thread ended while we looked
+        out[int(task.name)] = int(fields[16])
+    return out
+
+
+def test_listing_runs_on_one_thread_of_its_own_at_a_lower_priority(single_node, locks):
+    """docs/ARCHITECTURE.md "Listing": each node lists on the one-thread pool `locks_listing`,
+    whose thread lowers its own priority (nice 10) so that lock requests are never scheduled
+    behind a page being built; no other thread of the node is touched."""
+    ok(locks.acquire(unique("nice"), "o"))
+    for _ in range(3):
+        ok(locks.list(size=10))
+    stats = ok(locks.http.get(f"{single_node.url}/_nodes/_local/stats/thread_pool"))
+    (node,) = stats["nodes"].values()
+    pool = node["thread_pool"]["locks_listing"]
+    assert pool["threads"] == 1 and pool["completed"] >= 3, pool
+    niceness = niceness_by_thread(single_node.server_pid())
+    niced = {tid: n for tid, n in niceness.items() if n != 0}
+    assert list(niced.values()) == [10], f"one thread at nice 10, the others at 0: {niced}"

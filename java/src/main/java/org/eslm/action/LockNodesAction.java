@@ -5,7 +5,6 @@ import org.elasticsearch.action.support.nodes.BaseNodeResponse;
 import org.elasticsearch.action.support.nodes.BaseNodesResponse;
 import org.elasticsearch.action.support.nodes.TransportNodesAction;
 import org.elasticsearch.common.io.stream.Writeable;
-import org.elasticsearch.threadpool.ThreadPool;
 import org.elasticsearch.transport.TransportRequest;
 import org.eslm.cluster.TransportWiring;
 import org.eslm.compat.NodesRequestBase;
@@ -13,8 +12,8 @@ import org.eslm.service.LockService;
 
 /**
  * Base of the nodes actions that ask every node's lock service (the list and the stats): each
- * node answers from its own core, on the management pool (these are monitoring reads, not the
- * lock path).
+ * node answers from its own core, on a pool that is not the lock path's (these are monitoring
+ * reads): the stats on the management pool, the list on a pool of its own.
  */
 abstract class LockNodesAction<
                 NodesRequest extends NodesRequestBase<NodesRequest>,
@@ -28,6 +27,7 @@ abstract class LockNodesAction<
             ActionType<NodesResponse> type,
             TransportWiring wiring,
             Writeable.Reader<NodeRequest> nodeRequestReader,
+            String executor,
             LockService locks) {
         super(
                 type.name(),
@@ -35,7 +35,7 @@ abstract class LockNodesAction<
                 wiring.transportService(),
                 wiring.actionFilters(),
                 nodeRequestReader,
-                wiring.transportService().getThreadPool().executor(ThreadPool.Names.MANAGEMENT));
+                wiring.transportService().getThreadPool().executor(executor));
         this.locks = locks;
     }
 }

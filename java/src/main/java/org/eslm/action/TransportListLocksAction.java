@@ -17,6 +17,7 @@ import org.elasticsearch.tasks.Task;
 import org.elasticsearch.xcontent.ToXContentObject;
 import org.elasticsearch.xcontent.XContentBuilder;
 import org.elasticsearch.xcontent.XContentType;
+import org.eslm.bridge.LockNative;
 import org.eslm.cluster.TransportWiring;
 import org.eslm.compat.NodeRequestBase;
 import org.eslm.compat.NodesRequestBase;
@@ -39,9 +40,23 @@ public final class TransportListLocksAction
 
     public static final ActionType<Response> TYPE = new ActionType<>("cluster:monitor/locks/list");
 
+    /**
+     * The pool each node lists on: one thread, so listing takes at most one core whatever the
+     * number of listers (docs/ARCHITECTURE.md "Listing").
+     */
+    public static final String EXECUTOR = "locks_listing";
+
+    /**
+     * The niceness the listing thread gives itself: a lock request is never scheduled behind a
+     * page being built (an unprivileged thread may lower its own priority; Linux only).
+     */
+    static final int LISTING_NICENESS = 10;
+
+    private static final ThreadLocal<Boolean> LOWERED = ThreadLocal.withInitial(() -> false);
+
     @Inject
     public TransportListLocksAction(TransportWiring wiring, LockService locks) {
-        super(TYPE, wiring, NodeRequest::new, locks);
+        super(TYPE, wiring, NodeRequest::new, EXECUTOR, locks);
     }
 
     /**
@@ -226,7 +241,16 @@ public final class TransportListLocksAction
     /** Asks this node's core for the locks of the partitions it serves; answers when the core does. */
     @Override
     protected void nodeOperationAsync(NodeRequest request, Task task, ActionListener<NodeResponse> listener) {
+        lowerListingThreadPriority();
         locks.list(request.filterJson, listener.map(pages -> new NodeResponse(clusterService.localNode(), pages)));
+    }
+
+    /** Once per thread of {@link #EXECUTOR} (never on a thread of Elasticsearch's own pools). */
+    private static void lowerListingThreadPriority() {
+        if (LOWERED.get() == false && Thread.currentThread().getName().contains("[" + EXECUTOR + "]")) {
+            LockNative.lowerCurrentThreadPriority(LISTING_NICENESS);
+            LOWERED.set(true);
+        }
     }
 
     /** Never called: {@link #nodeOperationAsync} answers without blocking a thread. */

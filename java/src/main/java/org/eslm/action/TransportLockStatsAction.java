@@ -8,6 +8,7 @@ import org.elasticsearch.cluster.node.DiscoveryNode;
 import org.elasticsearch.common.io.stream.StreamInput;
 import org.elasticsearch.injection.guice.Inject;
 import org.elasticsearch.tasks.Task;
+import org.elasticsearch.threadpool.ThreadPool;
 import org.eslm.cluster.TransportWiring;
 import org.eslm.compat.NodeRequestBase;
 import org.eslm.service.LockService;
@@ -21,7 +22,7 @@ public final class TransportLockStatsAction
 
     @Inject
     public TransportLockStatsAction(TransportWiring wiring, LockService locks) {
-        super(TYPE, wiring, NodeRequest::new, locks);
+        super(TYPE, wiring, NodeRequest::new, ThreadPool.Names.MANAGEMENT, locks);
     }
 
     @Override

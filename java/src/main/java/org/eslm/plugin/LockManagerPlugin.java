@@ -75,16 +75,27 @@ public class LockManagerPlugin extends VersionedActionPlugin implements SystemIn
     private volatile LockShardListener shardListener;
     private List<LockManagerExtension> extensions = List.of();
 
-    /** The pool that applies and persists replicated lock batches (see {@link LockReplicationAction}). */
+    /**
+     * The pool that applies and persists replicated lock batches (see {@link LockReplicationAction}),
+     * and the one-thread pool that lists held locks (see {@link TransportListLocksAction#EXECUTOR}).
+     */
     @Override
     public List<ExecutorBuilder<?>> getExecutorBuilders(Settings settings) {
-        return List.of(new FixedExecutorBuilder(
-                settings,
-                LockReplicationAction.EXECUTOR,
-                2,
-                -1,
-                "locks.replication.thread_pool",
-                EsExecutors.TaskTrackingConfig.DO_NOT_TRACK));
+        return List.of(
+                new FixedExecutorBuilder(
+                        settings,
+                        LockReplicationAction.EXECUTOR,
+                        2,
+                        -1,
+                        "locks.replication.thread_pool",
+                        EsExecutors.TaskTrackingConfig.DO_NOT_TRACK),
+                new FixedExecutorBuilder(
+                        settings,
+                        TransportListLocksAction.EXECUTOR,
+                        1,
+                        100,
+                        "locks.listing.thread_pool",
+                        EsExecutors.TaskTrackingConfig.DO_NOT_TRACK));
     }
 
     /** Follows the lock index's shards on this node (restore, recovery gate, close). */
