@@ -52,7 +52,7 @@ mod tests {
             (answer, now)
         })
         .join()
-        .unwrap();
+        .expect("the thread ran");
         assert_eq!(lowered, (Some(7), 7));
         // SAFETY: as above, on this (other) thread.
         let here = unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) };
