@@ -613,6 +613,8 @@ fn run(ops: Vec<(u64, Op)>) -> Result<(), String> {
                     lease_ms: Some(lease),
                     session,
                     request_id: 0,
+                    permits: None,
+                    limit: None,
                 };
                 let out = t.acquire(&req, now).map(|o| match o {
                     AcquireOutcome::Granted(g) => Ok(vec![g]),

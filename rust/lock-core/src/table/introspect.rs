@@ -43,6 +43,7 @@ impl LockTable {
                 scope,
                 holders: Vec::new(),
                 waiters: Vec::new(),
+                limit: None,
             };
         };
         let waiters = self
@@ -55,7 +56,14 @@ impl LockTable {
                 self.waiter_info(*wid, w, w.mode_on(k), None, now)
             })
             .collect();
-        KeyInfo { key: key.to_owned(), scope, holders: self.holder_infos(k, now), waiters }
+        let used = !self.key_state(k).holders.is_empty() || self.key_state(k).queue.is_some();
+        KeyInfo {
+            key: key.to_owned(),
+            scope,
+            holders: self.holder_infos(k, now),
+            waiters,
+            limit: self.shown_limit(k).filter(|_| used),
+        }
     }
 
     /// A waiter as lookups show it, needing `mode` on the key it is listed under.
@@ -75,6 +83,7 @@ impl LockTable {
             waited_ms: now.saturating_sub(w.enqueued_at),
             wait_left_ms: w.deadline.saturating_sub(now),
             key,
+            permits: w.targets.first().and_then(|t| self.shown_permits(t.key, w.permits)),
         }
     }
 
@@ -93,6 +102,7 @@ impl LockTable {
                     held_ms: now.saturating_sub(lk.granted_at),
                     lease_ms: self.lease_left(h.lock),
                     intention: lk.key != k,
+                    permits: self.shown_permits(k, lk.permits),
                 }
             })
             .collect()
@@ -110,6 +120,8 @@ impl LockTable {
             held_ms: self.now.saturating_sub(lk.granted_at),
             lease_ms: self.lease_left(l),
             session: self.session_name(lk.session),
+            permits: self.shown_permits(lk.key, lk.permits),
+            limit: self.shown_limit(lk.key),
         }
     }
 

@@ -25,6 +25,7 @@ mod memory;
 mod queue;
 mod records;
 mod release;
+mod semaphore;
 mod session;
 mod snapshot;
 mod tree;
@@ -285,6 +286,12 @@ impl LockTable {
         req: &MultiAcquireRequest,
         now: Millis,
     ) -> Result<MultiOutcome, LockError> {
+        if req.locks.iter().any(|l| l.scope == Scope::Semaphore) {
+            return Err(LockError::invalid(
+                "scope",
+                "a semaphore is acquired on its own, not in a multi-lock",
+            ));
+        }
         let targets: Vec<Spec<'_>> =
             req.locks.iter().map(|l| Spec { name: &l.key, scope: l.scope, mode: l.mode }).collect();
         let spec = AcquireSpec {
@@ -295,6 +302,7 @@ impl LockTable {
             lease_ms: req.lease_ms,
             session: req.session.as_deref(),
             request_id: req.request_id,
+            permits: 0,
         };
         let out = self.acquire_spec(&spec, now).map(|done| match done {
             Acquired::Granted(gs) => {
