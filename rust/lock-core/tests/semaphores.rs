@@ -175,6 +175,13 @@ fn permits_and_limit_survive_snapshot_standby_and_listing() {
             (Scope::Semaphore, "b", Some(3))
         ]
     );
+    let only =
+        t.list_page(&ListFilter { scope: Some(Scope::Semaphore), size: 1, ..Default::default() });
+    assert_eq!(only.locks.iter().map(|l| l.owner.as_str()).collect::<Vec<_>>(), ["a"]);
+    let after = only.next;
+    let rest =
+        t.list_page(&ListFilter { scope: Some(Scope::Semaphore), after, ..Default::default() });
+    assert_eq!((rest.locks.len(), rest.locks[0].owner.as_str(), rest.next), (1, "b", None));
     for snapshot in [t.export(), standby.snapshot(1)] {
         let mut moved = LockTable::import(&snapshot, 2, *t.config(), 1).expect("import");
         moved.check_invariants().expect("invariants");

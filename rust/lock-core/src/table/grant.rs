@@ -103,6 +103,10 @@ impl LockTable {
             }
         };
         self.live_locks += 1;
+        if lock.permits > 0 {
+            self.semaphore_grants += 1;
+            self.held_permits += u64::from(lock.permits);
+        }
         self.note_lock(l);
         let o = self.owners.live_mut(owner);
         o.refs += 1;

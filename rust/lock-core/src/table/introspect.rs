@@ -17,6 +17,8 @@ use crate::types::{Millis, Scope, WaiterId};
 pub struct ListFilter {
     pub owner: Option<String>,
     pub prefix: Option<String>,
+    /// Only locks of this scope (e.g. the semaphores for `_cat/semaphores`); `None` = all.
+    pub scope: Option<Scope>,
     /// The page starts strictly after this place in the listing order (the previous page's
     /// [`ListPage::next`]); `None` = from the start.
     pub after: Option<ListCursor>,
@@ -134,6 +136,7 @@ impl LockTable {
         self.page(&PageSpec {
             owner: filter.owner.as_deref(),
             prefix: filter.prefix.as_deref(),
+            scope: filter.scope,
             after: filter.after.as_ref(),
             size,
         })
@@ -146,6 +149,8 @@ impl LockTable {
             counters: self.counters.clone(),
             held_locks: self.live_locks,
             held_keys: self.held_keys,
+            semaphore_grants: self.semaphore_grants,
+            held_permits: self.held_permits,
             waiting: self.waiters.len(),
             sessions: self.live_sessions,
             wait_time: self.wait_hist.summary(),

@@ -140,6 +140,7 @@ pub struct ListPage {
 pub(super) struct PageSpec<'a> {
     pub(super) owner: Option<&'a str>,
     pub(super) prefix: Option<&'a str>,
+    pub(super) scope: Option<Scope>,
     pub(super) after: Option<&'a ListCursor>,
     pub(super) size: usize,
 }
@@ -197,6 +198,12 @@ impl LockTable {
             if examined >= SCAN_BUDGET && frontier.is_some() {
                 page.next = frontier;
                 return page;
+            }
+            if spec.scope.is_some_and(|s| s != scope) {
+                // Skipped, but scanned: a page over the budget may end here.
+                examined += 1;
+                frontier = Some(ListCursor { key: name.to_string(), scope, owner: String::new() });
+                continue;
             }
             let k = self.find_key(scope, name).expect("a listed key is interned");
             let ks = self.key_state(k);

@@ -87,6 +87,9 @@ pub struct LockTable {
     locks: Vec<Lock>,
     free_locks: Vec<LockIdx>,
     live_locks: usize,
+    /// Live semaphore grants and the permits they hold (`semaphore.rs`), for the stats.
+    semaphore_grants: usize,
+    held_permits: u64,
     waiters: HashMap<WaiterId, Waiter>,
     /// Queue entries of all waiters (one per key each queues on); for the memory estimate.
     queue_entries: usize,
@@ -137,6 +140,8 @@ impl LockTable {
             locks: Vec::new(),
             free_locks: Vec::new(),
             live_locks: 0,
+            semaphore_grants: 0,
+            held_permits: 0,
             waiters: HashMap::new(),
             queue_entries: 0,
             queues: 0,

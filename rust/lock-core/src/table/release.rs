@@ -195,6 +195,10 @@ impl LockTable {
         }
         self.free_locks.push(l);
         self.live_locks -= 1;
+        if lk.permits > 0 {
+            self.semaphore_grants -= 1;
+            self.held_permits -= u64::from(lk.permits);
+        }
         self.owners.live_mut(lk.owner).locks -= 1;
         self.owner_unref(lk.owner);
     }

@@ -184,11 +184,20 @@ impl LockTable {
                 }
             }
         }
-        for (_, lk) in self.locks.iter().enumerate().filter(|(_, l)| l.live) {
+        let (mut grants, mut permits) = (0usize, 0u64);
+        for lk in self.locks.iter().filter(|l| l.live) {
             let sem = self.key_state(lk.key).scope == Scope::Semaphore;
             if !sem && lk.permits != 0 {
                 return Err(format!("lock on {} has permits", self.key_name(lk.key)));
             }
+            grants += usize::from(sem);
+            permits += u64::from(lk.permits);
+        }
+        if (grants, permits) != (self.semaphore_grants, self.held_permits) {
+            return Err(format!(
+                "semaphore counts drifted: {grants} grants, {permits} permits vs {}, {}",
+                self.semaphore_grants, self.held_permits
+            ));
         }
         Ok(())
     }

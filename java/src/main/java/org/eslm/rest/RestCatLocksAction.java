@@ -20,7 +20,7 @@ import org.eslm.service.BridgeJson;
  * is in the {@value #NEXT_HEADER} response header (absent on the last page), as a table has no place
  * for it.
  */
-public final class RestCatLocksAction extends AbstractCatAction {
+public class RestCatLocksAction extends AbstractCatAction {
     /** The response header carrying the cursor of the following page. */
     public static final String NEXT_HEADER = "X-Locks-Next";
 
@@ -41,7 +41,7 @@ public final class RestCatLocksAction extends AbstractCatAction {
 
     @Override
     protected RestChannelConsumer doCatRequest(RestRequest request, NodeClient client) {
-        Map<String, Object> filter = RestGetLockAction.listFilter(request);
+        Map<String, Object> filter = filter(request);
         TransportListLocksAction.Request list =
                 new TransportListLocksAction.Request(BridgeJson.toJson(filter), (Integer) filter.get("size"));
         return channel -> client.execute(
@@ -65,7 +65,7 @@ public final class RestCatLocksAction extends AbstractCatAction {
         return new Table()
                 .startHeaders()
                 .addCell("key", "alias:k;desc:lock key or tree path")
-                .addCell("scope", "alias:s;desc:key or tree")
+                .addCell("scope", "alias:s;desc:key, tree or semaphore")
                 .addCell("owner", "alias:o;desc:holder")
                 .addCell("mode", "alias:m;desc:exclusive or shared")
                 .addCell("token", "alias:t;desc:fencing token")
@@ -75,21 +75,30 @@ public final class RestCatLocksAction extends AbstractCatAction {
                 .endHeaders();
     }
 
+    /** The core's list filter for this table. */
+    protected Map<String, Object> filter(RestRequest request) {
+        return RestGetLockAction.listFilter(request);
+    }
+
     private Table buildTable(RestRequest request, TransportListLocksAction.Response response) {
         Table table = getTableWithHeader(request);
         for (Object l : response.merged().locks()) {
-            Map<?, ?> lock = (Map<?, ?>) l;
-            table.startRow()
-                    .addCell(lock.get("key"))
-                    .addCell(lock.get("scope"))
-                    .addCell(lock.get("owner"))
-                    .addCell(lock.get("mode"))
-                    .addCell(lock.get("fencing_token"))
-                    .addCell(lock.get("lease_ms"))
-                    .addCell(lock.get("held_ms"))
-                    .addCell(lock.get("node"))
-                    .endRow();
+            addRow(table, (Map<?, ?>) l);
         }
         return table;
+    }
+
+    /** One listed lock as a row of {@link #getTableWithHeader}'s columns. */
+    protected void addRow(Table table, Map<?, ?> lock) {
+        table.startRow()
+                .addCell(lock.get("key"))
+                .addCell(lock.get("scope"))
+                .addCell(lock.get("owner"))
+                .addCell(lock.get("mode"))
+                .addCell(lock.get("fencing_token"))
+                .addCell(lock.get("lease_ms"))
+                .addCell(lock.get("held_ms"))
+                .addCell(lock.get("node"))
+                .endRow();
     }
 }
