@@ -58,7 +58,8 @@ class LockBodiesTest {
         }
         Exception mode = assertThrows(
                 XContentParseException.class,
-                () -> LockBodies.semaphoreAcquire("api", parser("{\"owner\":\"w\",\"limit\":3,\"mode\":\"shared\"}"), DEFAULTS));
+                () -> LockBodies.semaphoreAcquire(
+                        "api", parser("{\"owner\":\"w\",\"limit\":3,\"mode\":\"shared\"}"), DEFAULTS));
         assertTrue(rootMessage(mode).contains("mode"), rootMessage(mode));
     }
 
