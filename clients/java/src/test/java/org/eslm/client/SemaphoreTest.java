@@ -81,6 +81,7 @@ class SemaphoreTest extends NodeTest {
             workers.add(CompletableFuture.runAsync(() -> {
                 for (int round = 0; round < 3; round++) {
                     try (HeldLock permit = sem.acquire(AcquireOptions.defaults().withWait(Duration.ofSeconds(30)))) {
+                        assertEquals(1, permit.permits());
                         most.accumulateAndGet(now.incrementAndGet(), Math::max);
                         assertTrue(now.get() <= 2, "over the limit");
                         now.decrementAndGet();
@@ -88,7 +89,7 @@ class SemaphoreTest extends NodeTest {
                 }
             }));
         }
-        CompletableFuture.allOf(workers.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+        CompletableFuture.allOf(workers.toArray(new CompletableFuture<?>[0])).get(60, TimeUnit.SECONDS);
         assertTrue(most.get() <= 2);
     }
 }
