@@ -9,8 +9,7 @@ import threading
 
 import pytest
 
-import node as esnode
-from cluster_kit import http, live, move_partition
+from cluster_kit import http, live, move_partition, three_nodes
 from lockclient import unique, wait_until
 
 pytestmark = pytest.mark.slow
@@ -18,13 +17,9 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def cluster():
-    c = esnode.Cluster("eslm-it-semaphores", 3, extra_settings={
-        "locks.partitions": 1, "cluster.routing.rebalance.enable": "none"})
-    c.start()
-    try:
-        yield c
-    finally:
-        c.stop()
+    # One partition, no rebalancing: the test moves it itself (as test_replication.py does).
+    yield from three_nodes("eslm-it-semaphores",
+                           {"locks.partitions": 1, "cluster.routing.rebalance.enable": "none"})
 
 
 def test_a_semaphore_survives_partition_moves_with_its_holders_limit_and_waiter(cluster):

@@ -480,15 +480,7 @@ impl Model {
 }
 
 fn config() -> Config {
-    Config {
-        aging_ms: AGING_MS,
-        default_lease_ms: 100,
-        max_lease_ms: 1_000,
-        max_wait_ms: 1_000,
-        // Sweep unused keys and owners almost at once, so the sweep is exercised too.
-        idle_cache: 1,
-        ..Default::default()
-    }
+    common::model_config(AGING_MS)
 }
 
 fn lk(i: usize) -> Lk {

@@ -311,14 +311,7 @@ impl Model {
 }
 
 fn config() -> Config {
-    Config {
-        aging_ms: AGING_MS,
-        default_lease_ms: 100,
-        max_lease_ms: 1_000,
-        max_wait_ms: 1_000,
-        idle_cache: 1,
-        ..Default::default()
-    }
+    common::model_config(AGING_MS)
 }
 
 /// One acquire, its answer checked against the model's decision.

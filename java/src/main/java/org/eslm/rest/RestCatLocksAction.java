@@ -60,19 +60,22 @@ public class RestCatLocksAction extends AbstractCatAction {
                 });
     }
 
-    @Override
-    protected Table getTableWithHeader(RestRequest request) {
-        return new Table()
-                .startHeaders()
-                .addCell("key", "alias:k;desc:lock key or tree path")
-                .addCell("scope", "alias:s;desc:key, tree or semaphore")
-                .addCell("owner", "alias:o;desc:holder")
-                .addCell("mode", "alias:m;desc:exclusive or shared")
-                .addCell("token", "alias:t;desc:fencing token")
-                .addCell("lease_ms", "alias:l;desc:lease left in ms")
-                .addCell("held_ms", "alias:hm;desc:held for ms")
-                .addCell("node", "alias:n;desc:node holding the lock")
-                .endHeaders();
+    /** A column: its header, its {@code _cat} attributes (alias, description), the listed lock's field. */
+    protected record Column(String header, String attributes, String field) {}
+
+    private static final List<Column> COLUMNS = List.of(
+            new Column("key", "alias:k;desc:lock key or tree path", "key"),
+            new Column("scope", "alias:s;desc:key, tree or semaphore", "scope"),
+            new Column("owner", "alias:o;desc:holder", "owner"),
+            new Column("mode", "alias:m;desc:exclusive or shared", "mode"),
+            new Column("token", "alias:t;desc:fencing token", "fencing_token"),
+            new Column("lease_ms", "alias:l;desc:lease left in ms", "lease_ms"),
+            new Column("held_ms", "alias:hm;desc:held for ms", "held_ms"),
+            new Column("node", "alias:n;desc:node holding the lock", "node"));
+
+    /** The table's columns, in order. */
+    protected List<Column> columns() {
+        return COLUMNS;
     }
 
     /** The core's list filter for this table. */
@@ -80,25 +83,25 @@ public class RestCatLocksAction extends AbstractCatAction {
         return RestGetLockAction.listFilter(request);
     }
 
+    @Override
+    protected Table getTableWithHeader(RestRequest request) {
+        Table table = new Table().startHeaders();
+        for (Column c : columns()) {
+            table.addCell(c.header(), c.attributes());
+        }
+        return table.endHeaders();
+    }
+
     private Table buildTable(RestRequest request, TransportListLocksAction.Response response) {
         Table table = getTableWithHeader(request);
         for (Object l : response.merged().locks()) {
-            addRow(table, (Map<?, ?>) l);
+            Map<?, ?> lock = (Map<?, ?>) l;
+            table.startRow();
+            for (Column c : columns()) {
+                table.addCell(lock.get(c.field()));
+            }
+            table.endRow();
         }
         return table;
-    }
-
-    /** One listed lock as a row of {@link #getTableWithHeader}'s columns. */
-    protected void addRow(Table table, Map<?, ?> lock) {
-        table.startRow()
-                .addCell(lock.get("key"))
-                .addCell(lock.get("scope"))
-                .addCell(lock.get("owner"))
-                .addCell(lock.get("mode"))
-                .addCell(lock.get("fencing_token"))
-                .addCell(lock.get("lease_ms"))
-                .addCell(lock.get("held_ms"))
-                .addCell(lock.get("node"))
-                .endRow();
     }
 }

@@ -4,7 +4,6 @@ import static org.elasticsearch.rest.RestRequest.Method.GET;
 
 import java.util.List;
 import java.util.Map;
-import org.elasticsearch.common.Table;
 import org.elasticsearch.rest.RestRequest;
 
 /**
@@ -12,6 +11,16 @@ import org.elasticsearch.rest.RestRequest;
  * next-page header of {@code _cat/locks} (it is the same listing, filtered to scope {@code semaphore}).
  */
 public final class RestCatSemaphoresAction extends RestCatLocksAction {
+    private static final List<Column> COLUMNS = List.of(
+            new Column("name", "alias:n;desc:semaphore name", "key"),
+            new Column("owner", "alias:o;desc:holder", "owner"),
+            new Column("permits", "alias:p;desc:permits held", "permits"),
+            new Column("limit", "alias:li;desc:the semaphore's limit", "limit"),
+            new Column("token", "alias:t;desc:fencing token", "fencing_token"),
+            new Column("lease_ms", "alias:l;desc:lease left in ms", "lease_ms"),
+            new Column("held_ms", "alias:hm;desc:held for ms", "held_ms"),
+            new Column("node", "alias:no;desc:node holding the semaphore", "node"));
+
     @Override
     public String getName() {
         return "cat_semaphores_action";
@@ -35,31 +44,7 @@ public final class RestCatSemaphoresAction extends RestCatLocksAction {
     }
 
     @Override
-    protected Table getTableWithHeader(RestRequest request) {
-        return new Table()
-                .startHeaders()
-                .addCell("name", "alias:n;desc:semaphore name")
-                .addCell("owner", "alias:o;desc:holder")
-                .addCell("permits", "alias:p;desc:permits held")
-                .addCell("limit", "alias:li;desc:the semaphore's limit")
-                .addCell("token", "alias:t;desc:fencing token")
-                .addCell("lease_ms", "alias:l;desc:lease left in ms")
-                .addCell("held_ms", "alias:hm;desc:held for ms")
-                .addCell("node", "alias:no;desc:node holding the semaphore")
-                .endHeaders();
-    }
-
-    @Override
-    protected void addRow(Table table, Map<?, ?> lock) {
-        table.startRow()
-                .addCell(lock.get("key"))
-                .addCell(lock.get("owner"))
-                .addCell(lock.get("permits"))
-                .addCell(lock.get("limit"))
-                .addCell(lock.get("fencing_token"))
-                .addCell(lock.get("lease_ms"))
-                .addCell(lock.get("held_ms"))
-                .addCell(lock.get("node"))
-                .endRow();
+    protected List<Column> columns() {
+        return COLUMNS;
     }
 }
