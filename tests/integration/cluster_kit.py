@@ -12,6 +12,8 @@ import uuid
 import pytest
 import requests
 
+import node as esnode
+
 # Notice a frozen or dead node within a few seconds rather than half a minute (Elasticsearch's
 # follower and leader checks), for modules whose faults must resolve quickly.
 FAST_FAULT_DETECTION = {
@@ -22,6 +24,17 @@ FAST_FAULT_DETECTION = {
     "cluster.fault_detection.leader_check.timeout": "2s",
     "cluster.fault_detection.leader_check.retry_count": "2",
 }
+
+
+def three_nodes(name, settings):
+    """A three-node cluster of scripts/node.py with `settings`, for a module fixture (`yield
+    from`): started, yielded, stopped at the end."""
+    c = esnode.Cluster(name, 3, extra_settings=settings)
+    c.start()
+    try:
+        yield c
+    finally:
+        c.stop()
 
 
 def restart_all(cluster):

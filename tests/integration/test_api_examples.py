@@ -25,6 +25,7 @@ from lockclient import LockClient, ok, wait_until
 
 API_MD = Path(__file__).resolve().parents[2] / "docs" / "API.md"
 OWNERS = ("worker-1", "worker-2", "transfer-7")
+SEMAPHORE = "api-quota"  # the semaphore of the examples (docs/API.md "Semaphores")
 DOC_TOKEN = re.compile(r"\b109951162777\d\b")
 # Where a documented session id stands in a request: a body's "session" or the URL.
 DOC_SESSION = re.compile(r'"session": "([^"]+)"|/_session/([^/?\s]+)')
@@ -162,6 +163,7 @@ class World:
         self.subst.clear()
         for owner in OWNERS:  # sessions left open hold nothing then, and expire by themselves
             self.lc.multi_release(owner, all=True)
+            self.lc.call("POST", f"/_semaphores/{SEMAPHORE}/_release", {"owner": owner})
 
     def hold(self, key: str, owner: str = "worker-1", doc_token: str | None = None, **kw) -> int:
         token = ok(self.lc.acquire(key, owner, **kw))["fencing_token"]
@@ -173,6 +175,24 @@ class World:
         sid = ok(self.lc.session_create(owner, ttl="10s"))["session"]
         self.subst[doc_id] = sid
         return sid
+
+    def hold_permits(self, owner: str, permits: int, doc_token: str | None = None) -> None:
+        """`owner` holds `permits` of the documented semaphore (limit 4)."""
+        body = {"owner": owner, "permits": permits, "limit": 4}
+        token = ok(self.lc.call("POST", f"/_semaphores/{SEMAPHORE}/_acquire", body))["fencing_token"]
+        if doc_token:
+            self.subst[doc_token] = str(token)
+
+    def queue_for_permit(self, owner: str) -> None:
+        """A waiter for one permit of the documented semaphore for 3 s, present before the example."""
+        lc = LockClient(self.lc.base_url)
+        body = {"owner": owner, "permits": 1, "limit": 4, "wait": "3s"}
+        self.waiters.append(threading.Thread(
+            target=lambda: lc.call("POST", f"/_semaphores/{SEMAPHORE}/_acquire", body)))
+        self.waiters[-1].start()
+        wait_until(lambda: any(w["owner"] == owner for w in
+                               ok(self.lc.call("GET", f"/_semaphores/{SEMAPHORE}"))["waiters"]), 10,
+                   message=f"{owner} queued on {SEMAPHORE}")
 
     def queue_waiter(self, key: str, owner: str = "worker-2") -> None:
         """A waiter on `key` for 3 s (it times out by itself), present before the example runs."""
@@ -217,6 +237,8 @@ def setup_for(reqs, w: World) -> None:
     elif first_path == "/_locks/orders-42" and first_method == "GET":
         w.hold("orders-42")
         w.queue_waiter("orders-42")
+    elif first_path.startswith("/_cat/semaphores"):
+        w.hold_permits("worker-1", 2)
     elif first_path.startswith("/_locks?") or first_path.startswith("/_cat/locks"):
         w.hold("orders-42")
         w.hold("/orders/eu/42", scope="tree", mode="shared")
@@ -228,8 +250,26 @@ def setup_for(reqs, w: World) -> None:
         w.hold("orders-42")
     elif first_path == "/_cluster/settings":
         return
+    elif first_path.startswith("/_semaphores/"):
+        setup_semaphore(first_method, first_path, reqs, w)
     else:
         pytest.fail(f"docs/API.md has an example with no setup here: {signature(reqs)}")
+
+
+def setup_semaphore(method: str, path: str, reqs, w: World) -> None:
+    """The state of the semaphore examples: free for an acquire; held by worker-1 (2 of 4) for
+    release, renew and the table; full with a waiter for GET."""
+    if path.endswith("/_acquire"):
+        return
+    if path.endswith("/_release") or path.endswith("/_renew"):
+        tokens = doc_tokens(reqs)
+        w.hold_permits("worker-1", 2, doc_token=tokens[0] if tokens else None)
+    elif method == "GET":
+        w.hold_permits("worker-1", 2)
+        w.hold_permits("worker-2", 2)
+        w.queue_for_permit("transfer-7")
+    else:
+        pytest.fail(f"no setup for the semaphore example {signature(reqs)}")
 
 
 # --- the test ---------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ EXPECTED = {
         "org.eslm.client.SessionTest": 2,
         "org.eslm.client.MultiLockTest": 2,
         "org.eslm.client.ServerErrorsTest": 1,
+        "org.eslm.client.SemaphoreTest": 3,
         "org.eslm.client.example.ReadmeExampleTest": 2,
     },
     "shedlock": {

@@ -25,6 +25,12 @@ pub struct Grant {
     /// The session holding the lock, if any.
     #[serde(default)]
     pub session: Option<String>,
+    /// Semaphores only: the permits this grant holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permits: Option<u32>,
+    /// Semaphores only: the semaphore's limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
 }
 
 /// What an acquire did.
@@ -106,6 +112,9 @@ pub struct HolderInfo {
     /// True when this is an intention mode put on an ancestor by a tree lock below it.
     #[serde(default)]
     pub intention: bool,
+    /// Semaphores only: the permits held or asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permits: Option<u32>,
 }
 
 /// One queued request on a key.
@@ -122,6 +131,9 @@ pub struct WaiterInfo {
     /// without its key around it, e.g. in the oldest waiters of a partition.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
+    /// Semaphores only: the permits held or asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permits: Option<u32>,
 }
 
 /// Everything known about one key. A free key has no holders and no waiters.
@@ -134,6 +146,9 @@ pub struct KeyInfo {
     /// In queue order (the next to be considered first).
     #[serde(default)]
     pub waiters: Vec<WaiterInfo>,
+    /// Semaphores only: the semaphore's limit (absent when nobody holds or waits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
 }
 
 /// One held lock, as listed by owner or prefix.
@@ -147,6 +162,12 @@ pub struct LockInfo {
     pub held_ms: Millis,
     pub lease_ms: Millis,
     pub session: Option<String>,
+    /// Semaphores only: the permits this grant holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permits: Option<u32>,
+    /// Semaphores only: the semaphore's limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
 }
 
 /// A session: one lease and keep-alive for many locks.

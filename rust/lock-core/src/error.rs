@@ -46,6 +46,9 @@ pub enum ErrorCode {
     /// partition it happened in is refused with this code until it is reopened from its
     /// replicated state, because its table may be inconsistent (HTTP 500; docs/RELIABILITY.md).
     CorePanic = 10,
+    /// A semaphore acquire named another `limit` than the one the semaphore has while anyone
+    /// holds or waits (HTTP 409; docs/LOCK_CORE.md, "Semaphores").
+    SemaphoreLimitMismatch = 11,
     /// A bug: an invariant broke or a panic was caught (HTTP 500).
     Internal = 99,
 }
@@ -74,6 +77,9 @@ pub enum LockError {
     /// The caller cancelled the request while it waited. (A wait dropped because its session
     /// ended or expired answers [`LockError::SessionNotFound`], see [`crate::Event::outcome`].)
     Cancelled { key: String, owner: String, reason: String },
+    /// A semaphore acquire asked for `requested` as the limit of `key`, whose limit is `limit`
+    /// while anyone holds or waits.
+    LimitMismatch { key: String, limit: u32, requested: u32 },
 }
 
 impl LockError {
@@ -97,6 +103,7 @@ impl LockError {
             // like a lock that is gone, "not held" (HTTP 404).
             LockError::WaiterNotFound { .. } => ErrorCode::NotHeld,
             LockError::Cancelled { .. } => ErrorCode::Cancelled,
+            LockError::LimitMismatch { .. } => ErrorCode::SemaphoreLimitMismatch,
         }
     }
 
@@ -148,6 +155,11 @@ impl fmt::Display for LockError {
             LockError::WaiterNotFound { waiter_id } => {
                 write!(f, "no waiting request with id [{waiter_id}]")
             }
+            LockError::LimitMismatch { key, limit, requested } => write!(
+                f,
+                "[limit] semaphore [{key}] has limit [{limit}] while it is held or awaited, \
+                 got [{requested}]"
+            ),
             LockError::Cancelled { key, owner, reason } => {
                 write!(f, "[{owner}]'s wait for lock [{key}] was cancelled: {reason}")
             }

@@ -37,6 +37,13 @@ pub struct AcquireRequest {
     /// The caller's correlation id, echoed in the request's final [`crate::Event`].
     #[serde(default)]
     pub request_id: u64,
+    /// Semaphores only: permits asked for, 1..=`limit` (absent = 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permits: Option<u32>,
+    /// Semaphores only (and required there): the semaphore's limit, 1..=65535; must equal the
+    /// key's limit while anyone holds or waits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
 }
 
 impl AcquireRequest {

@@ -165,6 +165,11 @@ pub struct PartitionStats {
     pub counters: Counters,
     pub held_locks: usize,
     pub held_keys: usize,
+    /// Live semaphore grants (part of `held_locks`) and the permits they hold.
+    #[serde(default)]
+    pub semaphore_grants: usize,
+    #[serde(default)]
+    pub held_permits: u64,
     pub waiting: usize,
     pub sessions: usize,
     pub wait_time: HistogramSummary,

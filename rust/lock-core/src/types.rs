@@ -30,7 +30,15 @@ pub enum Scope {
     Key,
     /// An absolute `/` path: the lock also takes intention modes on every ancestor.
     Tree,
+    /// A counting semaphore: holders share the key, each with its `permits`, and the sum
+    /// stays within the key's `limit` (docs/LOCK_CORE.md, "Semaphores"). Its names are a
+    /// name space of their own: semaphore `a` and lock `a` are different keys.
+    Semaphore,
 }
+
+/// Largest semaphore `limit` (and so `permits`): a `u16`, which keeps a [`Scope::Semaphore`]
+/// grant's permits inside the padding of the lock record (docs/LOCK_CORE.md, "Semaphores").
+pub const MAX_SEMAPHORE_LIMIT: u32 = u16::MAX as u32;
 
 /// A priority given by the caller: a level 0..=9 or a class name (`background` = 2,
 /// `foreground` = 7). Validated by the table into a [`Priority`].

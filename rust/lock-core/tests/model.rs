@@ -480,15 +480,7 @@ impl Model {
 }
 
 fn config() -> Config {
-    Config {
-        aging_ms: AGING_MS,
-        default_lease_ms: 100,
-        max_lease_ms: 1_000,
-        max_wait_ms: 1_000,
-        // Sweep unused keys and owners almost at once, so the sweep is exercised too.
-        idle_cache: 1,
-        ..Default::default()
-    }
+    common::model_config(AGING_MS)
 }
 
 fn lk(i: usize) -> Lk {
@@ -613,6 +605,8 @@ fn run(ops: Vec<(u64, Op)>) -> Result<(), String> {
                     lease_ms: Some(lease),
                     session,
                     request_id: 0,
+                    permits: None,
+                    limit: None,
                 };
                 let out = t.acquire(&req, now).map(|o| match o {
                     AcquireOutcome::Granted(g) => Ok(vec![g]),

@@ -73,6 +73,11 @@ enum LmStatus
    */
   LM_STATUS_CORE_PANIC = 10,
   /**
+   * A semaphore acquire named another `limit` than the one the semaphore has while anyone
+   * holds or waits (HTTP 409; docs/LOCK_CORE.md, "Semaphores").
+   */
+  LM_STATUS_SEMAPHORE_LIMIT_MISMATCH = 11,
+  /**
    * A bug: an invariant broke or a panic was caught (HTTP 500).
    */
   LM_STATUS_INTERNAL = 99,

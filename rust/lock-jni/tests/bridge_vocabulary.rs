@@ -63,6 +63,7 @@ fn statuses_in_the_header_are_the_core_error_codes() {
         ErrorCode::PartitionUnavailable,
         ErrorCode::Cancelled,
         ErrorCode::CorePanic,
+        ErrorCode::SemaphoreLimitMismatch,
         ErrorCode::Internal,
     ];
     let expected: Vec<(String, i32)> =
@@ -81,6 +82,7 @@ fn statuses_in_the_header_are_the_core_error_codes() {
         ("PARTITION_UNAVAILABLE", 8),
         ("CANCELLED", 9),
         ("CORE_PANIC", 10),
+        ("SEMAPHORE_LIMIT_MISMATCH", 11),
         ("INTERNAL", 99),
     ];
     let got: Vec<(&str, i32)> = expected.iter().map(|(n, c)| (n.as_str(), *c)).collect();

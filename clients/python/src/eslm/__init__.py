@@ -16,7 +16,8 @@ from .client import LockBlock, Locks
 from .errors import (BadRequest, CorePanic, Deadlock, IllegalArgument, InvalidArgument,
                      LimitExceeded, LockConflict, LockError, LockLost, LockNotHeld,
                      LockWaitTimeout, PartitionUnavailable, RequestEOFError, RequestParseError,
-                     RequestTooLarge, SessionLost, SessionNotFound, Unavailable)
+                     RequestTooLarge, SemaphoreLimitMismatch, SessionLost, SessionNotFound,
+                     Unavailable)
 from .held import Grant, HeldLock
 from .session import Session
 
@@ -28,5 +29,5 @@ __all__ = [
     "LockError", "InvalidArgument", "BadRequest", "RequestParseError", "RequestEOFError",
     "IllegalArgument", "LockNotHeld", "SessionNotFound", "LockConflict", "LockWaitTimeout",
     "Deadlock", "RequestTooLarge", "LimitExceeded", "CorePanic", "Unavailable",
-    "PartitionUnavailable", "LockLost", "SessionLost",
+    "PartitionUnavailable", "LockLost", "SessionLost", "SemaphoreLimitMismatch",
 ]

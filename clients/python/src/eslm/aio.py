@@ -37,6 +37,11 @@ class AsyncLockApi:
     async def acquire(self, key: str, **options) -> "AsyncHeldLock":
         return await self._client.take(LockOptions.single(key, session=self._session, **options))
 
+    def semaphore(self, name: str, limit: int, permits: int = 1, **options) -> "AsyncLockBlock":
+        """`async with alocks.semaphore("api", limit=4) as held:` (see `Locks.semaphore`)."""
+        return AsyncLockBlock(self._client, LockOptions.semaphore(
+            name, limit, permits, session=self._session, **options))
+
     async def try_lock(self, key: str, **options) -> "AsyncHeldLock | None":
         try:
             return await self.acquire(key, wait=0, **options)
@@ -193,7 +198,7 @@ class AsyncLocks(ClientBase, AsyncLockApi):
 
     async def take(self, options: LockOptions) -> AsyncHeldLock:
         started = time.monotonic()
-        held = AsyncHeldLock(self, options, await self.run(steps.acquire(self.owner, options)), started)
+        held = AsyncHeldLock(self, options, await self.run(steps.acquire(options.owner or self.owner, options)), started)
         held.start_watchdog()
         return held
 

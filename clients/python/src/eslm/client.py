@@ -14,7 +14,7 @@ from . import steps
 from .durations import Duration, to_millis
 from .errors import InvalidArgument, LockConflict
 from .held import HeldLock, Holds, Renewer
-from .options import LockOptions, Target, check_name, path_of
+from .options import SEMAPHORE, LockOptions, Target, check_name, path_of
 
 
 def default_owner() -> str:
@@ -53,8 +53,11 @@ class ClientBase:
         return steps.simple("POST", path_of(key, "/_force_release"), body, self.retry_for_ms / 1000)
 
     def get_steps(self, key: str, scope: str):
-        Target.checked(key, scope=scope)
-        return steps.simple("GET", path_of(key, f"?scope={scope}"), None, self.retry_for_ms / 1000)
+        if scope == SEMAPHORE:
+            path = path_of(check_name(key, "name"), "", SEMAPHORE)
+        else:
+            path = path_of(Target.checked(key, scope=scope).key, f"?scope={scope}")
+        return steps.simple("GET", path, None, self.retry_for_ms / 1000)
 
 
 class LockApi:
@@ -82,6 +85,15 @@ class LockApi:
     def acquire(self, key: str, **options) -> HeldLock:
         """Acquires now; the handle is released by `held.release()` or a `with held:` block."""
         return self._client.take(self._options(LockOptions.single, key, options))
+
+    def semaphore(self, name: str, limit: int, permits: int = 1, **options) -> "LockBlock":
+        """A block that holds `permits` of semaphore `name` of `limit` (docs/API.md
+        "Semaphores"): `with locks.semaphore("api", limit=4, wait="10s") as held:`. Acquired,
+        renewed by the watchdog and released as `lock` is; `owner=` gives the grant an owner
+        of its own (several workers of one client, each holding its permits), and
+        `held.permits` are the permits held. Same options as `lock`, without `mode`/`scope`."""
+        return LockBlock(self._client, self._options(LockOptions.semaphore, name,
+                                                     dict(options, limit=limit, permits=permits)))
 
     def try_lock(self, key: str, **options) -> HeldLock | None:
         """`acquire` without waiting: None when the key is busy."""
@@ -146,7 +158,7 @@ class Locks(ClientBase, LockApi):
 
     def take(self, options: LockOptions) -> HeldLock:
         started = time.monotonic()
-        held = HeldLock(self, options, self.run(steps.acquire(self.owner, options)), started)
+        held = HeldLock(self, options, self.run(steps.acquire(options.owner or self.owner, options)), started)
         held.start_watchdog()
         return held
 
@@ -162,5 +174,6 @@ class Locks(ClientBase, LockApi):
         return self.run(self.force_release_steps(key, scope, reason))
 
     def get(self, key: str, *, scope: str = "key") -> dict:
-        """Holders and waiters of `key` (`GET /_locks/{key}`)."""
+        """Holders and waiters of `key` (`GET /_locks/{key}`; with `scope="semaphore"`,
+        `GET /_semaphores/{key}`: its limit, holders with permits, waiters)."""
         return self.run(self.get_steps(key, scope))

@@ -85,6 +85,17 @@ class LockWaitTimeout(LockError, error_type="lock_wait_timeout_exception", statu
     """409: the request queued for its whole `wait` without being granted."""
 
 
+class SemaphoreLimitMismatch(LockError, error_type="semaphore_limit_mismatch_exception", status=409):
+    """409: a semaphore acquire named another `limit` than the semaphore has while anyone holds
+    or waits (docs/API.md "Semaphores"); `limit` is the semaphore's."""
+
+    @property
+    def limit(self) -> int | None:
+        error = self.body.get("error") if isinstance(self.body, dict) else None
+        value = error.get("limit") if isinstance(error, dict) else None
+        return int(value) if value is not None else None
+
+
 class Deadlock(LockError, error_type="deadlock_exception", status=409):
     """409: this waiter closed a cycle of waiting owners and was chosen as the victim."""
 
@@ -134,7 +145,7 @@ class SessionLost(LockLost):
 
 _BY_TYPE = {(cls.http_status, cls.error_type): cls for cls in (
     RequestParseError, RequestEOFError, IllegalArgument, LockNotHeld, SessionNotFound,
-    LockConflict, LockWaitTimeout, Deadlock, RequestTooLarge, LimitExceeded, CorePanic,
+    LockConflict, LockWaitTimeout, SemaphoreLimitMismatch, Deadlock, RequestTooLarge, LimitExceeded, CorePanic,
     PartitionUnavailable,
 )}
 

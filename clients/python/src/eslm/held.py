@@ -20,7 +20,7 @@ from elasticsearch import TransportError
 from . import steps
 from .durations import to_millis
 from .errors import LockError, LockLost, LockNotHeld
-from .options import LockOptions, path_of
+from .options import LockOptions, keyed_body, path_of
 
 log = logging.getLogger("eslm")
 
@@ -37,7 +37,8 @@ class Grant:
     @classmethod
     def all_of(cls, options: LockOptions, answer: dict) -> tuple["Grant", ...]:
         entries = answer["locks"] if options.multi else [answer]
-        return tuple(cls(e["key"], e["mode"], e["scope"], e["fencing_token"]) for e in entries)
+        # A semaphore's grant has permits rather than a mode.
+        return tuple(cls(e["key"], e.get("mode", ""), e["scope"], e["fencing_token"]) for e in entries)
 
 
 class Holds:
@@ -127,8 +128,9 @@ class HandleBase(Losable):
 
     def __init__(self, client, options: LockOptions, answer: dict, started: float):
         self.client = client
-        self.owner: str = client.owner
+        self.owner: str = options.owner or client.owner
         self.options = options
+        self.permits: int | None = answer.get("permits")  # a semaphore's grant only
         self.grants = Grant.all_of(options, answer)
         self.lease_ms: int = answer["lease_ms"]
         self.waited_ms: int = answer.get("waited_ms", 0)
@@ -189,10 +191,10 @@ class HandleBase(Losable):
         lease_ms = self.options.lease_ms if lease is None else to_millis(lease, "lease")
         for g in self.grants:
             started = time.monotonic()
-            body = {"owner": self.owner, "fencing_token": g.fencing_token, "scope": g.scope}
+            body = keyed_body(self.owner, g.fencing_token, g.scope)
             if lease_ms is not None:
                 body["lease"] = lease_ms
-            call = steps.Call("POST", path_of(g.key, "/_renew"), body)
+            call = steps.Call("POST", path_of(g.key, "/_renew", g.scope), body)
             try:
                 answer = yield from steps.retrying(lambda _d: call, self._lease_end)
             except LockNotHeld as e:
@@ -232,8 +234,8 @@ class HandleBase(Losable):
                     self.lose(f"the release found {sorted(gone)} not held")
             else:
                 g = self.grants[0]
-                body = {"owner": self.owner, "fencing_token": g.fencing_token, "scope": g.scope}
-                yield from steps.simple("POST", path_of(g.key, "/_release"), body, budget_s)
+                body = keyed_body(self.owner, g.fencing_token, g.scope)
+                yield from steps.simple("POST", path_of(g.key, "/_release", g.scope), body, budget_s)
         except LockNotHeld as e:
             self.lose("the release found it not held (expired or force-released)", e)
         self.mark_released()

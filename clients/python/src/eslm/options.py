@@ -3,6 +3,7 @@ owners, modes, scopes, priorities), and the request bodies built from it."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Union
 from urllib.parse import quote
@@ -12,6 +13,8 @@ from .errors import InvalidArgument
 
 MODES = ("exclusive", "shared")
 SCOPES = ("key", "tree")
+SEMAPHORE = "semaphore"  # the scope of a semaphore's grant (docs/API.md "Semaphores")
+MAX_SEMAPHORE_LIMIT = 65535
 PRIORITY_NAMES = ("background", "foreground")
 MAX_NAME_BYTES = 512  # keys and owners: 1 to 512 bytes of UTF-8
 
@@ -43,9 +46,26 @@ def check_priority(value: Any) -> Priority | None:
     raise InvalidArgument(f"[priority] must be 0..9, background or foreground; got [{value!r}]")
 
 
-def path_of(key: str, action: str = "") -> str:
-    """`/_locks/{key}` with the key as one URL path segment (`/` as `%2F`), then `action`."""
-    return f"/_locks/{quote(key, safe='')}{action}"
+def path_of(key: str, action: str = "", scope: str = "key") -> str:
+    """`/_locks/{key}` (`/_semaphores/{name}` for a semaphore) with the key as one URL path
+    segment (`/` as `%2F`), then `action`."""
+    base = "/_semaphores/" if scope == SEMAPHORE else "/_locks/"
+    return f"{base}{quote(key, safe='')}{action}"
+
+
+def keyed_body(owner: str, fencing_token: int, scope: str) -> dict:
+    """The body of a release or renew of one grant: a semaphore's endpoints know their scope."""
+    body = {"owner": owner, "fencing_token": fencing_token}
+    if scope != SEMAPHORE:
+        body["scope"] = scope
+    return body
+
+
+def check_count(value: Any, name: str, most: int) -> int:
+    """A semaphore's `limit` or `permits`: an integer 1..`most`."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
+        raise InvalidArgument(f"[{name}] must be an integer 1..{most}, got [{value!r}]")
+    return value
 
 
 @dataclass(frozen=True)
@@ -94,6 +114,24 @@ class LockOptions:
     session: Any = None
     on_lost: Callable[[Any], Any] | None = None
     cancel_on_lost: bool = False
+    # A semaphore's (docs/API.md "Semaphores"): permits asked for, the limit, and the owner of
+    # this grant when it is not the client's (several workers of one process, each its own).
+    permits: int | None = None
+    limit: int | None = None
+    owner: str | None = None
+
+    @classmethod
+    def semaphore(cls, name: Any, limit: Any, permits: Any = 1, *, owner: str | None = None,
+                  **kw) -> "LockOptions":
+        """`permits` of semaphore `name` of `limit`; `owner` (default: the client's)."""
+        limit = check_count(limit, "limit", MAX_SEMAPHORE_LIMIT)
+        permits = check_count(permits, "permits", limit)
+        if owner is not None:
+            check_name(owner, "owner")
+            if kw.get("session") is not None:
+                raise InvalidArgument("[owner] cannot be given with a session: the session's owner holds")
+        options = cls.build((Target(check_name(name, "name"), scope=SEMAPHORE),), False, **kw)
+        return dataclasses.replace(options, permits=permits, limit=limit, owner=owner)
 
     @classmethod
     def single(cls, key: Any, *, mode: str = "exclusive", scope: str = "key", **kw) -> "LockOptions":
@@ -118,7 +156,9 @@ class LockOptions:
                    check_priority(priority), session, on_lost, bool(cancel_on_lost))
 
     def path(self) -> str:
-        return "/_locks/_acquire" if self.multi else path_of(self.targets[0].key, "/_acquire")
+        if self.multi:
+            return "/_locks/_acquire"
+        return path_of(self.targets[0].key, "/_acquire", self.targets[0].scope)
 
     def body(self, owner: str, wait_ms: int | None) -> dict:
         """The acquire body (docs/API.md "acquire" / "multi-acquire"), with `wait_ms` left of
@@ -126,6 +166,8 @@ class LockOptions:
         body: dict = {"owner": owner}
         if self.multi:
             body["locks"] = [t.entry() for t in self.targets]
+        elif self.limit is not None:
+            body.update(permits=self.permits, limit=self.limit)
         else:
             body.update(mode=self.targets[0].mode, scope=self.targets[0].scope)
         optional = {"wait": wait_ms, "lease": self.lease_ms, "priority": self.priority,

@@ -13,7 +13,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use lock_core::{
-    AcquireRequest, Config, DowngradeRequest, LockItem, LockTable, MultiAcquireRequest,
+    AcquireRequest, Config, DowngradeRequest, LockItem, LockTable, Mode, MultiAcquireRequest,
     MultiReleaseRequest, PriorityValue, ReleaseRequest, RenewRequest, Scope, SessionId, ALL_MODES,
 };
 use serde::Deserialize;
@@ -78,11 +78,15 @@ fn run_ops(data: &[u8]) {
         now += u64::from(op >> 4);
         match op % 11 {
             0..=2 => {
+                // Now and then a plain key is asked for as a semaphore (of limit 2 or 3).
+                let sem = scope == Scope::Key && x & 0x20 != 0;
                 let req = AcquireRequest {
                     key: key.into(),
                     owner: owner.into(),
-                    mode,
-                    scope,
+                    mode: if sem { Mode::Exclusive } else { mode },
+                    scope: if sem { Scope::Semaphore } else { scope },
+                    permits: sem.then_some(u32::from(y % 3) + 1),
+                    limit: sem.then_some(2 + u32::from(x & 1)),
                     priority: Some(PriorityValue::Level(i64::from(y >> 4) - 3)),
                     wait_ms: Some(u64::from(y >> 3) * 4),
                     lease_ms: Some(u64::from(y)),

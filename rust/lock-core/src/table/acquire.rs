@@ -41,6 +41,8 @@ pub(super) struct AcquireSpec<'a> {
     pub(super) lease_ms: Option<Millis>,
     pub(super) session: Option<&'a str>,
     pub(super) request_id: u64,
+    /// A semaphore acquire's permits (`semaphore.rs`), 0 otherwise.
+    pub(super) permits: u16,
 }
 
 /// What an acquire did, before it is shaped for the single- or multi-key API.
@@ -74,6 +76,8 @@ struct Plan<'a> {
     /// Targets (joined with what is held) and tree ancestors, each key once.
     needed: SmallVec<[Needed<'a>; 4]>,
     qkey: QueueKey,
+    /// A semaphore acquire's permits, 0 otherwise.
+    permits: u16,
 }
 
 impl Plan<'_> {
@@ -92,6 +96,7 @@ impl Plan<'_> {
             all_upgrades: true,
             needed: SmallVec::new(),
             qkey: QueueKey { rank: 0, seq: 0 },
+            permits: 0,
         }
     }
 }
@@ -113,7 +118,10 @@ impl LockTable {
         granted: impl FnOnce(&Self, &Captured) -> T,
         queued: impl FnOnce(Queued) -> T,
     ) -> Result<T, LockError> {
-        let targets = [Spec { name: &req.key, scope: req.scope, mode: req.mode }];
+        let semaphore = self.semaphore_terms(req, now)?;
+        // A semaphore's holders share the key; their permits decide (`semaphore.rs`).
+        let mode = if semaphore.is_some() { Mode::Shared } else { req.mode };
+        let targets = [Spec { name: &req.key, scope: req.scope, mode }];
         let spec = AcquireSpec {
             owner: &req.owner,
             targets: &targets,
@@ -122,8 +130,13 @@ impl LockTable {
             lease_ms: req.lease_ms,
             session: req.session.as_deref(),
             request_id: req.request_id,
+            permits: semaphore.map_or(0, |s| s.permits),
         };
-        match self.acquire_spec(&spec, now)? {
+        let acquired = self.acquire_spec(&spec, now)?;
+        if let Some(s) = semaphore {
+            self.set_semaphore_limit(&req.key, s.limit);
+        }
+        match acquired {
             Acquired::Granted(gs) => gs.first().map(|c| granted(self, c)).ok_or_else(no_grant),
             Acquired::Queued(q) => Ok(queued(q)),
         }
@@ -143,6 +156,7 @@ impl LockTable {
             crate::fault::on_acquire(target.name);
         }
         let mut plan = Plan::new();
+        plan.permits = req.permits;
         self.check_acquire(req, &mut plan, now)?;
         self.find_holdings(req.owner, &mut plan);
         if plan.all_reentrant {
@@ -248,7 +262,7 @@ impl LockTable {
         let owner = plan.owner.unwrap_or(NO_OWNER);
         plan.needed.iter().find_map(|&(_, _, mode, k)| {
             let k = k?;
-            self.blocked_at(k, owner, mode, plan.qkey).then_some(k)
+            self.blocked_at(k, owner, mode, plan.permits, plan.qkey).then_some(k)
         })
     }
 
@@ -288,6 +302,7 @@ impl LockTable {
             now,
             lease_ms: plan.lease_ms,
             session: plan.session,
+            permits: plan.permits,
         };
         let granted = self.apply_grant(owner, &targets, &terms);
         let mut grants = SmallVec::new();
@@ -434,6 +449,7 @@ impl LockTable {
             deadline,
             lease_ms: plan.lease_ms,
             session: plan.session,
+            permits: plan.permits,
         };
         self.insert_waiter(id, waiter);
         self.owner_unref(owner);

@@ -27,6 +27,8 @@ pub(super) struct GrantTerms {
     pub(super) lease_ms: Millis,
     /// The session to hold the locks under, or [`NO_SESSION`].
     pub(super) session: SessIdx,
+    /// A semaphore grant's permits, 0 for other scopes (`semaphore.rs`).
+    pub(super) permits: u16,
 }
 
 impl LockTable {
@@ -38,7 +40,7 @@ impl LockTable {
         targets: &[Target],
         terms: &GrantTerms,
     ) -> Granted {
-        let GrantTerms { token, now, lease_ms, session } = *terms;
+        let GrantTerms { token, now, lease_ms, session, permits } = *terms;
         let lease_until =
             if session == NO_SESSION { now.saturating_add(lease_ms) } else { SESSION_LEASE };
         let mut grants = Granted::new();
@@ -72,6 +74,7 @@ impl LockTable {
                         session,
                         mode: t.mode,
                         live: true,
+                        permits,
                         token,
                         granted_at: now,
                         lease_until,
@@ -100,6 +103,10 @@ impl LockTable {
             }
         };
         self.live_locks += 1;
+        if lock.permits > 0 {
+            self.semaphore_grants += 1;
+            self.held_permits += u64::from(lock.permits);
+        }
         self.note_lock(l);
         let o = self.owners.live_mut(owner);
         o.refs += 1;
@@ -178,6 +185,8 @@ impl LockTable {
             scope: ks.scope,
             lease_ms: self.lease_left(l),
             session: self.session_name(lk.session),
+            permits: self.shown_permits(lk.key, lk.permits),
+            limit: self.shown_limit(lk.key),
         }
     }
 

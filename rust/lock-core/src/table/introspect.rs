@@ -17,6 +17,8 @@ use crate::types::{Millis, Scope, WaiterId};
 pub struct ListFilter {
     pub owner: Option<String>,
     pub prefix: Option<String>,
+    /// Only locks of this scope (e.g. the semaphores for `_cat/semaphores`); `None` = all.
+    pub scope: Option<Scope>,
     /// The page starts strictly after this place in the listing order (the previous page's
     /// [`ListPage::next`]); `None` = from the start.
     pub after: Option<ListCursor>,
@@ -43,6 +45,7 @@ impl LockTable {
                 scope,
                 holders: Vec::new(),
                 waiters: Vec::new(),
+                limit: None,
             };
         };
         let waiters = self
@@ -55,7 +58,14 @@ impl LockTable {
                 self.waiter_info(*wid, w, w.mode_on(k), None, now)
             })
             .collect();
-        KeyInfo { key: key.to_owned(), scope, holders: self.holder_infos(k, now), waiters }
+        let used = !self.key_state(k).holders.is_empty() || self.key_state(k).queue.is_some();
+        KeyInfo {
+            key: key.to_owned(),
+            scope,
+            holders: self.holder_infos(k, now),
+            waiters,
+            limit: self.shown_limit(k).filter(|_| used),
+        }
     }
 
     /// A waiter as lookups show it, needing `mode` on the key it is listed under.
@@ -75,6 +85,7 @@ impl LockTable {
             waited_ms: now.saturating_sub(w.enqueued_at),
             wait_left_ms: w.deadline.saturating_sub(now),
             key,
+            permits: w.targets.first().and_then(|t| self.shown_permits(t.key, w.permits)),
         }
     }
 
@@ -93,6 +104,7 @@ impl LockTable {
                     held_ms: now.saturating_sub(lk.granted_at),
                     lease_ms: self.lease_left(h.lock),
                     intention: lk.key != k,
+                    permits: self.shown_permits(k, lk.permits),
                 }
             })
             .collect()
@@ -110,6 +122,8 @@ impl LockTable {
             held_ms: self.now.saturating_sub(lk.granted_at),
             lease_ms: self.lease_left(l),
             session: self.session_name(lk.session),
+            permits: self.shown_permits(lk.key, lk.permits),
+            limit: self.shown_limit(lk.key),
         }
     }
 
@@ -122,6 +136,7 @@ impl LockTable {
         self.page(&PageSpec {
             owner: filter.owner.as_deref(),
             prefix: filter.prefix.as_deref(),
+            scope: filter.scope,
             after: filter.after.as_ref(),
             size,
         })
@@ -134,6 +149,8 @@ impl LockTable {
             counters: self.counters.clone(),
             held_locks: self.live_locks,
             held_keys: self.held_keys,
+            semaphore_grants: self.semaphore_grants,
+            held_permits: self.held_permits,
             waiting: self.waiters.len(),
             sessions: self.live_sessions,
             wait_time: self.wait_hist.summary(),

@@ -43,73 +43,82 @@ use crate::types::Scope;
 /// Most keys and holder entries one list call examines before it answers a partial page.
 pub const SCAN_BUDGET: usize = 10_000;
 
-/// The names of the keys targeted by a live lock, one ordered set per scope.
+/// The names of the keys targeted by a live lock, one ordered set per scope (in [`SCOPES`]
+/// order).
 #[derive(Debug, Default)]
 pub(super) struct ListingIndex {
-    keys: BTreeSet<Arc<str>>,
-    trees: BTreeSet<Arc<str>>,
+    sets: [BTreeSet<Arc<str>>; 3],
+}
+
+/// The scopes in listing order: for one name, a plain key, then the tree node, then the
+/// semaphore.
+const SCOPES: [Scope; 3] = [Scope::Key, Scope::Tree, Scope::Semaphore];
+
+/// The index of `scope`'s set.
+fn slot(scope: Scope) -> usize {
+    match scope {
+        Scope::Key => 0,
+        Scope::Tree => 1,
+        Scope::Semaphore => 2,
+    }
 }
 
 impl ListingIndex {
     fn set(&self, scope: Scope) -> &BTreeSet<Arc<str>> {
-        match scope {
-            Scope::Key => &self.keys,
-            Scope::Tree => &self.trees,
-        }
+        &self.sets[slot(scope)]
     }
 
     fn set_mut(&mut self, scope: Scope) -> &mut BTreeSet<Arc<str>> {
-        match scope {
-            Scope::Key => &mut self.keys,
-            Scope::Tree => &mut self.trees,
-        }
+        &mut self.sets[slot(scope)]
     }
 
     pub(super) fn len(&self) -> usize {
-        self.keys.len() + self.trees.len()
+        self.sets.iter().map(BTreeSet::len).sum()
     }
 
-    /// The indexed keys from `(name, scope)` on (inclusive), in listing order: the two sets
-    /// merged, a plain key before the tree node of the same name.
+    /// The indexed keys from `(name, scope)` on (inclusive), in listing order: the sets
+    /// merged, for one name in [`SCOPES`] order.
     fn from(&self, start: Option<(&str, Scope)>) -> Merged<'_> {
-        let (key_from, tree_from) = match start {
-            None => (Bound::Unbounded, Bound::Unbounded),
-            Some((name, Scope::Key)) => (Bound::Included(name), Bound::Included(name)),
-            Some((name, Scope::Tree)) => (Bound::Excluded(name), Bound::Included(name)),
-        };
-        Merged {
-            keys: self.keys.range::<str, _>((key_from, Bound::Unbounded)).peekable(),
-            trees: self.trees.range::<str, _>((tree_from, Bound::Unbounded)).peekable(),
-        }
+        let ranges = SCOPES.map(|s| {
+            let from = match start {
+                None => Bound::Unbounded,
+                // Scopes listed before the start's scope start after its name.
+                Some((name, at)) if s < at => Bound::Excluded(name),
+                Some((name, _)) => Bound::Included(name),
+            };
+            self.set(s).range::<str, _>((from, Bound::Unbounded)).peekable()
+        });
+        Merged { ranges }
     }
 }
 
 type Range<'a> = Peekable<std::collections::btree_set::Range<'a, Arc<str>>>;
 
-/// Two ranges of the index merged in listing order.
+/// The ranges of the index merged in listing order.
 struct Merged<'a> {
-    keys: Range<'a>,
-    trees: Range<'a>,
+    ranges: [Range<'a>; 3],
 }
 
 impl<'a> Iterator for Merged<'a> {
     type Item = (&'a Arc<str>, Scope);
 
     fn next(&mut self) -> Option<Self::Item> {
-        let key_first = match (self.keys.peek(), self.trees.peek()) {
-            (Some(k), Some(t)) => k <= t,
-            (k, _) => k.is_some(),
-        };
-        if key_first {
-            self.keys.next().map(|n| (n, Scope::Key))
-        } else {
-            self.trees.next().map(|n| (n, Scope::Tree))
+        // The smallest name; on a tie the first scope in SCOPES order.
+        let mut best: Option<(usize, &Arc<str>)> = None;
+        for (i, r) in self.ranges.iter_mut().enumerate() {
+            if let Some(n) = r.peek() {
+                if best.is_none_or(|(_, b)| *n < b) {
+                    best = Some((i, n));
+                }
+            }
         }
+        let (i, _) = best?;
+        self.ranges[i].next().map(|n| (n, SCOPES[i]))
     }
 }
 
 /// A place in the listing order: a page starts strictly after it. Ordered by key bytes, then
-/// scope (`key` before `tree`), then owner bytes — the order of the listing.
+/// scope (`key`, `tree`, `semaphore`), then owner bytes — the order of the listing.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ListCursor {
@@ -131,6 +140,7 @@ pub struct ListPage {
 pub(super) struct PageSpec<'a> {
     pub(super) owner: Option<&'a str>,
     pub(super) prefix: Option<&'a str>,
+    pub(super) scope: Option<Scope>,
     pub(super) after: Option<&'a ListCursor>,
     pub(super) size: usize,
 }
@@ -141,7 +151,7 @@ impl LockTable {
         let ks = self.keys.live(k);
         // A plain key has no intention holders: its first holder is its first listed lock. A
         // tree node may already be in the index, or held only in intention modes.
-        if ks.scope == Scope::Key && ks.holders.len() > 1 {
+        if ks.scope != Scope::Tree && ks.holders.len() > 1 {
             return;
         }
         if !self.listing.set(ks.scope).contains(&*ks.name) {
@@ -163,7 +173,7 @@ impl LockTable {
     pub(super) fn targeted(&self, k: KeyIdx) -> bool {
         let ks = self.key_state(k);
         match ks.scope {
-            Scope::Key => !ks.holders.is_empty(),
+            Scope::Key | Scope::Semaphore => !ks.holders.is_empty(),
             Scope::Tree => ks.holders.iter().any(|h| self.lock(h.lock).key == k),
         }
     }
@@ -188,6 +198,12 @@ impl LockTable {
             if examined >= SCAN_BUDGET && frontier.is_some() {
                 page.next = frontier;
                 return page;
+            }
+            if spec.scope.is_some_and(|s| s != scope) {
+                // Skipped, but scanned: a page over the budget may end here.
+                examined += 1;
+                frontier = Some(ListCursor { key: name.to_string(), scope, owner: String::new() });
+                continue;
             }
             let k = self.find_key(scope, name).expect("a listed key is interned");
             let ks = self.key_state(k);

@@ -25,6 +25,7 @@ mod memory;
 mod queue;
 mod records;
 mod release;
+mod semaphore;
 mod session;
 mod snapshot;
 mod tree;
@@ -86,6 +87,9 @@ pub struct LockTable {
     locks: Vec<Lock>,
     free_locks: Vec<LockIdx>,
     live_locks: usize,
+    /// Live semaphore grants and the permits they hold (`semaphore.rs`), for the stats.
+    semaphore_grants: usize,
+    held_permits: u64,
     waiters: HashMap<WaiterId, Waiter>,
     /// Queue entries of all waiters (one per key each queues on); for the memory estimate.
     queue_entries: usize,
@@ -136,6 +140,8 @@ impl LockTable {
             locks: Vec::new(),
             free_locks: Vec::new(),
             live_locks: 0,
+            semaphore_grants: 0,
+            held_permits: 0,
             waiters: HashMap::new(),
             queue_entries: 0,
             queues: 0,
@@ -285,6 +291,12 @@ impl LockTable {
         req: &MultiAcquireRequest,
         now: Millis,
     ) -> Result<MultiOutcome, LockError> {
+        if req.locks.iter().any(|l| l.scope == Scope::Semaphore) {
+            return Err(LockError::invalid(
+                "scope",
+                "a semaphore is acquired on its own, not in a multi-lock",
+            ));
+        }
         let targets: Vec<Spec<'_>> =
             req.locks.iter().map(|l| Spec { name: &l.key, scope: l.scope, mode: l.mode }).collect();
         let spec = AcquireSpec {
@@ -295,6 +307,7 @@ impl LockTable {
             lease_ms: req.lease_ms,
             session: req.session.as_deref(),
             request_id: req.request_id,
+            permits: 0,
         };
         let out = self.acquire_spec(&spec, now).map(|done| match done {
             Acquired::Granted(gs) => {

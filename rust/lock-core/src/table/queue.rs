@@ -27,7 +27,7 @@ use super::LockTable;
 use crate::answer::Grant;
 use crate::event::{CancelReason, Event};
 use crate::mode::Mode;
-use crate::types::{Millis, Priority, SessionId, WaiterId};
+use crate::types::{Millis, Priority, Scope, SessionId, WaiterId};
 
 /// Every mode compatible: the neutral element of the queue-scan mask (one bit per mode, see
 /// [`Mode::bit`]).
@@ -44,7 +44,8 @@ impl LockTable {
     }
 
     /// Whether `mode` on key `k` for `owner` is blocked by a holder of another owner or by a
-    /// waiter ranked before `qkey`.
+    /// waiter ranked before `qkey`; on a semaphore, whether `permits` do not fit
+    /// (`semaphore.rs`).
     ///
     /// A key on which the owner already holds a covering mode never blocks: every other holder
     /// is compatible with that holding, and every waiter it would pass waits for it already.
@@ -53,9 +54,13 @@ impl LockTable {
         k: KeyIdx,
         owner: OwnerIdx,
         mode: Mode,
+        permits: u16,
         qkey: QueueKey,
     ) -> bool {
         let ks = self.key_state(k);
+        if ks.scope == Scope::Semaphore {
+            return self.semaphore_blocked(k, owner, permits, qkey);
+        }
         if ks.holders.iter().any(|h| h.owner == owner && h.mode.covers(mode)) {
             return false;
         }
@@ -142,6 +147,9 @@ impl LockTable {
 
     /// Grants the waiters of key `k` that became grantable, in queue order.
     pub(super) fn pump_key(&mut self, k: KeyIdx, dirty: &mut Dirty) {
+        if self.key_state(k).scope == Scope::Semaphore {
+            return self.pump_semaphore(k, dirty);
+        }
         // Modes still compatible with every waiter looked at so far (see module docs). Once
         // it (or the holders' mask) is empty, only waiters of owners that hold this key can
         // still pass (a covering holding never blocks its owner); if there are none, stop.
@@ -189,7 +197,7 @@ impl LockTable {
     /// Whether nothing blocks waiter `wid` on any of its keys.
     pub(super) fn waiter_grantable(&self, wid: WaiterId) -> bool {
         let w = self.waiter(wid);
-        w.keys.iter().all(|&(k, m)| !self.blocked_at(k, w.owner, m, w.qkey))
+        w.keys.iter().all(|&(k, m)| !self.blocked_at(k, w.owner, m, w.permits, w.qkey))
     }
 
     /// Hand-off: removes a waiter, grants it all its targets under one fresh token and emits
@@ -212,7 +220,7 @@ impl LockTable {
         } else {
             NO_SESSION
         };
-        let terms = GrantTerms { token, now, lease_ms: w.lease_ms, session };
+        let terms = GrantTerms { token, now, lease_ms: w.lease_ms, session, permits: w.permits };
         let granted = self.apply_grant(owner, &w.targets, &terms);
         let grants: Vec<Grant> =
             granted.iter().map(|&(l, reentrant)| self.grant_record(l, waited, reentrant)).collect();

@@ -79,6 +79,9 @@ pub(super) struct KeyState {
     pub(super) holders: SmallVec<[HolderEntry; 1]>,
     /// Boxed and absent while nobody waits: most keys never have a queue.
     pub(super) queue: Option<Box<WaitQueue>>,
+    /// A semaphore's limit, set by the acquire that finds it unused (`semaphore.rs`); 0 for
+    /// other scopes. Meaningless while the key is unused.
+    pub(super) limit: u16,
 }
 
 impl Interned for KeyState {
@@ -94,7 +97,14 @@ impl Interned for KeyState {
     }
 
     fn create((scope, name): (Scope, &str)) -> Self {
-        KeyState { name: name.into(), scope, idle: false, holders: SmallVec::new(), queue: None }
+        KeyState {
+            name: name.into(),
+            scope,
+            idle: false,
+            holders: SmallVec::new(),
+            queue: None,
+            limit: 0,
+        }
     }
 
     fn in_use(&self) -> bool {
@@ -119,6 +129,9 @@ pub(super) struct Lock {
     pub(super) session: SessIdx,
     pub(super) mode: Mode,
     pub(super) live: bool,
+    /// A semaphore grant's permits (1..=limit), 0 for other scopes; a `u16` so that it fits
+    /// in the padding after `live` and the record stays 40 bytes (docs/LOCK_CORE.md).
+    pub(super) permits: u16,
     pub(super) token: FencingToken,
     pub(super) granted_at: Millis,
     /// [`SESSION_LEASE`] when held under a session.
@@ -197,6 +210,8 @@ pub(super) struct Waiter {
     pub(super) deadline: Millis,
     pub(super) lease_ms: Millis,
     pub(super) session: SessIdx,
+    /// A semaphore waiter's permits, 0 for other scopes.
+    pub(super) permits: u16,
 }
 
 impl Waiter {

@@ -147,6 +147,9 @@ impl LockTable {
     pub(super) fn downgrade_held(&mut self, req: &DowngradeRequest) -> Result<Grant, LockError> {
         validate_key(&req.key)?;
         validate_owner(&req.owner)?;
+        if req.scope == Scope::Semaphore {
+            return Err(LockError::invalid("scope", "a semaphore has no mode to downgrade"));
+        }
         let l = self.find_held(&req.key, req.scope, &req.owner, req.fencing_token)?;
         let held = self.lock(l).mode;
         if !held.covers(req.mode) {
@@ -192,6 +195,10 @@ impl LockTable {
         }
         self.free_locks.push(l);
         self.live_locks -= 1;
+        if lk.permits > 0 {
+            self.semaphore_grants -= 1;
+            self.held_permits -= u64::from(lk.permits);
+        }
         self.owners.live_mut(lk.owner).locks -= 1;
         self.owner_unref(lk.owner);
     }

@@ -8,6 +8,7 @@ use smallvec::SmallVec;
 
 use super::deadline::MAX_TIME;
 use super::records::{Dirty, KeyIdx, Lock, LockIdx, QueueKey, NO_SESSION, SESSION_LEASE};
+use super::semaphore::{snapshot_numbers, SemaphoreTerms};
 use super::LockTable;
 use crate::answer::LockInfo;
 use crate::config::Config;
@@ -45,6 +46,32 @@ pub struct SessionSnapshot {
     pub owner: String,
     pub ttl_ms: Millis,
     pub expires_in_ms: Millis,
+}
+
+impl LockTable {
+    /// A snapshot lock's semaphore numbers: checked as a request's on a semaphore (and held
+    /// in mode `shared`), absent elsewhere.
+    fn import_semaphore_terms(
+        &self,
+        l: &LockSnapshot,
+    ) -> Result<Option<SemaphoreTerms>, LockError> {
+        if l.scope != Scope::Semaphore {
+            if l.permits.is_some() || l.limit.is_some() {
+                return Err(LockError::invalid(
+                    "snapshot",
+                    format!("lock [{}] has permits", l.key),
+                ));
+            }
+            return Ok(None);
+        }
+        if l.mode != Mode::Shared {
+            return Err(LockError::invalid(
+                "snapshot",
+                format!("semaphore [{}] not shared", l.key),
+            ));
+        }
+        snapshot_numbers(l.permits, l.limit).map(Some)
+    }
 }
 
 /// Queue position used to test an imported lock against the holders imported before it:
@@ -141,8 +168,24 @@ impl LockTable {
                 LockError::invalid("snapshot", format!("lock [{}] names a bad session", l.key))
             })?,
         };
+        let semaphore = self.import_semaphore_terms(l)?;
         let o = self.intern_owner(&l.owner);
         let k = self.intern_key(l.scope, &l.key);
+        let permits = semaphore.map_or(0, |s| s.permits);
+        if let Some(s) = semaphore {
+            let ks = self.keys.live_mut(k);
+            if ks.holders.is_empty() {
+                ks.limit = s.limit;
+            } else if ks.limit != s.limit {
+                self.owner_unref(o);
+                let mut dirty: Dirty = smallvec::smallvec![k];
+                self.pump(&mut dirty);
+                return Err(LockError::invalid(
+                    "snapshot",
+                    format!("semaphore [{}] has two limits", l.key),
+                ));
+            }
+        }
         let mut needed: SmallVec<[(KeyIdx, Mode); 8]> = SmallVec::new();
         needed.push((k, l.mode));
         if l.scope == Scope::Tree {
@@ -151,7 +194,7 @@ impl LockTable {
             }
         }
         let conflict = self.find_target_lock(o, k).is_some()
-            || needed.iter().any(|&(kk, m)| self.blocked_at(kk, o, m, IMPORT_QKEY));
+            || needed.iter().any(|&(kk, m)| self.blocked_at(kk, o, m, permits, IMPORT_QKEY));
         if conflict {
             let mut dirty: Dirty = needed.iter().map(|(k, _)| *k).collect();
             self.owner_unref(o);
@@ -173,6 +216,7 @@ impl LockTable {
             session,
             mode: l.mode,
             live: true,
+            permits,
             token: l.fencing_token,
             granted_at: now.saturating_sub(l.held_ms),
             lease_until,

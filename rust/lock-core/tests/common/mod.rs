@@ -110,3 +110,17 @@ pub fn cases() -> u32 {
 pub fn sid(n: u64) -> SessionId {
     SessionId::from_u128(u128::from(n).wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) ^ 1)
 }
+
+/// The table configuration of the model tests (`model.rs`, `semaphore_model.rs`): short leases
+/// and waits, so histories of a few hundred milliseconds see them run out.
+pub fn model_config(aging_ms: Millis) -> Config {
+    Config {
+        aging_ms,
+        default_lease_ms: 100,
+        max_lease_ms: 1_000,
+        max_wait_ms: 1_000,
+        // Sweep unused keys and owners almost at once, so the sweep is exercised too.
+        idle_cache: 1,
+        ..Default::default()
+    }
+}

@@ -111,6 +111,9 @@ fn lock_details(e: &LockError) -> Value {
         LockError::Cancelled { key, owner, reason } => {
             json!({ "key": key, "owner": owner, "reason": reason })
         }
+        LockError::LimitMismatch { key, limit, requested } => {
+            json!({ "key": key, "limit": limit, "requested": requested })
+        }
     }
 }
 

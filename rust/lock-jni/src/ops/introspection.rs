@@ -64,9 +64,13 @@ struct ListedLock<'a> {
     held_ms: Millis,
     key: &'a str,
     lease_ms: Millis,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    limit: Option<u32>,
     mode: Mode,
     owner: &'a str,
     partition: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    permits: Option<u32>,
     scope: Scope,
     session: bool,
 }
@@ -74,15 +78,28 @@ struct ListedLock<'a> {
 impl<'a> ListedLock<'a> {
     fn of(lock: &'a LockInfo, partition: u32) -> Self {
         // Destructured in full, so that a field added to `LockInfo` fails here until it is listed.
-        let LockInfo { key, scope, owner, mode, fencing_token, held_ms, lease_ms, session } = lock;
+        let LockInfo {
+            key,
+            scope,
+            owner,
+            mode,
+            fencing_token,
+            held_ms,
+            lease_ms,
+            session,
+            permits,
+            limit,
+        } = lock;
         ListedLock {
             fencing_token: *fencing_token,
             held_ms: *held_ms,
             key,
             lease_ms: *lease_ms,
+            limit: *limit,
             mode: *mode,
             owner,
             partition,
+            permits: *permits,
             scope: *scope,
             session: session.is_some(),
         }
@@ -120,6 +137,7 @@ fn node_stats(partitions: &[(u32, PartitionStats)]) -> Value {
                 "id": id,
                 "epoch": s.epoch,
                 "held": s.held_locks,
+                "semaphore_grants": s.semaphore_grants,
                 "waiting": s.waiting,
                 "sessions": s.sessions,
                 "memory_bytes": s.memory.total,
@@ -141,6 +159,8 @@ fn node_stats(partitions: &[(u32, PartitionStats)]) -> Value {
         "renewals": sum(&|s| s.counters.renewals),
         "limit_rejections": sum(&|s| s.counters.limit_rejections),
         "held": sum(&|s| s.held_locks as u64),
+        "semaphore_grants": sum(&|s| s.semaphore_grants as u64),
+        "held_permits": sum(&|s| s.held_permits),
         "waiting": sum(&|s| s.waiting as u64),
         "sessions": sum(&|s| s.sessions as u64),
         "memory_bytes": sum(&|s| s.memory.total),
@@ -189,6 +209,8 @@ fn node_diagnostics(core: &NodeCore, now: u64) -> Result<Value, BridgeError> {
             "state": if core.in_grace(id) { "grace" } else { "active" },
             "held": stats.held_locks,
             "held_keys": stats.held_keys,
+            "semaphore_grants": stats.semaphore_grants,
+            "held_permits": stats.held_permits,
             "waiting": stats.waiting,
             "sessions": stats.sessions,
             "memory_bytes": stats.memory.total,

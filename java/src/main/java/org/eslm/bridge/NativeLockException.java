@@ -21,6 +21,7 @@ public final class NativeLockException extends RuntimeException {
     public static final int PARTITION_UNAVAILABLE = 8;
     public static final int CANCELLED = 9;
     public static final int CORE_PANIC = 10;
+    public static final int SEMAPHORE_LIMIT_MISMATCH = 11;
     public static final int INTERNAL = 99;
 
     private static final long serialVersionUID = 1L;

@@ -47,6 +47,7 @@ import org.eslm.cluster.ShardStateLog;
 import org.eslm.compat.VersionedActionPlugin;
 import org.eslm.rest.RestAcquireLockAction;
 import org.eslm.rest.RestCatLocksAction;
+import org.eslm.rest.RestCatSemaphoresAction;
 import org.eslm.rest.RestForceReleaseLockAction;
 import org.eslm.rest.RestGetLockAction;
 import org.eslm.rest.RestLockSessionAction;
@@ -54,6 +55,7 @@ import org.eslm.rest.RestLockStatsAction;
 import org.eslm.rest.RestNodeDiagnosticsAction;
 import org.eslm.rest.RestReleaseLockAction;
 import org.eslm.rest.RestRenewLockAction;
+import org.eslm.rest.RestSemaphoreAction;
 import org.eslm.service.BridgeJson;
 import org.eslm.service.LockService;
 import org.eslm.service.LockSettings;
@@ -219,8 +221,10 @@ public class LockManagerPlugin extends VersionedActionPlugin implements SystemIn
                 new RestRenewLockAction(settings),
                 new RestForceReleaseLockAction(settings),
                 new RestLockSessionAction(settings),
+                new RestSemaphoreAction(settings),
                 new RestGetLockAction(),
                 new RestCatLocksAction(),
+                new RestCatSemaphoresAction(),
                 new RestLockStatsAction(),
                 new RestNodeDiagnosticsAction());
     }

@@ -79,6 +79,8 @@ final class LockBodies {
     private static final ParseField ALL = new ParseField("all");
     private static final ParseField TTL = new ParseField("ttl");
     private static final ParseField REASON = new ParseField("reason");
+    private static final ParseField PERMITS = new ParseField("permits");
+    private static final ParseField LIMIT = new ParseField("limit");
 
     static final ObjectParser<Args, LockSettings.Values> ACQUIRE =
             new ObjectParser<>("lock_acquire_request", Args::new);
@@ -97,6 +99,12 @@ final class LockBodies {
             new ObjectParser<>("lock_session_end_request", Args::new);
     static final ObjectParser<Args, LockSettings.Values> FORCE_RELEASE =
             new ObjectParser<>("lock_force_release_request", Args::new);
+    static final ObjectParser<Args, LockSettings.Values> SEMAPHORE_ACQUIRE =
+            new ObjectParser<>("semaphore_acquire_request", Args::new);
+    static final ObjectParser<Args, LockSettings.Values> SEMAPHORE_RELEASE =
+            new ObjectParser<>("semaphore_release_request", Args::new);
+    static final ObjectParser<Args, LockSettings.Values> SEMAPHORE_RENEW =
+            new ObjectParser<>("semaphore_renew_request", Args::new);
     private static final ObjectParser<Args, LockSettings.Values> LOCK_ITEM = new ObjectParser<>("lock", Args::new);
     private static final ObjectParser<Args, LockSettings.Values> RELEASE_ITEM = new ObjectParser<>("lock", Args::new);
 
@@ -109,7 +117,10 @@ final class LockBodies {
                 RENEW,
                 SESSION_CREATE,
                 SESSION_KEEPALIVE,
-                SESSION_END)) {
+                SESSION_END,
+                SEMAPHORE_ACQUIRE,
+                SEMAPHORE_RELEASE,
+                SEMAPHORE_RENEW)) {
             p.declareString((a, v) -> a.put("owner", bounded("owner", v)), OWNER);
         }
         for (ObjectParser<Args, LockSettings.Values> p : List.of(ACQUIRE, LOCK_ITEM)) {
@@ -119,15 +130,16 @@ final class LockBodies {
                 List.of(ACQUIRE, LOCK_ITEM, RELEASE, RELEASE_ITEM, RENEW, FORCE_RELEASE)) {
             p.declareString((a, v) -> a.put("scope", scope(v)), SCOPE);
         }
-        for (ObjectParser<Args, LockSettings.Values> p : List.of(ACQUIRE, MULTI_ACQUIRE)) {
+        for (ObjectParser<Args, LockSettings.Values> p : List.of(ACQUIRE, MULTI_ACQUIRE, SEMAPHORE_ACQUIRE)) {
             p.declareField((a, v) -> a.put("priority", v), LockBodies::priority, PRIORITY, ValueType.VALUE);
             p.declareField((a, v) -> a.raw.put("wait", v), LockBodies::rawValue, WAIT, ValueType.VALUE);
             p.declareString((a, v) -> a.put("session", v), SESSION);
         }
-        for (ObjectParser<Args, LockSettings.Values> p : List.of(ACQUIRE, MULTI_ACQUIRE, RENEW)) {
+        for (ObjectParser<Args, LockSettings.Values> p :
+                List.of(ACQUIRE, MULTI_ACQUIRE, RENEW, SEMAPHORE_ACQUIRE, SEMAPHORE_RENEW)) {
             p.declareField((a, v) -> a.raw.put("lease", v), LockBodies::rawValue, LEASE, ValueType.VALUE);
         }
-        for (ObjectParser<Args, LockSettings.Values> p : List.of(RELEASE, RENEW)) {
+        for (ObjectParser<Args, LockSettings.Values> p : List.of(RELEASE, RENEW, SEMAPHORE_RELEASE, SEMAPHORE_RENEW)) {
             p.declareLong(
                     (a, v) -> {
                         if (v < 0) {
@@ -140,7 +152,8 @@ final class LockBodies {
         for (ObjectParser<Args, LockSettings.Values> p : List.of(MULTI_RELEASE, SESSION_CREATE)) {
             p.declareString((a, v) -> a.routing = v, ROUTING);
         }
-        for (ObjectParser<Args, LockSettings.Values> p : List.of(ACQUIRE, MULTI_ACQUIRE, RELEASE, RENEW)) {
+        for (ObjectParser<Args, LockSettings.Values> p : List.of(
+                ACQUIRE, MULTI_ACQUIRE, RELEASE, RENEW, SEMAPHORE_ACQUIRE, SEMAPHORE_RELEASE, SEMAPHORE_RENEW)) {
             p.declareField(
                     (a, v) -> {
                         throw RoutingValues.routingRefused();
@@ -164,7 +177,54 @@ final class LockBodies {
         MULTI_RELEASE.declareBoolean((a, v) -> a.put("all", v), ALL);
         SESSION_CREATE.declareField((a, v) -> a.raw.put("ttl", v), LockBodies::rawValue, TTL, ValueType.VALUE);
         FORCE_RELEASE.declareString((a, v) -> a.reason = v, REASON);
+        SEMAPHORE_ACQUIRE.declareLong((a, v) -> a.put("permits", semaphoreNumber("permits", v)), PERMITS);
+        SEMAPHORE_ACQUIRE.declareLong((a, v) -> a.put("limit", semaphoreNumber("limit", v)), LIMIT);
     }
+
+    /** Largest semaphore {@code limit} (the core's {@code MAX_SEMAPHORE_LIMIT}). */
+    static final long MAX_SEMAPHORE_LIMIT = 65_535;
+
+    /**
+     * A semaphore's {@code permits} or {@code limit}: 1..65535 here, so the core gets a number of its
+     * type; the core checks the rest (permits within the limit, the limit the semaphore has).
+     */
+    private static long semaphoreNumber(String field, long value) {
+        if (value < 1 || value > MAX_SEMAPHORE_LIMIT) {
+            throw new IllegalArgumentException(
+                    "[" + field + "] must be 1.." + MAX_SEMAPHORE_LIMIT + ", got [" + value + "]");
+        }
+        return value;
+    }
+
+    /**
+     * Parses a semaphore acquire body for semaphore {@code name}: a lock acquire of scope
+     * {@code semaphore} with {@code permits} (default 1) and {@code limit} (required).
+     */
+    static Args semaphoreAcquire(String name, XContentParser parser, LockSettings.Values settings) throws IOException {
+        Args args = parse(SEMAPHORE_ACQUIRE, parser, settings)
+                .require("owner")
+                .require("limit")
+                .durations(settings);
+        args.put("key", name);
+        args.put("scope", SEMAPHORE);
+        defaultWait(args, settings);
+        return args;
+    }
+
+    /** Parses a semaphore release or renew body for semaphore {@code name}. */
+    static Args semaphoreKeyed(
+            ObjectParser<Args, LockSettings.Values> parser,
+            String name,
+            XContentParser body,
+            LockSettings.Values settings)
+            throws IOException {
+        Args args = keyed(parser, name, body, settings);
+        args.put("scope", SEMAPHORE);
+        return args;
+    }
+
+    /** The core's name of the semaphore scope. */
+    static final String SEMAPHORE = "semaphore";
 
     /** Longest key and owner, in UTF-8 bytes (DESIGN.md §4; the core's {@code MAX_KEY_BYTES}). */
     static final int MAX_NAME_BYTES = 512;

@@ -21,7 +21,7 @@ import org.eslm.service.ListedLocks;
  * is in the {@value #NEXT_HEADER} response header (absent on the last page), as a table has no place
  * for it.
  */
-public final class RestCatLocksAction extends AbstractCatAction {
+public class RestCatLocksAction extends AbstractCatAction {
     /** The response header carrying the cursor of the following page. */
     public static final String NEXT_HEADER = "X-Locks-Next";
 
@@ -42,7 +42,7 @@ public final class RestCatLocksAction extends AbstractCatAction {
 
     @Override
     protected RestChannelConsumer doCatRequest(RestRequest request, NodeClient client) {
-        Map<String, Object> filter = RestGetLockAction.listFilter(request);
+        Map<String, Object> filter = filter(request);
         TransportListLocksAction.Request list =
                 new TransportListLocksAction.Request(BridgeJson.toJson(filter), (Integer) filter.get("size"));
         return channel -> client.execute(
@@ -61,35 +61,47 @@ public final class RestCatLocksAction extends AbstractCatAction {
                 });
     }
 
+    /** A column: its header, its {@code _cat} attributes (alias, description), the listed lock's field. */
+    protected record Column(String header, String attributes, String field) {}
+
+    private static final List<Column> COLUMNS = List.of(
+            new Column("key", "alias:k;desc:lock key or tree path", "key"),
+            new Column("scope", "alias:s;desc:key, tree or semaphore", "scope"),
+            new Column("owner", "alias:o;desc:holder", "owner"),
+            new Column("mode", "alias:m;desc:exclusive or shared", "mode"),
+            new Column("token", "alias:t;desc:fencing token", "fencing_token"),
+            new Column("lease_ms", "alias:l;desc:lease left in ms", "lease_ms"),
+            new Column("held_ms", "alias:hm;desc:held for ms", "held_ms"),
+            new Column("node", "alias:n;desc:node holding the lock", "node"));
+
+    /** The table's columns, in order. */
+    protected List<Column> columns() {
+        return COLUMNS;
+    }
+
+    /** The core's list filter for this table. */
+    protected Map<String, Object> filter(RestRequest request) {
+        return RestGetLockAction.listFilter(request);
+    }
+
     @Override
     protected Table getTableWithHeader(RestRequest request) {
-        return new Table()
-                .startHeaders()
-                .addCell("key", "alias:k;desc:lock key or tree path")
-                .addCell("scope", "alias:s;desc:key or tree")
-                .addCell("owner", "alias:o;desc:holder")
-                .addCell("mode", "alias:m;desc:exclusive or shared")
-                .addCell("token", "alias:t;desc:fencing token")
-                .addCell("lease_ms", "alias:l;desc:lease left in ms")
-                .addCell("held_ms", "alias:hm;desc:held for ms")
-                .addCell("node", "alias:n;desc:node holding the lock")
-                .endHeaders();
+        Table table = new Table().startHeaders();
+        for (Column c : columns()) {
+            table.addCell(c.header(), c.attributes());
+        }
+        return table.endHeaders();
     }
 
     private Table buildTable(RestRequest request, TransportListLocksAction.Response response) {
         Table table = getTableWithHeader(request);
         for (ListedLocks.Lock listed : response.merged().locks()) {
             Map<String, Object> lock = listed.asMap();
-            table.startRow()
-                    .addCell(lock.get("key"))
-                    .addCell(lock.get("scope"))
-                    .addCell(lock.get("owner"))
-                    .addCell(lock.get("mode"))
-                    .addCell(lock.get("fencing_token"))
-                    .addCell(lock.get("lease_ms"))
-                    .addCell(lock.get("held_ms"))
-                    .addCell(lock.get("node"))
-                    .endRow();
+            table.startRow();
+            for (Column c : columns()) {
+                table.addCell(lock.get(c.field()));
+            }
+            table.endRow();
         }
         return table;
     }

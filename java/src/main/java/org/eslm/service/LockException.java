@@ -68,6 +68,8 @@ public abstract class LockException extends ElasticsearchException {
                 new LockLimitExceededException(reason, first(md, "es.limit"), number(md, "es.max"));
             case "lock_partition_unavailable_exception" ->
                 new LockPartitionUnavailableException(reason, number(md, "es.retry_after_ms"));
+            case "semaphore_limit_mismatch_exception" ->
+                new SemaphoreLimitMismatchException(reason, key, number(md, "es.limit"));
             case "lock_core_panic_exception" ->
                 new LockCorePanicException(reason, number(md, "es.partition"), number(md, "es.epoch"));
             default -> throw new IllegalStateException("unknown lock exception type [" + type + "]: " + reason);

@@ -45,6 +45,8 @@ public final class NativeErrors {
                 new LockPartitionUnavailableException(message, number(details.get("retry_after_ms")));
             // The caller cancelled its wait (its HTTP client went away): Elasticsearch's own type.
             case NativeLockException.CANCELLED -> new TaskCancelledException(message);
+            case NativeLockException.SEMAPHORE_LIMIT_MISMATCH ->
+                new SemaphoreLimitMismatchException(message, key, number(details.get("limit")));
             case NativeLockException.CORE_PANIC ->
                 new LockCorePanicException(message, number(details.get("partition")), number(details.get("epoch")));
             default ->

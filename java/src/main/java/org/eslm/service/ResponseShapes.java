@@ -45,6 +45,10 @@ final class ResponseShapes {
             if (grant.get("session") == null) {
                 grant.remove("session");
             }
+            if (isSemaphore(grant)) {
+                // A semaphore's holders share it: permits, not modes (docs/API.md "Semaphores").
+                grant.remove("mode");
+            }
             body.putAll(grant);
             return body;
         }
@@ -80,13 +84,32 @@ final class ResponseShapes {
     private static Map<String, Object> keyInfo(Object result, String node) {
         Map<String, Object> info = copy(result);
         List<Map<String, Object>> holders = new ArrayList<>();
+        boolean semaphore = isSemaphore(info);
         for (Object h : (List<?>) info.get("holders")) {
             Map<String, Object> holder = copy(h);
             holder.put("node", node);
+            if (semaphore) {
+                holder.remove("mode");
+                holder.remove("intention");
+            }
             holders.add(holder);
         }
         info.put("holders", holders);
+        if (semaphore) {
+            List<Map<String, Object>> waiters = new ArrayList<>();
+            for (Object w : (List<?>) info.get("waiters")) {
+                Map<String, Object> waiter = copy(w);
+                waiter.remove("mode");
+                waiters.add(waiter);
+            }
+            info.put("waiters", waiters);
+        }
         return info;
+    }
+
+    /** Whether a core record (grant, key info) is about a semaphore. */
+    private static boolean isSemaphore(Map<String, Object> record) {
+        return "semaphore".equals(record.get("scope"));
     }
 
     private static Map<String, Object> flagged(String flag, Object result) {

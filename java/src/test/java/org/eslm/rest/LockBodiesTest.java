@@ -36,6 +36,34 @@ class LockBodiesTest {
     }
 
     @Test
+    void semaphoreBodiesAreLockBodiesOfScopeSemaphore() throws IOException {
+        LockBodies.Args args = LockBodies.semaphoreAcquire(
+                "api", parser("{\"owner\":\"w\",\"permits\":2,\"limit\":4,\"wait\":\"1s\"}"), DEFAULTS);
+        assertEquals(
+                Map.of("owner", "w", "permits", 2L, "limit", 4L, "wait_ms", 1000L, "key", "api", "scope", "semaphore"),
+                args);
+        LockBodies.Args release = LockBodies.semaphoreKeyed(
+                LockBodies.SEMAPHORE_RELEASE, "api", parser("{\"owner\":\"w\",\"fencing_token\":7}"), DEFAULTS);
+        assertEquals(Map.of("owner", "w", "fencing_token", 7L, "key", "api", "scope", "semaphore"), release);
+        for (String[] bad : new String[][] {
+            {"{\"owner\":\"w\"}", "[limit] is required"},
+            {"{\"owner\":\"w\",\"limit\":0}", "[limit] must be 1..65535"},
+            {"{\"owner\":\"w\",\"limit\":3,\"permits\":70000}", "[permits] must be 1..65535"},
+        }) {
+            IllegalArgumentException e = assertThrows(
+                    IllegalArgumentException.class,
+                    () -> LockBodies.semaphoreAcquire("api", parser(bad[0]), DEFAULTS),
+                    bad[0]);
+            assertTrue(rootMessage(e).startsWith(bad[1]), rootMessage(e));
+        }
+        Exception mode = assertThrows(
+                XContentParseException.class,
+                () -> LockBodies.semaphoreAcquire(
+                        "api", parser("{\"owner\":\"w\",\"limit\":3,\"mode\":\"shared\"}"), DEFAULTS));
+        assertTrue(rootMessage(mode).contains("mode"), rootMessage(mode));
+    }
+
+    @Test
     void acquireBodyMapsNamesAndDurations() throws IOException {
         LockBodies.Args args = LockBodies.acquire(
                 "k",

@@ -100,6 +100,13 @@ class NativeErrorsTest {
                         "es.retry_after_ms",
                         List.of("500")),
                 new Case(
+                        NativeLockException.SEMAPHORE_LIMIT_MISMATCH,
+                        Map.of("key", "api", "limit", 4, "requested", 8),
+                        "semaphore_limit_mismatch_exception",
+                        RestStatus.CONFLICT,
+                        "es.limit",
+                        List.of("4")),
+                new Case(
                         NativeLockException.CORE_PANIC,
                         Map.of("partition", 3, "epoch", 2),
                         "lock_core_panic_exception",

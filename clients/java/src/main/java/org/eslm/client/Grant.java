@@ -7,7 +7,14 @@ import org.eslm.client.internal.Wire;
 
 /** One granted lock as an acquire answer describes it (docs/API.md, "Answer 200"). */
 record Grant(
-        String key, LockMode mode, LockScope scope, long fencingToken, long leaseMs, long waitedMs, boolean reentrant) {
+        String key,
+        LockMode mode,
+        LockScope scope,
+        long fencingToken,
+        long leaseMs,
+        long waitedMs,
+        boolean reentrant,
+        int permits) {
 
     /** {@code POST /_locks/{key}/_acquire}: every field at the top level. */
     static Grant single(JsonNode answer) {
@@ -27,11 +34,13 @@ record Grant(
     private static Grant of(JsonNode lock, JsonNode answer) {
         return new Grant(
                 lock.get("key").asText(),
-                Wire.parse(LockMode.class, lock.get("mode").asText()),
+                // A semaphore's grant has permits, no mode: its holders share it.
+                lock.has("mode") ? Wire.parse(LockMode.class, lock.get("mode").asText()) : LockMode.SHARED,
                 Wire.parse(LockScope.class, lock.get("scope").asText()),
                 lock.get("fencing_token").asLong(),
                 answer.get("lease_ms").asLong(),
                 answer.path("waited_ms").asLong(),
-                lock.path("reentrant").asBoolean(false));
+                lock.path("reentrant").asBoolean(false),
+                lock.path("permits").asInt(0));
     }
 }

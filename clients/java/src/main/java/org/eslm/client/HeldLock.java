@@ -77,6 +77,11 @@ public final class HeldLock implements AsyncCloseable {
         return grant.scope();
     }
 
+    /** The permits this grant holds: a semaphore's ({@link Semaphore}); 0 for a lock. */
+    public int permits() {
+        return grant.permits();
+    }
+
     /**
      * The grant's fencing token: strictly increasing per key. Pass it where the protected write
      * happens, e.g. as an external version (docs/API.md, "The fencing recipe").

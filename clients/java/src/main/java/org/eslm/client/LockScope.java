@@ -3,9 +3,11 @@ package org.eslm.client;
 /**
  * docs/API.md, "Scopes": {@code KEY} locks exactly the key; {@code TREE} treats it as an absolute
  * path ({@code /orders/eu/42}) and takes intention locks on its ancestors. The two are separate
- * namespaces; a {@link HeldLock} remembers its scope for renew and release.
+ * namespaces; a {@link HeldLock} remembers its scope for renew and release. {@code SEMAPHORE} is the
+ * scope of a semaphore's grant ({@link Semaphore}, docs/API.md "Semaphores"), a name space of its own.
  */
 public enum LockScope {
     KEY,
-    TREE
+    TREE,
+    SEMAPHORE
 }

@@ -87,7 +87,17 @@ public abstract sealed class Locking permits LockClient, LockSession {
                 MultiLock::closeAsync);
     }
 
-    private HeldLock held(Grant grant, AcquireOptions options, long sentAt) {
+    /**
+     * The counting semaphore {@code name} of {@code limit} permits (docs/API.md "Semaphores"), to
+     * acquire permits of as this owner: {@code try (HeldLock permit = locks.semaphore("api",
+     * 4).acquire(1, options)) {...}}.
+     */
+    public Semaphore semaphore(String name, int limit) {
+        return new Semaphore(this, name, limit);
+    }
+
+    /** A held grant of a request sent at {@code sentAt}, watched or under the session. */
+    HeldLock held(Grant grant, AcquireOptions options, long sentAt) {
         LockSession session = session();
         HeldLock lock = new HeldLock(shared(), owner(), grant, session);
         if (session != null) {

@@ -39,6 +39,14 @@ final class Requests {
         return waiting(Endpoints.acquire(key), body, Durations.millis(options.maxWait(), "wait"));
     }
 
+    /** {@code POST /_semaphores/{name}/_acquire} for {@code permits} of {@code limit}. */
+    CompletableFuture<JsonNode> acquireSemaphore(
+            String owner, String name, int permits, int limit, AcquireOptions options, String sessionId) {
+        ObjectNode body = acquireBody(owner, options, sessionId);
+        body.put("permits", permits).put("limit", limit);
+        return waiting(Endpoints.semaphore(name) + "/_acquire", body, Durations.millis(options.maxWait(), "wait"));
+    }
+
     /** {@code POST /_locks/_acquire}: all or nothing. */
     CompletableFuture<JsonNode> acquireAll(
             String owner, List<LockTarget> targets, AcquireOptions options, String sessionId) {
@@ -55,18 +63,28 @@ final class Requests {
 
     /** {@code POST /_locks/{key}/_renew} of this grant only; answers the new {@code lease_ms}. */
     CompletableFuture<Long> renew(String owner, String key, LockScope scope, long token, Long leaseMs, long budgetMs) {
-        ObjectNode body = ownerBody(owner).put("fencing_token", token).put("scope", Wire.name(scope));
+        ObjectNode body = grantBody(owner, scope, token);
         if (leaseMs != null) {
             body.put("lease", leaseMs);
         }
-        return retrier.run(budgetMs, left -> transport.send("POST", Endpoints.renew(key), body, 0))
+        return retrier.run(budgetMs, left -> transport.send("POST", grantPath(key, scope, "/_renew"), body, 0))
                 .thenApply(answer -> answer.get("lease_ms").asLong());
     }
 
     /** {@code POST /_locks/{key}/_release} of this grant only: a stale token frees nothing newer. */
     CompletableFuture<JsonNode> release(String owner, String key, LockScope scope, long token) {
-        ObjectNode body = ownerBody(owner).put("fencing_token", token).put("scope", Wire.name(scope));
-        return plain("POST", Endpoints.release(key), body);
+        return plain("POST", grantPath(key, scope, "/_release"), grantBody(owner, scope, token));
+    }
+
+    /** A renew or release body of one grant: a semaphore's endpoints know their scope. */
+    private ObjectNode grantBody(String owner, LockScope scope, long token) {
+        ObjectNode body = ownerBody(owner).put("fencing_token", token);
+        return scope == LockScope.SEMAPHORE ? body : body.put("scope", Wire.name(scope));
+    }
+
+    /** {@code /_locks/{key}{action}}, or {@code /_semaphores/{name}{action}} for a semaphore's grant. */
+    private static String grantPath(String key, LockScope scope, String action) {
+        return (scope == LockScope.SEMAPHORE ? Endpoints.semaphore(key) : Endpoints.lock(key)) + action;
     }
 
     /** {@code POST /_locks/_release} of the given locks. */

@@ -21,6 +21,7 @@ public final class ServerErrors {
             Map.entry(LockConflictException.TYPE, LockConflictException::new),
             Map.entry(LockWaitTimeoutException.TYPE, LockWaitTimeoutException::new),
             Map.entry(DeadlockException.TYPE, DeadlockException::new),
+            Map.entry(SemaphoreLimitMismatchException.TYPE, SemaphoreLimitMismatchException::new),
             Map.entry(BodyTooLargeException.TYPE, BodyTooLargeException::new),
             Map.entry(LockLimitExceededException.TYPE, LockLimitExceededException::new),
             Map.entry(LockCorePanicException.TYPE, LockCorePanicException::new),

@@ -31,6 +31,11 @@ public final class Endpoints {
         return SESSIONS + "/" + encode(sessionId);
     }
 
+    /** {@code /_semaphores/{name}} (docs/API.md "Semaphores"). */
+    public static String semaphore(String name) {
+        return "/_semaphores/" + encode(name);
+    }
+
     /** {@code /_locks/{key}}: keys may hold {@code /} (tree paths), sent as {@code %2F}. */
     public static String lock(String key) {
         return "/_locks/" + encode(key);

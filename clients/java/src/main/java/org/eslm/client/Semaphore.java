@@ -1,0 +1,86 @@
+package org.eslm.client;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import org.eslm.client.internal.Futures;
+
+/**
+ * A counting semaphore (docs/API.md "Semaphores"): up to {@link #limit()} permits held at once,
+ * each grant with its own lease, renewed by the watchdog like a lock, and its fencing token. From
+ * {@link Locking#semaphore}; the permits are acquired as its owner (or under its session). The
+ * options' wait, lease, priority and watchdog apply; mode and scope do not. A grant is a {@link
+ * HeldLock} of scope {@link LockScope#SEMAPHORE}: close it to give the permits back.
+ *
+ * <p>The limit is the semaphore's while anyone holds or waits: another one is refused with {@link
+ * org.eslm.client.errors.SemaphoreLimitMismatchException}. The same owner asking again with the
+ * same permits gets its grant back (reentrant); workers that must each hold permits use owners of
+ * their own ({@link LockClient#withOwner}).
+ */
+public final class Semaphore {
+    private static final int MAX_LIMIT = 65_535;
+
+    private final Locking locking;
+    private final String name;
+    private final int limit;
+
+    Semaphore(Locking locking, String name, int limit) {
+        this.locking = Objects.requireNonNull(locking, "locking");
+        this.name = Objects.requireNonNull(name, "name");
+        if (limit < 1 || limit > MAX_LIMIT) {
+            throw new IllegalArgumentException("[limit] must be 1 to " + MAX_LIMIT + ", got [" + limit + "]");
+        }
+        this.limit = limit;
+    }
+
+    public String name() {
+        return name;
+    }
+
+    public int limit() {
+        return limit;
+    }
+
+    /**
+     * Acquires {@code permits}: at once, or after queueing up to the options' wait (strict FIFO
+     * within a priority).
+     *
+     * @throws org.eslm.client.errors.LockConflictException they do not fit, and no wait was given
+     * @throws org.eslm.client.errors.LockWaitTimeoutException the wait ran out
+     */
+    public HeldLock acquire(int permits, AcquireOptions options) {
+        return Sync.await(acquireAsync(permits, options));
+    }
+
+    /** One permit. */
+    public HeldLock acquire(AcquireOptions options) {
+        return acquire(1, options);
+    }
+
+    /** {@code permits} if they fit now, else empty (never waits). */
+    public Optional<HeldLock> tryAcquire(int permits, AcquireOptions options) {
+        return Sync.await(Locking.orEmptyOnConflict(acquireAsync(permits, options.withWait(Duration.ZERO))));
+    }
+
+    /** {@link #acquire} without blocking a thread while queued. */
+    public CompletableFuture<HeldLock> acquireAsync(int permits, AcquireOptions options) {
+        if (permits < 1 || permits > limit) {
+            throw new IllegalArgumentException("[permits] must be 1 to the limit " + limit + ", got [" + permits + "]");
+        }
+        long sentAt = System.nanoTime();
+        LockSession session = locking.session();
+        return Futures.map(
+                locking.shared()
+                        .requests()
+                        .acquireSemaphore(
+                                locking.owner(), name, permits, limit, options, session == null ? null : session.id()),
+                answer -> locking.held(Grant.single(answer), options, sentAt),
+                HeldLock::closeAsync);
+    }
+
+    @Override
+    public String toString() {
+        return "semaphore [" + name + "] of " + limit + " permits, as [" + locking.owner() + "]";
+    }
+}

@@ -1,0 +1,79 @@
+package org.eslm.rest;
+
+import static org.elasticsearch.rest.RestRequest.Method.GET;
+import static org.elasticsearch.rest.RestRequest.Method.POST;
+
+import java.io.IOException;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+import org.elasticsearch.client.internal.node.NodeClient;
+import org.elasticsearch.rest.RestRequest;
+import org.elasticsearch.xcontent.XContentParser;
+import org.eslm.action.RoutingValues;
+import org.eslm.action.TransportAcquireLockAction;
+import org.eslm.action.TransportGetLockAction;
+import org.eslm.action.TransportReleaseLockAction;
+import org.eslm.action.TransportRenewLockAction;
+import org.eslm.bridge.NativeOp;
+import org.eslm.service.LockSettings;
+
+/**
+ * The counting semaphores: {@code POST /_semaphores/{name}/_acquire}, {@code _release}, {@code _renew}
+ * and {@code GET /_semaphores/{name}} (docs/API.md "Semaphores"). Thin on purpose: each is the lock
+ * operation of the same name on the key {@code name} in scope {@code semaphore}, sent to the lock
+ * transport action that serves it (so security sees the same {@code cluster:admin/locks/...} and
+ * {@code cluster:monitor/locks/...} actions), routed by the name as a plain key is. The rules
+ * (permits, limit, FIFO) are the core's (docs/LOCK_CORE.md "Semaphores").
+ */
+public final class RestSemaphoreAction extends LockRestHandler {
+    private final Supplier<LockSettings.Values> settings;
+
+    public RestSemaphoreAction(Supplier<LockSettings.Values> settings) {
+        this.settings = settings;
+    }
+
+    @Override
+    public String getName() {
+        return "semaphores_action";
+    }
+
+    @Override
+    public List<Route> routes() {
+        return List.of(
+                new Route(POST, "/_semaphores/{name}/_acquire"),
+                new Route(POST, "/_semaphores/{name}/_release"),
+                new Route(POST, "/_semaphores/{name}/_renew"),
+                new Route(GET, "/_semaphores/{name}"));
+    }
+
+    @Override
+    protected RestChannelConsumer prepareRequest(RestRequest request, NodeClient client) throws IOException {
+        String name = request.param("name");
+        String routing = RoutingValues.of(name, LockBodies.SEMAPHORE);
+        if (request.method() == GET) {
+            if (request.hasParam("routing")) {
+                throw RoutingValues.routingRefused();
+            }
+            Map<String, Object> args = new LinkedHashMap<>();
+            args.put("key", name);
+            args.put("scope", LockBodies.SEMAPHORE);
+            return send(request, client, TransportGetLockAction.TYPE, NativeOp.KEY_INFO, routing, args);
+        }
+        String path = request.path();
+        try (XContentParser parser = requiredParser(request, settings.get())) {
+            if (path.endsWith("/_acquire")) {
+                LockBodies.Args args = LockBodies.semaphoreAcquire(name, parser, settings.get());
+                return send(request, client, TransportAcquireLockAction.TYPE, NativeOp.ACQUIRE, routing, args);
+            }
+            if (path.endsWith("/_release")) {
+                LockBodies.Args args =
+                        LockBodies.semaphoreKeyed(LockBodies.SEMAPHORE_RELEASE, name, parser, settings.get());
+                return send(request, client, TransportReleaseLockAction.TYPE, NativeOp.RELEASE, routing, args);
+            }
+            LockBodies.Args args = LockBodies.semaphoreKeyed(LockBodies.SEMAPHORE_RENEW, name, parser, settings.get());
+            return send(request, client, TransportRenewLockAction.TYPE, NativeOp.RENEW, routing, args);
+        }
+    }
+}

@@ -1,0 +1,236 @@
+//! Counting semaphores: keys of [`Scope::Semaphore`], whose holders share the key, each with
+//! its `permits`, as long as the permits held add up to no more than the key's `limit`. The
+//! rules are in docs/LOCK_CORE.md ("Semaphores"); everything else (leases, sessions, tokens,
+//! the queue, the hand-off, replication) is the lock table's own, so a semaphore grant is a
+//! [`super::records::Lock`] in mode `shared` that carries its permits.
+//!
+//! Queue order is strict FIFO within a priority (`queue.rs` ranks waiters as for locks): a
+//! semaphore waiter is blocked by every waiter ranked ahead of it, not only by incompatible
+//! ones, so a request for many permits is never overtaken by later small ones, and the pump
+//! stops at the first waiter that does not fit.
+
+use super::records::{Dirty, KeyIdx, OwnerIdx, QueueKey};
+use super::LockTable;
+use crate::error::LockError;
+use crate::mode::Mode;
+use crate::request::AcquireRequest;
+use crate::types::{Millis, Scope, MAX_SEMAPHORE_LIMIT};
+
+/// A semaphore acquire's checked numbers.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct SemaphoreTerms {
+    pub(super) permits: u16,
+    pub(super) limit: u16,
+}
+
+impl LockTable {
+    /// Checks the semaphore fields of an acquire (and refuses them on other scopes), then,
+    /// for a semaphore, the request against the key as it is at `now`: the same limit while
+    /// anyone holds or waits, no second grant or wait of the same owner with other permits.
+    /// An unused key takes the request's limit here, before planning (`blocked_at` reads it).
+    ///
+    /// Same owner again: with the same permits the acquire is reentrant (the held grant and
+    /// its token come back, as for locks); with other permits it is refused, naming
+    /// `permits` — permits are not added up or given back in part.
+    pub(super) fn semaphore_terms(
+        &mut self,
+        req: &AcquireRequest,
+        now: Millis,
+    ) -> Result<Option<SemaphoreTerms>, LockError> {
+        if req.scope != Scope::Semaphore {
+            if req.permits.is_some() {
+                return Err(LockError::invalid("permits", "only semaphores have permits"));
+            }
+            if req.limit.is_some() {
+                return Err(LockError::invalid("limit", "only semaphores have a limit"));
+            }
+            return Ok(None);
+        }
+        let terms = check_numbers(req)?;
+        self.advance_to(now);
+        let Some(k) = self.find_key(Scope::Semaphore, &req.key) else { return Ok(Some(terms)) };
+        if !self.key_state(k).holders.is_empty() || self.key_state(k).queue.is_some() {
+            let limit = self.key_state(k).limit;
+            if limit != terms.limit {
+                return Err(LockError::LimitMismatch {
+                    key: req.key.clone(),
+                    limit: u32::from(limit),
+                    requested: u32::from(terms.limit),
+                });
+            }
+            if let Some(o) = self.find_owner(&req.owner) {
+                self.check_same_owner(k, o, &req.key, terms.permits)?;
+            }
+        } else {
+            self.keys.live_mut(k).limit = terms.limit;
+        }
+        Ok(Some(terms))
+    }
+
+    /// Refuses an owner that holds the semaphore with other permits or already waits for it.
+    fn check_same_owner(
+        &self,
+        k: KeyIdx,
+        o: OwnerIdx,
+        name: &str,
+        permits: u16,
+    ) -> Result<(), LockError> {
+        if let Some(l) = self.find_target_lock(o, k) {
+            let held = self.lock(l).permits;
+            if held != permits {
+                return Err(LockError::invalid(
+                    "permits",
+                    format!(
+                        "[{}] holds [{held}] permits of semaphore [{name}]; release them before \
+                         asking for [{permits}]",
+                        self.owner_name(o)
+                    ),
+                ));
+            }
+        }
+        let waits = self
+            .owners
+            .live(o)
+            .waiters
+            .iter()
+            .any(|w| self.waiter(*w).keys.iter().any(|(kk, _)| *kk == k));
+        if waits {
+            return Err(LockError::invalid(
+                "owner",
+                format!("[{}] already waits for semaphore [{name}]", self.owner_name(o)),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Sets the limit of semaphore `name` once an acquire has interned it (granted or queued).
+    pub(super) fn set_semaphore_limit(&mut self, name: &str, limit: u16) {
+        if let Some(k) = self.find_key(Scope::Semaphore, name) {
+            self.keys.live_mut(k).limit = limit;
+        }
+    }
+
+    /// Whether `permits` for `owner` on semaphore `k` are blocked: by the permits held (an
+    /// owner that holds the key already is never blocked, as for locks) or by any waiter
+    /// ranked before `qkey` (strict FIFO, see the module docs).
+    pub(super) fn semaphore_blocked(
+        &self,
+        k: KeyIdx,
+        owner: OwnerIdx,
+        permits: u16,
+        qkey: QueueKey,
+    ) -> bool {
+        let ks = self.key_state(k);
+        if ks.holders.iter().any(|h| h.owner == owner) {
+            return false;
+        }
+        if self.held_permits(k) + u32::from(permits) > u32::from(ks.limit) {
+            return true;
+        }
+        ks.queue.as_ref().is_some_and(|q| q.range(..qkey).next().is_some())
+    }
+
+    /// The permits held on semaphore `k`.
+    pub(super) fn held_permits(&self, k: KeyIdx) -> u32 {
+        self.key_state(k).holders.iter().map(|h| u32::from(self.lock(h.lock).permits)).sum()
+    }
+
+    /// The pump of a semaphore: grants its waiters in queue order and stops at the first that
+    /// does not fit (strict FIFO).
+    pub(super) fn pump_semaphore(&mut self, k: KeyIdx, dirty: &mut Dirty) {
+        while let Some(wid) =
+            self.key_state(k).queue.as_ref().and_then(|q| q.values().next().copied())
+        {
+            if !self.waiter_grantable(wid) {
+                break;
+            }
+            self.grant_waiter(wid, dirty);
+        }
+    }
+
+    /// `permits` as the answers show them: only on a semaphore.
+    pub(super) fn shown_permits(&self, k: KeyIdx, permits: u16) -> Option<u32> {
+        (self.key_state(k).scope == Scope::Semaphore).then_some(u32::from(permits))
+    }
+
+    /// The limit of key `k` as the answers show it: only on a semaphore.
+    pub(super) fn shown_limit(&self, k: KeyIdx) -> Option<u32> {
+        let ks = self.key_state(k);
+        (ks.scope == Scope::Semaphore).then_some(u32::from(ks.limit))
+    }
+
+    /// The invariants of the semaphores: a limit on every used semaphore, permits of every
+    /// holder and waiter within it, held permits never above it; no permits elsewhere.
+    pub(super) fn check_semaphores(&self) -> Result<(), String> {
+        for (k, ks) in self.keys.iter() {
+            let used = !ks.holders.is_empty() || ks.queue.is_some();
+            if ks.scope != Scope::Semaphore || !used {
+                continue;
+            }
+            let held = self.held_permits(k);
+            if ks.limit == 0 || held > u32::from(ks.limit) {
+                return Err(format!("semaphore {} holds {held} of limit {}", ks.name, ks.limit));
+            }
+            for h in &ks.holders {
+                let lk = self.lock(h.lock);
+                if lk.permits == 0 || lk.mode != Mode::Shared {
+                    return Err(format!("semaphore {} has a holder without permits", ks.name));
+                }
+            }
+            for wid in ks.queue.iter().flat_map(|q| q.values()) {
+                let p = self.waiter(*wid).permits;
+                if p == 0 || p > ks.limit {
+                    return Err(format!("semaphore {} has a waiter for {p} permits", ks.name));
+                }
+            }
+        }
+        let (mut grants, mut permits) = (0usize, 0u64);
+        for lk in self.locks.iter().filter(|l| l.live) {
+            let sem = self.key_state(lk.key).scope == Scope::Semaphore;
+            if !sem && lk.permits != 0 {
+                return Err(format!("lock on {} has permits", self.key_name(lk.key)));
+            }
+            grants += usize::from(sem);
+            permits += u64::from(lk.permits);
+        }
+        if (grants, permits) != (self.semaphore_grants, self.held_permits) {
+            return Err(format!(
+                "semaphore counts drifted: {grants} grants, {permits} permits vs {}, {}",
+                self.semaphore_grants, self.held_permits
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The permits and limit of a semaphore acquire, each named when out of range.
+fn check_numbers(req: &AcquireRequest) -> Result<SemaphoreTerms, LockError> {
+    if req.mode != Mode::Exclusive {
+        return Err(LockError::invalid("mode", "a semaphore has no modes"));
+    }
+    let limit = req.limit.ok_or_else(|| LockError::invalid("limit", "is required"))?;
+    if limit == 0 || limit > MAX_SEMAPHORE_LIMIT {
+        return Err(LockError::invalid(
+            "limit",
+            format!("must be 1..={MAX_SEMAPHORE_LIMIT}, got [{limit}]"),
+        ));
+    }
+    let permits = req.permits.unwrap_or(1);
+    if permits == 0 || permits > limit {
+        return Err(LockError::invalid(
+            "permits",
+            format!("must be 1..=limit [{limit}], got [{permits}]"),
+        ));
+    }
+    // Both fit a u16: limit <= MAX_SEMAPHORE_LIMIT and permits <= limit.
+    Ok(SemaphoreTerms { permits: permits as u16, limit: limit as u16 })
+}
+
+/// The checked numbers of a semaphore lock in a snapshot (permits and limit as in a request).
+pub(super) fn snapshot_numbers(
+    permits: Option<u32>,
+    limit: Option<u32>,
+) -> Result<SemaphoreTerms, LockError> {
+    let req = AcquireRequest { permits, limit, ..Default::default() };
+    check_numbers(&req).map_err(|e| LockError::invalid("snapshot", e.to_string()))
+}

@@ -1,0 +1,204 @@
+//! Counting semaphores, rule by rule (docs/LOCK_CORE.md, "Semaphores"): the checks of a
+//! request, FIFO with mixed permits, and the replicated state (snapshot, delta, standby,
+//! listing). The random histories are in `tests/semaphore_model.rs`.
+
+mod common;
+
+use common::{sid, table_with};
+use lock_core::{
+    AcquireOutcome, AcquireRequest, Event, Grant, ListFilter, LockError, LockItem, LockTable, Mode,
+    MultiAcquireRequest, Queued, ReleaseRequest, Scope, Standby,
+};
+
+fn sem(name: &str, owner: &str, permits: u32, limit: u32) -> AcquireRequest {
+    AcquireRequest {
+        scope: Scope::Semaphore,
+        permits: Some(permits),
+        limit: Some(limit),
+        lease_ms: Some(60_000),
+        ..AcquireRequest::new(name, owner)
+    }
+}
+
+fn waiting(r: AcquireRequest) -> AcquireRequest {
+    AcquireRequest { wait_ms: Some(10_000), ..r }
+}
+
+fn table() -> LockTable {
+    table_with(|c| c.max_lease_ms = 600_000)
+}
+
+fn granted(t: &mut LockTable, r: &AcquireRequest, now: u64) -> Grant {
+    match t.acquire(r, now) {
+        Ok(AcquireOutcome::Granted(g)) => g,
+        other => panic!("expected a grant for {} by {}, got {other:?}", r.key, r.owner),
+    }
+}
+
+fn queued(t: &mut LockTable, r: &AcquireRequest, now: u64) -> Queued {
+    match t.acquire(r, now) {
+        Ok(AcquireOutcome::Queued(q)) => q,
+        other => panic!("expected {} by {} to queue, got {other:?}", r.key, r.owner),
+    }
+}
+
+fn release(t: &mut LockTable, name: &str, owner: &str, now: u64) {
+    let req = ReleaseRequest {
+        key: name.into(),
+        owner: owner.into(),
+        scope: Scope::Semaphore,
+        ..Default::default()
+    };
+    t.release_at(&req, now).expect("held");
+}
+
+/// The owners granted by the events drained now, in order.
+fn granted_owners(t: &mut LockTable) -> Vec<String> {
+    t.drain_events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Granted { owner, .. } => Some(owner),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn permits_add_up_to_the_limit_and_answers_show_them() {
+    let mut t = table();
+    let g = granted(&mut t, &sem("api", "a", 2, 3), 0);
+    assert_eq!(
+        (g.permits, g.limit, g.scope, g.mode),
+        (Some(2), Some(3), Scope::Semaphore, Mode::Shared)
+    );
+    granted(&mut t, &sem("api", "b", 1, 3), 0);
+    let err = t.acquire(&sem("api", "c", 1, 3), 0).expect_err("full");
+    assert!(matches!(err, LockError::Conflict { .. }), "{err}");
+    let info = t.key_info_scoped("api", Scope::Semaphore, 0).expect("info");
+    assert_eq!(info.limit, Some(3));
+    let permits: Vec<_> = info.holders.iter().map(|h| (h.owner.as_str(), h.permits)).collect();
+    assert_eq!(permits, [("a", Some(2)), ("b", Some(1))]);
+    let lock = t.key_info_scoped("api", Scope::Key, 0).expect("info");
+    assert!(lock.holders.is_empty() && lock.limit.is_none(), "a lock named api is another key");
+    t.check_invariants().expect("invariants");
+}
+
+#[test]
+fn bad_numbers_and_other_limits_are_refused_naming_the_field() {
+    let mut t = table();
+    let field = |e: LockError| match e {
+        LockError::InvalidArgument { field, .. } => field,
+        other => panic!("expected a 400, got {other:?}"),
+    };
+    assert_eq!(field(t.acquire(&sem("s", "a", 4, 3), 0).unwrap_err()), "permits");
+    assert_eq!(field(t.acquire(&sem("s", "a", 0, 3), 0).unwrap_err()), "permits");
+    assert_eq!(field(t.acquire(&sem("s", "a", 1, 0), 0).unwrap_err()), "limit");
+    assert_eq!(field(t.acquire(&sem("s", "a", 1, 70_000), 0).unwrap_err()), "limit");
+    let no_limit = AcquireRequest { limit: None, ..sem("s", "a", 1, 3) };
+    assert_eq!(field(t.acquire(&no_limit, 0).unwrap_err()), "limit");
+    let lock_with_permits = AcquireRequest { permits: Some(1), ..AcquireRequest::new("k", "a") };
+    assert_eq!(field(t.acquire(&lock_with_permits, 0).unwrap_err()), "permits");
+    let multi = MultiAcquireRequest {
+        owner: "a".into(),
+        locks: vec![LockItem { key: "s".into(), mode: Mode::Exclusive, scope: Scope::Semaphore }],
+        ..Default::default()
+    };
+    assert_eq!(field(t.acquire_many(&multi, 0).unwrap_err()), "scope");
+
+    granted(&mut t, &sem("s", "a", 1, 3), 0);
+    match t.acquire(&sem("s", "b", 1, 4), 0) {
+        Err(LockError::LimitMismatch { limit: 3, requested: 4, .. }) => {}
+        other => panic!("expected a limit mismatch, got {other:?}"),
+    }
+    assert_eq!(field(t.acquire(&sem("s", "a", 2, 3), 0).unwrap_err()), "permits");
+    let again = granted(&mut t, &sem("s", "a", 1, 3), 0);
+    assert!(again.reentrant, "the same owner with the same permits gets its grant back");
+    release(&mut t, "s", "a", 1);
+    let g = granted(&mut t, &sem("s", "b", 1, 4), 2);
+    assert_eq!(g.limit, Some(4), "an unused semaphore takes the next acquirer's limit");
+}
+
+#[test]
+fn a_large_request_is_not_overtaken_by_later_small_ones() {
+    let mut t = table();
+    granted(&mut t, &sem("s", "a", 2, 4), 0);
+    granted(&mut t, &sem("s", "b", 1, 4), 0);
+    queued(&mut t, &waiting(sem("s", "big", 3, 4)), 1);
+    // One permit is free, but "big" waits ahead: FIFO.
+    queued(&mut t, &waiting(sem("s", "small", 1, 4)), 2);
+    let err = t.acquire(&sem("s", "try", 1, 4), 3).expect_err("a waiter is ahead");
+    assert!(matches!(err, LockError::Conflict { .. }), "{err}");
+    release(&mut t, "s", "b", 4);
+    assert!(granted_owners(&mut t).is_empty(), "2 free permits do not fit big's 3");
+    release(&mut t, "s", "a", 5);
+    assert_eq!(granted_owners(&mut t), ["big", "small"], "big first, then small fits too");
+    t.check_invariants().expect("invariants");
+}
+
+#[test]
+fn expired_leases_give_their_permits_back() {
+    let mut t = table();
+    granted(&mut t, &AcquireRequest { lease_ms: Some(100), ..sem("s", "a", 2, 2) }, 0);
+    queued(&mut t, &waiting(sem("s", "b", 2, 2)), 10);
+    t.advance(99);
+    assert!(granted_owners(&mut t).is_empty());
+    t.advance(100);
+    assert_eq!(granted_owners(&mut t), ["b"]);
+}
+
+#[test]
+fn a_session_end_gives_its_permits_back() {
+    let mut t = table();
+    let s = t.create_session("a", Some(5_000), sid(1), 0).expect("session");
+    granted(&mut t, &AcquireRequest { session: Some(s.session.clone()), ..sem("s", "a", 1, 1) }, 0);
+    queued(&mut t, &waiting(sem("s", "b", 1, 1)), 1);
+    t.end_session(&s.session, "a", 2).expect("ended");
+    assert_eq!(granted_owners(&mut t), ["b"]);
+}
+
+#[test]
+fn permits_and_limit_survive_snapshot_standby_and_listing() {
+    let mut t = table();
+    t.set_change_tracking(true);
+    let mut standby = Standby::from_full(&t.export_full(), 0);
+    granted(&mut t, &sem("api", "a", 2, 5), 0);
+    granted(&mut t, &sem("api", "b", 3, 5), 0);
+    granted(&mut t, &AcquireRequest::new("api", "c"), 0);
+    standby.apply(&t.take_changes(1).expect("on"), 1).expect("delta");
+    let listed = t.list_page(&ListFilter::default()).locks;
+    let shown: Vec<_> = listed.iter().map(|l| (l.scope, l.owner.as_str(), l.permits)).collect();
+    assert_eq!(
+        shown,
+        [
+            (Scope::Key, "c", None),
+            (Scope::Semaphore, "a", Some(2)),
+            (Scope::Semaphore, "b", Some(3))
+        ]
+    );
+    let only =
+        t.list_page(&ListFilter { scope: Some(Scope::Semaphore), size: 1, ..Default::default() });
+    assert_eq!(only.locks.iter().map(|l| l.owner.as_str()).collect::<Vec<_>>(), ["a"]);
+    let after = only.next;
+    let rest =
+        t.list_page(&ListFilter { scope: Some(Scope::Semaphore), after, ..Default::default() });
+    assert_eq!((rest.locks.len(), rest.locks[0].owner.as_str(), rest.next), (1, "b", None));
+    for snapshot in [t.export(), standby.snapshot(1)] {
+        let mut moved = LockTable::import(&snapshot, 2, *t.config(), 1).expect("import");
+        moved.check_invariants().expect("invariants");
+        let info = moved.key_info_scoped("api", Scope::Semaphore, 1).expect("info");
+        assert_eq!(info.limit, Some(5));
+        let err = moved.acquire(&sem("api", "d", 1, 5), 1).expect_err("full after the move");
+        assert!(matches!(err, LockError::Conflict { .. }), "{err}");
+        release(&mut moved, "api", "a", 2);
+        let g = granted(&mut moved, &sem("api", "d", 2, 5), 2);
+        assert_eq!(g.fencing_token.epoch(), 2, "tokens go on in the new epoch");
+    }
+    let mut bad = t.export();
+    bad.locks[1].limit = Some(4);
+    let err = LockTable::import(&bad, 2, *t.config(), 1).expect_err("two limits");
+    assert!(matches!(err, LockError::InvalidArgument { field: "snapshot", .. }), "{err}");
+    let mut over = t.export();
+    over.locks[1].permits = Some(4);
+    let err = LockTable::import(&over, 2, *t.config(), 1).expect_err("over the limit");
+    assert!(matches!(err, LockError::InvalidArgument { field: "snapshot", .. }), "{err}");
+}
