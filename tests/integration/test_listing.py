@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from node import running
-from lockclient import LockClient, assert_error, ok, unique
+from lockclient import LockClient, assert_error, enc, ok, unique
 
 import node as esnode
 
@@ -208,3 +208,25 @@ def test_listing_runs_on_one_thread_of_its_own_at_a_lower_priority(single_node, 
     niceness = niceness_by_thread(single_node.server_pid())
     niced = {tid: n for tid, n in niceness.items() if n != 0}
     assert list(niced.values()) == [10], f"one thread at nice 10, the others at 0: {niced}"
+
+
+def test_listing_pages_across_scopes_in_the_cores_order(locks):
+    """One name held as a plain key, a tree node and a semaphore: listed in the core's scope
+    order (key, tree, semaphore: not the alphabetical one), one per page, each page resuming
+    after the last, so every cursor (the semaphore's too) is accepted back; _cat/semaphores
+    lists the semaphore alone."""
+    name = "/" + unique("scopes")
+    ok(locks.acquire(name, "o"))
+    ok(locks.acquire(name, "o", scope="tree"))
+    ok(locks.call("POST", f"/_semaphores/{enc(name)}/_acquire", {"owner": "o", "limit": 2}))
+    ok(locks.acquire(f"{name}-z", "o"))
+    listed, after = [], None
+    for _ in range(10):
+        page = ok(locks.list(prefix=name, size=1, after=after))
+        listed += [(x["key"], x["scope"]) for x in page["locks"]]
+        after = page["next"]
+        if after is None:
+            break
+    assert listed == [(name, "key"), (name, "tree"), (name, "semaphore"), (f"{name}-z", "key")], listed
+    cat = locks.call("GET", "/_cat/semaphores", params={"prefix": name, "format": "json"})
+    assert [row["name"] for row in ok(cat)] == [name]
