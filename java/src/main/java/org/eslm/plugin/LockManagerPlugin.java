@@ -95,7 +95,7 @@ public class LockManagerPlugin extends VersionedActionPlugin implements SystemIn
                         settings,
                         TransportListLocksAction.EXECUTOR,
                         1,
-                        100,
+                        -1,
                         "locks.listing.thread_pool",
                         EsExecutors.TaskTrackingConfig.DO_NOT_TRACK));
     }
