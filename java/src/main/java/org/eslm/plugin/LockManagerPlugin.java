@@ -30,6 +30,7 @@ import org.eslm.action.TransportLockStatsAction;
 import org.eslm.action.TransportNodeDiagnosticsAction;
 import org.eslm.action.TransportReleaseLockAction;
 import org.eslm.action.TransportRenewLockAction;
+import org.eslm.action.TransportWatchLockAction;
 import org.eslm.api.LockManagerExtension;
 import org.eslm.api.PluginLocks;
 import org.eslm.bridge.LockNative;
@@ -54,6 +55,7 @@ import org.eslm.rest.RestLockStatsAction;
 import org.eslm.rest.RestNodeDiagnosticsAction;
 import org.eslm.rest.RestReleaseLockAction;
 import org.eslm.rest.RestRenewLockAction;
+import org.eslm.rest.RestWatchLockAction;
 import org.eslm.service.BridgeJson;
 import org.eslm.service.LockService;
 import org.eslm.service.LockSettings;
@@ -187,6 +189,7 @@ public class LockManagerPlugin extends VersionedActionPlugin implements SystemIn
                 new Action(TransportForceReleaseLockAction.TYPE, TransportForceReleaseLockAction.class),
                 new Action(TransportLockSessionAction.TYPE, TransportLockSessionAction.class),
                 new Action(TransportGetLockAction.TYPE, TransportGetLockAction.class),
+                new Action(TransportWatchLockAction.TYPE, TransportWatchLockAction.class),
                 new Action(TransportLockStatsAction.TYPE, TransportLockStatsAction.class),
                 new Action(TransportListLocksAction.TYPE, TransportListLocksAction.class),
                 new Action(PartitionHandoffAction.TYPE, PartitionHandoffAction.Transport.class),
@@ -209,6 +212,7 @@ public class LockManagerPlugin extends VersionedActionPlugin implements SystemIn
                 new RestForceReleaseLockAction(settings),
                 new RestLockSessionAction(settings),
                 new RestGetLockAction(),
+                new RestWatchLockAction(settings),
                 new RestCatLocksAction(),
                 new RestLockStatsAction(),
                 new RestNodeDiagnosticsAction());
