@@ -32,6 +32,7 @@ EXPECTED = {
     "locks.acquire", "locks.release", "locks.renew", "locks.multi_acquire", "locks.multi_release",
     "locks.session_create", "locks.session_keepalive", "locks.session_delete", "locks.get",
     "locks.list", "cat.locks", "locks.stats", "locks.node_diagnostics", "locks.force_release",
+    "locks.watch",
 }
 
 
