@@ -9,8 +9,9 @@ import threading
 import time
 
 import pytest
+import requests
 
-from lockclient import assert_error, ok, unique
+from lockclient import assert_error, ok, unique, wait_until
 
 
 class Watcher:
@@ -133,3 +134,15 @@ def test_a_tree_lock_is_watched_with_scope_tree(locks):
 def test_bad_parameters_are_400_naming_them(locks, params, name):
     r = locks.call("GET", f"/_locks/{unique('watch-bad')}/_watch", params=params)
     assert_error(r, 400, "illegal_argument_exception", f"[{name}]")
+
+
+def test_a_client_that_hangs_up_cancels_its_watch(locks):
+    k, me = unique("watch-gone"), unique("w-owner")
+    token = held(locks, k, me, lease="1m")
+    before = ok(locks.diagnostics())["pending_requests"]
+    with pytest.raises(requests.exceptions.ReadTimeout):
+        locks.watch(k, token=token, wait="1m", timeout=0.5)
+    wait_until(lambda: ok(locks.diagnostics())["pending_requests"] <= before, 10,
+               message="the watch of the client that hung up was cancelled")
+    assert locks.holders(k) == [me], "cancelling a watch changes nothing"
+    ok(locks.release(k, me))
