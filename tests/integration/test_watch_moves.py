@@ -36,7 +36,10 @@ def test_a_watch_follows_its_lock_to_the_new_owner():
         target = next(n for n in live(cluster) if n.name not in with_copy and n is not owner)
         move_partition(cluster, target)
         assert owner_of_partition(cluster)[0] is target
-        # The watch waits on at the new owner: the lock is there under the same token.
+        # The coordinator sends the watch again; it waits on at the new owner, where the lock is
+        # under the same token. (Ended before the watch arrives, it would answer `not_held`.)
+        wait_until(lambda: ok(LockClient(target.url).diagnostics())["pending_requests"] > 0, 30,
+                   message="the watch registered again on the new owner")
         assert watcher.is_alive(), f"the watch answered during the move: {answer}"
         holders = ok(LockClient(target.url).get(k))["holders"]
         assert [h["fencing_token"] for h in holders] == [token], holders
