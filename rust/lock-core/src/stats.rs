@@ -166,6 +166,9 @@ pub struct PartitionStats {
     pub held_locks: usize,
     pub held_keys: usize,
     pub waiting: usize,
+    /// Watches registered (`GET /_locks/{key}/_watch`).
+    #[serde(default)]
+    pub watches: usize,
     pub sessions: usize,
     pub wait_time: HistogramSummary,
     pub hold_time: HistogramSummary,

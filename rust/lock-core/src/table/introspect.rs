@@ -135,6 +135,7 @@ impl LockTable {
             held_locks: self.live_locks,
             held_keys: self.held_keys,
             waiting: self.waiters.len(),
+            watches: self.watches.len(),
             sessions: self.live_sessions,
             wait_time: self.wait_hist.summary(),
             hold_time: self.hold_hist.summary(),
