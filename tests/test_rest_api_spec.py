@@ -33,6 +33,7 @@ EXPECTED = {
     "locks.session_create", "locks.session_keepalive", "locks.session_delete", "locks.get",
     "locks.list", "cat.locks", "locks.stats", "locks.node_diagnostics", "locks.force_release",
     "semaphores.acquire", "semaphores.release", "semaphores.renew", "semaphores.get", "cat.semaphores",
+    "locks.watch",
 }
 
 

@@ -142,6 +142,11 @@ class LockClient:
     def get(self, key: str, scope: str | None = None) -> requests.Response:
         return self.call("GET", f"/_locks/{enc(key)}", params={"scope": scope} if scope else None)
 
+    def watch(self, key: str, timeout: float | None = None, **params) -> requests.Response:
+        """`GET /_locks/{key}/_watch` with `token`, `wait`, `scope`... as query parameters."""
+        return self.call("GET", f"/_locks/{enc(key)}/_watch",
+                         params={k: v for k, v in params.items() if v is not None}, timeout=timeout)
+
     def state(self, key: str, scope: str | None = None) -> dict:
         """`GET /_locks/{key}` as JSON (asserting 200)."""
         return ok(self.get(key, scope))

@@ -220,7 +220,8 @@ def setup_for(reqs, w: World) -> None:
         return  # a free key
     if first_path.startswith("/_locks/%2Forders%2Feu%2F42/_acquire"):
         w.hold("orders-42")  # the second request is a try-lock on a busy key
-    elif first_path.startswith("/_locks/orders-42/_release") or first_path.startswith("/_locks/orders-42/_renew"):
+    elif first_path.startswith(("/_locks/orders-42/_release", "/_locks/orders-42/_renew",
+                                "/_locks/orders-42/_watch")):
         w.hold("orders-42", doc_token=doc_tokens(reqs)[0])
     elif first_path == "/_locks/_acquire":
         return

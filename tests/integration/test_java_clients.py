@@ -28,6 +28,7 @@ EXPECTED = {
     "java": {
         "org.eslm.client.LockClientTest": 7,
         "org.eslm.client.WatchdogTest": 4,
+        "org.eslm.client.LossWatchTest": 2,
         "org.eslm.client.AsyncTest": 2,
         "org.eslm.client.TokenLockTest": 3,
         "org.eslm.client.SessionTest": 2,

@@ -13,13 +13,13 @@ import eslm
 from lockclient import unique
 
 
-def run(es_node, test) -> None:
+def run(es_node, test, **settings) -> None:
     """Runs `await test(alocks, aother)`: two clients of their own owners on one
-    `AsyncElasticsearch`, closed after."""
+    `AsyncElasticsearch` (`settings` for the first), closed after."""
     async def main():
         es = AsyncElasticsearch(es_node.url)
         try:
-            await test(eslm.AsyncLocks(es), eslm.AsyncLocks(es))
+            await test(eslm.AsyncLocks(es, **settings), eslm.AsyncLocks(es))
         finally:
             await es.close()
     asyncio.run(main())
@@ -86,6 +86,29 @@ def test_a_lost_lock_is_signalled_and_ends_the_block_with_lock_lost(es_node):
         assert in_block == (True, True), "the watchdog noticed the loss while the block ran"
         assert lost.value.held is held and called == [held]
         assert isinstance(lost.value.__cause__, eslm.LockNotHeld)
+    run(es_node, test, loss_watches=0)  # the renewal finds it
+
+
+def test_a_loss_watch_signals_a_force_release_within_a_second(es_node):
+    """Lease 60 s: no renewal for 20 s, so only the watch task can say it at once."""
+    async def test(alocks, aother):
+        key = unique()
+
+        async def watching():
+            return (await alocks.es.perform_request("GET", "/_locks/_node/diagnostics")).body[
+                "pending_requests"] > before
+        before = (await alocks.es.perform_request("GET", "/_locks/_node/diagnostics")).body["pending_requests"]
+        with pytest.raises(eslm.LockLost) as lost:
+            async with alocks.lock(key, lease="60s") as held:
+                registered = await until(watching, 10)
+                forced_at = time.monotonic()
+                await aother.force_release(key)
+                in_block = await until(lambda: asyncio.sleep(0, held.lost), 5), time.monotonic() - forced_at
+        assert registered, "the loss watch never reached the server"
+        assert in_block[0] and in_block[1] < 1.0, f"lost signalled after {in_block[1]:.3f}s"
+        assert "force_released" in str(lost.value)
+        unchanged = await alocks.watch(key, held.fencing_token, wait="200ms")
+        assert unchanged == {**unchanged, "changed": True, "reason": "not_held"}
     run(es_node, test)
 
 

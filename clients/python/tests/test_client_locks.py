@@ -75,9 +75,10 @@ def test_the_watchdog_keeps_a_lock_past_its_lease(locks, other, holders):
     assert holders(key) == []
 
 
-def test_a_force_released_lock_is_signalled_and_the_block_ends_with_lock_lost(locks, other, noticed):
+def test_a_force_released_lock_is_signalled_and_the_block_ends_with_lock_lost(es, other, noticed):
     """A block whose lock is lost ends with LockLost whatever it raised, so what happens inside
-    is recorded there and asserted after it."""
+    is recorded there and asserted after it. Without loss watches, the renewal finds it."""
+    locks = eslm.Locks(es, loss_watches=0)
     key = unique()
     called = []
     with pytest.raises(eslm.LockLost) as lost:
@@ -92,14 +93,55 @@ def test_a_force_released_lock_is_signalled_and_the_block_ends_with_lock_lost(lo
     assert called == [held], "on_lost is called once"
 
 
-def test_a_release_that_finds_the_lock_gone_is_a_loss(locks, other):
-    """No watchdog round in between (lease 30 s): the release itself says it was not held."""
+def test_a_release_that_finds_the_lock_gone_is_a_loss(es, other):
+    """No watchdog round in between (lease 30 s, no loss watch): the release itself says it was
+    not held."""
+    locks = eslm.Locks(es, loss_watches=0)
     key = unique()
     called = []
     with pytest.raises(eslm.LockLost):
         with locks.lock(key, lease="30s", on_lost=called.append) as held:
             other.force_release(key)
     assert held.lost and called == [held]
+
+
+def test_a_loss_watch_signals_a_force_release_within_a_second(locks, other, noticed):
+    """Lease 60 s: the first renewal would come after 20 s, so only the watch can say it at
+    once, with the server's reason."""
+    key = unique()
+    called = []
+    before = pending(locks)
+    with pytest.raises(eslm.LockLost) as lost:
+        with locks.lock(key, lease="60s", on_lost=called.append) as held:
+            watching = noticed(lambda: pending(locks) > before, 10)
+            forced_at = time.monotonic()
+            other.force_release(key, reason="test: taken from outside")
+            in_block = noticed(lambda: held.lost, 5), time.monotonic() - forced_at
+    assert watching, "the loss watch never reached the server"
+    assert in_block[0] and in_block[1] < 1.0, f"lost signalled after {in_block[1]:.3f}s"
+    assert called == [held] and lost.value.held is held
+    assert "force_released" in str(lost.value), lost.value
+
+
+def pending(locks) -> int:
+    """The requests the node has waiting without a thread (queued acquires and watches)."""
+    return locks.es.perform_request("GET", "/_locks/_node/diagnostics").body["pending_requests"]
+
+
+def test_watch_answers_the_reason_or_unchanged(locks, other):
+    key = unique()
+    held = other.acquire(key, lease="60s")
+    started = time.monotonic()
+    unchanged = locks.watch(key, held.fencing_token, wait="300ms")
+    assert time.monotonic() - started >= 0.3
+    assert unchanged["changed"] is False and unchanged["held"] is True, unchanged
+    held.release()
+    gone = locks.watch(key, held.fencing_token, wait="10s")
+    assert gone["changed"] is True and gone["reason"] == "not_held", gone
+    with pytest.raises(eslm.InvalidArgument, match=r"\[token\]"):
+        locks.watch(key, 0)
+    with pytest.raises(eslm.IllegalArgument, match=r"locks.wait.max"):
+        locks.watch(key, 5, wait="2h")
 
 
 def test_a_stale_holders_fenced_write_is_refused(es, locks, other):
@@ -178,7 +220,8 @@ def test_bad_options_are_refused_before_anything_is_sent(locks, options, named, 
 
 def test_bad_client_settings_are_refused(es):
     for kwargs, named in (({"owner": ""}, "owner"), ({"retry_for": "soon"}, "retry_for"),
-                          ({"renew_fraction": 1.5}, "renew_fraction")):
+                          ({"renew_fraction": 1.5}, "renew_fraction"),
+                          ({"loss_watches": -1}, "loss_watches")):
         with pytest.raises(eslm.InvalidArgument, match=rf"\[{named}\]"):
             eslm.Locks(es, **kwargs)
     with pytest.raises(eslm.InvalidArgument, match=r"\[es\]"):

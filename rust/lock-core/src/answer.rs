@@ -80,6 +80,51 @@ pub struct Queued {
     pub deadline: Millis,
 }
 
+/// Why the lock a watch names ended (`GET /_locks/{key}/_watch`, docs/API.md): the one
+/// place a lock is removed (`table/release.rs`, "removing a lock") is told which of these it
+/// is doing, and an upgrade (which replaces the token in place) says so too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WatchReason {
+    /// Its holder released it.
+    Released,
+    /// Its lease ran out.
+    Expired,
+    /// An administrator force-released the key.
+    ForceReleased,
+    /// Its session was ended by its owner.
+    SessionEnded,
+    /// Its session expired.
+    SessionExpired,
+    /// Its holder upgraded it: the lock goes on under a newer token.
+    Upgraded,
+    /// No lock with the token was held when the watch was asked for (answered at once).
+    NotHeld,
+}
+
+/// What a watch answered at once: the lock with the token no longer held (`reason`), or
+/// still held when the watch does not wait (`reason` absent).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Watched {
+    pub key: String,
+    pub scope: Scope,
+    pub fencing_token: FencingToken,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<WatchReason>,
+}
+
+/// What a watch did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WatchOutcome {
+    /// Answered at once (see [`Watched`]).
+    Answered(Watched),
+    /// Registered: the end arrives as [`crate::Event::WatchFired`] or
+    /// [`crate::Event::WatchTimedOut`] with this id (in `waiter_id`: watch and waiter ids are
+    /// drawn from one sequence, so a caller keeps both in one map).
+    Watching(Queued),
+}
+
 /// The answer to a release.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Released {

@@ -29,6 +29,8 @@ pub struct Limits {
     pub max_waiters: usize,
     /// Most open sessions.
     pub max_sessions: usize,
+    /// Most watches registered in the partition at once (`locks.limits.max_watches`).
+    pub max_watches: usize,
     /// Most locks one owner holds in the partition (`locks.limits.max_locks_per_owner`).
     pub max_locks_per_owner: usize,
     /// Most requests one owner has queued in the partition.
@@ -50,6 +52,7 @@ impl Default for Limits {
             max_locks: 1_000_000,
             max_waiters: 100_000,
             max_sessions: 100_000,
+            max_watches: 100_000,
             max_locks_per_owner: 100_000,
             max_waiters_per_owner: 10_000,
             max_sessions_per_owner: 1_000,
@@ -126,6 +129,7 @@ impl Config {
             ("max_locks", l.max_locks),
             ("max_waiters", l.max_waiters),
             ("max_sessions", l.max_sessions),
+            ("max_watches", l.max_watches),
             ("max_locks_per_owner", l.max_locks_per_owner),
             ("max_waiters_per_owner", l.max_waiters_per_owner),
             ("max_sessions_per_owner", l.max_sessions_per_owner),

@@ -3,7 +3,9 @@
 //! Every queued request ends with exactly one event carrying its `waiter_id` (from
 //! [`crate::Queued`]) and the caller's `request_id`: [`Event::Granted`], [`Event::WaitTimedOut`],
 //! [`Event::DeadlockVictim`] or [`Event::Cancelled`]. Leases and sessions that run out are
-//! reported too, so the bridge can log them and tell a holder its token is dead.
+//! reported too, so the bridge can log them and tell a holder its token is dead. A watch
+//! (`LockTable::watch`) ends with exactly one event too: [`Event::WatchFired`] or
+//! [`Event::WatchTimedOut`], carrying its `watch_id` and `request_id` (none when cancelled).
 //!
 //! [`Event::outcome`] is the one place that says which error a waiter that was not granted
 //! answers with; the bridge writes that error next to the event (docs/ARCHITECTURE.md, "The
@@ -11,7 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::answer::Grant;
+use crate::answer::{Grant, WatchReason};
 use crate::error::LockError;
 use crate::types::{FencingToken, Millis, Scope, WaiterId};
 
@@ -25,6 +27,17 @@ pub enum CancelReason {
     SessionEnded,
     /// Its session expired.
     SessionExpired,
+}
+
+impl From<CancelReason> for WatchReason {
+    /// A session's end as a lock's end (a caller's cancellation ends no lock: only the two
+    /// session reasons reach here).
+    fn from(reason: CancelReason) -> Self {
+        match reason {
+            CancelReason::SessionExpired => WatchReason::SessionExpired,
+            CancelReason::SessionEnded | CancelReason::Cancelled => WatchReason::SessionEnded,
+        }
+    }
 }
 
 /// Something that happened in a partition, in the order it happened.
@@ -74,6 +87,25 @@ pub enum Event {
     /// A session ran out: its locks were released (`released`) and its waiters dropped (each
     /// also gets a [`Event::Cancelled`]).
     SessionExpired { session: String, owner: String, released: Vec<String> },
+    /// The lock a watch named ended: the watch's only event when it fires.
+    WatchFired {
+        watch_id: WaiterId,
+        request_id: u64,
+        key: String,
+        scope: Scope,
+        fencing_token: FencingToken,
+        reason: WatchReason,
+        waited_ms: Millis,
+    },
+    /// A watch's wait ran out while the lock it names is still held: its only event then.
+    WatchTimedOut {
+        watch_id: WaiterId,
+        request_id: u64,
+        key: String,
+        scope: Scope,
+        fencing_token: FencingToken,
+        waited_ms: Millis,
+    },
 }
 
 impl Event {
@@ -84,6 +116,9 @@ impl Event {
             | Event::WaitTimedOut { waiter_id, .. }
             | Event::DeadlockVictim { waiter_id, .. }
             | Event::Cancelled { waiter_id, .. } => Some(*waiter_id),
+            Event::WatchFired { watch_id, .. } | Event::WatchTimedOut { watch_id, .. } => {
+                Some(*watch_id)
+            }
             Event::LeaseExpired { .. } | Event::SessionExpired { .. } => None,
         }
     }
@@ -122,7 +157,10 @@ impl Event {
                 *request_id,
                 Err(cancel_error(owner, key, *reason, session.as_deref())),
             )),
-            Event::LeaseExpired { .. } | Event::SessionExpired { .. } => None,
+            Event::LeaseExpired { .. }
+            | Event::SessionExpired { .. }
+            | Event::WatchFired { .. }
+            | Event::WatchTimedOut { .. } => None,
         }
     }
 }

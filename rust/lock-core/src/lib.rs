@@ -49,7 +49,8 @@ mod validate;
 
 pub use answer::{
     AcquireOutcome, Grant, HolderInfo, KeyInfo, LockInfo, MultiOutcome, Queued, Released, Renewed,
-    SessionEnded, SessionInfo, TokenGrant, TokenOutcome, WaiterInfo,
+    SessionEnded, SessionInfo, TokenGrant, TokenOutcome, WaiterInfo, WatchOutcome, WatchReason,
+    Watched,
 };
 pub use config::{Config, Limits, MAX_AGING_MS};
 pub use error::{ErrorCode, LockError};
@@ -58,7 +59,7 @@ pub use mode::{Mode, ALL_MODES};
 pub use partition::Partition;
 pub use request::{
     AcquireRequest, DowngradeRequest, LockItem, MultiAcquireRequest, MultiReleaseRequest,
-    ReleaseItem, ReleaseRequest, RenewRequest,
+    ReleaseItem, ReleaseRequest, RenewRequest, WatchRequest,
 };
 pub use standby::Standby;
 pub use stats::{Counters, Histogram, HistogramSummary, HotKey, PartitionStats};

@@ -9,14 +9,14 @@ use parking_lot::Mutex;
 
 use crate::answer::{
     AcquireOutcome, Grant, KeyInfo, MultiOutcome, Released, Renewed, SessionEnded, SessionInfo,
-    TokenOutcome, WaiterInfo,
+    TokenOutcome, WaiterInfo, WatchOutcome,
 };
 use crate::config::Config;
 use crate::error::LockError;
 use crate::event::Event;
 use crate::request::{
     AcquireRequest, DowngradeRequest, MultiAcquireRequest, MultiReleaseRequest, ReleaseRequest,
-    RenewRequest,
+    RenewRequest, WatchRequest,
 };
 use crate::stats::PartitionStats;
 use crate::table::{FullState, ListFilter, ListPage, LockTable, PartitionDelta, PartitionSnapshot};
@@ -134,6 +134,11 @@ impl Partition {
     /// See [`LockTable::cancel`].
     pub fn cancel(&self, waiter_id: WaiterId, now: Millis) -> Result<(), LockError> {
         self.table.lock().cancel(waiter_id, now)
+    }
+
+    /// See [`LockTable::watch`].
+    pub fn watch(&self, req: &WatchRequest, now: Millis) -> Result<WatchOutcome, LockError> {
+        self.table.lock().watch(req, now)
     }
 
     /// See [`LockTable::create_session`].

@@ -1,5 +1,5 @@
 //! The requests the bridge hands over, as JSON records: acquire, multi-acquire, release,
-//! multi-release, renew and downgrade.
+//! multi-release, renew, downgrade and watch.
 //!
 //! Only shapes and defaults live here; what a valid value is (key syntax, limits, priority
 //! range) is checked in one place, `validate.rs`, when the table takes the request.
@@ -167,4 +167,22 @@ mod tests {
             serde_json::from_str(r#"{"key":"k","owner":"o","priority":3}"#).expect("level");
         assert_eq!(Priority::parse(req.priority.as_ref()).expect("prio"), Priority(3));
     }
+}
+
+/// A watch on one lock: answer when the lock of `key` with `fencing_token` ends
+/// ([`crate::LockTable::watch`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WatchRequest {
+    pub key: String,
+    #[serde(default)]
+    pub scope: Scope,
+    pub fencing_token: FencingToken,
+    /// How long to wait for the end; 0 or absent = answer at once. Capped by
+    /// [`crate::Config::max_wait_ms`].
+    #[serde(default)]
+    pub wait_ms: Option<Millis>,
+    /// The caller's correlation id, echoed in the watch's event.
+    #[serde(default)]
+    pub request_id: u64,
 }

@@ -171,6 +171,9 @@ pub struct PartitionStats {
     #[serde(default)]
     pub held_permits: u64,
     pub waiting: usize,
+    /// Watches registered (`GET /_locks/{key}/_watch`).
+    #[serde(default)]
+    pub watches: usize,
     pub sessions: usize,
     pub wait_time: HistogramSummary,
     pub hold_time: HistogramSummary,

@@ -16,6 +16,10 @@
 //! - **leases**: no lock outlives its lease or its session; none expires early;
 //! - **completion**: every waiter ends with exactly one event (granted / timed out / cancelled /
 //!   deadlock victim), and at the end of the run every waiter has ended.
+//! - **watches**: a watch on a held token registers, on any other token answers "not held" at
+//!   once; it fires exactly once, only after the model saw that token's lock end, with the
+//!   model's reason (released, expired, force-released, session ended or expired, upgraded);
+//!   a registered watch's token is still held; a timeout comes only at its deadline.
 //!
 //! Cases: `PROPTEST_CASES`, else 10,000 when `CI=true`, else 20,000 (about 4 s per 10,000
 //! with the workspace's optimised test profile for this crate).
@@ -27,7 +31,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use lock_core::{
     AcquireOutcome, AcquireRequest, Config, DowngradeRequest, Event, FencingToken, Grant,
     ListFilter, LockError, LockItem, LockTable, Millis, Mode, MultiAcquireRequest, MultiOutcome,
-    PriorityValue, ReleaseRequest, RenewRequest, Scope, WaiterId, ALL_MODES,
+    PriorityValue, ReleaseRequest, RenewRequest, Scope, WaiterId, WatchOutcome, WatchReason,
+    WatchRequest, ALL_MODES,
 };
 use proptest::prelude::*;
 
@@ -90,6 +95,18 @@ enum Op {
     EndSession {
         owner: usize,
     },
+    Watch {
+        owner: usize,
+        target: usize,
+        wait: u64,
+        stale: bool,
+    },
+    CancelWatch {
+        pick: usize,
+    },
+    ForceRelease {
+        target: usize,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -107,7 +124,11 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0usize..8).prop_map(|pick| Op::Cancel { pick }),
         1 => (o.clone(), 20u64..300).prop_map(|(owner, ttl)| Op::Session { owner, ttl }),
         1 => o.clone().prop_map(|owner| Op::Keepalive { owner }),
-        1 => o.prop_map(|owner| Op::EndSession { owner }),
+        1 => o.clone().prop_map(|owner| Op::EndSession { owner }),
+        3 => (o, t.clone(), prop_oneof![Just(0u64), 1u64..300], prop::bool::weighted(0.2))
+            .prop_map(|(owner, target, wait, stale)| Op::Watch { owner, target, wait, stale }),
+        1 => (0usize..4).prop_map(|pick| Op::CancelWatch { pick }),
+        1 => t.prop_map(|target| Op::ForceRelease { target }),
     ]
 }
 
@@ -129,6 +150,13 @@ struct MWaiter {
     needs: Vec<(Lk, Mode)>,
 }
 
+#[derive(Debug, Clone)]
+struct MWatch {
+    lk: Lk,
+    token: FencingToken,
+    deadline: Millis,
+}
+
 #[derive(Default)]
 struct Model {
     now: Millis,
@@ -140,6 +168,9 @@ struct Model {
     sessions: HashMap<String, (String, Millis, Millis)>,
     max_token: HashMap<Lk, FencingToken>,
     ended: BTreeSet<WaiterId>,
+    watches: BTreeMap<WaiterId, MWatch>,
+    /// Why each lock the model saw end ended, by (target, token).
+    gone: HashMap<(Lk, FencingToken), WatchReason>,
 }
 
 fn ancestors(key: &str) -> Vec<String> {
@@ -257,6 +288,9 @@ impl Model {
             }
         }
         self.max_token.insert(lk.clone(), g.fencing_token);
+        if let Some(p) = prev {
+            self.gone.insert((lk.clone(), p.token), WatchReason::Upgraded);
+        }
         let lease_until = g.session.is_none().then_some(self.now + g.lease_ms);
         self.holders.entry(lk).or_default().insert(
             g.owner.clone(),
@@ -270,13 +304,56 @@ impl Model {
         Ok(())
     }
 
-    fn remove_holder(&mut self, lk: &Lk, owner: &str) -> Option<MHolder> {
+    fn remove_holder(&mut self, lk: &Lk, owner: &str, why: WatchReason) -> Option<MHolder> {
         let hs = self.holders.get_mut(lk)?;
         let h = hs.remove(owner);
         if hs.is_empty() {
             self.holders.remove(lk);
         }
+        if let Some(h) = &h {
+            self.gone.insert((lk.clone(), h.token), why);
+        }
         h
+    }
+
+    /// Whether the lock of target `lk` with `token` is held in the model.
+    fn token_held(&self, lk: &Lk, token: FencingToken) -> bool {
+        self.holders.get(lk).is_some_and(|hs| hs.values().any(|h| h.token == token))
+    }
+
+    fn end_watch(&mut self, id: WaiterId) -> Result<MWatch, String> {
+        if !self.ended.insert(id) {
+            return Err(format!("watch {id} ended twice"));
+        }
+        self.watches.remove(&id).ok_or_else(|| format!("event for unknown watch {id}"))
+    }
+
+    /// A watch's event, checked against the model after the other events of its call.
+    fn apply_watch_event(&mut self, e: &Event) -> Result<(), String> {
+        match e {
+            Event::WatchFired { watch_id, key, scope, fencing_token, reason, .. } => {
+                let w = self.end_watch(*watch_id)?;
+                let lk = (*scope, key.clone());
+                if w.lk != lk || w.token != *fencing_token {
+                    return Err(format!("watch {watch_id} fired for another lock"));
+                }
+                if self.token_held(&lk, *fencing_token) {
+                    return Err(format!("watch {watch_id} fired while {lk:?} still holds"));
+                }
+                let why = self.gone.get(&(lk, *fencing_token));
+                if why != Some(reason) {
+                    return Err(format!("watch {watch_id} fired with {reason:?}, model {why:?}"));
+                }
+            }
+            Event::WatchTimedOut { watch_id, .. } => {
+                let w = self.end_watch(*watch_id)?;
+                if w.deadline > self.now || !self.token_held(&w.lk, w.token) {
+                    return Err(format!("watch {watch_id} timed out early or after its lock"));
+                }
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     fn end_waiter(&mut self, id: WaiterId) -> Result<MWaiter, String> {
@@ -287,6 +364,23 @@ impl Model {
     }
 
     fn apply_events(&mut self, events: Vec<Event>) -> Result<(), String> {
+        // In order, except that a fired watch is checked after the whole batch: a session's
+        // expiry reports its released locks after their watches fired.
+        let mut fired = Vec::new();
+        for e in events {
+            match e {
+                Event::WatchFired { .. } => fired.push(e),
+                Event::WatchTimedOut { .. } => self.apply_watch_event(&e)?,
+                e => self.apply_lock_events(vec![e])?,
+            }
+        }
+        for e in &fired {
+            self.apply_watch_event(e)?;
+        }
+        Ok(())
+    }
+
+    fn apply_lock_events(&mut self, events: Vec<Event>) -> Result<(), String> {
         for e in events {
             match e {
                 Event::Granted { waiter_id, grants, owner, .. } => {
@@ -311,7 +405,9 @@ impl Model {
                 }
                 Event::LeaseExpired { key, scope, owner, fencing_token, .. } => {
                     let lk = (scope, key.clone());
-                    let h = self.remove_holder(&lk, &owner).ok_or("expiry of a lock not held")?;
+                    let h = self
+                        .remove_holder(&lk, &owner, WatchReason::Expired)
+                        .ok_or("expiry of a lock not held")?;
                     if h.token != fencing_token {
                         return Err("expiry with a wrong token".into());
                     }
@@ -329,8 +425,9 @@ impl Model {
                         _ => return Err("expiry of an unknown session".into()),
                     }
                     self.sessions.remove(&owner);
-                    self.drop_session_locks(&session);
+                    self.drop_session_locks(&session, WatchReason::SessionExpired);
                 }
+                Event::WatchFired { .. } | Event::WatchTimedOut { .. } => {}
             }
         }
         Ok(())
@@ -405,9 +502,15 @@ impl Model {
         }
     }
 
-    fn drop_session_locks(&mut self, session: &str) {
-        for hs in self.holders.values_mut() {
-            hs.retain(|_, h| h.session.as_deref() != Some(session));
+    fn drop_session_locks(&mut self, session: &str, why: WatchReason) {
+        for (lk, hs) in &mut self.holders {
+            hs.retain(|_, h| {
+                let mine = h.session.as_deref() == Some(session);
+                if mine {
+                    self.gone.insert((lk.clone(), h.token), why);
+                }
+                !mine
+            });
         }
         self.holders.retain(|_, hs| !hs.is_empty());
     }
@@ -468,6 +571,15 @@ impl Model {
                 t.waiting(),
                 self.waiters.len()
             ));
+        }
+        // Watches: every registered one hangs on a held token.
+        if t.watching() != self.watches.len() {
+            return Err(format!("watches: table {} model {}", t.watching(), self.watches.len()));
+        }
+        for (id, w) in &self.watches {
+            if !self.token_held(&w.lk, w.token) {
+                return Err(format!("watch {id} still registered after its lock ended"));
+            }
         }
         // Liveness: everything still waiting is blocked.
         for (id, w) in &self.waiters {
@@ -656,7 +768,7 @@ fn run(ops: Vec<(u64, Op)>) -> Result<(), String> {
                     },
                     now,
                 );
-                let held = m.remove_holder(&(scope, key), owner);
+                let held = m.remove_holder(&(scope, key), owner, WatchReason::Released);
                 if r.is_ok() != held.is_some() {
                     return Err(format!("release by {owner}: table {r:?}, model held {held:?}"));
                 }
@@ -756,7 +868,30 @@ fn run(ops: Vec<(u64, Op)>) -> Result<(), String> {
             Op::EndSession { owner } => {
                 if let Some((id, _, _)) = m.sessions.remove(OWNERS[owner]) {
                     t.end_session(&id, OWNERS[owner], now).map_err(|e| e.to_string())?;
-                    m.drop_session_locks(&id);
+                    m.drop_session_locks(&id, WatchReason::SessionEnded);
+                }
+            }
+            Op::Watch { owner, target, wait, stale } => {
+                watch(&mut m, &mut t, owner, target, wait, stale)?
+            }
+            Op::CancelWatch { pick } => {
+                let id = m.watches.keys().nth(pick).copied().unwrap_or(2_000_000 + pick as u64);
+                let r = t.cancel(id, now);
+                if r.is_ok() != m.watches.remove(&id).is_some() {
+                    return Err(format!("cancel of watch {id}: {r:?}"));
+                }
+                m.ended.insert(id);
+            }
+            Op::ForceRelease { target } => {
+                let lk = lk(target);
+                let released = t.force_release(&lk.1, lk.0, now).map_err(|e| e.to_string())?;
+                let owners: Vec<String> =
+                    m.holders.get(&lk).map(|hs| hs.keys().cloned().collect()).unwrap_or_default();
+                if released.len() != owners.len() {
+                    return Err(format!("force-release of {lk:?}: {released:?}, model {owners:?}"));
+                }
+                for o in owners {
+                    m.remove_holder(&lk, &o, WatchReason::ForceReleased);
                 }
             }
         }
@@ -787,8 +922,49 @@ fn run(ops: Vec<(u64, Op)>) -> Result<(), String> {
             SEEN[3].load(Relaxed)
         );
     }
-    if !m.waiters.is_empty() || t.held_locks() != 0 {
+    if !m.waiters.is_empty() || !m.watches.is_empty() || t.held_locks() != 0 {
         return Err(format!("left over: {} waiters, {} locks", m.waiters.len(), t.held_locks()));
+    }
+    Ok(())
+}
+
+/// A watch on the lock `owner` holds on `target` (with `stale`, or when it holds none, on a
+/// token that is not held): registered exactly when the token is held and the watch waits.
+fn watch(
+    m: &mut Model,
+    t: &mut LockTable,
+    owner: usize,
+    target: usize,
+    wait: u64,
+    stale: bool,
+) -> Result<(), String> {
+    let lk = lk(target);
+    let held = m.holders.get(&lk).and_then(|hs| hs.get(OWNERS[owner])).map(|h| h.token);
+    let token = match held {
+        Some(tok) if !stale => tok,
+        _ => m.max_token.get(&lk).map_or(FencingToken(1), |x| FencingToken(x.0 + 1)),
+    };
+    let req = WatchRequest {
+        key: lk.1.clone(),
+        scope: lk.0,
+        fencing_token: token,
+        wait_ms: Some(wait),
+        request_id: 7,
+    };
+    let held = m.token_held(&lk, token);
+    match (t.watch(&req, m.now).map_err(|e| e.to_string())?, held) {
+        (WatchOutcome::Answered(a), false) if a.reason == Some(WatchReason::NotHeld) => {}
+        (WatchOutcome::Answered(a), true) if wait == 0 && a.reason.is_none() => {}
+        (WatchOutcome::Watching(q), true) if wait > 0 => {
+            let deadline = m.now + wait.min(config().max_wait_ms);
+            if q.deadline != deadline || q.request_id != 7 {
+                return Err(format!("watch registered with {q:?}, expected deadline {deadline}"));
+            }
+            m.watches.insert(q.waiter_id, MWatch { lk, token, deadline });
+        }
+        (out, held) => {
+            return Err(format!("watch of {lk:?} {token:?}: {out:?}, model held {held}"))
+        }
     }
     Ok(())
 }

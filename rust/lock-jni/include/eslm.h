@@ -189,6 +189,11 @@ enum EslmOp
    * This node's standby as a full state: `{"drop"?}` -> `{"full"}` (null without a standby).
    */
   ESLM_OP_STANDBY_EXPORT = 23,
+  /**
+   * Watch one lock until it ends: `WatchRequest` -> `WatchOutcome` (a registered watch ends
+   * with a `watch_fired` or `watch_timed_out` event; its id is cancelled with `Cancel`).
+   */
+  ESLM_OP_WATCH = 24,
 };
 #if __STDC_VERSION__ >= 202311L
 typedef enum EslmOp EslmOp;

@@ -93,12 +93,20 @@ class AsyncHeldLock(AsyncCallbacks, HandleBase):
     def __init__(self, client, options, answer, started):
         super().__init__(client, options, answer, started)
         self._watchdog: asyncio.Task | None = None
+        self._loss_watches: list[asyncio.Task] = []
         self._block: asyncio.Task | None = asyncio.current_task() if options.cancel_on_lost else None
         self._cancelled = False
 
     def start_watchdog(self) -> None:
         if self.watched:
             self._watchdog = asyncio.ensure_future(watch(self))
+        if self.loss_watched:
+            self._loss_watches = [asyncio.ensure_future(self._watch_loss(g)) for g in self.grants]
+
+    async def _watch_loss(self, g) -> None:
+        """One grant's loss watch, holding one of the client's `loss_watches` slots."""
+        async with self.client.loss_slots:
+            await self.client.attempt(self.loss_watch_steps(g))
 
     def lose(self, reason: str, cause: BaseException | None = None) -> None:
         super().lose(reason, cause)
@@ -115,6 +123,8 @@ class AsyncHeldLock(AsyncCallbacks, HandleBase):
 
     async def _close(self) -> BaseException | None:
         stop(self._watchdog)
+        for task in self._loss_watches:
+            stop(task)
         self._block = None  # a loss found from here on ends the block, it cancels nothing
         return await self.client.attempt(self.release_steps())
 
@@ -173,6 +183,10 @@ class AsyncSession(AsyncCallbacks, SessionBase, AsyncLockApi):
 class AsyncLocks(ClientBase, AsyncLockApi):
     """Locks over an `AsyncElasticsearch` client; the same settings as `Locks`."""
 
+    def __init__(self, es: Any, owner: str | None = None, **settings):
+        super().__init__(es, owner, **settings)
+        self.loss_slots = asyncio.Semaphore(max(1, self.loss_watches))
+
     @property
     def _client(self) -> "AsyncLocks":
         return self
@@ -210,3 +224,7 @@ class AsyncLocks(ClientBase, AsyncLockApi):
 
     async def get(self, key: str, *, scope: str = "key") -> dict:
         return await self.run(self.get_steps(key, scope))
+
+    async def watch(self, key: str, token: int, wait: Duration = "30s", *, scope: str = "key") -> dict:
+        """See `Locks.watch`."""
+        return await self.run(self.watch_steps(key, token, wait, scope))

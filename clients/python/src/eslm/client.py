@@ -13,7 +13,7 @@ from typing import Any, Iterable
 from . import steps
 from .durations import Duration, to_millis
 from .errors import InvalidArgument, LockConflict
-from .held import HeldLock, Holds, Renewer
+from .held import HeldLock, Holds, LossWatcher, Renewer
 from .options import SEMAPHORE, LockOptions, Target, check_name, path_of
 
 
@@ -28,10 +28,14 @@ class ClientBase:
     `owner` names this client's locks (default: unique per process and client, so two clients
     never share locks). `retry_for` bounds how long calls without a `wait` of their own
     (release, renew by hand, sessions, force-release) retry a 503; an acquire retries within
-    its `wait` only. The watchdog renews every `renew_fraction` of the lease."""
+    its `wait` only. The watchdog renews every `renew_fraction` of the lease. `loss_watches`
+    locks at most are watched at once (`GET /_locks/{key}/_watch`), so their loss is signalled
+    as soon as the server ends them rather than at the next renewal; each watch holds one
+    connection of the client's pool (10 per node by default), so keep it below that; 0 turns
+    watching off."""
 
     def __init__(self, es: Any, owner: str | None = None, *, retry_for: Duration = "10s",
-                 renew_fraction: float = 1 / 3):
+                 renew_fraction: float = 1 / 3, loss_watches: int = 4):
         if not hasattr(es, "perform_request"):
             raise InvalidArgument(f"[es] must be an Elasticsearch client object, got {type(es).__name__}")
         if isinstance(renew_fraction, bool) or not isinstance(renew_fraction, (int, float)) \
@@ -41,6 +45,9 @@ class ClientBase:
         self.owner = default_owner() if owner is None else check_name(owner, "owner")
         self.retry_for_ms = to_millis(retry_for, "retry_for")
         self.renew_fraction = float(renew_fraction)
+        if isinstance(loss_watches, bool) or not isinstance(loss_watches, int) or loss_watches < 0:
+            raise InvalidArgument(f"[loss_watches] must be a whole number >= 0, got [{loss_watches!r}]")
+        self.loss_watches = loss_watches
         self.holds = Holds()
 
     def __repr__(self) -> str:
@@ -51,6 +58,12 @@ class ClientBase:
         if reason is not None:
             body["reason"] = str(reason)
         return steps.simple("POST", path_of(key, "/_force_release"), body, self.retry_for_ms / 1000)
+
+    def watch_steps(self, key: str, token: int, wait: Duration, scope: str):
+        Target.checked(key, scope=scope)
+        if isinstance(token, bool) or not isinstance(token, int) or token <= 0:
+            raise InvalidArgument(f"[token] must be a fencing token (a positive whole number), got [{token!r}]")
+        return steps.watch(key, token, to_millis(wait, "wait"), scope)
 
     def get_steps(self, key: str, scope: str):
         if scope == SEMAPHORE:
@@ -131,6 +144,7 @@ class Locks(ClientBase, LockApi):
     def __init__(self, es: Any, owner: str | None = None, **settings):
         super().__init__(es, owner, **settings)
         self.renewer = Renewer(self)
+        self.loss_watcher = LossWatcher(self)
 
     @property
     def _client(self) -> "Locks":
@@ -177,3 +191,10 @@ class Locks(ClientBase, LockApi):
         """Holders and waiters of `key` (`GET /_locks/{key}`; with `scope="semaphore"`,
         `GET /_semaphores/{key}`: its limit, holders with permits, waiters)."""
         return self.run(self.get_steps(key, scope))
+
+    def watch(self, key: str, token: int, wait: Duration = "30s", *, scope: str = "key") -> dict:
+        """Waits until the lock of `key` with fencing token `token` ends, at most `wait`
+        (`GET /_locks/{key}/_watch`): `{"changed": True, "reason": ...}` (released, expired,
+        force_released, session_ended, session_expired, upgraded, not_held) or
+        `{"changed": False, "held": True}` when the wait ran out."""
+        return self.run(self.watch_steps(key, token, wait, scope))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
+import queue
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -19,7 +20,7 @@ from elasticsearch import TransportError
 
 from . import steps
 from .durations import to_millis
-from .errors import LockError, LockLost, LockNotHeld
+from .errors import BadRequest, LockError, LockLost, LockNotHeld
 from .options import LockOptions, keyed_body, path_of
 
 log = logging.getLogger("eslm")
@@ -217,6 +218,36 @@ class HandleBase(Losable):
             else:
                 log.warning("renewal of %r failed, retrying within its lease: %s", self, e)
 
+    @property
+    def loss_watched(self) -> bool:
+        """Whether a watch signals its loss at once: as `watched` (a session's locks are the
+        session's to lose, and the outer block's handle watches), and the client watches at
+        all (`loss_watches`)."""
+        return self.watched and self.client.loss_watches > 0
+
+    def watch_wait_ms(self) -> int:
+        """How long one watch waits: a renewal interval (at least a second), so each poll is
+        well within the server's `locks.wait.max` for any lease a renewal keeps."""
+        return max(1000, int(self.renew_interval() * 1000))
+
+    def loss_watch_steps(self, g: Grant):
+        """Watches grant `g` until the lock is let go or lost: one long poll after another; an
+        answer that its token ended is a loss, with the server's reason. A failed poll is
+        retried after a second (renewals still find a loss); a refused one (400) stops."""
+        while self.watching():
+            try:
+                answer = yield from self.client.watch_steps(g.key, g.fencing_token,
+                                                            f"{self.watch_wait_ms()}ms", g.scope)
+            except BadRequest as e:
+                log.warning("watching %r refused, renewals alone will find a loss: %s", self, e)
+                return
+            except (LockError, TransportError) as e:
+                log.info("watch of %r failed, retrying: %s", self, e)
+                yield steps.Sleep(1.0)
+                continue
+            if answer.get("changed") and self.watching():
+                self.lose(f"the server ended it ({answer.get('reason')})")
+
     def release_steps(self):
         """Releases the grant(s), 503s retried for the client's `retry_for`. A release that
         finds the lock not held is a loss. A nested block releases nothing."""
@@ -261,6 +292,8 @@ class HeldLock(HandleBase):
     def start_watchdog(self) -> None:
         if self.watched:
             self.client.renewer.watch(self)
+        if self.loss_watched:
+            self.client.loss_watcher.watch(self)
 
     def renew(self, lease=None) -> None:
         """Renews now (the watchdog does it by itself). Raises LockNotHeld if it is gone."""
@@ -324,3 +357,30 @@ class Renewer:
         self._client.attempt(target.watch_steps())
         if target.watching():
             self.watch(target)
+
+
+class LossWatcher:
+    """The loss watches of a sync client: each held lock's grants are long-polled
+    (`HandleBase.loss_watch_steps`) by `loss_watches` daemon threads, started on first use (a
+    watch lasts as long as its lock, so a process may exit while one runs). They are apart from
+    the renewals' pool so a long poll never delays a renewal; locks beyond their number wait
+    their turn (renewals still find their loss)."""
+
+    def __init__(self, client):
+        self._client = client
+        self._queue: queue.SimpleQueue | None = None
+        self._mutex = threading.Lock()
+
+    def watch(self, held: "HeldLock") -> None:
+        with self._mutex:
+            if self._queue is None:
+                self._queue = queue.SimpleQueue()
+                for n in range(self._client.loss_watches):
+                    threading.Thread(target=self._work, name=f"eslm-watch-{n}", daemon=True).start()
+        for g in held.grants:
+            self._queue.put((held, g))
+
+    def _work(self) -> None:
+        while True:
+            held, g = self._queue.get()
+            self._client.attempt(held.loss_watch_steps(g))

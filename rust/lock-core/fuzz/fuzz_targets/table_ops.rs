@@ -13,8 +13,9 @@
 
 use libfuzzer_sys::fuzz_target;
 use lock_core::{
-    AcquireRequest, Config, DowngradeRequest, LockItem, LockTable, Mode, MultiAcquireRequest,
-    MultiReleaseRequest, PriorityValue, ReleaseRequest, RenewRequest, Scope, SessionId, ALL_MODES,
+    AcquireRequest, Config, DowngradeRequest, FencingToken, LockItem, LockTable, Mode,
+    MultiAcquireRequest, MultiReleaseRequest, PriorityValue, ReleaseRequest, RenewRequest, Scope,
+    SessionId, WatchRequest, ALL_MODES,
 };
 use serde::Deserialize;
 
@@ -45,6 +46,7 @@ enum Call {
     Keepalive { session: String, owner: String },
     EndSession { session: String, owner: String },
     Info { key: String, scope: Scope },
+    Watch(WatchRequest),
 }
 
 struct Bytes<'a>(&'a [u8]);
@@ -76,7 +78,7 @@ fn run_ops(data: &[u8]) {
         let owner = OWNERS[usize::from(x >> 6)];
         let mode = ALL_MODES[usize::from(y % 5)];
         now += u64::from(op >> 4);
-        match op % 11 {
+        match op % 12 {
             0..=2 => {
                 // Now and then a plain key is asked for as a semaphore (of limit 2 or 3).
                 let sem = scope == Scope::Key && x & 0x20 != 0;
@@ -143,6 +145,17 @@ fn run_ops(data: &[u8]) {
                     let _ = t.release_many(&MultiReleaseRequest { owner: owner.into(), all: true, ..Default::default() }, now);
                 }
             },
+            10 => {
+                // Tokens of epoch 1 with a small counter: often a held lock's, sometimes not.
+                let req = WatchRequest {
+                    key: key.into(),
+                    scope,
+                    fencing_token: FencingToken::new(1, u64::from(y % 16) + 1),
+                    wait_ms: Some(u64::from(y >> 2) * 8),
+                    request_id: u64::from(op),
+                };
+                let _ = t.watch(&req, now);
+            }
             _ => t.advance(now + u64::from(y)),
         }
         let _ = t.drain_events();
@@ -179,6 +192,7 @@ fn run_json(data: &[u8]) {
             Call::Keepalive { session, owner } => drop(t.keepalive(&session, &owner, now)),
             Call::EndSession { session, owner } => drop(t.end_session(&session, &owner, now)),
             Call::Info { key, scope } => drop(t.key_info_scoped(&key, scope, now)),
+            Call::Watch(r) => drop(t.watch(&r, now)),
         }
         for e in t.drain_events() {
             let _ = serde_json::to_string(&e);

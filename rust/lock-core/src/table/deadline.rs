@@ -1,4 +1,4 @@
-//! Time: the heap of lease, wait and session deadlines, and `advance`, which processes them
+//! Time: the heap of lease, wait, session and watch deadlines, and `advance`, which processes them
 //! in deadline order. The table never reads a clock; every call brings its `now`
 //! (docs/ARCHITECTURE.md, "Waiting without threads, and time").
 
@@ -6,6 +6,7 @@ use std::cmp::Reverse;
 
 use super::records::{Dirty, LockIdx, SessIdx, NO_SESSION};
 use super::LockTable;
+use crate::answer::WatchReason;
 use crate::event::{CancelReason, Event};
 use crate::types::{Millis, WaiterId};
 
@@ -33,6 +34,10 @@ pub(super) enum DeadlineKind {
     /// reused by a later session is live only at that session's own expiry.
     Session {
         idx: SessIdx,
+    },
+    /// A watch's wait (`watch.rs`).
+    Watch {
+        watch: WaiterId,
     },
 }
 
@@ -65,6 +70,7 @@ impl LockTable {
                 DeadlineKind::Lease { lock, .. } => self.expire_lease(lock, &mut dirty),
                 DeadlineKind::Wait { waiter } => self.expire_wait(waiter, &mut dirty),
                 DeadlineKind::Session { idx } => self.expire_session(idx),
+                DeadlineKind::Watch { watch } => self.expire_watch(watch),
             }
             self.pump(&mut dirty);
         }
@@ -83,7 +89,7 @@ impl LockTable {
             held_ms: now.saturating_sub(lk.granted_at),
         });
         self.counters.lease_expiries += 1;
-        self.remove_lock(lock, dirty);
+        self.remove_lock(lock, dirty, WatchReason::Expired);
     }
 
     /// A wait ran out: [`Event::WaitTimedOut`], and the waiter goes.
@@ -122,6 +128,7 @@ impl LockTable {
             DeadlineKind::Session { idx } => {
                 self.sessions.get(idx).is_some_and(|s| s.expires_at == d.at)
             }
+            DeadlineKind::Watch { watch } => self.watch_deadline_live(watch, d.at),
         }
     }
 
@@ -143,7 +150,7 @@ impl LockTable {
             }
             self.deadlines.pop();
         }
-        let live = self.live_locks + self.waiters.len() + self.live_sessions;
+        let live = self.live_locks + self.waiters.len() + self.live_sessions + self.watches.len();
         if self.deadlines.len() > STALE_SLACK + 2 * live {
             let heap = std::mem::take(&mut self.deadlines);
             self.deadlines = heap.into_iter().filter(|Reverse(d)| self.deadline_live(d)).collect();

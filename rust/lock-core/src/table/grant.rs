@@ -11,6 +11,7 @@ use super::records::{
     SESSION_LEASE,
 };
 use super::LockTable;
+use crate::answer::WatchReason;
 use crate::answer::{Grant, TokenGrant};
 use crate::error::LockError;
 use crate::mode::Mode;
@@ -53,6 +54,7 @@ impl LockTable {
                     let mode = self.lock(l).mode.join(t.mode);
                     // Replicas know the lock by its token, which the upgrade replaces.
                     self.note_removed(l);
+                    self.fire_watches(l, WatchReason::Upgraded);
                     self.set_lock_mode(l, mode);
                     // An upgrade keeps the lock's lease regime: a lock held under a session
                     // stays under it; a lock with its own lease gets a fresh one (never the

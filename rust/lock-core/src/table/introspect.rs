@@ -152,6 +152,7 @@ impl LockTable {
             semaphore_grants: self.semaphore_grants,
             held_permits: self.held_permits,
             waiting: self.waiters.len(),
+            watches: self.watches.len(),
             sessions: self.live_sessions,
             wait_time: self.wait_hist.summary(),
             hold_time: self.hold_hist.summary(),

@@ -35,7 +35,8 @@ pub struct MemoryUsage {
     pub owners: u64,
     /// Lock records, their holder entries (one per key a lock touches) and the listing index.
     pub locks: u64,
-    /// Queued requests, their queue entries (one per key a waiter queues on) and the queues.
+    /// Queued requests, their queue entries (one per key a waiter queues on) and the queues,
+    /// and registered watches.
     pub waiters: u64,
     /// Session records and their index.
     pub sessions: u64,
@@ -74,6 +75,9 @@ const QUEUE_BYTES: usize = size_of::<WaitQueue>()
     + 11 * (size_of::<QueueKey>() + size_of::<WaiterId>())
     + size_of::<usize>()
     + 2 * size_of::<u16>();
+/// A watch (`watch.rs`): its record by id and its id in its lock's list.
+const WATCH_BYTES: usize =
+    hashed(size_of::<(WaiterId, super::watch::Watch)>()) + hashed(size_of::<(LockIdx, WaiterId)>());
 /// An open session: its slab slot and its index entry.
 const SESSION_BYTES: usize = size_of::<Option<Session>>() + hashed(size_of::<(u64, SessIdx)>());
 /// One key in the listing index (`listing.rs`): a pointer to the key's shared name in a B-tree
@@ -92,7 +96,8 @@ impl LockTable {
             + self.listing.len() * LISTING_ENTRY_BYTES) as u64;
         let waiters = (self.waiters.len() * WAITER_BYTES
             + self.queue_entries * QUEUE_ENTRY_BYTES
-            + self.queues * QUEUE_BYTES) as u64;
+            + self.queues * QUEUE_BYTES
+            + self.watches.len() * WATCH_BYTES) as u64;
         let sessions = (self.live_sessions * SESSION_BYTES) as u64;
         let deadlines = (self.deadlines.len() * DEADLINE_BYTES) as u64;
         MemoryUsage {

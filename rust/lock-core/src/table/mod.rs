@@ -29,6 +29,7 @@ mod semaphore;
 mod session;
 mod snapshot;
 mod tree;
+mod watch;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -37,14 +38,14 @@ use hashbrown::HashMap;
 
 use crate::answer::{
     AcquireOutcome, Grant, KeyInfo, MultiOutcome, Released, Renewed, SessionEnded, SessionInfo,
-    TokenOutcome, WaiterInfo,
+    TokenOutcome, WaiterInfo, WatchOutcome,
 };
 use crate::config::Config;
 use crate::error::LockError;
 use crate::event::{CancelReason, Event};
 use crate::request::{
     AcquireRequest, DowngradeRequest, MultiAcquireRequest, MultiReleaseRequest, ReleaseRequest,
-    RenewRequest,
+    RenewRequest, WatchRequest,
 };
 use crate::stats::{Counters, Histogram, HotKeys, PartitionStats};
 use crate::types::{FencingToken, Millis, Scope, SessionId, WaiterId};
@@ -56,6 +57,7 @@ use deadline::Deadline;
 use interner::{Interner, Slab};
 use listing::ListingIndex;
 use records::{KeyState, Lock, LockIdx, OwnerState, SessIdx, Session, Waiter};
+use watch::Watches;
 
 pub use changes::{FullState, PartitionDelta, ReleasedLock};
 pub use deadline::MAX_TIME;
@@ -91,6 +93,8 @@ pub struct LockTable {
     semaphore_grants: usize,
     held_permits: u64,
     waiters: HashMap<WaiterId, Waiter>,
+    /// Watches on locks (`watch.rs`); not replicated, not exported.
+    watches: Watches,
     /// Queue entries of all waiters (one per key each queues on); for the memory estimate.
     queue_entries: usize,
     /// Keys with a wait queue; for the memory estimate.
@@ -143,6 +147,7 @@ impl LockTable {
             semaphore_grants: 0,
             held_permits: 0,
             waiters: HashMap::new(),
+            watches: Watches::default(),
             queue_entries: 0,
             queues: 0,
             next_waiter: 1,
@@ -222,6 +227,11 @@ impl LockTable {
     /// Number of queued requests.
     pub fn waiting(&self) -> usize {
         self.waiters.len()
+    }
+
+    /// Number of registered watches.
+    pub fn watching(&self) -> usize {
+        self.watches.len()
     }
 
     /// Refuses new grants until `until` (recovery grace after an owner died, docs/ARCHITECTURE.md
@@ -319,18 +329,38 @@ impl LockTable {
         out
     }
 
-    /// Cancels a queued request; its final event is [`Event::Cancelled`].
+    /// Cancels a queued request; its final event is [`Event::Cancelled`]. A watch's id cancels
+    /// the watch, with no event (its caller is gone).
     ///
     /// # Errors
     /// [`LockError::WaiterNotFound`] when the waiter is not queued (any more).
     pub fn cancel(&mut self, waiter_id: WaiterId, now: Millis) -> Result<(), LockError> {
         self.advance_to(now);
+        if self.forget_watch(waiter_id).is_some() {
+            self.prune_deadlines();
+            return Ok(());
+        }
         if !self.waiters.contains_key(&waiter_id) {
             return Err(LockError::WaiterNotFound { waiter_id });
         }
         self.drop_waiter(waiter_id, CancelReason::Cancelled, None);
         self.prune_deadlines();
         Ok(())
+    }
+
+    /// Watches the lock of `req.key` with `req.fencing_token`: answers at once that it is not
+    /// held ([`crate::WatchReason::NotHeld`]), or that it is held when the watch does not
+    /// wait; otherwise registers a watch whose end arrives as [`Event::WatchFired`] (with why
+    /// the lock ended) or [`Event::WatchTimedOut`] (still held when the wait ran out).
+    ///
+    /// # Errors
+    /// [`LockError::InvalidArgument`] for a bad key; [`LockError::LimitExceeded`] past
+    /// `max_watches` or the memory cap.
+    pub fn watch(&mut self, req: &WatchRequest, now: Millis) -> Result<WatchOutcome, LockError> {
+        self.advance_to(now);
+        let out = self.register_watch(req);
+        self.prune_deadlines();
+        out
     }
 
     // ---- release, renew, downgrade (release.rs) ----

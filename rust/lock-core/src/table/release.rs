@@ -5,6 +5,7 @@
 use super::deadline::DeadlineKind;
 use super::records::{Dirty, LockIdx, NO_SESSION};
 use super::LockTable;
+use crate::answer::WatchReason;
 use crate::answer::{Grant, Released, Renewed};
 use crate::error::LockError;
 use crate::request::{DowngradeRequest, MultiReleaseRequest, RenewRequest};
@@ -37,7 +38,7 @@ impl LockTable {
         let l = self.find_held(key, scope, owner, token)?;
         let lk = *self.lock(l);
         let mut dirty = Dirty::new();
-        self.remove_lock(l, &mut dirty);
+        self.remove_lock(l, &mut dirty, WatchReason::Released);
         self.counters.releases += 1;
         self.pump(&mut dirty);
         Ok(lk.token)
@@ -75,7 +76,7 @@ impl LockTable {
             let mine: Vec<LockIdx> = (0..self.locks.len() as LockIdx)
                 .filter(|&l| self.locks[l as usize].live && self.locks[l as usize].owner == o)
                 .collect();
-            return Ok(self.take_locks(mine));
+            return Ok(self.take_locks(mine, WatchReason::Released));
         }
         let mut out = Vec::new();
         for item in &req.locks {
@@ -97,11 +98,11 @@ impl LockTable {
             .filter(|h| self.lock(h.lock).key == k)
             .map(|h| h.lock)
             .collect();
-        Ok(self.take_locks(targets))
+        Ok(self.take_locks(targets, WatchReason::ForceReleased))
     }
 
-    /// Removes the given locks (answering each), then passes their keys on.
-    fn take_locks(&mut self, locks: Vec<LockIdx>) -> Vec<Released> {
+    /// Removes the given locks (answering each) for `reason`, then passes their keys on.
+    fn take_locks(&mut self, locks: Vec<LockIdx>, reason: WatchReason) -> Vec<Released> {
         let mut out = Vec::with_capacity(locks.len());
         let mut dirty = Dirty::new();
         for l in locks {
@@ -111,7 +112,7 @@ impl LockTable {
                 owner: self.owner_name(lk.owner),
                 fencing_token: lk.token,
             });
-            self.remove_lock(l, &mut dirty);
+            self.remove_lock(l, &mut dirty, reason);
             self.counters.releases += 1;
         }
         self.pump(&mut dirty);
@@ -167,8 +168,10 @@ impl LockTable {
         Ok(self.grant_record(l, 0, false))
     }
 
-    /// Removes a lock and its holder entries; its keys go to `dirty`.
-    pub(super) fn remove_lock(&mut self, l: LockIdx, dirty: &mut Dirty) {
+    /// Removes a lock and its holder entries; its keys go to `dirty`. Every path that ends a
+    /// lock comes here and says why (`reason`), which is what the lock's watches are told.
+    pub(super) fn remove_lock(&mut self, l: LockIdx, dirty: &mut Dirty, reason: WatchReason) {
+        self.fire_watches(l, reason);
         self.note_removed(l);
         let lk = *self.lock(l);
         let mut keys = self.ancestor_keys_if_tree(lk.key);

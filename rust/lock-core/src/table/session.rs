@@ -154,7 +154,7 @@ impl LockTable {
         for l in locks {
             if self.locks.get(l as usize).is_some_and(|lk| lk.live && lk.session == idx) {
                 released.push(self.key_name(self.lock(l).key));
-                self.remove_lock(l, &mut dirty);
+                self.remove_lock(l, &mut dirty, reason.into());
                 self.counters.releases += 1;
             }
         }

@@ -15,7 +15,7 @@ use super::{introspection, locks, partitions, replication, sessions, BridgeError
 pub(super) type Handler = fn(&mut Ctx<'_>, &str) -> Result<String, BridgeError>;
 
 /// Every op with its handler, in op-number order: entry `i` is op `i + 1`.
-const TABLE: [(Op, Handler); 23] = [
+const TABLE: [(Op, Handler); 24] = [
     (Op::Acquire, locks::acquire),
     (Op::Release, locks::release),
     (Op::Renew, locks::renew),
@@ -39,6 +39,7 @@ const TABLE: [(Op, Handler); 23] = [
     (Op::ExportFull, replication::export_full),
     (Op::StandbyApply, replication::standby_apply),
     (Op::StandbyExport, replication::standby_export),
+    (Op::Watch, locks::watch),
 ];
 
 /// The number of the first op; entry `i` of [`TABLE`] has number `FIRST_OP + i`.

@@ -1,5 +1,6 @@
 //! Handlers of the lock ops on one partition: acquire, release, renew, downgrade (single and
-//! multi-key), cancel a waiter, force-release, and one key's holders and waiters.
+//! multi-key), cancel a waiter or a watch, force-release, watch a lock, and one key's holders
+//! and waiters.
 
 use lock_core::{LockError, Millis, Partition, Scope};
 use serde::de::DeserializeOwned;
@@ -61,6 +62,10 @@ pub(super) fn renew(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError>
 
 pub(super) fn downgrade(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
     on_partition(cx, args, Partition::downgrade)
+}
+
+pub(super) fn watch(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
+    on_partition(cx, args, Partition::watch)
 }
 
 pub(super) fn cancel(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {

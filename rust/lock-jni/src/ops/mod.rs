@@ -187,6 +187,27 @@ mod tests {
     }
 
     #[test]
+    fn a_watch_registers_and_fires_as_an_event_when_its_lock_is_force_released() {
+        let core = core();
+        let g = ok(&core, Op::Acquire, r#"{"key":"k","owner":"a"}"#);
+        let token = g["result"]["granted"]["fencing_token"].as_u64().expect("token");
+        let args =
+            format!(r#"{{"key":"k","fencing_token":{token},"wait_ms":60000,"request_id":5}}"#);
+        let w = ok(&core, Op::Watch, &args);
+        let id = w["result"]["watching"]["waiter_id"].as_u64().expect("watching");
+        let r = ok(&core, Op::ForceRelease, r#"{"key":"k"}"#);
+        let events = r["events"].as_array().expect("events");
+        assert_eq!(events.len(), 1, "{r}");
+        assert_eq!(events[0]["event"], "watch_fired");
+        assert_eq!(events[0]["watch_id"], id);
+        assert_eq!(events[0]["request_id"], 5);
+        assert_eq!(events[0]["reason"], "force_released");
+        assert!(events[0].get("error").is_none(), "a watch's end is no error: {r}");
+        let gone = ok(&core, Op::Watch, &args);
+        assert_eq!(gone["result"]["answered"]["reason"], "not_held", "{gone}");
+    }
+
+    #[test]
     fn configure_applies_to_partitions_and_refuses_bad_settings() {
         let core = core();
         let cfg = Config { max_wait_ms: 1234, ..Config::default() };

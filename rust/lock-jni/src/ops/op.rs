@@ -57,4 +57,7 @@ pub enum Op {
     StandbyApply = 22,
     /// This node's standby as a full state: `{"drop"?}` -> `{"full"}` (null without a standby).
     StandbyExport = 23,
+    /// Watch one lock until it ends: `WatchRequest` -> `WatchOutcome` (a registered watch ends
+    /// with a `watch_fired` or `watch_timed_out` event; its id is cancelled with `Cancel`).
+    Watch = 24,
 }

@@ -29,7 +29,8 @@ public enum NativeOp {
     TAKE_CHANGES(20),
     EXPORT_FULL(21),
     STANDBY_APPLY(22),
-    STANDBY_EXPORT(23);
+    STANDBY_EXPORT(23),
+    WATCH(24);
 
     private final int code;
 

@@ -30,6 +30,7 @@ import org.eslm.action.TransportLockStatsAction;
 import org.eslm.action.TransportNodeDiagnosticsAction;
 import org.eslm.action.TransportReleaseLockAction;
 import org.eslm.action.TransportRenewLockAction;
+import org.eslm.action.TransportWatchLockAction;
 import org.eslm.api.LockManagerExtension;
 import org.eslm.api.PluginLocks;
 import org.eslm.bridge.LockNative;
@@ -56,6 +57,7 @@ import org.eslm.rest.RestNodeDiagnosticsAction;
 import org.eslm.rest.RestReleaseLockAction;
 import org.eslm.rest.RestRenewLockAction;
 import org.eslm.rest.RestSemaphoreAction;
+import org.eslm.rest.RestWatchLockAction;
 import org.eslm.service.BridgeJson;
 import org.eslm.service.LockService;
 import org.eslm.service.LockSettings;
@@ -200,6 +202,7 @@ public class LockManagerPlugin extends VersionedActionPlugin implements SystemIn
                 new Action(TransportForceReleaseLockAction.TYPE, TransportForceReleaseLockAction.class),
                 new Action(TransportLockSessionAction.TYPE, TransportLockSessionAction.class),
                 new Action(TransportGetLockAction.TYPE, TransportGetLockAction.class),
+                new Action(TransportWatchLockAction.TYPE, TransportWatchLockAction.class),
                 new Action(TransportLockStatsAction.TYPE, TransportLockStatsAction.class),
                 new Action(TransportListLocksAction.TYPE, TransportListLocksAction.class),
                 new Action(PartitionHandoffAction.TYPE, PartitionHandoffAction.Transport.class),
@@ -223,6 +226,7 @@ public class LockManagerPlugin extends VersionedActionPlugin implements SystemIn
                 new RestLockSessionAction(settings),
                 new RestSemaphoreAction(settings),
                 new RestGetLockAction(),
+                new RestWatchLockAction(settings),
                 new RestCatLocksAction(),
                 new RestCatSemaphoresAction(),
                 new RestLockStatsAction(),

@@ -158,6 +158,7 @@ public final class LockService implements Closeable {
         }
         switch (op) {
             case ACQUIRE, ACQUIRE_MANY -> acquire(op, partition, args, task, listener);
+            case WATCH -> watch(partition, args, task, listener);
             case DIAGNOSTICS -> ActionListener.completeWith(listener, this::diagnostics);
             default -> run(op, partition, args, listener);
         }
@@ -402,6 +403,36 @@ public final class LockService implements Closeable {
             pending.queued(p, ((Number) queued.get("waiter_id")).longValue(), task);
             handleAfterCommit(partition, envelope);
         }
+    }
+
+    /**
+     * A watch on one lock (docs/API.md "Watch a lock"): answered at once when the lock with the
+     * token is not held (or held and the watch does not wait), else registered like a queued
+     * acquire, and answered by its {@code watch_fired} or {@code watch_timed_out} event. It
+     * changes no lock, so nothing waits for a commit but the delivery of the events its call
+     * caused (the clock moved on).
+     */
+    private void watch(
+            int partition, Map<String, Object> args, Task task, ActionListener<Map<String, Object>> listener) {
+        PendingRequests.Pending p = pending.register(NativeOp.WATCH, partition, listener);
+        args.put("request_id", p.requestId);
+        Map<String, Object> envelope;
+        try {
+            envelope = callRouted(NativeOp.WATCH, partition, BridgeJson.toJson(args));
+        } catch (Exception e) {
+            pending.remove(p);
+            listener.onFailure(e);
+            return;
+        }
+        Map<?, ?> result = (Map<?, ?>) envelope.get("result");
+        if (result.get("answered") instanceof Map<?, ?> answered) {
+            pending.remove(p);
+            listener.onResponse(ResponseShapes.watched(answered));
+        } else {
+            Map<?, ?> watching = (Map<?, ?>) result.get("watching");
+            pending.queued(p, ((Number) watching.get("waiter_id")).longValue(), task);
+        }
+        handleAfterCommit(partition, envelope);
     }
 
     /**

@@ -79,6 +79,9 @@ public final class LockSettings {
     /** Most open sessions of one owner in one partition. */
     public static final Setting<Integer> LIMIT_SESSIONS_PER_OWNER = Setting.intSetting(
             "locks.limits.max_sessions_per_owner", 1_000, 1, Integer.MAX_VALUE, Property.NodeScope, Property.Dynamic);
+    /** Most watches ({@code GET /_locks/{key}/_watch}) registered in one partition. */
+    public static final Setting<Integer> LIMIT_WATCHES = Setting.intSetting(
+            "locks.limits.max_watches", 100_000, 1, Integer.MAX_VALUE, Property.NodeScope, Property.Dynamic);
     /**
      * The native memory one partition's lock table may hold (the core's estimate, reported as
      * {@code memory_bytes} by {@code GET /_locks/_stats}), as bytes ({@code 64mb}) or a share of
@@ -162,6 +165,7 @@ public final class LockSettings {
             LIMIT_LOCKS_PER_OWNER,
             LIMIT_WAITERS_PER_OWNER,
             LIMIT_SESSIONS_PER_OWNER,
+            LIMIT_WATCHES,
             LIMIT_MEMORY);
 
     /** Every setting the plugin registers: the dynamic ones and those read once at start. */
@@ -172,16 +176,17 @@ public final class LockSettings {
     private LockSettings() {}
 
     /** Each limit the core names in a refusal ({@code lock_core::Limits}), with the setting that sets it. */
-    private static final Map<String, String> LIMIT_SETTINGS = Map.of(
-            "max_waiters_per_key", MAX_WAITERS.getKey(),
-            "max_keys_per_request", MAX_KEYS_PER_REQUEST.getKey(),
-            "max_locks", LIMIT_LOCKS.getKey(),
-            "max_sessions", LIMIT_SESSIONS.getKey(),
-            "max_waiters", LIMIT_WAITERS.getKey(),
-            "max_locks_per_owner", LIMIT_LOCKS_PER_OWNER.getKey(),
-            "max_waiters_per_owner", LIMIT_WAITERS_PER_OWNER.getKey(),
-            "max_sessions_per_owner", LIMIT_SESSIONS_PER_OWNER.getKey(),
-            "max_memory", LIMIT_MEMORY.getKey());
+    private static final Map<String, String> LIMIT_SETTINGS = Map.ofEntries(
+            Map.entry("max_watches", LIMIT_WATCHES.getKey()),
+            Map.entry("max_waiters_per_key", MAX_WAITERS.getKey()),
+            Map.entry("max_keys_per_request", MAX_KEYS_PER_REQUEST.getKey()),
+            Map.entry("max_locks", LIMIT_LOCKS.getKey()),
+            Map.entry("max_sessions", LIMIT_SESSIONS.getKey()),
+            Map.entry("max_waiters", LIMIT_WAITERS.getKey()),
+            Map.entry("max_locks_per_owner", LIMIT_LOCKS_PER_OWNER.getKey()),
+            Map.entry("max_waiters_per_owner", LIMIT_WAITERS_PER_OWNER.getKey()),
+            Map.entry("max_sessions_per_owner", LIMIT_SESSIONS_PER_OWNER.getKey()),
+            Map.entry("max_memory", LIMIT_MEMORY.getKey()));
 
     /** The setting behind a limit the core named; a limit no setting sets keeps the core's name. */
     public static String limitSetting(String coreLimit) {
@@ -275,6 +280,7 @@ public final class LockSettings {
             int maxLocksPerOwner,
             int maxWaitersPerOwner,
             int maxSessionsPerOwner,
+            int maxWatches,
             ByteSizeValue maxMemory) {
         static Limits of(Settings settings) {
             ByteSizeValue memory = LIMIT_MEMORY.get(settings);
@@ -289,6 +295,7 @@ public final class LockSettings {
                     LIMIT_LOCKS_PER_OWNER.get(settings),
                     LIMIT_WAITERS_PER_OWNER.get(settings),
                     LIMIT_SESSIONS_PER_OWNER.get(settings),
+                    LIMIT_WATCHES.get(settings),
                     memory);
         }
 
@@ -301,6 +308,7 @@ public final class LockSettings {
             m.put("max_locks_per_owner", maxLocksPerOwner);
             m.put("max_waiters_per_owner", maxWaitersPerOwner);
             m.put("max_sessions_per_owner", maxSessionsPerOwner);
+            m.put("max_watches", maxWatches);
             m.put("max_memory_bytes", maxMemory.getBytes());
             return m;
         }
@@ -313,6 +321,7 @@ public final class LockSettings {
             m.put(LIMIT_LOCKS_PER_OWNER.getKey(), maxLocksPerOwner);
             m.put(LIMIT_WAITERS_PER_OWNER.getKey(), maxWaitersPerOwner);
             m.put(LIMIT_SESSIONS_PER_OWNER.getKey(), maxSessionsPerOwner);
+            m.put(LIMIT_WATCHES.getKey(), maxWatches);
             m.put(LIMIT_MEMORY.getKey(), maxMemory.getStringRep());
             return m;
         }

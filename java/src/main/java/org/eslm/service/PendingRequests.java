@@ -20,7 +20,7 @@ import org.eslm.bridge.NativeOp;
  * Requests waiting for the core's decision, and their cancellation (docs/ARCHITECTURE.md
  * "Waiting without threads, and time"). A request that may wait is registered with a request id before it
  * crosses the bridge; the core's later event for that id (granted, timed out, deadlock victim,
- * cancelled) completes its listener. A client that goes away cancels its waiter; if the grant
+ * cancelled; for a watch: fired or timed out) completes its listener. A client that goes away cancels its waiter; if the grant
  * won the race, the lock is given back at once, so no lock outlives a client that can no longer
  * release it.
  */
@@ -122,6 +122,10 @@ final class PendingRequests {
         } catch (NativeLockException | IllegalArgumentException e) {
             logger.debug("waiter [{}] was answered before its cancellation: {}", waiterId, e.getMessage());
         }
+        if (p.op == NativeOp.WATCH && pending.remove(p.requestId) != null) {
+            // A cancelled watch ends without an event (rust/lock-core/src/table/watch.rs).
+            p.listener.onFailure(new TaskCancelledException("client went away before the watch ended"));
+        }
     }
 
     /** Delivers one event of the core: to the log, or to the request it answers. */
@@ -146,6 +150,10 @@ final class PendingRequests {
                 Pending p = pending.remove(requestId);
                 if (type.equals("granted")) {
                     deliverGrant(p, event);
+                } else if (type.equals("watch_fired") || type.equals("watch_timed_out")) {
+                    if (p != null) {
+                        p.listener.onResponse(ResponseShapes.watched(event));
+                    }
                 } else if (p != null) {
                     p.listener.onFailure(NativeErrors.eventFailure(event));
                 }

@@ -36,6 +36,28 @@ final class ResponseShapes {
         };
     }
 
+    /**
+     * The body of a watch's answer (docs/API.md "Watch a lock"), from the core's immediate
+     * answer or from its {@code watch_fired} / {@code watch_timed_out} event: {@code changed}
+     * with the {@code reason} the lock ended, or {@code changed: false, held: true} when it is
+     * still held at the end of the wait (the long-poll convention: 200, not an error).
+     */
+    static Map<String, Object> watched(Map<?, ?> answer) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("key", answer.get("key"));
+        body.put("scope", answer.get("scope"));
+        body.put("fencing_token", answer.get("fencing_token"));
+        Object reason = answer.get("reason");
+        body.put("changed", reason != null);
+        if (reason != null) {
+            body.put("reason", reason);
+        } else {
+            body.put("held", true);
+        }
+        body.put("waited_ms", answer.get("waited_ms") instanceof Number n ? n : 0);
+        return body;
+    }
+
     /** The body of a granted acquire: one grant, or (multi-lock) the list of grants. */
     static Map<String, Object> granted(NativeOp op, Object grantOrGrants) {
         Map<String, Object> body = new LinkedHashMap<>();

@@ -9,6 +9,7 @@ import org.eslm.client.errors.LockException;
 import org.eslm.client.errors.LockLostException;
 import org.eslm.client.errors.LockNotHeldException;
 import org.eslm.client.internal.Durations;
+import org.eslm.client.internal.LossWatch;
 import org.eslm.client.internal.Retrier;
 import org.eslm.client.internal.Watchdog;
 import org.eslm.client.internal.Wire;
@@ -24,8 +25,9 @@ import org.eslm.client.internal.Wire;
  *
  * <p>The lock belongs to its owner and {@link #fencingToken()}, not to a thread: any thread may
  * close it. While it is held a watchdog renews its lease at a fraction of it (unless turned off
- * in {@link AcquireOptions#watchdog()}); when a renewal finds it gone, or renewals fail until the
- * lease runs out, {@link #isLost()} turns true, the {@link #onLost listeners} are told, and
+ * in {@link AcquireOptions#watchdog()}), and a loss watch asks the server to answer as soon as
+ * it ends ({@link LockClientBuilder#lossWatches}); when the watch or a renewal finds it gone, or
+ * renewals fail until the lease runs out, {@link #isLost()} turns true, the {@link #onLost listeners} are told, and
  * {@link #close()} throws {@link LockLostException}. A lock acquired under a {@link LockSession}
  * follows the session's keep-alive instead, and is lost with it.
  */
@@ -37,6 +39,7 @@ public final class HeldLock implements AsyncCloseable {
     private final LostSignal lost;
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile Watchdog watchdog;
+    private volatile LossWatch lossWatch;
 
     HeldLock(Shared shared, String owner, Grant grant, LockSession session) {
         this.shared = shared;
@@ -59,6 +62,23 @@ public final class HeldLock implements AsyncCloseable {
                 lost::lose);
         watchdog = dog;
         dog.start(sentAtNanos + Duration.ofMillis(grant.waitedMs()).toNanos(), grant.leaseMs());
+        LossWatch watch = new LossWatch(
+                shared.scheduler(),
+                shared.lossWatchSlots(),
+                shared.renewIntervalMs(lease),
+                waitMs -> shared.requests().watch(key(), scope(), fencingToken(), waitMs),
+                cause -> {
+                    Watchdog renewing = watchdog;
+                    if (renewing != null) {
+                        renewing.stop();
+                    }
+                    lost.lose(cause);
+                });
+        lossWatch = watch;
+        watch.start();
+        if (closed.get()) {
+            watch.stop(); // closed while starting
+        }
     }
 
     public String key() {
@@ -200,6 +220,10 @@ public final class HeldLock implements AsyncCloseable {
         Watchdog dog = watchdog;
         if (dog != null) {
             dog.stop();
+        }
+        LossWatch watch = lossWatch;
+        if (watch != null) {
+            watch.stop();
         }
         if (session != null) {
             session.forget(this);

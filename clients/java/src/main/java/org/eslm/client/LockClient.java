@@ -1,6 +1,7 @@
 package org.eslm.client;
 
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import org.elasticsearch.client.RestClient;
 import org.eslm.client.internal.Durations;
 
@@ -83,6 +84,24 @@ public final class LockClient extends Locking implements AutoCloseable {
      */
     public TokenLock newLock(String key, AcquireOptions options) {
         return new TokenLock(this, key, options);
+    }
+
+    /**
+     * Waits until the lock of {@code key} with {@code fencingToken} ends, at most {@code wait}
+     * ({@code GET /_locks/{key}/_watch}): anyone who knows a token may watch it.
+     */
+    public LockWatch watch(String key, LockScope scope, long fencingToken, Duration wait) {
+        return Sync.await(watchAsync(key, scope, fencingToken, wait));
+    }
+
+    /** {@link #watch} without blocking. */
+    public CompletableFuture<LockWatch> watchAsync(String key, LockScope scope, long fencingToken, Duration wait) {
+        if (fencingToken <= 0) {
+            throw new IllegalArgumentException(
+                    "[token] must be a fencing token (a positive whole number), got [" + fencingToken + "]");
+        }
+        long waitMs = Durations.millis(wait, "wait");
+        return shared.requests().watch(key, scope, fencingToken, waitMs).thenApply(LockWatch::of);
     }
 
     /** Stops the watchdogs and this client's threads; the REST client stays open (it is yours). */

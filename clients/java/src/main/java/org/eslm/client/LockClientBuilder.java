@@ -8,6 +8,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -26,6 +27,7 @@ public final class LockClientBuilder {
     private RequestOptions requestOptions = RequestOptions.DEFAULT;
     private Duration retryBudget = Duration.ofSeconds(5);
     private double renewFraction = 1.0 / 3;
+    private int lossWatches = 4;
     private Executor callbackExecutor;
     private Consumer<LockException> onRetry = unavailable -> {};
 
@@ -66,6 +68,20 @@ public final class LockClientBuilder {
     }
 
     /**
+     * How many held locks are watched at once ({@code GET /_locks/{key}/_watch}, default 4; 0:
+     * none), so their loss is reported as soon as the server ends them rather than at the next
+     * renewal. Each watch holds one connection of the REST client's pool (10 per route by
+     * default): keep it below that. Locks beyond it rely on their renewals.
+     */
+    public LockClientBuilder lossWatches(int watches) {
+        if (watches < 0) {
+            throw new IllegalArgumentException("[loss_watches] must be >= 0, got [" + watches + "]");
+        }
+        this.lossWatches = watches;
+        return this;
+    }
+
+    /**
      * Where answers are completed, and lost-lock listeners run (default: the client's own daemon
      * threads). Never the REST client's I/O thread, which a blocking continuation would stall.
      */
@@ -91,7 +107,8 @@ public final class LockClientBuilder {
         Transport transport = new Transport(restClient, requestOptions, owned != null ? owned : callbackExecutor);
         Requests requests =
                 new Requests(transport, new Retrier(scheduler, onRetry), Durations.millis(retryBudget, "retry_budget"));
-        return new LockClient(new Shared(requests, scheduler, renewFraction, owned), owner, true);
+        return new LockClient(
+                new Shared(requests, scheduler, renewFraction, owned, new Semaphore(lossWatches)), owner, true);
     }
 
     private static ThreadFactory daemon(String name) {

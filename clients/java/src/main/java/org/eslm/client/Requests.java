@@ -71,6 +71,17 @@ final class Requests {
                 .thenApply(answer -> answer.get("lease_ms").asLong());
     }
 
+    /**
+     * {@code GET /_locks/{key}/_watch}: answers when the lock with {@code token} ends, or after
+     * {@code waitMs} unchanged; a 503 is retried within the wait.
+     */
+    CompletableFuture<JsonNode> watch(String key, LockScope scope, long token, long waitMs) {
+        return retrier.run(waitMs, left -> {
+            long wait = Math.max(1, left);
+            return transport.send("GET", Endpoints.watch(key, Wire.name(scope), token, wait), null, wait);
+        });
+    }
+
     /** {@code POST /_locks/{key}/_release} of this grant only: a stale token frees nothing newer. */
     CompletableFuture<JsonNode> release(String owner, String key, LockScope scope, long token) {
         return plain("POST", grantPath(key, scope, "/_release"), grantBody(owner, scope, token));

@@ -2,15 +2,21 @@ package org.eslm.client;
 
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 /**
  * What every {@link LockClient} view of one builder shares: the requests, the watchdog's
- * scheduler, and the executor answers are completed on when the client owns it (else null).
+ * scheduler, the executor answers are completed on when the client owns it (else null), and the
+ * slots of the loss watches ({@link LockClientBuilder#lossWatches}).
  * Closed once, by the client built.
  */
 record Shared(
-        Requests requests, ScheduledExecutorService scheduler, double renewFraction, ExecutorService ownedCallbacks) {
+        Requests requests,
+        ScheduledExecutorService scheduler,
+        double renewFraction,
+        ExecutorService ownedCallbacks,
+        Semaphore lossWatchSlots) {
 
     /** Renewal interval for a lease: the configured fraction of it, at least 1 ms. */
     long renewIntervalMs(long leaseMs) {

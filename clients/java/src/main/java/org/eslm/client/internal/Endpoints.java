@@ -23,6 +23,11 @@ public final class Endpoints {
         return lock(key) + "/_renew";
     }
 
+    /** {@code /_locks/{key}/_watch?token=..&wait=..ms&scope=..} (docs/API.md "Watch a lock"). */
+    public static String watch(String key, String scope, long token, long waitMs) {
+        return lock(key) + "/_watch?token=" + token + "&wait=" + waitMs + "ms&scope=" + scope;
+    }
+
     public static String keepAlive(String sessionId) {
         return session(sessionId) + "/_keepalive";
     }

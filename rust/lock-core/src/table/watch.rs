@@ -1,0 +1,179 @@
+//! Watches on locks: "tell me when the lock of this key with this fencing token ends"
+//! (`GET /_locks/{key}/_watch`, docs/API.md; docs/LOCK_CORE.md, "Watches").
+//!
+//! A watch is registered like a waiter (an id from the waiter sequence, a wait deadline, the
+//! caller's request id) but queues on nothing: it hangs on one live lock. It ends with exactly
+//! one event: [`Event::WatchFired`] when the lock goes (`remove_lock` and an upgrade call
+//! [`LockTable::fire_watches`] with the reason), or [`Event::WatchTimedOut`] when its wait runs
+//! out first. A cancelled watch (its caller went away) ends without an event.
+//!
+//! Watches are neither replicated nor exported, like waiters: after an owner move the
+//! coordinator sends the watch again, and the new owner either finds the lock (same token, it
+//! was replicated) or answers at once that it is gone.
+
+use hashbrown::HashMap;
+use smallvec::SmallVec;
+
+use super::deadline::DeadlineKind;
+use super::records::LockIdx;
+use super::LockTable;
+use crate::answer::{Queued, WatchOutcome, WatchReason, Watched};
+use crate::error::LockError;
+use crate::event::Event;
+use crate::request::WatchRequest;
+use crate::types::{FencingToken, Millis, WaiterId};
+use crate::validate::validate_key;
+
+/// One registered watch.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Watch {
+    /// The watched lock; live, with `token`, for as long as the watch exists.
+    pub(super) lock: LockIdx,
+    pub(super) token: FencingToken,
+    pub(super) request_id: u64,
+    pub(super) since: Millis,
+    pub(super) deadline: Millis,
+}
+
+/// The watches of the table: by id, and the ids on each watched lock (so removing a lock finds
+/// its watches without a scan).
+#[derive(Debug, Default)]
+pub(super) struct Watches {
+    pub(super) by_id: HashMap<WaiterId, Watch>,
+    pub(super) by_lock: HashMap<LockIdx, SmallVec<[WaiterId; 2]>>,
+}
+
+impl Watches {
+    pub(super) fn len(&self) -> usize {
+        self.by_id.len()
+    }
+}
+
+impl LockTable {
+    /// The work of [`LockTable::watch`].
+    pub(super) fn register_watch(&mut self, req: &WatchRequest) -> Result<WatchOutcome, LockError> {
+        validate_key(&req.key)?;
+        let answer = |reason| {
+            WatchOutcome::Answered(Watched {
+                key: req.key.clone(),
+                scope: req.scope,
+                fencing_token: req.fencing_token,
+                reason,
+            })
+        };
+        let Some(l) = self.lock_with_token(req) else {
+            return Ok(answer(Some(WatchReason::NotHeld)));
+        };
+        let wait = req.wait_ms.unwrap_or(0).min(self.config.max_wait_ms);
+        if wait == 0 {
+            return Ok(answer(None));
+        }
+        let max = self.config.limits.max_watches;
+        if self.watches.len() >= max {
+            return Err(self.limit_exceeded("max_watches", max as u64));
+        }
+        if self.at_memory_cap() {
+            let max = self.config.limits.max_memory_bytes;
+            return Err(self.limit_exceeded("max_memory", max));
+        }
+        let id = self.next_waiter;
+        self.next_waiter += 1;
+        let deadline = self.now.saturating_add(wait);
+        let watch = Watch {
+            lock: l,
+            token: req.fencing_token,
+            request_id: req.request_id,
+            since: self.now,
+            deadline,
+        };
+        self.watches.by_id.insert(id, watch);
+        self.watches.by_lock.entry(l).or_default().push(id);
+        self.push_deadline(deadline, DeadlineKind::Watch { watch: id });
+        Ok(WatchOutcome::Watching(Queued { waiter_id: id, request_id: req.request_id, deadline }))
+    }
+
+    /// The live lock targeting the request's key with its token.
+    fn lock_with_token(&self, req: &WatchRequest) -> Option<LockIdx> {
+        let k = self.find_key(req.scope, &req.key)?;
+        self.key_state(k)
+            .holders
+            .iter()
+            .map(|h| h.lock)
+            .find(|&l| self.lock(l).key == k && self.lock(l).token == req.fencing_token)
+    }
+
+    /// The lock `l` ends under its current token: each of its watches fires with `reason`.
+    pub(super) fn fire_watches(&mut self, l: LockIdx, reason: WatchReason) {
+        let Some(ids) = self.watches.by_lock.remove(&l) else { return };
+        for id in ids {
+            if let Some(w) = self.watches.by_id.remove(&id) {
+                let (key, scope, fencing_token) = self.watched(&w);
+                self.events.push(Event::WatchFired {
+                    watch_id: id,
+                    request_id: w.request_id,
+                    key,
+                    scope,
+                    fencing_token,
+                    reason,
+                    waited_ms: self.now.saturating_sub(w.since),
+                });
+            }
+        }
+    }
+
+    /// A watch's wait ran out with its lock still held: [`Event::WatchTimedOut`].
+    pub(super) fn expire_watch(&mut self, id: WaiterId) {
+        let Some(w) = self.forget_watch(id) else { return };
+        let (key, scope, fencing_token) = self.watched(&w);
+        self.events.push(Event::WatchTimedOut {
+            watch_id: id,
+            request_id: w.request_id,
+            key,
+            scope,
+            fencing_token,
+            waited_ms: self.now.saturating_sub(w.since),
+        });
+    }
+
+    /// Removes a watch from both maps, answering it if it was registered.
+    pub(super) fn forget_watch(&mut self, id: WaiterId) -> Option<Watch> {
+        let w = self.watches.by_id.remove(&id)?;
+        if let Some(ids) = self.watches.by_lock.get_mut(&w.lock) {
+            ids.retain(|i| *i != id);
+            if ids.is_empty() {
+                self.watches.by_lock.remove(&w.lock);
+            }
+        }
+        Some(w)
+    }
+
+    /// The watched lock's key name, scope and token (the lock is live while its watch is).
+    fn watched(&self, w: &Watch) -> (String, crate::types::Scope, FencingToken) {
+        let ks = self.key_state(self.lock(w.lock).key);
+        (ks.name[..].to_owned(), ks.scope, w.token)
+    }
+
+    /// Whether a watch's deadline entry is its current one.
+    pub(super) fn watch_deadline_live(&self, id: WaiterId, at: Millis) -> bool {
+        self.watches.by_id.get(&id).is_some_and(|w| w.deadline == at)
+    }
+
+    /// Every watch hangs on a live lock with its token, and both maps agree.
+    pub(super) fn check_watches(&self) -> Result<(), String> {
+        let mut indexed = 0;
+        for (l, ids) in &self.watches.by_lock {
+            for id in ids {
+                let w = self.watches.by_id.get(id).ok_or(format!("watch {id} indexed, absent"))?;
+                let lk = self.locks.get(*l as usize).ok_or(format!("watch {id}: no lock {l}"))?;
+                if w.lock != *l || !lk.live || lk.token != w.token {
+                    return Err(format!("watch {id} hangs on a lock that no longer has its token"));
+                }
+                indexed += 1;
+            }
+        }
+        if indexed != self.watches.len() {
+            return Err(format!("{} watches, {indexed} indexed", self.watches.len()));
+        }
+        Ok(())
+    }
+}
