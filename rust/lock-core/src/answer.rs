@@ -31,6 +31,9 @@ pub struct Grant {
     /// Semaphores only: the semaphore's limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<u32>,
+    /// Elections only: the value kept with the grant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
 }
 
 /// What an acquire did.
@@ -160,6 +163,9 @@ pub struct HolderInfo {
     /// Semaphores only: the permits held or asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub permits: Option<u32>,
+    /// Elections only: the value kept with the grant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
 }
 
 /// One queued request on a key.
@@ -213,6 +219,9 @@ pub struct LockInfo {
     /// Semaphores only: the semaphore's limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<u32>,
+    /// Elections only: the value kept with the grant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
 }
 
 /// A session: one lease and keep-alive for many locks.

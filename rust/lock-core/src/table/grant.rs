@@ -189,6 +189,7 @@ impl LockTable {
             session: self.session_name(lk.session),
             permits: self.shown_permits(lk.key, lk.permits),
             limit: self.shown_limit(lk.key),
+            value: self.election_value(l),
         }
     }
 

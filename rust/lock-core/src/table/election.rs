@@ -1,0 +1,69 @@
+//! Leader elections: keys of [`Scope::Election`], held exclusively by the leader, whose
+//! grant's fencing token is the term (docs/LOCK_CORE.md, "Elections").
+//!
+//! The only state an election adds to a lock is its optional `value`: kept in a side map by
+//! lock (so the lock record stays small and `Copy`), and by waiter while a campaign queues.
+//! The held values are part of [`super::LockInfo`], so snapshots, deltas and standbys carry
+//! them with their locks; the pending ones are not replicated, like the waiters they belong to.
+
+use hashbrown::HashMap;
+
+use super::acquire::Acquired;
+use super::records::LockIdx;
+use super::LockTable;
+use crate::error::LockError;
+use crate::mode::Mode;
+use crate::request::AcquireRequest;
+use crate::types::{Scope, WaiterId, MAX_ELECTION_VALUE_BYTES};
+
+/// The values of election grants and of queued campaigns.
+#[derive(Debug, Default)]
+pub(super) struct ElectionValues {
+    pub(super) held: HashMap<LockIdx, Box<str>>,
+    pub(super) pending: HashMap<WaiterId, Box<str>>,
+}
+
+/// A `value` is for elections only and bounded in length.
+pub(super) fn check_value(scope: Scope, value: Option<&str>) -> Result<(), LockError> {
+    let Some(v) = value else { return Ok(()) };
+    if scope != Scope::Election {
+        return Err(LockError::invalid("value", "only an election grant has a value"));
+    }
+    if v.len() > MAX_ELECTION_VALUE_BYTES {
+        return Err(LockError::invalid(
+            "value",
+            format!("at most {MAX_ELECTION_VALUE_BYTES} bytes, got {}", v.len()),
+        ));
+    }
+    Ok(())
+}
+
+impl LockTable {
+    /// An election is held exclusively (one leader); its value is bounded.
+    pub(super) fn check_election(req: &AcquireRequest) -> Result<(), LockError> {
+        if req.scope == Scope::Election && req.mode != Mode::Exclusive {
+            return Err(LockError::invalid("mode", "an election is held exclusively"));
+        }
+        check_value(req.scope, req.value.as_deref())
+    }
+
+    /// Keeps an election acquire's value with its grant, or with its waiter until granted.
+    pub(super) fn keep_election_value(&mut self, req: &AcquireRequest, acquired: &Acquired) {
+        let Some(v) = req.value.as_deref() else { return };
+        match acquired {
+            Acquired::Granted(gs) => {
+                if let Some(c) = gs.first() {
+                    self.election_values.held.insert(c.lock, v.into());
+                }
+            }
+            Acquired::Queued(q) => {
+                self.election_values.pending.insert(q.waiter_id, v.into());
+            }
+        }
+    }
+
+    /// The value kept with lock `l`, if it is an election grant that has one.
+    pub(super) fn election_value(&self, l: LockIdx) -> Option<String> {
+        self.election_values.held.get(&l).map(|v| v.to_string())
+    }
+}
