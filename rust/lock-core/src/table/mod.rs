@@ -15,8 +15,8 @@
 mod acquire;
 mod changes;
 mod deadline;
-mod election;
 mod deadlock;
+mod election;
 mod grant;
 mod interner;
 mod introspect;
