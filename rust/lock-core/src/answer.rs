@@ -103,6 +103,9 @@ pub enum WatchReason {
     Upgraded,
     /// No lock with the token was held when the watch was asked for (answered at once).
     NotHeld,
+    /// A watch for the next holder (fencing token 0, elections only): the election has one
+    /// now (docs/LOCK_CORE.md, "Elections"); the token answered is the holder's.
+    Held,
 }
 
 /// What a watch answered at once: the lock with the token no longer held (`reason`), or

@@ -6,8 +6,8 @@ mod common;
 
 use common::table_with;
 use lock_core::{
-    AcquireOutcome, AcquireRequest, Event, Grant, LockError, LockTable, Mode, ReleaseRequest,
-    Scope, Standby,
+    AcquireOutcome, AcquireRequest, Event, FencingToken, Grant, LockError, LockTable, Mode,
+    ReleaseRequest, Scope, Standby, WatchOutcome, WatchReason, WatchRequest,
 };
 
 fn campaign(name: &str, candidate: &str, value: Option<&str>) -> AcquireRequest {
@@ -114,4 +114,61 @@ fn bad_campaigns_are_refused_naming_the_field() {
     let on_key = AcquireRequest { value: Some("v".into()), ..AcquireRequest::new("k", "a") };
     let err = t.acquire(&on_key, 0).expect_err("value on a lock");
     assert!(matches!(err, LockError::InvalidArgument { field: "value", .. }), "{err}");
+}
+
+fn next_holder_watch(name: &str, wait_ms: u64) -> WatchRequest {
+    WatchRequest {
+        key: name.into(),
+        scope: Scope::Election,
+        fencing_token: FencingToken(0),
+        wait_ms: Some(wait_ms),
+        request_id: 7,
+    }
+}
+
+#[test]
+fn a_watch_for_the_next_holder_fires_when_someone_is_elected() {
+    let mut t = table();
+    let WatchOutcome::Watching(q) = t.watch(&next_holder_watch("db", 10_000), 0).expect("w") else {
+        panic!("no leader yet: the watch waits")
+    };
+    t.check_invariants().expect("invariants");
+    let g = elected(&mut t, &campaign("db", "a", None), 5);
+    let fired: Vec<_> = t
+        .drain_events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::WatchFired { watch_id, fencing_token, reason, waited_ms, .. } => {
+                Some((watch_id, fencing_token, reason, waited_ms))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(fired, [(q.waiter_id, g.fencing_token, WatchReason::Held, 5)]);
+    t.check_invariants().expect("invariants");
+    match t.watch(&next_holder_watch("db", 10_000), 6).expect("w") {
+        WatchOutcome::Answered(w) => {
+            assert_eq!((w.fencing_token, w.reason), (g.fencing_token, Some(WatchReason::Held)));
+        }
+        other => panic!("a leader is there: answered at once, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_watch_for_the_next_holder_times_out_and_leaves_nothing() {
+    let mut t = table();
+    assert!(matches!(t.watch(&next_holder_watch("db", 100), 0), Ok(WatchOutcome::Watching(_))));
+    t.advance(100);
+    let timed_out = t.drain_events().into_iter().any(|e| {
+        matches!(e, Event::WatchTimedOut { ref key, scope: Scope::Election, .. } if key == "db")
+    });
+    assert!(timed_out);
+    t.check_invariants().expect("invariants");
+    elected(&mut t, &campaign("db", "a", None), 101);
+    assert!(t.drain_events().iter().all(|e| !matches!(e, Event::WatchFired { .. })));
+    let on_lock = WatchRequest { scope: Scope::Key, ..next_holder_watch("k", 100) };
+    match t.watch(&on_lock, 102).expect("w") {
+        WatchOutcome::Answered(w) => assert_eq!(w.reason, Some(WatchReason::NotHeld)),
+        other => panic!("token 0 on a lock is not held, got {other:?}"),
+    }
 }
