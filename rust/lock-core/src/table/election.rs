@@ -66,4 +66,20 @@ impl LockTable {
     pub(super) fn election_value(&self, l: LockIdx) -> Option<String> {
         self.election_values.held.get(&l).map(|v| v.to_string())
     }
+
+    /// Every kept value belongs to a live election lock or to a registered waiter.
+    pub(super) fn check_election_values(&self) -> Result<(), String> {
+        for l in self.election_values.held.keys() {
+            let lk = self.locks.get(*l as usize).ok_or(format!("value of absent lock {l}"))?;
+            if !lk.live || self.key_state(lk.key).scope != Scope::Election {
+                return Err(format!("value kept for lock {l}, not a live election"));
+            }
+        }
+        if let Some(w) =
+            self.election_values.pending.keys().find(|w| !self.waiters.contains_key(*w))
+        {
+            return Err(format!("value kept for waiter {w}, not queued"));
+        }
+        Ok(())
+    }
 }
