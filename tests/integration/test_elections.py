@@ -148,3 +148,16 @@ def test_bad_resign_and_observe_are_400_naming_the_field(locks):
                  400, "illegal_argument_exception", "term")
     assert_error(locks.call("GET", f"/_elections/{enc(name)}/_observe", params={"term": 0}),
                  400, "illegal_argument_exception", "wait")
+
+
+def test_listing_shows_the_leadership_with_its_value(locks):
+    name, candidate = unique("election"), unique("candidate")
+    won = ok(call(locks, name, "campaign", candidate=candidate, value="v-1"))
+    listed = ok(locks.list(owner=candidate))["locks"]
+    assert [(l["key"], l["scope"], l["fencing_token"], l["value"]) for l in listed] == [
+        (name, "election", won["term"], "v-1")]
+    # a lock of the same name is another key: the election's name space is its own
+    ok(locks.acquire(name, candidate))
+    assert ok(locks.get(name))["holders"][0]["fencing_token"] != won["term"]
+    ok(locks.release(name, candidate))
+    ok(call(locks, name, "resign", candidate=candidate))
