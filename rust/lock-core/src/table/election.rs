@@ -16,11 +16,45 @@ use crate::mode::Mode;
 use crate::request::AcquireRequest;
 use crate::types::{Scope, WaiterId, MAX_ELECTION_VALUE_BYTES};
 
-/// The values of election grants and of queued campaigns.
+/// The values of election grants and of queued campaigns, and their bytes (for the memory
+/// estimate, `memory.rs`).
 #[derive(Debug, Default)]
 pub(super) struct ElectionValues {
     pub(super) held: HashMap<LockIdx, Box<str>>,
     pub(super) pending: HashMap<WaiterId, Box<str>>,
+    pub(super) bytes: usize,
+}
+
+impl ElectionValues {
+    /// Keeps `v` with lock `l` (replacing its value, if any).
+    pub(super) fn hold(&mut self, l: LockIdx, v: Box<str>) {
+        self.bytes += v.len();
+        if let Some(old) = self.held.insert(l, v) {
+            self.bytes -= old.len();
+        }
+    }
+
+    /// Keeps `v` with waiter `w` until it is granted or leaves.
+    pub(super) fn pend(&mut self, w: WaiterId, v: Box<str>) {
+        self.bytes += v.len();
+        if let Some(old) = self.pending.insert(w, v) {
+            self.bytes -= old.len();
+        }
+    }
+
+    /// Lock `l` goes: so does its value.
+    pub(super) fn unhold(&mut self, l: LockIdx) {
+        if let Some(old) = self.held.remove(&l) {
+            self.bytes -= old.len();
+        }
+    }
+
+    /// Waiter `w` leaves (granted or not): its value, to keep with its grant.
+    pub(super) fn unpend(&mut self, w: WaiterId) -> Option<Box<str>> {
+        let v = self.pending.remove(&w)?;
+        self.bytes -= v.len();
+        Some(v)
+    }
 }
 
 /// A `value` is for elections only and bounded in length.
@@ -53,11 +87,11 @@ impl LockTable {
         match acquired {
             Acquired::Granted(gs) => {
                 if let Some(c) = gs.first() {
-                    self.election_values.held.insert(c.lock, v.into());
+                    self.election_values.hold(c.lock, v.into());
                 }
             }
             Acquired::Queued(q) => {
-                self.election_values.pending.insert(q.waiter_id, v.into());
+                self.election_values.pend(q.waiter_id, v.into());
             }
         }
     }
@@ -74,6 +108,15 @@ impl LockTable {
             if !lk.live || self.key_state(lk.key).scope != Scope::Election {
                 return Err(format!("value kept for lock {l}, not a live election"));
             }
+        }
+        let values =
+            self.election_values.held.values().chain(self.election_values.pending.values());
+        let counted: usize = values.map(|v| v.len()).sum();
+        if counted != self.election_values.bytes {
+            return Err(format!(
+                "{counted} bytes of election values, {} counted",
+                self.election_values.bytes
+            ));
         }
         if let Some(w) =
             self.election_values.pending.keys().find(|w| !self.waiters.contains_key(*w))

@@ -223,7 +223,7 @@ impl LockTable {
             lease_until,
         });
         if let Some(v) = &l.value {
-            self.election_values.held.insert(l_idx, v.as_str().into());
+            self.election_values.hold(l_idx, v.as_str().into());
         }
         self.owner_unref(o);
         Ok(())
