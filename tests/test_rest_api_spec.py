@@ -34,6 +34,7 @@ EXPECTED = {
     "locks.list", "cat.locks", "locks.stats", "locks.node_diagnostics", "locks.force_release",
     "semaphores.acquire", "semaphores.release", "semaphores.renew", "semaphores.get", "cat.semaphores",
     "locks.watch",
+    "elections.campaign", "elections.resign", "elections.renew", "elections.get", "elections.observe",
 }
 
 

@@ -26,6 +26,7 @@ from lockclient import LockClient, ok, wait_until
 API_MD = Path(__file__).resolve().parents[2] / "docs" / "API.md"
 OWNERS = ("worker-1", "worker-2", "transfer-7")
 SEMAPHORE = "api-quota"  # the semaphore of the examples (docs/API.md "Semaphores")
+ELECTION = "db-primary"  # the election of the examples (docs/API.md "Elections")
 DOC_TOKEN = re.compile(r"\b109951162777\d\b")
 # Where a documented session id stands in a request: a body's "session" or the URL.
 DOC_SESSION = re.compile(r'"session": "([^"]+)"|/_session/([^/?\s]+)')
@@ -35,7 +36,7 @@ VOLATILE = {"fencing_token", "token", "session", "node", "id", "name", "cluster_
             "lease_ms", "waited_ms", "wait_left_ms", "expires_in_ms", "native_library",
             "waiter_id", "p50", "p90", "p99", "max", "count", "acquires", "grants", "releases",
             "conflicts", "renewals", "held", "waiting", "queued", "timeouts", "expiries",
-            "deadlocks", "cancelled", "epoch", "reason"}
+            "deadlocks", "cancelled", "epoch", "reason", "term"}
 # Fields whose documented value is the default build's (pom.xml) and whose live value is the
 # node's: a node of another supported version (README "Versions") answers its own.
 PER_VERSION = {"elasticsearch_version": esnode.es_version()}
@@ -164,6 +165,7 @@ class World:
         for owner in OWNERS:  # sessions left open hold nothing then, and expire by themselves
             self.lc.multi_release(owner, all=True)
             self.lc.call("POST", f"/_semaphores/{SEMAPHORE}/_release", {"owner": owner})
+            self.lc.call("POST", f"/_elections/{ELECTION}/_resign", {"candidate": owner})
 
     def hold(self, key: str, owner: str = "worker-1", doc_token: str | None = None, **kw) -> int:
         token = ok(self.lc.acquire(key, owner, **kw))["fencing_token"]
@@ -193,6 +195,23 @@ class World:
         wait_until(lambda: any(w["owner"] == owner for w in
                                ok(self.lc.call("GET", f"/_semaphores/{SEMAPHORE}"))["waiters"]), 10,
                    message=f"{owner} queued on {SEMAPHORE}")
+
+    def lead(self, owner: str = "worker-1", doc_token: str | None = None) -> None:
+        """`owner` leads the documented election with the documented value."""
+        body = {"candidate": owner, "value": "10.0.0.7:5432"}
+        term = ok(self.lc.call("POST", f"/_elections/{ELECTION}/_campaign", body))["term"]
+        if doc_token:
+            self.subst[doc_token] = str(term)
+
+    def queue_candidate(self, owner: str) -> None:
+        """A candidate queued on the documented election for 3 s, present before the example."""
+        lc = LockClient(self.lc.base_url)
+        body = {"candidate": owner, "wait": "3s"}
+        self.waiters.append(threading.Thread(
+            target=lambda: lc.call("POST", f"/_elections/{ELECTION}/_campaign", body)))
+        self.waiters[-1].start()
+        wait_until(lambda: owner in ok(self.lc.call("GET", f"/_elections/{ELECTION}"))["candidates"],
+                   10, message=f"{owner} queued on {ELECTION}")
 
     def queue_waiter(self, key: str, owner: str = "worker-2") -> None:
         """A waiter on `key` for 3 s (it times out by itself), present before the example runs."""
@@ -253,6 +272,8 @@ def setup_for(reqs, w: World) -> None:
         return
     elif first_path.startswith("/_semaphores/"):
         setup_semaphore(first_method, first_path, reqs, w)
+    elif first_path.startswith("/_elections/"):
+        setup_election(first_method, first_path, reqs, w)
     else:
         pytest.fail(f"docs/API.md has an example with no setup here: {signature(reqs)}")
 
@@ -271,6 +292,22 @@ def setup_semaphore(method: str, path: str, reqs, w: World) -> None:
         w.queue_for_permit("transfer-7")
     else:
         pytest.fail(f"no setup for the semaphore example {signature(reqs)}")
+
+
+def setup_election(method: str, path: str, reqs, w: World) -> None:
+    """The state of the election examples: free for a campaign; worker-1 leading for resign,
+    renew and observe; worker-1 leading with worker-2 queued for GET."""
+    if path.endswith("/_campaign"):
+        return
+    if path.endswith("/_resign") or path.endswith("/_renew"):
+        w.lead(doc_token=doc_tokens(reqs)[0])
+    elif method == "GET" and "/_observe" in path:
+        w.lead()
+    elif method == "GET":
+        w.lead()
+        w.queue_candidate("worker-2")
+    else:
+        pytest.fail(f"no setup for the election example {signature(reqs)}")
 
 
 # --- the test ---------------------------------------------------------------------------------

@@ -31,6 +31,9 @@ pub struct Grant {
     /// Semaphores only: the semaphore's limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<u32>,
+    /// Elections only: the value kept with the grant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
 }
 
 /// What an acquire did.
@@ -100,6 +103,9 @@ pub enum WatchReason {
     Upgraded,
     /// No lock with the token was held when the watch was asked for (answered at once).
     NotHeld,
+    /// A watch for the next holder (fencing token 0, elections only): the election has one
+    /// now (docs/LOCK_CORE.md, "Elections"); the token answered is the holder's.
+    Held,
 }
 
 /// What a watch answered at once: the lock with the token no longer held (`reason`), or
@@ -160,6 +166,9 @@ pub struct HolderInfo {
     /// Semaphores only: the permits held or asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub permits: Option<u32>,
+    /// Elections only: the value kept with the grant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
 }
 
 /// One queued request on a key.
@@ -213,6 +222,9 @@ pub struct LockInfo {
     /// Semaphores only: the semaphore's limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<u32>,
+    /// Elections only: the value kept with the grant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
 }
 
 /// A session: one lease and keep-alive for many locks.

@@ -44,6 +44,10 @@ pub struct AcquireRequest {
     /// key's limit while anyone holds or waits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<u32>,
+    /// Elections only: the value kept with the grant (at most
+    /// [`crate::types::MAX_ELECTION_VALUE_BYTES`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
 }
 
 impl AcquireRequest {

@@ -34,7 +34,14 @@ pub enum Scope {
     /// stays within the key's `limit` (docs/LOCK_CORE.md, "Semaphores"). Its names are a
     /// name space of their own: semaphore `a` and lock `a` are different keys.
     Semaphore,
+    /// A leader election: an exclusive lock whose owner is the leader (candidate) and whose
+    /// fencing token is the term; its grant may carry a `value` (docs/LOCK_CORE.md,
+    /// "Elections"). Its names are a name space of their own.
+    Election,
 }
+
+/// Longest election `value`, in UTF-8 bytes (docs/LOCK_CORE.md, "Elections").
+pub const MAX_ELECTION_VALUE_BYTES: usize = 1024;
 
 /// Largest semaphore `limit` (and so `permits`): a `u16`, which keeps a [`Scope::Semaphore`]
 /// grant's permits inside the padding of the lock record (docs/LOCK_CORE.md, "Semaphores").

@@ -719,6 +719,7 @@ fn run(ops: Vec<(u64, Op)>) -> Result<(), String> {
                     request_id: 0,
                     permits: None,
                     limit: None,
+                    value: None,
                 };
                 let out = t.acquire(&req, now).map(|o| match o {
                     AcquireOutcome::Granted(g) => Ok(vec![g]),

@@ -82,13 +82,20 @@ fn run_ops(data: &[u8]) {
             0..=2 => {
                 // Now and then a plain key is asked for as a semaphore (of limit 2 or 3).
                 let sem = scope == Scope::Key && x & 0x20 != 0;
+                // ... and now and then as an election, with a value.
+                let elect = !sem && scope == Scope::Key && x & 0x40 != 0;
                 let req = AcquireRequest {
                     key: key.into(),
                     owner: owner.into(),
-                    mode: if sem { Mode::Exclusive } else { mode },
-                    scope: if sem { Scope::Semaphore } else { scope },
+                    mode: if sem || elect { Mode::Exclusive } else { mode },
+                    scope: match (sem, elect) {
+                        (true, _) => Scope::Semaphore,
+                        (_, true) => Scope::Election,
+                        _ => scope,
+                    },
                     permits: sem.then_some(u32::from(y % 3) + 1),
                     limit: sem.then_some(2 + u32::from(x & 1)),
+                    value: elect.then(|| format!("v{y}")),
                     priority: Some(PriorityValue::Level(i64::from(y >> 4) - 3)),
                     wait_ms: Some(u64::from(y >> 3) * 4),
                     lease_ms: Some(u64::from(y)),

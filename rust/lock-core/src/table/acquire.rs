@@ -119,6 +119,7 @@ impl LockTable {
         queued: impl FnOnce(Queued) -> T,
     ) -> Result<T, LockError> {
         let semaphore = self.semaphore_terms(req, now)?;
+        Self::check_election(req)?;
         // A semaphore's holders share the key; their permits decide (`semaphore.rs`).
         let mode = if semaphore.is_some() { Mode::Shared } else { req.mode };
         let targets = [Spec { name: &req.key, scope: req.scope, mode }];
@@ -136,6 +137,7 @@ impl LockTable {
         if let Some(s) = semaphore {
             self.set_semaphore_limit(&req.key, s.limit);
         }
+        self.keep_election_value(req, &acquired);
         match acquired {
             Acquired::Granted(gs) => gs.first().map(|c| granted(self, c)).ok_or_else(no_grant),
             Acquired::Queued(q) => Ok(queued(q)),

@@ -115,6 +115,9 @@ impl LockTable {
         o.locks += 1;
         self.add_holder(key, HolderEntry { lock: l, owner, mode });
         self.list_lock_added(key);
+        if !self.watches.by_name.is_empty() {
+            self.fire_holder_watches(l);
+        }
         if self.key_state(key).scope == Scope::Tree {
             for anc in self.ancestor_keys(key) {
                 self.add_holder(anc, HolderEntry { lock: l, owner, mode: mode.intention() });
@@ -189,6 +192,7 @@ impl LockTable {
             session: self.session_name(lk.session),
             permits: self.shown_permits(lk.key, lk.permits),
             limit: self.shown_limit(lk.key),
+            value: self.election_value(l),
         }
     }
 

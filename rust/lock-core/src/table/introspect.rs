@@ -105,6 +105,7 @@ impl LockTable {
                     lease_ms: self.lease_left(h.lock),
                     intention: lk.key != k,
                     permits: self.shown_permits(k, lk.permits),
+                    value: self.election_value(h.lock),
                 }
             })
             .collect()
@@ -124,6 +125,7 @@ impl LockTable {
             session: self.session_name(lk.session),
             permits: self.shown_permits(lk.key, lk.permits),
             limit: self.shown_limit(lk.key),
+            value: self.election_value(l),
         }
     }
 

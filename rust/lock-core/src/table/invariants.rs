@@ -31,6 +31,7 @@ impl LockTable {
         self.check_semaphores()?;
         self.check_waiters()?;
         self.check_watches()?;
+        self.check_election_values()?;
         self.check_owners_and_sessions()?;
         self.check_memory_counts()?;
         if let Some(Reverse(d)) = self.deadlines.peek() {

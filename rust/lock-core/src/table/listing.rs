@@ -47,12 +47,12 @@ pub const SCAN_BUDGET: usize = 10_000;
 /// order).
 #[derive(Debug, Default)]
 pub(super) struct ListingIndex {
-    sets: [BTreeSet<Arc<str>>; 3],
+    sets: [BTreeSet<Arc<str>>; 4],
 }
 
 /// The scopes in listing order: for one name, a plain key, then the tree node, then the
 /// semaphore.
-const SCOPES: [Scope; 3] = [Scope::Key, Scope::Tree, Scope::Semaphore];
+const SCOPES: [Scope; 4] = [Scope::Key, Scope::Tree, Scope::Semaphore, Scope::Election];
 
 /// The index of `scope`'s set.
 fn slot(scope: Scope) -> usize {
@@ -60,6 +60,7 @@ fn slot(scope: Scope) -> usize {
         Scope::Key => 0,
         Scope::Tree => 1,
         Scope::Semaphore => 2,
+        Scope::Election => 3,
     }
 }
 
@@ -96,7 +97,7 @@ type Range<'a> = Peekable<std::collections::btree_set::Range<'a, Arc<str>>>;
 
 /// The ranges of the index merged in listing order.
 struct Merged<'a> {
-    ranges: [Range<'a>; 3],
+    ranges: [Range<'a>; 4],
 }
 
 impl<'a> Iterator for Merged<'a> {
@@ -173,7 +174,7 @@ impl LockTable {
     pub(super) fn targeted(&self, k: KeyIdx) -> bool {
         let ks = self.key_state(k);
         match ks.scope {
-            Scope::Key | Scope::Semaphore => !ks.holders.is_empty(),
+            Scope::Key | Scope::Semaphore | Scope::Election => !ks.holders.is_empty(),
             Scope::Tree => ks.holders.iter().any(|h| self.lock(h.lock).key == k),
         }
     }

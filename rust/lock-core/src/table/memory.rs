@@ -93,7 +93,8 @@ impl LockTable {
         let owners = self.owners.bytes() as u64;
         let locks = (self.live_locks * LOCK_BYTES
             + self.holder_entries * HOLDER_BYTES
-            + self.listing.len() * LISTING_ENTRY_BYTES) as u64;
+            + self.listing.len() * LISTING_ENTRY_BYTES
+            + self.election_values.bytes) as u64;
         let waiters = (self.waiters.len() * WAITER_BYTES
             + self.queue_entries * QUEUE_ENTRY_BYTES
             + self.queues * QUEUE_BYTES

@@ -16,6 +16,7 @@ mod acquire;
 mod changes;
 mod deadline;
 mod deadlock;
+mod election;
 mod grant;
 mod interner;
 mod introspect;
@@ -95,6 +96,8 @@ pub struct LockTable {
     waiters: HashMap<WaiterId, Waiter>,
     /// Watches on locks (`watch.rs`); not replicated, not exported.
     watches: Watches,
+    /// The values kept with election grants and waiting campaigns (`election.rs`).
+    election_values: election::ElectionValues,
     /// Queue entries of all waiters (one per key each queues on); for the memory estimate.
     queue_entries: usize,
     /// Keys with a wait queue; for the memory estimate.
@@ -148,6 +151,7 @@ impl LockTable {
             held_permits: 0,
             waiters: HashMap::new(),
             watches: Watches::default(),
+            election_values: election::ElectionValues::default(),
             queue_entries: 0,
             queues: 0,
             next_waiter: 1,

@@ -102,6 +102,7 @@ impl LockTable {
     /// Takes a waiter out of every structure; its keys go to `dirty`.
     pub(super) fn remove_waiter(&mut self, id: WaiterId, dirty: &mut Dirty) -> Option<Waiter> {
         let w = self.waiters.remove(&id)?;
+        self.election_values.unpend(id);
         self.queue_entries -= w.keys.len();
         for &(k, _) in &w.keys {
             let ks = self.keys.live_mut(k);
@@ -206,6 +207,7 @@ impl LockTable {
         let now = self.now;
         // The owner stays referenced through the grant: pin it across the waiter's removal.
         let Some(owner) = self.waiters.get(&wid).map(|w| w.owner) else { return };
+        let value = self.election_values.unpend(wid);
         self.owners.live_mut(owner).refs += 1;
         let Some(w) = self.remove_waiter(wid, dirty) else { return };
         let Ok(token) = self.next_token() else {
@@ -222,6 +224,9 @@ impl LockTable {
         };
         let terms = GrantTerms { token, now, lease_ms: w.lease_ms, session, permits: w.permits };
         let granted = self.apply_grant(owner, &w.targets, &terms);
+        if let (Some(v), Some(&(l, _))) = (value, granted.first()) {
+            self.election_values.hold(l, v);
+        }
         let grants: Vec<Grant> =
             granted.iter().map(|&(l, reentrant)| self.grant_record(l, waited, reentrant)).collect();
         self.owner_unref(owner);

@@ -172,6 +172,7 @@ impl LockTable {
     /// lock comes here and says why (`reason`), which is what the lock's watches are told.
     pub(super) fn remove_lock(&mut self, l: LockIdx, dirty: &mut Dirty, reason: WatchReason) {
         self.fire_watches(l, reason);
+        self.election_values.unhold(l);
         self.note_removed(l);
         let lk = *self.lock(l);
         let mut keys = self.ancestor_keys_if_tree(lk.key);

@@ -169,6 +169,7 @@ impl LockTable {
             })?,
         };
         let semaphore = self.import_semaphore_terms(l)?;
+        super::election::check_value(l.scope, l.value.as_deref())?;
         let o = self.intern_owner(&l.owner);
         let k = self.intern_key(l.scope, &l.key);
         let permits = semaphore.map_or(0, |s| s.permits);
@@ -210,7 +211,7 @@ impl LockTable {
         } else {
             SESSION_LEASE
         };
-        self.add_lock(Lock {
+        let l_idx = self.add_lock(Lock {
             owner: o,
             key: k,
             session,
@@ -221,6 +222,9 @@ impl LockTable {
             granted_at: now.saturating_sub(l.held_ms),
             lease_until,
         });
+        if let Some(v) = &l.value {
+            self.election_values.hold(l_idx, v.as_str().into());
+        }
         self.owner_unref(o);
         Ok(())
     }

@@ -21,7 +21,7 @@ use crate::answer::{Queued, WatchOutcome, WatchReason, Watched};
 use crate::error::LockError;
 use crate::event::Event;
 use crate::request::WatchRequest;
-use crate::types::{FencingToken, Millis, WaiterId};
+use crate::types::{FencingToken, Millis, Scope, WaiterId};
 use crate::validate::validate_key;
 
 /// One registered watch.
@@ -41,7 +41,14 @@ pub(super) struct Watch {
 pub(super) struct Watches {
     pub(super) by_id: HashMap<WaiterId, Watch>,
     pub(super) by_lock: HashMap<LockIdx, SmallVec<[WaiterId; 2]>>,
+    /// Watches for the next holder of an election that has none (`lock` is [`NO_LOCK`]): by
+    /// the election's name, and the name of each.
+    pub(super) by_name: HashMap<Box<str>, SmallVec<[WaiterId; 2]>>,
+    pub(super) name_of: HashMap<WaiterId, Box<str>>,
 }
+
+/// The `lock` of a watch for the next holder: none yet.
+const NO_LOCK: LockIdx = LockIdx::MAX;
 
 impl Watches {
     pub(super) fn len(&self) -> usize {
@@ -61,9 +68,20 @@ impl LockTable {
                 reason,
             })
         };
-        let Some(l) = self.lock_with_token(req) else {
-            return Ok(answer(Some(WatchReason::NotHeld)));
+        let next_holder = req.fencing_token.0 == 0 && req.scope == Scope::Election;
+        let l = match self.lock_with_token(req) {
+            Some(l) => l,
+            None if next_holder => NO_LOCK,
+            None => return Ok(answer(Some(WatchReason::NotHeld))),
         };
+        if let Some(token) = self.holder_token(req).filter(|_| next_holder) {
+            return Ok(WatchOutcome::Answered(Watched {
+                key: req.key.clone(),
+                scope: req.scope,
+                fencing_token: token,
+                reason: Some(WatchReason::Held),
+            }));
+        }
         let wait = req.wait_ms.unwrap_or(0).min(self.config.max_wait_ms);
         if wait == 0 {
             return Ok(answer(None));
@@ -87,9 +105,46 @@ impl LockTable {
             deadline,
         };
         self.watches.by_id.insert(id, watch);
-        self.watches.by_lock.entry(l).or_default().push(id);
+        if l == NO_LOCK {
+            self.watches.by_name.entry(req.key.as_str().into()).or_default().push(id);
+            self.watches.name_of.insert(id, req.key.as_str().into());
+        } else {
+            self.watches.by_lock.entry(l).or_default().push(id);
+        }
         self.push_deadline(deadline, DeadlineKind::Watch { watch: id });
         Ok(WatchOutcome::Watching(Queued { waiter_id: id, request_id: req.request_id, deadline }))
+    }
+
+    /// The token of the election's holder, if it has one.
+    fn holder_token(&self, req: &WatchRequest) -> Option<FencingToken> {
+        let k = self.find_key(req.scope, &req.key)?;
+        self.key_state(k).holders.first().map(|h| self.lock(h.lock).token)
+    }
+
+    /// Lock `l` was just granted: if it is an election's, the watches for its next holder fire
+    /// with its token.
+    pub(super) fn fire_holder_watches(&mut self, l: LockIdx) {
+        let lk = *self.lock(l);
+        let ks = self.key_state(lk.key);
+        if ks.scope != Scope::Election {
+            return;
+        }
+        let key = ks.name[..].to_owned();
+        let Some(ids) = self.watches.by_name.remove(key.as_str()) else { return };
+        for id in ids {
+            self.watches.name_of.remove(&id);
+            if let Some(w) = self.watches.by_id.remove(&id) {
+                self.events.push(Event::WatchFired {
+                    watch_id: id,
+                    request_id: w.request_id,
+                    key: key.clone(),
+                    scope: Scope::Election,
+                    fencing_token: lk.token,
+                    reason: WatchReason::Held,
+                    waited_ms: self.now.saturating_sub(w.since),
+                });
+            }
+        }
     }
 
     /// The live lock targeting the request's key with its token.
@@ -123,8 +178,12 @@ impl LockTable {
 
     /// A watch's wait ran out with its lock still held: [`Event::WatchTimedOut`].
     pub(super) fn expire_watch(&mut self, id: WaiterId) {
+        let name = self.watches.name_of.get(&id).cloned();
         let Some(w) = self.forget_watch(id) else { return };
-        let (key, scope, fencing_token) = self.watched(&w);
+        let (key, scope, fencing_token) = match name {
+            Some(n) => (n.into_string(), Scope::Election, w.token),
+            None => self.watched(&w),
+        };
         self.events.push(Event::WatchTimedOut {
             watch_id: id,
             request_id: w.request_id,
@@ -138,6 +197,15 @@ impl LockTable {
     /// Removes a watch from both maps, answering it if it was registered.
     pub(super) fn forget_watch(&mut self, id: WaiterId) -> Option<Watch> {
         let w = self.watches.by_id.remove(&id)?;
+        if let Some(name) = self.watches.name_of.remove(&id) {
+            if let Some(ids) = self.watches.by_name.get_mut(&name) {
+                ids.retain(|i| *i != id);
+                if ids.is_empty() {
+                    self.watches.by_name.remove(&name);
+                }
+            }
+            return Some(w);
+        }
         if let Some(ids) = self.watches.by_lock.get_mut(&w.lock) {
             ids.retain(|i| *i != id);
             if ids.is_empty() {
@@ -148,7 +216,7 @@ impl LockTable {
     }
 
     /// The watched lock's key name, scope and token (the lock is live while its watch is).
-    fn watched(&self, w: &Watch) -> (String, crate::types::Scope, FencingToken) {
+    fn watched(&self, w: &Watch) -> (String, Scope, FencingToken) {
         let ks = self.key_state(self.lock(w.lock).key);
         (ks.name[..].to_owned(), ks.scope, w.token)
     }
@@ -167,6 +235,16 @@ impl LockTable {
                 let lk = self.locks.get(*l as usize).ok_or(format!("watch {id}: no lock {l}"))?;
                 if w.lock != *l || !lk.live || lk.token != w.token {
                     return Err(format!("watch {id} hangs on a lock that no longer has its token"));
+                }
+                indexed += 1;
+            }
+        }
+        for (name, ids) in &self.watches.by_name {
+            for id in ids {
+                if self.watches.name_of.get(id) != Some(name)
+                    || !self.watches.by_id.contains_key(id)
+                {
+                    return Err(format!("watch {id} for the next holder of [{name}] not indexed"));
                 }
                 indexed += 1;
             }

@@ -73,6 +73,8 @@ struct ListedLock<'a> {
     permits: Option<u32>,
     scope: Scope,
     session: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value: Option<&'a str>,
 }
 
 impl<'a> ListedLock<'a> {
@@ -89,6 +91,7 @@ impl<'a> ListedLock<'a> {
             session,
             permits,
             limit,
+            value,
         } = lock;
         ListedLock {
             fencing_token: *fencing_token,
@@ -102,6 +105,7 @@ impl<'a> ListedLock<'a> {
             permits: *permits,
             scope: *scope,
             session: session.is_some(),
+            value: value.as_deref(),
         }
     }
 }

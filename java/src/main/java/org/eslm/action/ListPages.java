@@ -19,7 +19,7 @@ import org.eslm.service.ListedLocks.Position;
  * into one page of the cluster's listing, and turns cursors into the opaque {@code after} / {@code
  * next} strings of {@code GET /_locks} (docs/API.md, "List locks").
  *
- * <p>Order: key, then scope ({@code key}, {@code tree}, {@code semaphore}: the core's order), then owner; keys and owners compare by
+ * <p>Order: key, then scope ({@code key}, {@code tree}, {@code semaphore}, {@code election}: the core's order), then owner; keys and owners compare by
  * code point, which is the byte order of their UTF-8 that the core sorts by (not Java's UTF-16 order).
  *
  * <p>A partition's page says: every lock of that partition after the request's cursor and up to the
@@ -30,7 +30,7 @@ import org.eslm.service.ListedLocks.Position;
  */
 public final class ListPages {
     /** The scopes in the core's listing order (rust/lock-core/src/table/listing.rs, {@code SCOPES}). */
-    private static final List<String> SCOPES = List.of("key", "tree", "semaphore");
+    private static final List<String> SCOPES = List.of("key", "tree", "semaphore", "election");
 
     /** The order of the listing, over listed locks and cursors alike ({@code key}, {@code scope}, {@code owner}). */
     public static final Comparator<Position> ORDER = Comparator.comparing(Position::key, ListPages::compareUtf8)

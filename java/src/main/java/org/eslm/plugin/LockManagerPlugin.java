@@ -49,6 +49,7 @@ import org.eslm.compat.VersionedActionPlugin;
 import org.eslm.rest.RestAcquireLockAction;
 import org.eslm.rest.RestCatLocksAction;
 import org.eslm.rest.RestCatSemaphoresAction;
+import org.eslm.rest.RestElectionAction;
 import org.eslm.rest.RestForceReleaseLockAction;
 import org.eslm.rest.RestGetLockAction;
 import org.eslm.rest.RestLockSessionAction;
@@ -225,6 +226,7 @@ public class LockManagerPlugin extends VersionedActionPlugin implements SystemIn
                 new RestForceReleaseLockAction(settings),
                 new RestLockSessionAction(settings),
                 new RestSemaphoreAction(settings),
+                new RestElectionAction(settings),
                 new RestGetLockAction(),
                 new RestWatchLockAction(settings),
                 new RestCatLocksAction(),

@@ -382,7 +382,7 @@ final class LockBodies {
         return args;
     }
 
-    private static void defaultWait(Args args, LockSettings.Values settings) {
+    static void defaultWait(Args args, LockSettings.Values settings) {
         if (args.containsKey("wait_ms") == false && settings.waitDefault().millis() > 0) {
             args.put("wait_ms", settings.waitDefault().millis());
         }
@@ -422,7 +422,7 @@ final class LockBodies {
      * A duration as written: a string, or a number (kept with its type). Another JSON type is a
      * parse error, as for every field (docs/API.md "Errors"); a bad value is checked later.
      */
-    private static Object rawValue(XContentParser parser, LockSettings.Values settings) throws IOException {
+    static Object rawValue(XContentParser parser, LockSettings.Values settings) throws IOException {
         return switch (parser.currentToken()) {
             case VALUE_NUMBER -> parser.numberValue();
             case VALUE_STRING -> parser.text();

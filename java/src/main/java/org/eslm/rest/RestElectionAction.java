@@ -1,0 +1,176 @@
+package org.eslm.rest;
+
+import static org.elasticsearch.rest.RestRequest.Method.GET;
+import static org.elasticsearch.rest.RestRequest.Method.POST;
+
+import java.io.IOException;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import org.elasticsearch.action.ActionListener;
+import org.elasticsearch.client.internal.node.NodeClient;
+import org.elasticsearch.rest.RestRequest;
+import org.elasticsearch.rest.action.RestCancellableNodeClient;
+import org.elasticsearch.rest.action.RestToXContentListener;
+import org.elasticsearch.xcontent.XContentParser;
+import org.eslm.action.LockOpRequest;
+import org.eslm.action.LockOpResponse;
+import org.eslm.action.RoutingValues;
+import org.eslm.action.TransportAcquireLockAction;
+import org.eslm.action.TransportGetLockAction;
+import org.eslm.action.TransportReleaseLockAction;
+import org.eslm.action.TransportRenewLockAction;
+import org.eslm.action.TransportWatchLockAction;
+import org.eslm.bridge.NativeOp;
+import org.eslm.service.LockSettings;
+
+/**
+ * Leader elections (docs/API.md "Elections"): {@code POST /_elections/{name}/_campaign},
+ * {@code _resign}, {@code _renew}, {@code GET /_elections/{name}} and its {@code _observe}
+ * long poll. Thin like the semaphores: each is a lock operation on the key {@code name} in scope
+ * {@code election} (candidate = owner, term = fencing token) through the lock transport action
+ * that serves it, so security sees the same {@code cluster:admin/locks/...} and
+ * {@code cluster:monitor/locks/...} actions; only the answer's field names change
+ * ({@link ElectionShapes}). The rules are the core's (docs/LOCK_CORE.md "Elections").
+ */
+public final class RestElectionAction extends LockRestHandler {
+    private final Supplier<LockSettings.Values> settings;
+
+    public RestElectionAction(Supplier<LockSettings.Values> settings) {
+        this.settings = settings;
+    }
+
+    @Override
+    public String getName() {
+        return "elections_action";
+    }
+
+    @Override
+    public List<Route> routes() {
+        return List.of(
+                new Route(POST, "/_elections/{name}/_campaign"),
+                new Route(POST, "/_elections/{name}/_resign"),
+                new Route(POST, "/_elections/{name}/_renew"),
+                new Route(GET, "/_elections/{name}"),
+                new Route(GET, "/_elections/{name}/_observe"));
+    }
+
+    @Override
+    protected RestChannelConsumer prepareRequest(RestRequest request, NodeClient client) throws IOException {
+        String name = LockBodies.bounded("name", request.param("name"));
+        String routing = RoutingValues.of(name, ElectionBodies.ELECTION);
+        if (request.method() == GET) {
+            if (request.hasParam("routing")) {
+                throw RoutingValues.routingRefused();
+            }
+            if (request.path().endsWith("/_observe")) {
+                return observe(request, client, name, routing);
+            }
+            return channel -> state(client, name, routing, toChannel(channel));
+        }
+        String path = request.path();
+        LockSettings.Values values = settings.get();
+        try (XContentParser parser = requiredParser(request, values)) {
+            if (path.endsWith("/_campaign")) {
+                LockBodies.Args args = ElectionBodies.campaign(name, parser, values);
+                LockOpRequest op = LockOpRequest.of(NativeOp.ACQUIRE, routing, args);
+                return channel -> new RestCancellableNodeClient(client, request.getHttpChannel())
+                        .execute(
+                                TransportAcquireLockAction.TYPE,
+                                op,
+                                shaped(toChannel(channel), ElectionShapes::elected));
+            }
+            boolean resign = path.endsWith("/_resign");
+            LockBodies.Args args = ElectionBodies.keyed(resign, name, parser, values);
+            if (resign) {
+                return send(request, client, TransportReleaseLockAction.TYPE, NativeOp.RELEASE, routing, args);
+            }
+            return send(request, client, TransportRenewLockAction.TYPE, NativeOp.RENEW, routing, args);
+        }
+    }
+
+    /**
+     * {@code _observe?term=t&wait=d}: answers the state as soon as the leader's term is not
+     * {@code t}. With {@code t} the current term, a watch on that lock (it ends on resign,
+     * expiry or force-release); with no leader and {@code t = 0}, the core's watch for the
+     * election's next holder (fencing token 0); otherwise the state at once.
+     */
+    private RestChannelConsumer observe(RestRequest request, NodeClient client, String name, String routing) {
+        long term = termParam(request.param("term"));
+        String wait = request.param("wait");
+        if (wait == null) {
+            throw new IllegalArgumentException("[wait] is required: how long to observe, like [30s]");
+        }
+        LockSettings.Values values = settings.get();
+        long waitMs = LockBodies.duration("wait", wait, values.waitMax(), LockSettings.WAIT_MAX.getKey());
+        return channel -> {
+            RestCancellableNodeClient cancellable = new RestCancellableNodeClient(client, request.getHttpChannel());
+            ActionListener<Map<String, Object>> out = toChannel(channel);
+            state(cancellable, name, routing, out.delegateFailureAndWrap((l, now) -> {
+                if (ElectionShapes.term(now) != term || waitMs == 0) {
+                    l.onResponse(ElectionShapes.observed(now, term));
+                    return;
+                }
+                Map<String, Object> args = new LinkedHashMap<>();
+                args.put("key", name);
+                args.put("scope", ElectionBodies.ELECTION);
+                args.put("fencing_token", term);
+                args.put("wait_ms", waitMs);
+                LockOpRequest watch = LockOpRequest.of(NativeOp.WATCH, routing, args);
+                cancellable.execute(
+                        TransportWatchLockAction.TYPE,
+                        watch,
+                        l.delegateFailureAndWrap((l2, fired) -> state(
+                                cancellable,
+                                name,
+                                routing,
+                                l2.delegateFailureAndWrap(
+                                        (l3, after) -> l3.onResponse(ElectionShapes.observed(after, term))))));
+            }));
+        };
+    }
+
+    /** The election's state ({@link ElectionShapes#state}) from the key's info. */
+    private static void state(
+            org.elasticsearch.client.internal.Client client,
+            String name,
+            String routing,
+            ActionListener<Map<String, Object>> listener) {
+        Map<String, Object> args = new LinkedHashMap<>();
+        args.put("key", name);
+        args.put("scope", ElectionBodies.ELECTION);
+        client.execute(
+                TransportGetLockAction.TYPE,
+                LockOpRequest.of(NativeOp.KEY_INFO, routing, args),
+                shaped(listener, ElectionShapes::state));
+    }
+
+    /** A listener of lock answers that passes on their bodies reshaped. */
+    private static ActionListener<LockOpResponse> shaped(
+            ActionListener<Map<String, Object>> listener, Function<Map<String, Object>, Map<String, Object>> shape) {
+        return listener.map(r -> shape.apply(r.body()));
+    }
+
+    private static ActionListener<Map<String, Object>> toChannel(org.elasticsearch.rest.RestChannel channel) {
+        ActionListener<LockOpResponse> rest = new RestToXContentListener<>(channel);
+        return rest.map(body -> new LockOpResponse(body));
+    }
+
+    /** The {@code term} parameter: 0 (no leader known, the default) or a term. */
+    static long termParam(String value) {
+        if (value == null) {
+            return 0;
+        }
+        try {
+            long term = Long.parseLong(value);
+            if (term >= 0) {
+                return term;
+            }
+        } catch (NumberFormatException e) {
+            // answered below
+        }
+        throw new IllegalArgumentException("[term] must be a term (a whole number, 0 for none), got [" + value + "]");
+    }
+}
