@@ -1,6 +1,7 @@
 package org.eslm.rest;
 
 import java.io.IOException;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import org.elasticsearch.ElasticsearchStatusException;
 import org.elasticsearch.action.ActionType;
@@ -13,6 +14,8 @@ import org.elasticsearch.rest.action.RestToXContentListener;
 import org.elasticsearch.xcontent.XContentParser;
 import org.eslm.action.LockOpRequest;
 import org.eslm.action.LockOpResponse;
+import org.eslm.action.RoutingValues;
+import org.eslm.action.TransportGetLockAction;
 import org.eslm.bridge.NativeOp;
 import org.eslm.service.LockSettings;
 
@@ -63,6 +66,21 @@ abstract class LockRestHandler extends BaseRestHandler {
             String routingValue,
             Map<String, ?> args) {
         return send(request, client, action, LockOpRequest.of(op, routingValue, args));
+    }
+
+    /**
+     * {@code GET} of one key's holders and waiters in {@code scope}, routed by the key alone (a
+     * {@code routing} parameter is refused, as for every key endpoint).
+     */
+    protected static RestChannelConsumer keyInfo(RestRequest request, NodeClient client, String key, String scope) {
+        if (request.hasParam("routing")) {
+            throw RoutingValues.routingRefused();
+        }
+        Map<String, Object> args = new LinkedHashMap<>();
+        args.put("key", key);
+        args.put("scope", scope);
+        return send(
+                request, client, TransportGetLockAction.TYPE, NativeOp.KEY_INFO, RoutingValues.of(key, scope), args);
     }
 
     /**

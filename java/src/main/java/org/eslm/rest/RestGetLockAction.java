@@ -9,10 +9,7 @@ import org.elasticsearch.client.internal.node.NodeClient;
 import org.elasticsearch.rest.RestRequest;
 import org.elasticsearch.rest.action.RestToXContentListener;
 import org.eslm.action.ListPages;
-import org.eslm.action.RoutingValues;
-import org.eslm.action.TransportGetLockAction;
 import org.eslm.action.TransportListLocksAction;
-import org.eslm.bridge.NativeOp;
 import org.eslm.service.BridgeJson;
 
 /**
@@ -42,15 +39,8 @@ public final class RestGetLockAction extends LockRestHandler {
     @Override
     protected RestChannelConsumer prepareRequest(RestRequest request, NodeClient client) {
         String key = request.param("key");
-        Map<String, Object> args = new LinkedHashMap<>();
         if (key != null) {
-            args.put("key", key);
-            args.put("scope", scopeParam(request));
-            if (request.hasParam("routing")) {
-                throw RoutingValues.routingRefused();
-            }
-            String routing = RoutingValues.of(key, (String) args.get("scope"));
-            return send(request, client, TransportGetLockAction.TYPE, NativeOp.KEY_INFO, routing, args);
+            return keyInfo(request, client, key, scopeParam(request));
         }
         Map<String, Object> filter = listFilter(request);
         TransportListLocksAction.Request list =

@@ -4,16 +4,13 @@ import static org.elasticsearch.rest.RestRequest.Method.GET;
 import static org.elasticsearch.rest.RestRequest.Method.POST;
 
 import java.io.IOException;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Supplier;
 import org.elasticsearch.client.internal.node.NodeClient;
 import org.elasticsearch.rest.RestRequest;
 import org.elasticsearch.xcontent.XContentParser;
 import org.eslm.action.RoutingValues;
 import org.eslm.action.TransportAcquireLockAction;
-import org.eslm.action.TransportGetLockAction;
 import org.eslm.action.TransportReleaseLockAction;
 import org.eslm.action.TransportRenewLockAction;
 import org.eslm.bridge.NativeOp;
@@ -51,16 +48,10 @@ public final class RestSemaphoreAction extends LockRestHandler {
     @Override
     protected RestChannelConsumer prepareRequest(RestRequest request, NodeClient client) throws IOException {
         String name = request.param("name");
-        String routing = RoutingValues.of(name, LockBodies.SEMAPHORE);
         if (request.method() == GET) {
-            if (request.hasParam("routing")) {
-                throw RoutingValues.routingRefused();
-            }
-            Map<String, Object> args = new LinkedHashMap<>();
-            args.put("key", name);
-            args.put("scope", LockBodies.SEMAPHORE);
-            return send(request, client, TransportGetLockAction.TYPE, NativeOp.KEY_INFO, routing, args);
+            return keyInfo(request, client, name, LockBodies.SEMAPHORE);
         }
+        String routing = RoutingValues.of(name, LockBodies.SEMAPHORE);
         String path = request.path();
         try (XContentParser parser = requiredParser(request, settings.get())) {
             if (path.endsWith("/_acquire")) {
