@@ -35,6 +35,7 @@ EXPECTED = {
     "semaphores.acquire", "semaphores.release", "semaphores.renew", "semaphores.get", "cat.semaphores",
     "locks.watch",
     "elections.campaign", "elections.resign", "elections.renew", "elections.get", "elections.observe",
+    "cat.elections",
 }
 
 

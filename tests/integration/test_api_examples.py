@@ -259,6 +259,10 @@ def setup_for(reqs, w: World) -> None:
         w.queue_waiter("orders-42")
     elif first_path.startswith("/_cat/semaphores"):
         w.hold_permits("worker-1", 2)
+    elif first_path.startswith("/_cat/elections"):
+        w.lead()
+    elif first_path.startswith("/_cat/elections"):
+        w.lead()
     elif first_path.startswith("/_locks?") or first_path.startswith("/_cat/locks"):
         w.hold("orders-42")
         w.hold("/orders/eu/42", scope="tree", mode="shared")

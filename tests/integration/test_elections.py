@@ -161,3 +161,44 @@ def test_listing_shows_the_leadership_with_its_value(locks):
     assert ok(locks.get(name))["holders"][0]["fencing_token"] != won["term"]
     ok(locks.release(name, candidate))
     ok(call(locks, name, "resign", candidate=candidate))
+
+
+def test_a_force_release_ends_the_leadership_and_elects_the_next_candidate(locks):
+    """docs/API.md "Administration": an admin evicts a dead leader without waiting for its
+    lease; observers wake at once and the queued candidate leads with a larger term."""
+    name = unique("election")
+    first = ok(call(locks, name, "campaign", candidate="a", lease="5m"))
+    pool = ThreadPoolExecutor(2)
+    queued = pool.submit(lambda: call(locks, name, "campaign", candidate="b", wait="20s", timeout=30))
+    wait_until(lambda: state(locks, name)["candidates"] == ["b"], 10, message="b queued")
+    pending = pool.submit(lambda: observe(locks, name, first["term"], "20s"))
+    watching(locks)
+    t0 = time.monotonic()
+    evicted = ok(locks.force_release(name, scope="election", reason="a's host is gone"))
+    assert evicted["released"] == [{"owner": "a", "fencing_token": first["term"]}]
+    woke = ok(pending.result(timeout=5))
+    assert time.monotonic() - t0 < 1.0
+    assert woke["changed"] and woke["term"] != first["term"]
+    second = ok(queued.result(timeout=5))
+    assert second["leader"] == "b" and second["term"] > first["term"]
+    assert_error(call(locks, name, "renew", candidate="a"), 404, "lock_not_held_exception")
+    ok(call(locks, name, "resign", candidate="b"))
+
+
+def test_cat_elections_lists_leaders_and_stats_count_them(locks):
+    name, other = unique("election"), unique("election")
+    before = ok(locks.stats())["total"].get("election_leaders", 0)
+    won = ok(call(locks, name, "campaign", candidate="a", value="10.0.0.7:5432"))
+    ok(call(locks, other, "campaign", candidate="b"))
+    ok(locks.acquire(name, "a"))  # a lock of the same name is not an election
+    rows = ok(locks.call("GET", "/_cat/elections", params={"format": "json", "prefix": name}))
+    assert [(r["name"], r["leader"], str(r["term"]), r["value"]) for r in rows] == [
+        (name, "a", str(won["term"]), "10.0.0.7:5432")], rows
+    text = locks.call("GET", "/_cat/elections", params={"v": "true", "prefix": name}).text
+    assert text.split()[:7] == ["name", "leader", "term", "value", "lease_ms", "held_ms", "node"]
+    assert ok(locks.stats())["total"]["election_leaders"] >= before + 2
+    parts = ok(locks.diagnostics())["core"]["partitions"]
+    assert sum(p["election_leaders"] for p in parts) >= 2
+    ok(locks.release(name, "a"))
+    ok(call(locks, name, "resign", candidate="a"))
+    ok(call(locks, other, "resign", candidate="b"))

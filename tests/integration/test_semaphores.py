@@ -259,3 +259,29 @@ def test_cat_semaphores_lists_grants_with_permits_and_stats_count_them(locks):
     ok(sem_call(locks, s, "release", a))
     ok(sem_call(locks, s, "release", b))
     ok(locks.release(s, a))
+
+
+def test_a_force_release_returns_every_permit_and_grants_the_waiter(locks):
+    """docs/API.md "Administration": evicting a semaphore's holders (scope `semaphore`) gives
+    their permits back at once; the waiter that needed them is granted with a larger token, and
+    an evicted holder's renew answers 404."""
+    s = unique("sem")
+    held = [ok(sem_call(locks, s, "acquire", who, permits=2, limit=4, lease="5m"))["fencing_token"]
+            for who in ("a", "b")]
+    waiting = ThreadPoolExecutor(1).submit(
+        lambda: sem_call(locks, s, "acquire", "c", permits=3, limit=4, wait="20s", timeout=30))
+    wait_until(lambda: waiting_owners(locks, s) == ["c"], 10, message="c queued")
+    assert_error(locks.force_release(s), 404, "lock_not_held_exception")  # the key scope: nothing held
+    evicted = ok(locks.force_release(s, scope="semaphore", reason="workers gone"))
+    assert sorted((r["owner"], r["fencing_token"]) for r in evicted["released"]) == \
+        [("a", held[0]), ("b", held[1])]
+    granted = ok(waiting.result(timeout=5))
+    assert granted["fencing_token"] > max(held)
+    assert [(h["owner"], h["permits"]) for h in sem_state(locks, s)["holders"]] == [("c", 3)]
+    assert_error(sem_call(locks, s, "renew", "a"), 404, "lock_not_held_exception")
+    ok(sem_call(locks, s, "release", "c"))
+
+
+def test_a_force_release_names_the_scopes_it_takes(locks):
+    assert_error(locks.force_release(unique("sem"), scope="queue"), 400, "illegal_argument_exception",
+                 "[scope] must be one of [key, tree, semaphore, election]")

@@ -170,6 +170,9 @@ pub struct PartitionStats {
     pub semaphore_grants: usize,
     #[serde(default)]
     pub held_permits: u64,
+    /// Elections that have a leader (live grants of scope `election`, part of `held_locks`).
+    #[serde(default)]
+    pub election_leaders: usize,
     pub waiting: usize,
     /// Watches registered (`GET /_locks/{key}/_watch`).
     #[serde(default)]

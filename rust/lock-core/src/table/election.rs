@@ -118,6 +118,14 @@ impl LockTable {
                 self.election_values.bytes
             ));
         }
+        let leaders = self
+            .locks
+            .iter()
+            .filter(|l| l.live && self.key_state(l.key).scope == Scope::Election)
+            .count();
+        if leaders != self.election_leaders {
+            return Err(format!("{leaders} election leaders, {} counted", self.election_leaders));
+        }
         if let Some(w) =
             self.election_values.pending.keys().find(|w| !self.waiters.contains_key(*w))
         {

@@ -109,6 +109,9 @@ impl LockTable {
             self.semaphore_grants += 1;
             self.held_permits += u64::from(lock.permits);
         }
+        if self.key_state(key).scope == Scope::Election {
+            self.election_leaders += 1;
+        }
         self.note_lock(l);
         let o = self.owners.live_mut(owner);
         o.refs += 1;

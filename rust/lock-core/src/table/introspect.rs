@@ -153,6 +153,7 @@ impl LockTable {
             held_keys: self.held_keys,
             semaphore_grants: self.semaphore_grants,
             held_permits: self.held_permits,
+            election_leaders: self.election_leaders,
             waiting: self.waiters.len(),
             watches: self.watches.len(),
             sessions: self.live_sessions,

@@ -93,6 +93,8 @@ pub struct LockTable {
     /// Live semaphore grants and the permits they hold (`semaphore.rs`), for the stats.
     semaphore_grants: usize,
     held_permits: u64,
+    /// Live election grants: elections that have a leader (`election.rs`), for the stats.
+    election_leaders: usize,
     waiters: HashMap<WaiterId, Waiter>,
     /// Watches on locks (`watch.rs`); not replicated, not exported.
     watches: Watches,
@@ -148,6 +150,7 @@ impl LockTable {
             free_locks: Vec::new(),
             live_locks: 0,
             semaphore_grants: 0,
+            election_leaders: 0,
             held_permits: 0,
             waiters: HashMap::new(),
             watches: Watches::default(),

@@ -203,6 +203,9 @@ impl LockTable {
             self.semaphore_grants -= 1;
             self.held_permits -= u64::from(lk.permits);
         }
+        if self.key_state(lk.key).scope == Scope::Election {
+            self.election_leaders -= 1;
+        }
         self.owners.live_mut(lk.owner).locks -= 1;
         self.owner_unref(lk.owner);
     }

@@ -47,6 +47,7 @@ import org.eslm.cluster.PartitionSyncAction;
 import org.eslm.cluster.ShardStateLog;
 import org.eslm.compat.VersionedActionPlugin;
 import org.eslm.rest.RestAcquireLockAction;
+import org.eslm.rest.RestCatElectionsAction;
 import org.eslm.rest.RestCatLocksAction;
 import org.eslm.rest.RestCatSemaphoresAction;
 import org.eslm.rest.RestElectionAction;
@@ -231,6 +232,7 @@ public class LockManagerPlugin extends VersionedActionPlugin implements SystemIn
                 new RestWatchLockAction(settings),
                 new RestCatLocksAction(),
                 new RestCatSemaphoresAction(),
+                new RestCatElectionsAction(),
                 new RestLockStatsAction(),
                 new RestNodeDiagnosticsAction());
     }

@@ -126,10 +126,10 @@ final class LockBodies {
         for (ObjectParser<Args, LockSettings.Values> p : List.of(ACQUIRE, LOCK_ITEM)) {
             p.declareString((a, v) -> a.put("mode", LockMode.parse(v).wireName()), MODE);
         }
-        for (ObjectParser<Args, LockSettings.Values> p :
-                List.of(ACQUIRE, LOCK_ITEM, RELEASE, RELEASE_ITEM, RENEW, FORCE_RELEASE)) {
+        for (ObjectParser<Args, LockSettings.Values> p : List.of(ACQUIRE, LOCK_ITEM, RELEASE, RELEASE_ITEM, RENEW)) {
             p.declareString((a, v) -> a.put("scope", scope(v)), SCOPE);
         }
+        FORCE_RELEASE.declareString((a, v) -> a.put("scope", forcedScope(v)), SCOPE);
         for (ObjectParser<Args, LockSettings.Values> p : List.of(ACQUIRE, MULTI_ACQUIRE, SEMAPHORE_ACQUIRE)) {
             p.declareField((a, v) -> a.put("priority", v), LockBodies::priority, PRIORITY, ValueType.VALUE);
             p.declareField((a, v) -> a.raw.put("wait", v), LockBodies::rawValue, WAIT, ValueType.VALUE);
@@ -399,6 +399,18 @@ final class LockBodies {
             return value;
         }
         throw new IllegalArgumentException("[scope] must be one of [key, tree], got [" + value + "]");
+    }
+
+    /**
+     * A force-release may evict the holders of any scope: a dead semaphore holder's permits and a
+     * dead leader's election are what an admin most often needs back (docs/API.md "Administration").
+     */
+    private static String forcedScope(String value) {
+        if (List.of("key", "tree", SEMAPHORE, ElectionBodies.ELECTION).contains(value)) {
+            return value;
+        }
+        throw new IllegalArgumentException(
+                "[scope] must be one of [key, tree, semaphore, election], got [" + value + "]");
     }
 
     /** An integer level or a class name; the core checks the range and the names. */

@@ -66,7 +66,7 @@ public class RestCatLocksAction extends AbstractCatAction {
 
     private static final List<Column> COLUMNS = List.of(
             new Column("key", "alias:k;desc:lock key or tree path", "key"),
-            new Column("scope", "alias:s;desc:key, tree or semaphore", "scope"),
+            new Column("scope", "alias:s;desc:key, tree, semaphore or election", "scope"),
             new Column("owner", "alias:o;desc:holder", "owner"),
             new Column("mode", "alias:m;desc:exclusive or shared", "mode"),
             new Column("token", "alias:t;desc:fencing token", "fencing_token"),
