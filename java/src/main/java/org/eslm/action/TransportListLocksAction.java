@@ -12,8 +12,10 @@ import org.elasticsearch.cluster.ClusterName;
 import org.elasticsearch.cluster.node.DiscoveryNode;
 import org.elasticsearch.common.io.stream.StreamInput;
 import org.elasticsearch.common.io.stream.StreamOutput;
+import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.injection.guice.Inject;
 import org.elasticsearch.tasks.Task;
+import org.elasticsearch.threadpool.ThreadPool;
 import org.elasticsearch.xcontent.ToXContentObject;
 import org.elasticsearch.xcontent.XContentBuilder;
 import org.elasticsearch.xcontent.XContentType;
@@ -53,6 +55,8 @@ public final class TransportListLocksAction
     static final int LISTING_NICENESS = 10;
 
     private static final ThreadLocal<Boolean> LOWERED = ThreadLocal.withInitial(() -> false);
+
+    private final ListingPace pace = new ListingPace(System.nanoTime());
 
     @Inject
     public TransportListLocksAction(TransportWiring wiring, LockService locks) {
@@ -238,11 +242,30 @@ public final class TransportListLocksAction
         return new NodeResponse(in, node);
     }
 
-    /** Asks this node's core for the locks of the partitions it serves; answers when the core does. */
+    /**
+     * Asks this node's core for the locks of the partitions it serves; answers when the core does.
+     * A page that comes too soon after the last is started later ({@link ListingPace}), by the
+     * thread pool's scheduler: no thread waits for its turn.
+     */
     @Override
     protected void nodeOperationAsync(NodeRequest request, Task task, ActionListener<NodeResponse> listener) {
         lowerListingThreadPriority();
-        locks.list(request.filterJson, listener.map(pages -> new NodeResponse(clusterService.localNode(), pages)));
+        long delay = pace.delay(System.nanoTime());
+        if (delay > 0) {
+            ThreadPool threadPool = transportService.getThreadPool();
+            threadPool.schedule(
+                    () -> nodeOperationAsync(request, task, listener),
+                    TimeValue.timeValueNanos(delay),
+                    threadPool.executor(EXECUTOR));
+            return;
+        }
+        long start = System.nanoTime();
+        locks.list(
+                request.filterJson,
+                ActionListener.runAfter(
+                        listener.map(pages -> new NodeResponse(clusterService.localNode(), pages)),
+                        () -> pace.pageTook(
+                                start, System.nanoTime(), locks.settings().listingMaxBusy())));
     }
 
     /** Once per thread of {@link #EXECUTOR} (never on a thread of Elasticsearch's own pools). */

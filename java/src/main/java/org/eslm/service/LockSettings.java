@@ -92,6 +92,16 @@ public final class LockSettings {
     public static final Setting<ByteSizeValue> LIMIT_MEMORY =
             Setting.memorySizeSetting("locks.limits.max_memory", "10%", Property.NodeScope, Property.Dynamic);
 
+    /**
+     * The share of one core that listing may keep busy on a node (docs/ARCHITECTURE.md
+     * "Listing"): after a page that took {@code t}, the node's next page starts no earlier than
+     * {@code t × (1 − share) / share} later. A lone page is never delayed; a lister paging back to
+     * back is paced, like Elasticsearch's own background work (recoveries, snapshots) is
+     * throttled, so that it cannot take the cores lock requests need. {@code 1.0}: no pacing.
+     */
+    public static final Setting<Double> LISTING_MAX_BUSY =
+            Setting.doubleSetting("locks.listing.max_busy", 0.5, 0.05, 1.0, Property.NodeScope, Property.Dynamic);
+
     /** {@code locks.durability} value: changes replicated and persisted before they are answered. */
     public static final String DURABILITY_REPLICATED = "replicated";
     /** {@code locks.durability} value: holders in the owner's memory only (the behaviour before replication). */
@@ -166,7 +176,8 @@ public final class LockSettings {
             LIMIT_WAITERS_PER_OWNER,
             LIMIT_SESSIONS_PER_OWNER,
             LIMIT_WATCHES,
-            LIMIT_MEMORY);
+            LIMIT_MEMORY,
+            LISTING_MAX_BUSY);
 
     /** Every setting the plugin registers: the dynamic ones and those read once at start. */
     public static final List<Setting<?>> ALL = Stream.concat(
@@ -204,7 +215,8 @@ public final class LockSettings {
             TimeValue aging,
             int maxWaiters,
             int maxKeysPerRequest,
-            Limits limits) {
+            Limits limits,
+            double listingMaxBusy) {
         /** Reads and cross-checks the values. @throws IllegalArgumentException naming the settings */
         public static Values of(Settings settings) {
             Values v = new Values(
@@ -215,7 +227,8 @@ public final class LockSettings {
                     PRIORITY_AGING.get(settings),
                     MAX_WAITERS.get(settings),
                     MAX_KEYS_PER_REQUEST.get(settings),
-                    Limits.of(settings));
+                    Limits.of(settings),
+                    LISTING_MAX_BUSY.get(settings));
             if (v.leaseDefault.compareTo(v.leaseMax) > 0) {
                 throw new IllegalArgumentException("[" + LEASE_DEFAULT.getKey() + "] (" + v.leaseDefault
                         + ") must not exceed [" + LEASE_MAX.getKey() + "] (" + v.leaseMax + ")");
@@ -253,6 +266,7 @@ public final class LockSettings {
             m.put(MAX_WAITERS.getKey(), maxWaiters);
             m.put(MAX_KEYS_PER_REQUEST.getKey(), maxKeysPerRequest);
             m.putAll(limits.asMap());
+            m.put(LISTING_MAX_BUSY.getKey(), listingMaxBusy);
             return m;
         }
 
