@@ -21,7 +21,16 @@ import time
 import pytest
 import requests
 
-from cluster_kit import http, live, owner_of_partition, owner_that_is_not_the_master, rejoin, settled, three_nodes
+from cluster_kit import (
+    http,
+    live,
+    owner_of_partition,
+    owner_that_is_not_the_master,
+    rejoin,
+    reporting,
+    settled,
+    three_nodes,
+)
 from history import ACQUIRE, RELEASE, RENEW, History, check, grant_order, holds
 from lockclient import unique, wait_until
 
@@ -117,14 +126,6 @@ class Observer:
                 return
             self.answers.append((sent, time.monotonic(), term, r.json()))
             term = r.json()["term"]
-
-
-def reporting(errors, fn, *args):
-    """Runs `fn` in a thread, keeping what it raised in `errors`: a thread cannot fail a test."""
-    try:
-        fn(*args)
-    except Exception as e:  # noqa: BLE001 - reported by the fixture
-        errors.append(f"{type(e).__name__}: {e}")
 
 
 @pytest.fixture(scope="module")
