@@ -69,6 +69,16 @@ def http(node, method, path, body=None, timeout=60):
     return requests.request(method, node.url + path, json=body, timeout=timeout)
 
 
+def served(node, path):
+    """The JSON answer of `GET path` through `node` once the partition behind it serves again,
+    else None (503 or a failed connection while it fails over): a predicate for `wait_until`."""
+    try:
+        r = http(node, "GET", path, timeout=10)
+    except requests.RequestException:
+        return None
+    return r.json() if r.status_code == 200 else None
+
+
 def owner_of_partition(cluster, partition=0, seen=None):
     """The node serving `partition` (once it is `active`), from the nodes' own diagnostics.
     Exactly one node may serve it at a time; two would be a double owner, and fail the test.

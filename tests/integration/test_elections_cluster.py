@@ -21,16 +21,8 @@ import time
 import pytest
 import requests
 
-from cluster_kit import (
-    http,
-    live,
-    owner_of_partition,
-    owner_that_is_not_the_master,
-    rejoin,
-    reporting,
-    settled,
-    three_nodes,
-)
+from cluster_kit import (http, live, owner_of_partition, owner_that_is_not_the_master, rejoin, reporting,
+                         served, settled, three_nodes)
 from history import ACQUIRE, RELEASE, RENEW, History, check, grant_order, holds
 from lockclient import unique, wait_until
 
@@ -278,7 +270,7 @@ def test_kill_9_of_the_owner_keeps_the_leader_and_terms_keep_rising(cluster):
 
     owner.kill()
     try:
-        state = wait_until(lambda: elected_state(a, name), 60, 0.1, message="the election served again")
+        state = wait_until(lambda: served(a, f"/_elections/{name}"), 60, 0.1, message="the election served again")
         assert (state["leader"], state["value"], state["term"]) == ("leader", "10.0.0.7:5432", leader["term"]), state
         new_owner, new_epoch = owner_of_partition(cluster)
         assert new_owner is not owner and new_epoch > epoch
@@ -309,12 +301,3 @@ def test_kill_9_of_the_owner_keeps_the_leader_and_terms_keep_rising(cluster):
     finally:
         rejoin(owner, a)
 
-
-def elected_state(node, name):
-    """The election's state once its partition serves again (503 and connection errors while it
-    fails over), else None."""
-    try:
-        r = http(node, "GET", f"/_elections/{name}", timeout=10)
-    except requests.RequestException:
-        return None
-    return r.json() if r.status_code == 200 else None

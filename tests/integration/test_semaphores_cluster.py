@@ -22,6 +22,7 @@ from cluster_kit import (
     owner_that_is_not_the_master,
     rejoin,
     reporting,
+    served,
     settled,
     three_nodes,
 )
@@ -109,7 +110,7 @@ def test_holders_survive_kill_9_of_the_owner_and_permits_never_exceed_the_limit(
 
     owner.kill()
     try:
-        wait_until(lambda: served(a, s), 60, 0.1, message="the semaphore served again")
+        wait_until(lambda: served(a, f"/_semaphores/{s}"), 60, 0.1, message="the semaphore served again")
         new_owner, new_epoch = owner_of_partition(cluster)
         assert new_owner is not owner and new_epoch > epoch
         for n in (a, b):
@@ -146,16 +147,6 @@ def test_holders_survive_kill_9_of_the_owner_and_permits_never_exceed_the_limit(
 def waiters(node, s):
     r = http(node, "GET", f"/_semaphores/{s}", timeout=10)
     return [w["owner"] for w in r.json()["waiters"]] if r.status_code == 200 else None
-
-
-def served(node, s):
-    """The semaphore's state once its partition serves again (503 and connection errors while it
-    fails over), else None."""
-    try:
-        r = http(node, "GET", f"/_semaphores/{s}", timeout=10)
-    except requests.RequestException:
-        return None
-    return r.json() if r.status_code == 200 else None
 
 
 def acquire_concurrently(s, nodes):
