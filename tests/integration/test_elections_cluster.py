@@ -46,7 +46,7 @@ def cluster():
 
 class Candidate:
     """One candidate campaigning through one node until the run's deadline: campaign (waiting),
-    lead a seeded random while renewing, then resign, or stop renewing and wait until the lease's
+    lead for a seeded random time while renewing, then resign, or stop renewing and wait until the lease's
     end is known (the term gone from `GET`). Every call goes into the shared history; `ends`
     maps each term to when its end was certainly known (resign answered, expiry seen)."""
 
