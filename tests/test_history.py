@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "integration"))
 
-from history import ACQUIRE, RELEASE, History, check  # noqa: E402
+from history import ACQUIRE, RELEASE, RENEW, History, check, grant_order, holds  # noqa: E402
 
 LEASE = 5.0
 K = "k"
@@ -259,3 +259,38 @@ def test_the_summary_names_the_figures():
     for needle in ("violations: 1", "faults: 1 {'pause': 1}", "grants: 2", "past-lease holds: 0", "unchecked grants",
                    "longest gap without a grant on k", "overlap on k"):
         assert needle in text, text
+
+
+# --- renewals and grant order (elections, tests/integration/test_elections_cluster.py) --------
+
+
+def renew(s: Script, owner: str, invoke: float, answer: float, token: int, lease: float = LEASE):
+    op = s.at(invoke).history.invoke(owner, RENEW, key=K, owner=owner, lease_s=lease)
+    return s.at(answer).history.ok(op, token=token, status="200")
+
+
+def test_a_renew_answered_200_extends_the_certain_hold():
+    s = Script()
+    s.acquire("a", 0.0, 0.1, 10, lease=1.0)
+    renew(s, "a", 0.8, 0.9, 10, lease=1.0)
+    s.acquire("b", 0.2, 1.5, 11)  # inside a's renewed lease (until 1.8): an overlap
+    assert rules(s.check()) == ["overlap"]
+    assert s.check().counts["renews"] == 1
+
+
+def test_a_renew_of_another_token_extends_nothing():
+    s = Script()
+    s.acquire("a", 0.0, 0.1, 10, lease=1.0)
+    renew(s, "a", 0.8, 0.9, 9, lease=1.0)
+    s.acquire("b", 0.2, 1.5, 11)
+    assert rules(s.check()) == []
+
+
+def test_terms_must_rise_in_the_order_grants_were_answered():
+    s = Script()
+    s.acquire("a", 0.0, 0.1, 12)
+    s.release("a", 0.5, 0.6)
+    s.acquire("b", 0.05, 0.7, 11)  # queued beside a: token_order cannot order them
+    s.release("b", 1.0, 1.1)
+    assert rules(s.check()) == []
+    assert [v.rule for v in grant_order(holds(s.history.ops()))] == ["grant order"]

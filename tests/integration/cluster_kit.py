@@ -56,8 +56,27 @@ def rejoin(node, via):
     assert r.status_code == 200 and r.json()["number_of_nodes"] == 3, r.text
 
 
+def reporting(errors, fn, *args):
+    """Runs `fn` (a thread's target), keeping what it raised in the list `errors`, which the
+    test asserts empty: an exception in a thread cannot fail a test by itself."""
+    try:
+        fn(*args)
+    except Exception as e:  # noqa: BLE001 - reported through `errors`
+        errors.append(f"{type(e).__name__}: {e}")
+
+
 def http(node, method, path, body=None, timeout=60):
     return requests.request(method, node.url + path, json=body, timeout=timeout)
+
+
+def served(node, path):
+    """The JSON answer of `GET path` through `node` once the partition behind it serves again,
+    else None (503 or a failed connection while it fails over): a predicate for `wait_until`."""
+    try:
+        r = http(node, "GET", path, timeout=10)
+    except requests.RequestException:
+        return None
+    return r.json() if r.status_code == 200 else None
 
 
 def owner_of_partition(cluster, partition=0, seen=None):

@@ -25,7 +25,8 @@ from typing import Callable, Iterable
 
 ACQUIRE = "acquire"
 RELEASE = "release"
-LOCK_OPS = (ACQUIRE, RELEASE)
+RENEW = "renew"
+LOCK_OPS = (ACQUIRE, RELEASE, RENEW)
 
 # How much earlier than `invoke + lease` a server may end a lease: the lock core counts time in
 # whole milliseconds (it truncates), so an expiry can come up to 1 ms before the client's figure.
@@ -189,11 +190,21 @@ def holds(ops: Iterable[Op], lease_slack_s: float = DEFAULT_LEASE_SLACK_S) -> li
             if op.f != ACQUIRE:
                 continue
             release = next((r for r in sequence[i + 1:] if r.f == RELEASE and r.invoke >= op.complete), None)
-            expiry = op.invoke + op.lease_s - lease_slack_s
+            expiry = lease_end(op, sequence[i + 1:], release) - lease_slack_s
             end = expiry if release is None else min(release.invoke, expiry)
             past = release is None or release.invoke > expiry
             result.append(Hold(op, release, op.complete, end, past))
     return result
+
+
+def lease_end(grant: Op, later: list[Op], release: Op | None) -> float:
+    """The earliest moment `grant`'s lease may end: `invoke + lease` of the grant or of its
+    latest renew answered 200 (same token, invoked after the grant's answer and before the
+    release). A renew that succeeded proves the grant still held when it was invoked, and its
+    lease runs from a server moment after that invocation."""
+    renews = [r for r in later if r.f == RENEW and r.token == grant.token and r.invoke >= grant.complete
+              and (release is None or r.invoke < release.invoke)]
+    return max(o.invoke + o.lease_s for o in [grant, *renews])
 
 
 def overlaps(hs: list[Hold]) -> list[Violation]:
@@ -249,6 +260,25 @@ def token_order(ops: Iterable[Op]) -> list[Violation]:
     return found
 
 
+def grant_order(hs: list[Hold]) -> list[Violation]:
+    """For exclusive locks (an election's leaderships): each hold certainly covers its own
+    answer, and two certain holds never overlap (`overlaps`), so the order of the answers is the
+    order of the grants, queued ones included. Tokens (terms) must strictly rise in that order,
+    a stronger rule than `token_order`'s real-time one when grants waited side by side."""
+    found = []
+    by_key: dict[str, list[Hold]] = defaultdict(list)
+    for h in hs:
+        if not h.unchecked:
+            by_key[h.grant.key].append(h)
+    for key, key_holds in by_key.items():
+        key_holds.sort(key=lambda h: h.certain_start)
+        for a, b in zip(key_holds, key_holds[1:]):
+            if b.grant.token <= a.grant.token:
+                found.append(Violation("grant order", key, a.grant, b.grant,
+                                       f"term {b.grant.token} answered after term {a.grant.token}"))
+    return found
+
+
 def released_ok_between(ops: Iterable[Op]) -> Callable[[Op, Op], bool]:
     """Whether the owner of grant `a` certainly released the key between `a` and grant `b`
     (a release answered 200 inside [a's answer, b's invocation]): then `b` is a new grant and
@@ -291,6 +321,8 @@ def tally(ops: Iterable[Op]) -> tuple[Counter, Counter]:
                 counts["reentrant grants"] += 1
         elif op.f == RELEASE and op.type == "ok":
             counts["releases"] += 1
+        elif op.f == RENEW and op.type == "ok":
+            counts["renews"] += 1
         else:
             counts[f"{op.f} {op.type or 'in flight'} {op.status}"] += 1
             if op.f == ACQUIRE and op.type != "fail":
