@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.elasticsearch.action.ActionListener;
@@ -107,29 +108,41 @@ public final class RestElectionAction extends LockRestHandler {
         long waitMs = LockBodies.duration("wait", wait, values.waitMax(), LockSettings.WAIT_MAX.getKey());
         return channel -> {
             RestCancellableNodeClient cancellable = new RestCancellableNodeClient(client, request.getHttpChannel());
-            ActionListener<Map<String, Object>> out = toChannel(channel);
-            state(cancellable, name, routing, out.delegateFailureAndWrap((l, now) -> {
-                if (ElectionShapes.term(now) != term || waitMs == 0) {
-                    l.onResponse(ElectionShapes.observed(now, term));
-                    return;
-                }
-                Map<String, Object> args = new LinkedHashMap<>();
-                args.put("key", name);
-                args.put("scope", ElectionBodies.ELECTION);
-                args.put("fencing_token", term);
-                args.put("wait_ms", waitMs);
-                LockOpRequest watch = LockOpRequest.of(NativeOp.WATCH, routing, args);
-                cancellable.execute(
-                        TransportWatchLockAction.TYPE,
-                        watch,
-                        l.delegateFailureAndWrap((l2, fired) -> state(
-                                cancellable,
-                                name,
-                                routing,
-                                l2.delegateFailureAndWrap(
-                                        (l3, after) -> l3.onResponse(ElectionShapes.observed(after, term))))));
-            }));
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
+            observeUntil(cancellable, name, routing, term, deadline, toChannel(channel));
         };
+    }
+
+    /**
+     * Reads the state; answers it if its term is not {@code term} or the wait is over, else
+     * watches until the term changes and reads again. A watch on term 0 fires for a leader who
+     * may have resigned before the second read: then the term is 0 again and the observe goes
+     * on watching for the rest of its wait, so {@code changed: false} only ever comes when the
+     * wait ran out (docs/API.md "Elections").
+     */
+    private static void observeUntil(
+            RestCancellableNodeClient client,
+            String name,
+            String routing,
+            long term,
+            long deadline,
+            ActionListener<Map<String, Object>> out) {
+        state(client, name, routing, out.delegateFailureAndWrap((l, now) -> {
+            long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            if (ElectionShapes.term(now) != term || leftMs <= 0) {
+                l.onResponse(ElectionShapes.observed(now, term));
+                return;
+            }
+            Map<String, Object> args = new LinkedHashMap<>();
+            args.put("key", name);
+            args.put("scope", ElectionBodies.ELECTION);
+            args.put("fencing_token", term);
+            args.put("wait_ms", leftMs);
+            client.execute(
+                    TransportWatchLockAction.TYPE,
+                    LockOpRequest.of(NativeOp.WATCH, routing, args),
+                    l.delegateFailureAndWrap((l2, fired) -> observeUntil(client, name, routing, term, deadline, l2)));
+        }));
     }
 
     /** The election's state ({@link ElectionShapes#state}) from the key's info. */
