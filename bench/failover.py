@@ -248,11 +248,12 @@ def repetition(cluster, kind: str, rep: int, log=print) -> dict:
         "renew_failures": l_leader.renew_failures[:5],
         "observer_errors": sum(o.errors for o in d_obs + l_obs),
     }
+    # the living leader resigns, so its rival's campaign (a 30 s wait) is answered and ends
+    _post(l_leader.h, f"/_elections/{lives}/_resign", {"candidate": "leader-b"})
     for t in threads:
         t.join(timeout=20)
     for c in (d_cand, l_cand):
         c.resign()
-    _post(l_leader.h, f"/_elections/{lives}/_resign", {"candidate": "leader-b"})
     log(f"    new leader observed after {sample['failover_ms']} ms; the other leadership "
         f"{'kept' if kept else 'LOST'}, reads unavailable {sample['reads_unavailable_ms']} ms; "
         f"starting {victim.name} again")

@@ -59,8 +59,9 @@ def test_bench_replicated_quick_runs_the_three_server_peers(tmp_path):
     """`bench/run.py --replicated --quick` (issue 12): the plugin on three nodes with one replica,
     a ZooKeeper ensemble of three and an etcd cluster of three, beside their single servers (the
     plugin's twice: default durability and `locks.durability: memory`, two nodes of their own),
-    on uncontended-1 and contended-16; everything stopped at the end. Uses the zip the test above
-    (or `make build`) built."""
+    on uncontended-1 and contended-16; a semaphore permit (issue 15) on the peers that have one;
+    election failover on the three nodes, one kill -9 of each kind; everything stopped at the end.
+    Uses the zip the test above (or `make build`) built."""
     proc = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--replicated", "--no-build",
          "--out", str(tmp_path)],
@@ -70,11 +71,22 @@ def test_bench_replicated_quick_runs_the_three_server_peers(tmp_path):
     [result] = list(tmp_path.glob("*-replicated.json"))
     data = json.loads(result.read_text())
     peers = {"plugin-3", "zookeeper-3", "etcd-3", "plugin", "plugin-memory", "zookeeper", "etcd"}
-    assert set(data["workloads"]) == {"uncontended-1", "contended-16"}
-    for name, by_peer in data["workloads"].items():
-        assert set(by_peer) == peers, name
+    assert set(data["workloads"]) == {"uncontended-1", "semaphore-1", "contended-16",
+                                      "election-failover", "election-owner-loss"}
+    for name, expected in (("uncontended-1", peers), ("contended-16", peers),
+                           ("semaphore-1", peers - {"etcd-3", "etcd"})):
+        by_peer = data["workloads"][name]
+        assert set(by_peer) == expected, name
         for peer, r in by_peer.items():
             assert r["grants"] > 0 and not r["errors"], (name, peer, r)
+    for name in ("election-failover", "election-owner-loss"):
+        [(peer, r)] = data["workloads"][name].items()
+        assert peer == "plugin-3" and not r["errors"] and r["repetitions"] == 1, (name, r)
+        [sample] = r["samples"]
+        # the dead leader's lease is replicated: nobody leads before it runs out (50 ms for the
+        # client's view of it), and the next leader comes within a bounded time after
+        assert sample["lease_left_ms"] - 50 <= sample["failover_ms"] < 1000 * (r["lease_s"] + 30)
+        assert r["survived"] == "1/1", (name, r)
     for peer, r in data["workloads"]["contended-16"].items():
         assert r["mutual_exclusion_violations"] == 0 and r["handoff_p50_ms"] is not None, peer
     assert "replica on" in data["versions"]["plugin-3"]
@@ -83,5 +95,7 @@ def test_bench_replicated_quick_runs_the_three_server_peers(tmp_path):
     assert "locks.durability: replicated" in data["versions"]["plugin"]
     assert "locks.durability: memory" in data["versions"]["plugin-memory"]
     assert "| plugin, 3 nodes |" in proc.stdout and "| plugin, memory |" in proc.stdout
+    assert "| semaphore (1 permit of 4), 1 client" in proc.stdout
+    assert "| election, leader's node killed: new leader observed after, p50 (ms) |" in proc.stdout
     assert "eslm-bench" not in subprocess.run(["ps", "-eo", "args"], capture_output=True,
                                               text=True).stdout
