@@ -75,6 +75,8 @@ FAILOVER_ROWS = [
     ("election, leader's node killed: max (ms)", "election-failover", "failover_max_ms", 0),
     ("election, leader's node killed: its lease left at the kill, p50 (ms)", "election-failover",
      "lease_left_p50_ms", 0),
+    ("election, leader's node killed: observed − lease left (overhead), p50 (ms)",
+     "election-failover", "overhead_p50_ms", 1),
     ("election, partition owner killed: a leader elsewhere kept its term", "election-owner-loss",
      "survived", 0),
     ("election, partition owner killed: reads unavailable p50 (ms)", "election-owner-loss",
