@@ -27,17 +27,21 @@ Nothing waits without a bound: every HTTP call has a timeout, every loop a deadl
 
 from __future__ import annotations
 
+import base64
 import http.client
+import json
 import threading
 import time
+from dataclasses import dataclass
 
-from peers import BenchError, Http
+from peers import BenchError, Http, _b64
 from workloads import pct
 
 LEASE_S = 5.0  # the leaders' lease
 RENEW_S = 1.0  # a leader renews every RENEW_S (a fifth of the lease)
 PROBE_S = 0.02  # the readers' pause between two GETs
-OBSERVE_WAIT = "2s"  # one long poll; answers at once on a change, so this only bounds stopping
+OBSERVE_S = 2.0  # one long poll; answers at once on a change, so this only bounds stopping
+OBSERVE_WAIT = f"{OBSERVE_S:g}s"
 SETTLE_S = 120.0  # a restarted node: bound for the cluster to be green with three nodes again
 # what a call to a dead or failing-over node raises: refused, reset, timed out, cut short
 DOWN = (OSError, http.client.HTTPException, ValueError)
@@ -58,32 +62,107 @@ def _get(h: Http, path: str) -> tuple[int, dict]:
         return 0, {"error": str(e)}
 
 
+class PluginElections:
+    """One connection to one node of `plugin-3`, speaking docs/API.md's "Elections". A
+    leadership's identity is its term."""
+
+    def __init__(self, port: int, timeout: float = 15):
+        self.h = Http(port, timeout=timeout)
+
+    def campaign(self, name: str, candidate: str, lease_s: float, wait_s: float):
+        """(status, term, lease_ms): 200 once elected."""
+        st, body = _post(self.h, f"/_elections/{name}/_campaign",
+                         {"candidate": candidate, "lease": f"{lease_s:g}s", "wait": f"{wait_s:g}s"})
+        return st, body.get("term"), body.get("lease_ms")
+
+    def renew(self, name: str, candidate: str, term) -> float | None:
+        st, body = _post(self.h, f"/_elections/{name}/_renew",
+                         {"candidate": candidate, "term": term, "lease": f"{LEASE_S:g}s"})
+        return body["lease_ms"] if st == 200 else None
+
+    def resign(self, name: str, candidate: str) -> None:
+        _post(self.h, f"/_elections/{name}/_resign", {"candidate": candidate})
+
+    def leader(self, name: str):
+        """(answered, the leadership's term or None, queued candidates)."""
+        st, body = _get(self.h, f"/_elections/{name}")
+        return st == 200, body.get("term") if body.get("leader") else None, body.get("candidates", [])
+
+    def observe(self, name: str, known):
+        """(answered, the term then or None): at once when the term is not `known`, else when
+        it changes or after OBSERVE_WAIT."""
+        st, body = _get(self.h, f"/_elections/{name}/_observe?term={known or 0}&wait={OBSERVE_WAIT}")
+        return st == 200, body.get("term") if body.get("leader") else None
+
+    def close(self):
+        self.h.close()
+
+
+class PluginSide:
+    """`plugin-3`'s nodes: kill -9, start again, and which node owns partition 0."""
+
+    owner_label = "owner of partition 0"
+    master_label = ", master"
+
+    def __init__(self, peer):
+        self.cluster = peer.cluster
+        self.nodes = list(peer.cluster.nodes)
+
+    def client(self, node, timeout: float = 15) -> PluginElections:
+        return PluginElections(node.http_port, timeout)
+
+    def roles(self) -> tuple[object, str]:
+        """(the node owning partition 0, the elected master's name), asked of live nodes."""
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            for node in self.nodes:
+                try:
+                    parts = node.get("/_locks/_node/diagnostics")["core"]["partitions"]
+                    master = node.get("/_cat/master?format=json")[0]["node"]
+                except (OSError, ValueError, KeyError, IndexError):
+                    continue
+                if any(p.get("id") == 0 and p.get("state", "active") == "active" for p in parts):
+                    return node, master
+            time.sleep(0.25)
+        raise BenchError("no node serves lock partition 0 after 60 s")
+
+    def kill(self, node) -> None:
+        node.kill()
+
+    def rejoin(self, node, via) -> None:
+        node.start()
+        node.wait_until_ready(timeout=SETTLE_S)
+        h = Http(via.http_port, timeout=SETTLE_S + 10)
+        try:
+            st, body = h.call("GET", "/_cluster/health?wait_for_nodes=3&wait_for_status=green"
+                                     f"&timeout={SETTLE_S:g}s")
+        finally:
+            h.close()
+        if st != 200 or body.get("timed_out"):
+            raise BenchError(f"cluster not green with 3 nodes after restarting {node.name}: {body}")
+
+
 class Leader(threading.Thread):
-    """A candidate elected through `port`, renewing its lease through it every RENEW_S until
+    """A candidate elected through `client`, renewing its lease through it every RENEW_S until
     `stop` is set (`stop` set before the kill: it died with its node)."""
 
-    def __init__(self, port: int, name: str, candidate: str):
+    def __init__(self, client, name: str, candidate: str):
         super().__init__(daemon=True)
-        self.h = Http(port, timeout=15)
-        self.name, self.candidate = name, candidate
+        self.c, self.name, self.candidate = client, name, candidate
         self.stop = threading.Event()
-        self.renew_failures: list[str] = []
-        st, body = _post(self.h, f"/_elections/{name}/_campaign",
-                         {"candidate": candidate, "lease": f"{LEASE_S:g}s", "wait": "10s"})
+        self.renew_failures = 0
+        st, self.term, lease_ms = client.campaign(name, candidate, LEASE_S, 10)
         if st != 200:
-            raise BenchError(f"campaign of {candidate} for {name}: {st} {body}")
-        self.term = body["term"]
-        self.last = (time.monotonic(), body["lease_ms"])  # (answer time, lease_ms it gave)
+            raise BenchError(f"campaign of {candidate} for {name}: {st}")
+        self.last = (time.monotonic(), lease_ms)  # (answer time, the lease it gave in ms)
 
     def run(self):
         while not self.stop.wait(RENEW_S):
-            st, body = _post(self.h, f"/_elections/{self.name}/_renew",
-                             {"candidate": self.candidate, "term": self.term,
-                              "lease": f"{LEASE_S:g}s"})
-            if st == 200:
-                self.last = (time.monotonic(), body["lease_ms"])
+            lease_ms = self.c.renew(self.name, self.candidate, self.term)
+            if lease_ms is None:
+                self.renew_failures += 1
             else:
-                self.renew_failures.append(f"{st} {str(body)[:120]}")
+                self.last = (time.monotonic(), lease_ms)
 
     def lease_left_ms(self, at: float) -> float:
         t, lease_ms = self.last
@@ -91,74 +170,68 @@ class Leader(threading.Thread):
 
 
 class Candidate(threading.Thread):
-    """A second candidate campaigning (waiting server-side) through `port` until it is elected
-    or `stop` is set; a refused or lost campaign (503, no connection) is sent again."""
+    """A second candidate campaigning (waiting server-side) through `client` until it is
+    elected or `stop` is set; a refused or lost campaign (503, no connection) is sent again."""
 
-    def __init__(self, port: int, name: str, candidate: str):
+    def __init__(self, client, name: str, candidate: str):
         super().__init__(daemon=True)
-        self.h = Http(port, timeout=40)
-        self.name, self.candidate = name, candidate
+        self.c, self.name, self.candidate = client, name, candidate
         self.stop = threading.Event()
         self.elected_at: float | None = None
-        self.term = None
 
     def run(self):
         while not self.stop.is_set():
-            st, body = _post(self.h, f"/_elections/{self.name}/_campaign",
-                             {"candidate": self.candidate, "lease": "60s", "wait": "30s"})
+            st, term, _ = self.c.campaign(self.name, self.candidate, 60, 30)
             if st == 200:
-                self.elected_at, self.term = time.monotonic(), body["term"]
+                self.elected_at = time.monotonic()
                 return
             if st != 409:  # 409: the wait ran out, campaign again at once
                 self.stop.wait(0.02)
 
     def resign(self):
-        if self.term is not None:
-            _post(self.h, f"/_elections/{self.name}/_resign", {"candidate": self.candidate})
-        self.h.close()
+        if self.elected_at is not None:
+            self.c.resign(self.name, self.candidate)
+        self.c.close()
 
 
 class Observer(threading.Thread):
-    """Long-polls `_observe` through `port`, from the leader's term, until an answer names a
-    new leader (its monotonic time in `seen_at`) or `stop` is set."""
+    """Observes the election through `client`, from the leader's identity, until an answer
+    names a new leader (its monotonic time in `seen_at`) or `stop` is set."""
 
-    def __init__(self, port: int, name: str, term: int):
+    def __init__(self, client, name: str, first):
         super().__init__(daemon=True)
-        self.h = Http(port, timeout=15)
-        self.name, self.known, self.first = name, term, term
+        self.c, self.name, self.known, self.first = client, name, first, first
         self.stop = threading.Event()
         self.seen_at: float | None = None
         self.errors = 0
 
     def run(self):
         while not self.stop.is_set():
-            st, body = _get(self.h, f"/_elections/{self.name}/_observe?term={self.known}"
-                                    f"&wait={OBSERVE_WAIT}")
-            if st != 200:
+            answered, now = self.c.observe(self.name, self.known)
+            if not answered:
                 self.errors += 1
                 self.stop.wait(0.02)
                 continue
-            if body.get("leader") is not None and body.get("term") != self.first:
+            if now is not None and now != self.first:
                 self.seen_at = time.monotonic()
                 return
-            self.known = body.get("term") or 0
+            self.known = now
 
 
 class Prober(threading.Thread):
-    """Reads `GET /_elections/{name}` through `port` every PROBE_S; keeps the times of the
-    answers that name `leader` in `term`."""
+    """Reads the election's leader through `client` every PROBE_S; keeps the times of the
+    answers that name the leadership `first`."""
 
-    def __init__(self, port: int, name: str, leader: str, term: int):
+    def __init__(self, client, name: str, first):
         super().__init__(daemon=True)
-        self.h = Http(port, timeout=15)
-        self.name, self.leader, self.term = name, leader, term
+        self.c, self.name, self.first = client, name, first
         self.stop = threading.Event()
         self.good: list[float] = []
 
     def run(self):
         while not self.stop.is_set():
-            st, body = _get(self.h, f"/_elections/{self.name}")
-            if st == 200 and body.get("leader") == self.leader and body.get("term") == self.term:
+            answered, now, _ = self.c.leader(self.name)
+            if answered and now == self.first:
                 self.good.append(time.monotonic())
             self.stop.wait(PROBE_S)
 
@@ -170,56 +243,149 @@ class Prober(threading.Thread):
         return 1000.0 * max(b - a for a, b in zip(times, times[1:]))
 
 
-def _roles(cluster) -> tuple[object, str]:
-    """(the node owning partition 0, the elected master's name), asked of live nodes."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        for node in cluster.nodes:
-            try:
-                parts = node.get("/_locks/_node/diagnostics")["core"]["partitions"]
-                master = node.get("/_cat/master?format=json")[0]["node"]
-            except (OSError, ValueError, KeyError, IndexError):
-                continue
-            if any(p.get("id") == 0 and p.get("state", "active") == "active" for p in parts):
-                return node, master
-        time.sleep(0.25)
-    raise BenchError("no node serves lock partition 0 after 60 s")
+class EtcdElections:
+    """One connection to one member of `etcd-3`, through its JSON gateway: etcd's election API
+    (`/v3/election/campaign` under a lease of this client's, kept alive by `/v3/lease/keepalive`;
+    `/v3/election/observe`, a stream). A leadership's identity is its key."""
+
+    def __init__(self, port: int, timeout: float = 15):
+        self.port = port
+        self.h = Http(port, timeout=timeout)
+        self.lease = None
+
+    def campaign(self, name: str, candidate: str, lease_s: float, wait_s: float):
+        """(status, key, lease_ms); the gateway waits as long as the connection does."""
+        if self.lease is None:
+            st, body = _post(self.h, "/v3/lease/grant", {"TTL": int(lease_s)})
+            if st != 200:
+                return st, None, None
+            self.lease = body["ID"]
+        st, body = _post(self.h, "/v3/election/campaign",
+                         {"name": _b64(name), "lease": self.lease, "value": _b64(candidate)})
+        if st != 200 or "leader" not in body:
+            return st or 503, None, None
+        return 200, body["leader"]["key"], 1000.0 * int(lease_s)
+
+    def renew(self, name: str, candidate: str, key) -> float | None:
+        st, body = _post(self.h, "/v3/lease/keepalive", {"ID": self.lease})
+        ttl = int(body.get("result", {}).get("TTL", 0)) if st == 200 else 0
+        return 1000.0 * ttl if ttl > 0 else None
+
+    def resign(self, name: str, candidate: str) -> None:
+        if self.lease is not None:
+            _post(self.h, "/v3/lease/revoke", {"ID": self.lease})
+
+    def leader(self, name: str):
+        """(answered, the leader's key or None, queued candidates): the election's keys by
+        creation, the first one leads (what `/v3/election/leader` answers)."""
+        st, body = _post(self.h, "/v3/kv/range", {
+            "key": _b64(name + "/"), "range_end": _b64(name + "0"), "sort_order": "ASCEND",
+            "sort_target": "CREATE"})
+        kvs = body.get("kvs", []) if st == 200 else []
+        queued = [base64.b64decode(kv["value"]).decode() for kv in kvs[1:]]
+        return st == 200, kvs[0]["key"] if kvs else None, queued
+
+    def observe(self, name: str, known):
+        """(answered, the leader's key): the observe stream's first leader that is not
+        `known`, or `known` after OBSERVE_S without one."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=OBSERVE_S)
+        try:
+            conn.request("POST", "/v3/election/observe", body=json.dumps({"name": _b64(name)}),
+                         headers={"Content-Type": "application/json"})
+            r = conn.getresponse()
+            while r.status == 200:
+                line = r.readline()
+                if not line:
+                    break  # the stream ended: the member went away
+                kv = json.loads(line).get("result", {}).get("kv") or {}
+                if kv.get("key") != known:
+                    return True, kv.get("key")
+            return False, None
+        except TimeoutError:
+            return True, known
+        except DOWN:
+            return False, None
+        finally:
+            conn.close()
+
+    def close(self):
+        self.h.close()
 
 
-def _victim(cluster, kind: str):
-    owner, master = _roles(cluster)
+@dataclass
+class Member:
+    k: int
+    name: str
+    port: int
+
+
+class EtcdSide:
+    """`etcd-3`'s members: kill -9, start again, and which one is the Raft leader (the
+    partition owner's counterpart: every write goes through it)."""
+
+    owner_label = "Raft leader"
+    master_label = ""  # the Raft leader is both
+
+    def __init__(self, peer):
+        self.peer = peer
+        self.nodes = [Member(k, f"m{k + 1}", port) for k, port in enumerate(peer.ports)]
+
+    def client(self, member, timeout: float = 15) -> EtcdElections:
+        return EtcdElections(member.port, timeout)
+
+    def roles(self) -> tuple[Member, str]:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            for m in self.nodes:
+                h = Http(m.port, timeout=5)
+                st, body = _post(h, "/v3/maintenance/status", {})
+                h.close()
+                if st == 200 and body.get("leader") == body.get("header", {}).get("member_id"):
+                    return m, m.name
+            time.sleep(0.25)
+        raise BenchError("no etcd member leads after 60 s")
+
+    def kill(self, member) -> None:
+        self.peer.kill_member(member.k)
+
+    def rejoin(self, member, via) -> None:
+        self.peer.restart_member(member.k)
+
+
+def _victim(side, kind: str):
+    owner, master = side.roles()
     if kind == "owner":
         return owner, owner.name == master
-    return next(n for n in cluster.nodes if n is not owner and n.name != master), False
+    return next(n for n in side.nodes if n is not owner and n.name != master), False
 
 
-def repetition(cluster, kind: str, rep: int, log=print) -> dict:
+def repetition(side, kind: str, rep: int, log=print) -> dict:
     """Kills one node (see the module's doc), measures, starts it again, waits for green."""
-    victim, victim_is_master = _victim(cluster, kind)
-    alive = [n for n in cluster.nodes if n is not victim]
+    victim, victim_is_master = _victim(side, kind)
+    alive = [n for n in side.nodes if n is not victim]
     tag = f"bench-failover-{kind}-{rep}-{int(time.time())}"
     dies, lives = f"{tag}-dies", f"{tag}-lives"
-    d_leader = Leader(victim.http_port, dies, "leader-a")
-    l_leader = Leader(alive[0].http_port, lives, "leader-b")
-    d_cand = Candidate(alive[0].http_port, dies, "candidate-a")
-    l_cand = Candidate(alive[1].http_port, lives, "candidate-b")
+    d_leader = Leader(side.client(victim), dies, "leader-a")
+    l_leader = Leader(side.client(alive[0]), lives, "leader-b")
+    d_cand = Candidate(side.client(alive[0], 40), dies, "candidate-a")
+    l_cand = Candidate(side.client(alive[1], 40), lives, "candidate-b")
     threads = [d_leader, l_leader, d_cand, l_cand]
-    d_obs = [Observer(n.http_port, dies, d_leader.term) for n in alive]
-    l_obs = [Observer(n.http_port, lives, l_leader.term) for n in alive]
-    probers = [Prober(n.http_port, lives, "leader-b", l_leader.term) for n in alive]
+    d_obs = [Observer(side.client(n), dies, d_leader.term) for n in alive]
+    l_obs = [Observer(side.client(n), lives, l_leader.term) for n in alive]
+    probers = [Prober(side.client(n), lives, l_leader.term) for n in alive]
     threads += d_obs + l_obs + probers
     for t in threads:
         t.start()
-    _queued(alive[0], dies, "candidate-a")
-    _queued(alive[0], lives, "candidate-b")
+    _queued(side.client(alive[0]), dies, "candidate-a")
+    _queued(side.client(alive[0]), lives, "candidate-b")
     time.sleep(RENEW_S * 1.5)  # a few renewals and reads before the kill
     d_leader.stop.set()  # the leader's process dies with its node: no renew after this
     d_leader.join(timeout=20)
     t_kill = time.monotonic()
     lease_left = d_leader.lease_left_ms(t_kill)
-    log(f"    kill -9 {victim.name} ({'owner of partition 0' if kind == 'owner' else 'neither owner nor master'}"
-        f"{', master' if victim_is_master else ''}); leader's lease left {lease_left:.0f} ms")
-    victim.kill()
+    log(f"    kill -9 {victim.name} ({side.owner_label if kind == 'owner' else 'neither owner nor master'}"
+        f"{side.master_label if victim_is_master else ''}); leader's lease left {lease_left:.0f} ms")
+    side.kill(victim)
     # until the dying election's observers saw the new leader and a whole lease has passed for
     # the living one (so it was renewed through the new owner), at most lease + 30 s
     deadline = t_kill + LEASE_S + 30
@@ -229,11 +395,11 @@ def repetition(cluster, kind: str, rep: int, log=print) -> dict:
     t_end = time.monotonic()
     for t in threads:
         t.stop.set()
-    reader = Http(alive[1].http_port, timeout=15)
-    st, state = _get(reader, f"/_elections/{lives}")
+    reader = side.client(alive[1])
+    answered, now, _ = reader.leader(lives)
     reader.close()
-    kept = (st == 200 and state.get("leader") == "leader-b" and state.get("term") == l_leader.term
-            and l_cand.elected_at is None and not any(o.seen_at for o in l_obs))
+    kept = (answered and now == l_leader.term and l_cand.elected_at is None
+            and not any(o.seen_at for o in l_obs))
     seen = [o.seen_at for o in d_obs if o.seen_at]
     sample = {
         "kind": kind, "killed": victim.name, "killed_was_master": victim_is_master,
@@ -245,56 +411,45 @@ def repetition(cluster, kind: str, rep: int, log=print) -> dict:
                                  if d_cand.elected_at else None),
         "survived": kept,
         "reads_unavailable_ms": round(max(p.longest_gap_ms(t_kill, t_end) for p in probers), 1),
-        "renew_failures": l_leader.renew_failures[:5],
+        "renew_failures": l_leader.renew_failures,
         "observer_errors": sum(o.errors for o in d_obs + l_obs),
     }
     # the living leader resigns, so its rival's campaign (a 30 s wait) is answered and ends
-    _post(l_leader.h, f"/_elections/{lives}/_resign", {"candidate": "leader-b"})
+    l_leader.c.resign(lives, "leader-b")
     for t in threads:
         t.join(timeout=20)
     for c in (d_cand, l_cand):
         c.resign()
+    for t in threads:
+        t.c.close()
     log(f"    new leader observed after {sample['failover_ms']} ms; the other leadership "
         f"{'kept' if kept else 'LOST'}, reads unavailable {sample['reads_unavailable_ms']} ms; "
         f"starting {victim.name} again")
-    _rejoin(victim, alive[0])
+    side.rejoin(victim, alive[0])
     return sample
 
 
-def _queued(node, name: str, candidate: str) -> None:
+def _queued(client, name: str, candidate: str) -> None:
     """Waits (bounded) until `candidate` is queued in election `name`."""
-    h = Http(node.http_port, timeout=15)
     deadline = time.monotonic() + 20
     try:
         while time.monotonic() < deadline:
-            st, body = _get(h, f"/_elections/{name}")
-            if st == 200 and candidate in body.get("candidates", []):
+            answered, _, queued = client.leader(name)
+            if answered and candidate in queued:
                 return
             time.sleep(0.05)
     finally:
-        h.close()
+        client.close()
     raise BenchError(f"{candidate} not queued in {name} after 20 s")
 
 
-def _rejoin(node, via) -> None:
-    node.start()
-    node.wait_until_ready(timeout=SETTLE_S)
-    h = Http(via.http_port, timeout=SETTLE_S + 10)
-    try:
-        st, body = h.call("GET", "/_cluster/health?wait_for_nodes=3&wait_for_status=green"
-                                 f"&timeout={SETTLE_S:g}s")
-    finally:
-        h.close()
-    if st != 200 or body.get("timed_out"):
-        raise BenchError(f"cluster not green with 3 nodes after restarting {node.name}: {body}")
-
-
 def run(peer, kind: str, reps: int, log=print) -> dict:
-    """`reps` repetitions of `kind` on the started `plugin-3` peer; its figures."""
+    """`reps` repetitions of `kind` on a started `plugin-3` or `etcd-3` peer; its figures."""
     samples, errors = [], []
+    side = PluginSide(peer) if peer.name == "plugin-3" else EtcdSide(peer)
     for rep in range(reps):
         try:
-            samples.append(repetition(peer.cluster, kind, rep, log))
+            samples.append(repetition(side, kind, rep, log))
         except Exception as e:  # noqa: BLE001 - recorded; the next repetition needs 3 nodes
             errors.append(f"repetition {rep}: {type(e).__name__}: {e}")
             break

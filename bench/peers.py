@@ -915,10 +915,22 @@ class Etcd(Peer):
     def __init__(self):
         self.procs: list[subprocess.Popen] = []
         self.ports: list[int] = []
+        self.spawned: list[tuple] = []  # each member's (argv, log, cwd), to start it again
 
     @property
     def port(self) -> int:
         return self.ports[0]
+
+    def kill_member(self, k: int) -> None:
+        """kill -9 of member k (bench/failover.py)."""
+        self.procs[k].kill()
+        self.procs[k].wait()
+
+    def restart_member(self, k: int) -> None:
+        """Member k again, on its data folder; answers once every member is healthy."""
+        self.procs[k] = spawn(*self.spawned[k])
+        wait_port(self.ports[k], 60, self.procs[k])
+        self._ready([f"m{j + 1}" for j in range(len(self.ports))])
 
     def start(self, workdir, log=print):
         n = self.members
@@ -941,6 +953,7 @@ class Etcd(Peer):
                 argv += ["--initial-cluster-state", "new", "--initial-cluster-token",
                          f"eslm-bench-{os.getpid()}"]
             log_path = workdir / "etcd.log" if n == 1 else d / "etcd.log"
+            self.spawned.append((argv, log_path, workdir))
             self.procs.append(spawn(argv, log_path, workdir))
         try:
             for port, proc in zip(self.ports, self.procs):

@@ -279,17 +279,18 @@ def main() -> int:
                 r["priorities"] = use_prio
                 results["workloads"].setdefault(spec.name, {})[label] = r
                 log("    " + report.one_line(spec.name, r))
-        # last: they kill and restart plugin-3's nodes (its partition owner moves)
+        # last: they kill and restart nodes of the three-server peers (the owner moves)
         for wl, kind in FAILOVER.items():
-            if "plugin-3" not in instances or (wl_filter and wl not in wl_filter):
-                continue
-            log(f"{wl:16s} plugin-3: {reps} × kill -9 of a node, lease {failover.LEASE_S:g} s ...")
-            try:
-                r = failover.run(instances["plugin-3"], kind, reps, log)
-            except Exception as e:  # noqa: BLE001
-                r = {"errors": [f"{type(e).__name__}: {e}"], "trace": traceback.format_exc()}
-            results["workloads"].setdefault(wl, {})["plugin-3"] = r
-            log("    " + report.one_line(wl, r))
+            for name in ("plugin-3", "etcd-3"):
+                if name not in instances or (wl_filter and wl not in wl_filter):
+                    continue
+                log(f"{wl:16s} {name}: {reps} × kill -9 of a node, lease {failover.LEASE_S:g} s ...")
+                try:
+                    r = failover.run(instances[name], kind, reps, log)
+                except Exception as e:  # noqa: BLE001
+                    r = {"errors": [f"{type(e).__name__}: {e}"], "trace": traceback.format_exc()}
+                results["workloads"].setdefault(wl, {})[name] = r
+                log("    " + report.one_line(wl, r))
         if "plugin" in instances:
             try:
                 h = P.Http(P.ES.node.http_port)
