@@ -1,5 +1,9 @@
-"""Election failover on the three-node plugin peer (`plugin-3`, issue 15): how long after a node
-dies do observers see the next leader, and does a leadership whose partition owner dies survive?
+"""Election failover on the three-server peers (issue 15): how long after a node dies do
+observers see the next leader, and does a leadership whose partition owner dies survive? Told
+here for the plugin on three nodes (`plugin-3`, `PluginSide`); the ensembles run the same
+repetition through their own election recipes as the comparison: etcd's election API
+(`etcd-3`, `EtcdSide`, the Raft leader as the owner) and kazoo's `Election` recipe
+(`zookeeper-3`, `ZkSide`, the ensemble's leader as the owner).
 
 One repetition kills one node with kill -9 (`Node.kill`), then starts it again and waits for a
 green cluster of three before the next. In every repetition, with a lease of `LEASE_S`:
@@ -18,7 +22,7 @@ green cluster of three before the next. In every repetition, with a lease of `LE
   were unavailable.
 
 `kind = "leader-node"` kills a node that is neither the partition's owner nor the elected
-master (a three-node cluster always has one): the failover is the lease running out, nothing
+master (a three-node cluster always has one; an ensemble: a follower): the failover is the lease running out, nothing
 else. `kind = "owner"` kills the owner of the elections' partition (partition 0: every bench
 key is there while `locks.partitions` is 1): its replica is promoted on a surviving node, and
 the "dies" election's failover includes that promotion.
@@ -86,12 +90,14 @@ class PluginElections:
     def leader(self, name: str):
         """(answered, the leadership's term or None, queued candidates)."""
         st, body = _get(self.h, f"/_elections/{name}")
-        return st == 200, body.get("term") if body.get("leader") else None, body.get("candidates", [])
+        term = body.get("term") if body.get("leader") else None
+        return st == 200, term, body.get("candidates", [])
 
     def observe(self, name: str, known):
         """(answered, the term then or None): at once when the term is not `known`, else when
         it changes or after OBSERVE_WAIT."""
-        st, body = _get(self.h, f"/_elections/{name}/_observe?term={known or 0}&wait={OBSERVE_WAIT}")
+        st, body = _get(self.h,
+                        f"/_elections/{name}/_observe?term={known or 0}&wait={OBSERVE_WAIT}")
         return st == 200, body.get("term") if body.get("leader") else None
 
     def close(self):
@@ -108,7 +114,7 @@ class PluginSide:
         self.cluster = peer.cluster
         self.nodes = list(peer.cluster.nodes)
 
-    def client(self, node, timeout: float = 15) -> PluginElections:
+    def client(self, node, timeout: float = 15, only: bool = False) -> PluginElections:
         return PluginElections(node.http_port, timeout)
 
     def roles(self) -> tuple[object, str]:
@@ -330,7 +336,7 @@ class EtcdSide:
         self.peer = peer
         self.nodes = [Member(k, f"m{k + 1}", port) for k, port in enumerate(peer.ports)]
 
-    def client(self, member, timeout: float = 15) -> EtcdElections:
+    def client(self, member, timeout: float = 15, only: bool = False) -> EtcdElections:
         return EtcdElections(member.port, timeout)
 
     def roles(self) -> tuple[Member, str]:
@@ -352,6 +358,112 @@ class EtcdSide:
         self.peer.restart_member(member.k)
 
 
+class ZkElections:
+    """One kazoo session on the ensemble, session timeout LEASE_S, kazoo's `Election` recipe
+    (`zk.Election(path, id)`: a kazoo `Lock`, the first contender leads). The session is the
+    lease: ZooKeeper expires it LEASE_S after the last request or ping it had from the client
+    (in buckets of its 2 s tick); `renew` is one request (`exists`), and kazoo pings by itself
+    too. A leadership's identity is the leader's identifier. `hosts` of one server only: the
+    client cannot move to another server, its session dies with that server."""
+
+    def __init__(self, hosts: str):
+        import logging
+
+        from kazoo.client import KazooClient
+
+        logging.getLogger("kazoo").setLevel(logging.CRITICAL)
+        self.zk = KazooClient(hosts=hosts, timeout=LEASE_S, randomize_hosts=False)
+        self.zk.start(timeout=30)
+        self.mine = {}
+
+    @staticmethod
+    def path(name: str) -> str:
+        return f"/bench-elections/{name}"
+
+    def campaign(self, name: str, candidate: str, lease_s: float, wait_s: float):
+        from kazoo.exceptions import LockTimeout
+
+        election = self.mine[name] = self.zk.Election(self.path(name), candidate)
+        try:
+            election.lock.acquire(timeout=wait_s)
+        except LockTimeout:
+            return 409, None, None
+        except Exception:  # noqa: BLE001 - connection loss and the like: campaign again
+            return 503, None, None
+        return 200, candidate, 1000.0 * LEASE_S
+
+    def renew(self, name: str, candidate: str, key) -> float | None:
+        try:
+            self.zk.exists(self.path(name))
+            return 1000.0 * LEASE_S
+        except Exception:  # noqa: BLE001
+            return None
+
+    def resign(self, name: str, candidate: str) -> None:
+        try:
+            self.mine[name].lock.release()
+        except Exception:  # noqa: BLE001 - best effort at the end of a repetition
+            pass
+
+    def leader(self, name: str):
+        try:
+            who = self.zk.Election(self.path(name)).contenders()
+        except Exception:  # noqa: BLE001
+            return False, None, []
+        return True, (who[0] if who else None), who[1:]
+
+    def observe(self, name: str, known):
+        """(answered, the leader): at once when it is not `known`, else when the election's
+        children change (a watch) to another leader, or `known` after OBSERVE_S."""
+        deadline = time.monotonic() + OBSERVE_S
+        while True:
+            changed = threading.Event()
+            try:
+                self.zk.get_children(self.path(name), watch=lambda event: changed.set())
+                who = self.zk.Election(self.path(name)).contenders()
+            except Exception:  # noqa: BLE001
+                return False, None
+            now = who[0] if who else None
+            if now != known:
+                return True, now
+            if not changed.wait(max(0.0, deadline - time.monotonic())):
+                return True, known
+
+    def close(self):
+        try:
+            self.zk.stop()
+            self.zk.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+class ZkSide:
+    """`zookeeper-3`'s servers: kill -9, start again, and which one is the ensemble's leader
+    (every write goes through it)."""
+
+    owner_label = "ensemble leader"
+    master_label = ""
+
+    def __init__(self, peer):
+        self.server = peer.server
+        self.nodes = [Member(k, f"s{k + 1}", port) for k, port in enumerate(self.server.ports)]
+
+    def client(self, member, timeout: float = 15, only: bool = False) -> ZkElections:
+        return ZkElections(f"127.0.0.1:{member.port}" if only else self.server.hosts(member.k))
+
+    def roles(self) -> tuple[Member, str]:
+        for m in self.nodes:
+            if self.server._srvr(m.port) == "leader":
+                return m, m.name
+        raise BenchError("no ZooKeeper server is the leader")
+
+    def kill(self, member) -> None:
+        self.server.kill_member(member.k)
+
+    def rejoin(self, member, via) -> None:
+        self.server.restart_member(member.k)
+
+
 def _victim(side, kind: str):
     owner, master = side.roles()
     if kind == "owner":
@@ -365,7 +477,7 @@ def repetition(side, kind: str, rep: int, log=print) -> dict:
     alive = [n for n in side.nodes if n is not victim]
     tag = f"bench-failover-{kind}-{rep}-{int(time.time())}"
     dies, lives = f"{tag}-dies", f"{tag}-lives"
-    d_leader = Leader(side.client(victim), dies, "leader-a")
+    d_leader = Leader(side.client(victim, only=True), dies, "leader-a")
     l_leader = Leader(side.client(alive[0]), lives, "leader-b")
     d_cand = Candidate(side.client(alive[0], 40), dies, "candidate-a")
     l_cand = Candidate(side.client(alive[1], 40), lives, "candidate-b")
@@ -383,8 +495,9 @@ def repetition(side, kind: str, rep: int, log=print) -> dict:
     d_leader.join(timeout=20)
     t_kill = time.monotonic()
     lease_left = d_leader.lease_left_ms(t_kill)
-    log(f"    kill -9 {victim.name} ({side.owner_label if kind == 'owner' else 'neither owner nor master'}"
-        f"{side.master_label if victim_is_master else ''}); leader's lease left {lease_left:.0f} ms")
+    role = side.owner_label if kind == "owner" else "neither owner nor master"
+    log(f"    kill -9 {victim.name} ({role}{side.master_label if victim_is_master else ''}); "
+        f"leader's lease left {lease_left:.0f} ms")
     side.kill(victim)
     # until the dying election's observers saw the new leader and a whole lease has passed for
     # the living one (so it was renewed through the new owner), at most lease + 30 s
@@ -446,7 +559,7 @@ def _queued(client, name: str, candidate: str) -> None:
 def run(peer, kind: str, reps: int, log=print) -> dict:
     """`reps` repetitions of `kind` on a started `plugin-3` or `etcd-3` peer; its figures."""
     samples, errors = [], []
-    side = PluginSide(peer) if peer.name == "plugin-3" else EtcdSide(peer)
+    side = SIDES[peer.name](peer)
     for rep in range(reps):
         try:
             samples.append(repetition(side, kind, rep, log))
@@ -470,3 +583,6 @@ def run(peer, kind: str, reps: int, log=print) -> dict:
         "reads_unavailable_max_ms": max(gaps) if gaps else None,
         "samples": samples, "errors": errors[:5],
     }
+
+
+SIDES = {"plugin-3": PluginSide, "etcd-3": EtcdSide, "zookeeper-3": ZkSide}

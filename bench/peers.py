@@ -541,6 +541,12 @@ def spawn(argv, log_path: Path, cwd: Path, env=None) -> subprocess.Popen:
                             start_new_session=True, cwd=cwd)
 
 
+def kill9(proc: subprocess.Popen) -> None:
+    """kill -9, and reap it (a failover measurement's node death)."""
+    proc.kill()
+    proc.wait()
+
+
 def stop_proc(proc: subprocess.Popen | None) -> None:
     """SIGTERM, then SIGKILL after 15 s."""
     if proc is not None and proc.poll() is None:
@@ -589,6 +595,17 @@ class ZooKeeperServer:
         self.procs: list[subprocess.Popen] = []
         self.ports: list[int] = []
         self.modes: list[str] = []
+        self.spawned: list[tuple] = []  # each server's (argv, log, cwd), to start it again
+
+    def kill_member(self, k: int) -> None:
+        """kill -9 of server k (bench/failover.py)."""
+        kill9(self.procs[k])
+
+    def restart_member(self, k: int) -> None:
+        """Server k again, on its data folder; answers once every server answers `srvr`."""
+        self.procs[k] = spawn(*self.spawned[k])
+        wait_port(self.ports[k], 60, self.procs[k])
+        self.modes = [self._srvr(port) for port in self.ports]
 
     @property
     def port(self) -> int:
@@ -637,6 +654,7 @@ class ZooKeeperServer:
                     else "org.apache.zookeeper.server.quorum.QuorumPeerMain")
             argv = [java, "-Xmx512m", f"-Dlog4j.configuration=file:{d / 'log4j.properties'}",
                     "-Dzookeeper.admin.enableServer=false", "-cp", cp, main, str(d / "zoo.cfg")]
+            self.spawned.append((argv, d / "stdout.txt", d))
             self.procs.append(spawn(argv, d / "stdout.txt", d))
         try:
             for port, proc in zip(self.ports, self.procs):
@@ -923,8 +941,7 @@ class Etcd(Peer):
 
     def kill_member(self, k: int) -> None:
         """kill -9 of member k (bench/failover.py)."""
-        self.procs[k].kill()
-        self.procs[k].wait()
+        kill9(self.procs[k])
 
     def restart_member(self, k: int) -> None:
         """Member k again, on its data folder; answers once every member is healthy."""

@@ -281,7 +281,7 @@ def main() -> int:
                 log("    " + report.one_line(spec.name, r))
         # last: they kill and restart nodes of the three-server peers (the owner moves)
         for wl, kind in FAILOVER.items():
-            for name in ("plugin-3", "etcd-3"):
+            for name in failover.SIDES:
                 if name not in instances or (wl_filter and wl not in wl_filter):
                     continue
                 log(f"{wl:16s} {name}: {reps} × kill -9 of a node, lease {failover.LEASE_S:g} s ...")
