@@ -38,6 +38,9 @@ def test_bench_quick_runs_every_peer_and_workload(tmp_path):
             if name.startswith("contended"):
                 assert r["mutual_exclusion_violations"] == 0, (name, peer)
                 assert r["handoff_p50_ms"] is not None, (name, peer)
+    # issue 15: a semaphore permit on the peers that have a semaphore (kazoo's recipe for ZooKeeper)
+    assert set(workloads["semaphore-1"]) == {"plugin", "zookeeper"}
+    assert all(r["grants"] > 0 and not r["errors"] for r in workloads["semaphore-1"].values())
     mixed = workloads["mixed-priority"]
     assert {"plugin", "zookeeper-prefix"} <= set(mixed)
     for peer, r in mixed.items():
