@@ -88,10 +88,13 @@ def test_bench_replicated_quick_runs_the_three_server_peers(tmp_path):
         for peer, r in data["workloads"][name].items():
             assert not r["errors"] and r["repetitions"] == 1, (name, peer, r)
             [sample] = r["samples"]
-            # the dead leader's lease outlives its server: nobody leads before it runs out (50 ms
-            # for the client's view of it), and the next leader comes within a bounded time
-            assert (sample["lease_left_ms"] - 50 <= sample["failover_ms"]
-                    < 1000 * (r["lease_s"] + 30)), (name, peer, sample)
+            assert 0 < sample["failover_ms"] < 1000 * (r["lease_s"] + 30), (name, peer, sample)
+            if peer != "zookeeper-3":
+                # the dead leader's lease outlives its server (the plugin replicates it with the
+                # grant, etcd keeps it on the Raft leader): nobody leads before it runs out (50 ms
+                # for the client's view of it). ZooKeeper's session may end earlier (its follower
+                # died with the last touches it had not passed on; bench/README.md)
+                assert sample["lease_left_ms"] - 50 <= sample["failover_ms"], (name, peer, sample)
             assert r["survived"] == "1/1", (name, peer, r)
     for peer, r in data["workloads"]["contended-16"].items():
         assert r["mutual_exclusion_violations"] == 0 and r["handoff_p50_ms"] is not None, peer
