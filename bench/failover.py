@@ -66,6 +66,19 @@ def _get(h: Http, path: str) -> tuple[int, dict]:
         return 0, {"error": str(e)}
 
 
+def _first_of(nodes, role, what: str, timeout: float = 60):
+    """The first answer of `role(node)` that is not None, asking the nodes in turn until
+    `timeout` (a cluster settling after a restart may have no owner or leader for a while)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for node in nodes:
+            found = role(node)
+            if found is not None:
+                return found
+        time.sleep(0.25)
+    raise BenchError(f"{what} after {timeout:g} s")
+
+
 class PluginElections:
     """One connection to one node of `plugin-3`, speaking docs/API.md's "Elections". A
     leadership's identity is its term."""
@@ -119,18 +132,18 @@ class PluginSide:
 
     def roles(self) -> tuple[object, str]:
         """(the node owning partition 0, the elected master's name), asked of live nodes."""
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            for node in self.nodes:
-                try:
-                    parts = node.get("/_locks/_node/diagnostics")["core"]["partitions"]
-                    master = node.get("/_cat/master?format=json")[0]["node"]
-                except (OSError, ValueError, KeyError, IndexError):
-                    continue
-                if any(p.get("id") == 0 and p.get("state", "active") == "active" for p in parts):
-                    return node, master
-            time.sleep(0.25)
-        raise BenchError("no node serves lock partition 0 after 60 s")
+        return _first_of(self.nodes, self._role, "no node serves lock partition 0")
+
+    @staticmethod
+    def _role(node):
+        try:
+            parts = node.get("/_locks/_node/diagnostics")["core"]["partitions"]
+            master = node.get("/_cat/master?format=json")[0]["node"]
+        except (OSError, ValueError, KeyError, IndexError):
+            return None
+        if any(p.get("id") == 0 and p.get("state", "active") == "active" for p in parts):
+            return node, master
+        return None
 
     def kill(self, node) -> None:
         node.kill()
@@ -157,22 +170,28 @@ class Leader(threading.Thread):
         self.c, self.name, self.candidate = client, name, candidate
         self.stop = threading.Event()
         self.renew_failures = 0
+        sent = time.monotonic()
         st, self.term, lease_ms = client.campaign(name, candidate, LEASE_S, 10)
         if st != 200:
             raise BenchError(f"campaign of {candidate} for {name}: {st}")
-        self.last = (time.monotonic(), lease_ms)  # (answer time, the lease it gave in ms)
+        # (request sent, answer received, the lease it gave in ms): the server started that
+        # lease in between
+        self.last = (sent, time.monotonic(), lease_ms)
 
     def run(self):
         while not self.stop.wait(RENEW_S):
+            sent = time.monotonic()
             lease_ms = self.c.renew(self.name, self.candidate, self.term)
             if lease_ms is None:
                 self.renew_failures += 1
             else:
-                self.last = (time.monotonic(), lease_ms)
+                self.last = (sent, time.monotonic(), lease_ms)
 
-    def lease_left_ms(self, at: float) -> float:
-        t, lease_ms = self.last
-        return lease_ms - 1000.0 * (at - t)
+    def lease_left_ms(self, at: float, since_sent: bool = False) -> float:
+        """The lease left at `at` as the client sees it: counted from the last renew's answer,
+        or (`since_sent`) from its request, the earliest the server may have started it."""
+        sent, answered, lease_ms = self.last
+        return lease_ms - 1000.0 * (at - (sent if since_sent else answered))
 
 
 class Candidate(threading.Thread):
@@ -340,16 +359,16 @@ class EtcdSide:
         return EtcdElections(member.port, timeout)
 
     def roles(self) -> tuple[Member, str]:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            for m in self.nodes:
-                h = Http(m.port, timeout=5)
-                st, body = _post(h, "/v3/maintenance/status", {})
-                h.close()
-                if st == 200 and body.get("leader") == body.get("header", {}).get("member_id"):
-                    return m, m.name
-            time.sleep(0.25)
-        raise BenchError("no etcd member leads after 60 s")
+        return _first_of(self.nodes, self._role, "no etcd member leads")
+
+    @staticmethod
+    def _role(m: Member):
+        h = Http(m.port, timeout=5)
+        st, body = _post(h, "/v3/maintenance/status", {})
+        h.close()
+        if st == 200 and body.get("leader") == body.get("header", {}).get("member_id"):
+            return m, m.name
+        return None
 
     def kill(self, member) -> None:
         self.peer.kill_member(member.k)
@@ -517,6 +536,7 @@ def repetition(side, kind: str, rep: int, log=print) -> dict:
     sample = {
         "kind": kind, "killed": victim.name, "killed_was_master": victim_is_master,
         "lease_left_ms": round(lease_left, 1),
+        "lease_left_from_request_ms": round(d_leader.lease_left_ms(t_kill, since_sent=True), 1),
         "failover_ms": round(1000.0 * (min(seen) - t_kill), 1) if seen else None,
         "failover_each_observer_ms": [round(1000.0 * (o.seen_at - t_kill), 1) if o.seen_at
                                       else None for o in d_obs],
