@@ -34,6 +34,11 @@ import node as esnode  # noqa: E402
 WAIT_S = 30  # longest server-side wait of one acquire (never reached in a healthy run)
 LEASE_S = 60  # lease / TTL of every grant (longer than any workload)
 POLL_S = 0.001  # polling peers: sleep between tries (the Kestra seed's Thread.sleep(1))
+SEMAPHORE_LIMIT = 4  # the semaphore workload: one permit of a semaphore of this limit
+# Heap of every plugin node (bench/run.py --plugin-heap). With 1 GB or less Elasticsearch reads
+# HTTP bodies into unpooled buffers (~110 KB of garbage per request), so a small heap costs
+# latency; the machine the figures come from has 24 GiB.
+PLUGIN_HEAP = "2g"
 
 
 class BenchError(RuntimeError):
@@ -193,18 +198,21 @@ class EsNode:
         self.settings = dict(settings or {})
         self.folder = folder
         self.durability = None
+        self.heap = None
 
     def start(self, log=print) -> None:
         if self.node is not None:
             return
+        self.heap = PLUGIN_HEAP
         version = esnode.es_version()
         zip_ = esnode.plugin_zip(version)
         self.version = version
         # a folder of its own per run (build/<folder>-<pid>), removed by stop(): two runs
         # (say the smoke test and a full run) never share a node folder, nor two nodes of a run
         self.node = esnode.Node(f"{self.folder}-{os.getpid()}", "node-0", esnode.free_port(),
-                                esnode.free_port(), heap="1g", extra_settings=self.settings)
+                                esnode.free_port(), heap=PLUGIN_HEAP, extra_settings=self.settings)
         log(f"Elasticsearch {version} + {zip_.name} on 127.0.0.1:{self.node.http_port}"
+            f" (heap {PLUGIN_HEAP})"
             + "".join(f" -E {k}={v}" for k, v in self.settings.items()) + " ...")
         try:
             self.node.install(version, zip_)
@@ -243,6 +251,11 @@ ES_MEMORY = EsNode(settings={"locks.durability": "memory"}, folder="eslm-bench-m
 
 
 class PluginClient:
+    """Locks (`/_locks/{key}`); `SemaphoreClient` the same calls on `/_semaphores/{name}`."""
+
+    base = "/_locks"
+    extra: dict = {}
+
     def __init__(self, port: int, i: int, prefix: str):
         self.h = Http(port)
         self.owner = f"{prefix}-c{i}"
@@ -252,21 +265,28 @@ class PluginClient:
         return self.h.requests
 
     def acquire(self, key: str, priority: str = "foreground"):
-        st, body = self.h.call("POST", f"/_locks/{key}/_acquire",
+        st, body = self.h.call("POST", f"{self.base}/{key}/_acquire",
                                {"owner": self.owner, "wait": f"{WAIT_S}s", "lease": f"{LEASE_S}s",
-                                "priority": priority})
+                                "priority": priority, **self.extra})
         if st != 200:
-            raise BenchError(f"plugin acquire {key}: {st} {body}")
+            raise BenchError(f"plugin acquire {self.base}/{key}: {st} {body}")
         return body["fencing_token"]
 
     def release(self, key: str, token):
-        st, body = self.h.call("POST", f"/_locks/{key}/_release",
+        st, body = self.h.call("POST", f"{self.base}/{key}/_release",
                                {"owner": self.owner, "fencing_token": token})
         if st != 200:
-            raise BenchError(f"plugin release {key}: {st} {body}")
+            raise BenchError(f"plugin release {self.base}/{key}: {st} {body}")
 
     def close(self):
         self.h.close()
+
+
+class SemaphoreClient(PluginClient):
+    """One permit of a semaphore of limit SEMAPHORE_LIMIT (docs/API.md, "Semaphores")."""
+
+    base = "/_semaphores"
+    extra = {"permits": 1, "limit": SEMAPHORE_LIMIT}
 
 
 class Plugin(Peer):
@@ -286,9 +306,12 @@ class Plugin(Peer):
     def stop(self):
         pass  # the node is stopped once, after the document recipe too (see run.py)
 
-    def client(self, i):
+    def client(self, i, kind=PluginClient):
         self._n += 1
-        return PluginClient(self.es.node.http_port, i, f"{self.owner_prefix}{self._n}")
+        return kind(self.es.node.http_port, i, f"{self.owner_prefix}{self._n}")
+
+    def semaphore_client(self, i):
+        return self.client(i, SemaphoreClient)
 
     def server_pid(self):
         return self.es.pid()
@@ -300,7 +323,8 @@ class Plugin(Peer):
     def version(self):
         p = getattr(self.es, "plugin_version", {}) or {}
         return (f"Elasticsearch {self.es.version}, plugin {p.get('version', '?')} "
-                f"({p.get('native_version', '?')}); locks.durability: {self.es.durability or '?'}")
+                f"({p.get('native_version', '?')}); locks.durability: {self.es.durability or '?'}; "
+                f"heap {self.es.heap}")
 
 
 class PluginMemory(Plugin):
@@ -411,7 +435,7 @@ class EsFloor(Peer):
 
 class Plugin3(Peer):
     """Three Elasticsearch nodes with the plugin (scripts/node.py's `Cluster`, every node
-    master-eligible, 1 GB heap each like the single node), in build/eslm-bench3-<pid>, removed
+    master-eligible, heap PLUGIN_HEAP each like the single node), in build/eslm-bench3-<pid>, removed
     by stop(). The lock index `.locks` (auto_expand_replicas 0-1) has one replica on three
     nodes; start() waits for it to be green and notes which node owns partition 0 (the
     primary), from each node's `GET /_locks/_node/diagnostics`.
@@ -441,10 +465,10 @@ class Plugin3(Peer):
         version = esnode.es_version()
         zip_ = esnode.plugin_zip(version)
         self.es_version = version
-        self.cluster = esnode.Cluster(f"eslm-bench3-{os.getpid()}", 3, heap="1g",
+        self.cluster = esnode.Cluster(f"eslm-bench3-{os.getpid()}", 3, heap=PLUGIN_HEAP,
                                       extra_settings=self.settings)
         log(f"Elasticsearch {version} + {zip_.name}, 3 nodes on 127.0.0.1:"
-            f"{','.join(str(n.http_port) for n in self.cluster.nodes)} ...")
+            f"{','.join(str(n.http_port) for n in self.cluster.nodes)} (heap {PLUGIN_HEAP} each) ...")
         try:
             self.cluster.start()  # every node ready, then .locks green
             self._find_owner()
@@ -481,11 +505,14 @@ class Plugin3(Peer):
             shutil.rmtree(self.cluster.nodes[0].home.parent, ignore_errors=True)
             self.cluster = None
 
-    def client(self, i):
+    def client(self, i, kind=PluginClient):
         self._n += 1
         nodes = self.cluster.nodes
         node = self.owner if self.route == "owner" else nodes[i % len(nodes)]
-        return PluginClient(node.http_port, i, f"t{self._n}")
+        return kind(node.http_port, i, f"t{self._n}")
+
+    def semaphore_client(self, i):
+        return self.client(i, SemaphoreClient)
 
     def server_pid(self):
         try:
@@ -502,7 +529,7 @@ class Plugin3(Peer):
         return (f"Elasticsearch {self.es_version}, plugin {p.get('version', '?')} "
                 f"({p.get('native_version', '?')}); 3 nodes, `.locks` {shards}; "
                 f"partition 0 owned by {self.owner.name if self.owner else '?'}; "
-                f"locks.durability: {self.durability or '?'}; {route}"
+                f"locks.durability: {self.durability or '?'}; heap {PLUGIN_HEAP} per node; {route}"
                 + "".join(f"; -E {k}={v}" for k, v in self.settings.items()))
 
 
@@ -512,6 +539,12 @@ def spawn(argv, log_path: Path, cwd: Path, env=None) -> subprocess.Popen:
     out = open(log_path, "ab")
     return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env,
                             start_new_session=True, cwd=cwd)
+
+
+def kill9(proc: subprocess.Popen) -> None:
+    """kill -9, and reap it (a failover measurement's node death)."""
+    proc.kill()
+    proc.wait()
 
 
 def stop_proc(proc: subprocess.Popen | None) -> None:
@@ -562,6 +595,17 @@ class ZooKeeperServer:
         self.procs: list[subprocess.Popen] = []
         self.ports: list[int] = []
         self.modes: list[str] = []
+        self.spawned: list[tuple] = []  # each server's (argv, log, cwd), to start it again
+
+    def kill_member(self, k: int) -> None:
+        """kill -9 of server k (bench/failover.py)."""
+        kill9(self.procs[k])
+
+    def restart_member(self, k: int) -> None:
+        """Server k again, on its data folder; answers once every server answers `srvr`."""
+        self.procs[k] = spawn(*self.spawned[k])
+        wait_port(self.ports[k], 60, self.procs[k])
+        self.modes = [self._srvr(port) for port in self.ports]
 
     @property
     def port(self) -> int:
@@ -610,6 +654,7 @@ class ZooKeeperServer:
                     else "org.apache.zookeeper.server.quorum.QuorumPeerMain")
             argv = [java, "-Xmx512m", f"-Dlog4j.configuration=file:{d / 'log4j.properties'}",
                     "-Dzookeeper.admin.enableServer=false", "-cp", cp, main, str(d / "zoo.cfg")]
+            self.spawned.append((argv, d / "stdout.txt", d))
             self.procs.append(spawn(argv, d / "stdout.txt", d))
         try:
             for port, proc in zip(self.ports, self.procs):
@@ -699,6 +744,21 @@ class KazooClientLock:
             pass
 
 
+class KazooClientSemaphore(KazooClientLock):
+    """kazoo's Semaphore recipe (`max_leases` SEMAPHORE_LIMIT): a kazoo Lock on `<path>/lock`
+    guards the count of ephemeral lease nodes under `<path>/leases`; a full semaphore watches
+    them."""
+
+    def acquire(self, key: str, priority: str = "foreground"):
+        sem = self.locks.get(key)
+        if sem is None:
+            sem = self.locks[key] = self.zk.Semaphore(f"/bench-sem/{key}", f"c{self.i}",
+                                                      max_leases=SEMAPHORE_LIMIT)
+        if not sem.acquire(timeout=WAIT_S):
+            raise BenchError(f"kazoo semaphore {key}: not granted in {WAIT_S}s")
+        return None
+
+
 class ZooKeeper(Peer):
     name = "zookeeper"
     label = "ZooKeeper + kazoo Lock"
@@ -710,6 +770,9 @@ class ZooKeeper(Peer):
     def client(self, i):
         # an ensemble: client i connects to server i mod 3 first (the others are its fallbacks)
         return KazooClientLock(self.server.hosts(i), i)
+
+    def semaphore_client(self, i):
+        return KazooClientSemaphore(self.server.hosts(i), i)
 
     def server_pid(self):
         return self.server.pids()
@@ -870,10 +933,21 @@ class Etcd(Peer):
     def __init__(self):
         self.procs: list[subprocess.Popen] = []
         self.ports: list[int] = []
+        self.spawned: list[tuple] = []  # each member's (argv, log, cwd), to start it again
 
     @property
     def port(self) -> int:
         return self.ports[0]
+
+    def kill_member(self, k: int) -> None:
+        """kill -9 of member k (bench/failover.py)."""
+        kill9(self.procs[k])
+
+    def restart_member(self, k: int) -> None:
+        """Member k again, on its data folder; answers once every member is healthy."""
+        self.procs[k] = spawn(*self.spawned[k])
+        wait_port(self.ports[k], 60, self.procs[k])
+        self._ready([f"m{j + 1}" for j in range(len(self.ports))])
 
     def start(self, workdir, log=print):
         n = self.members
@@ -896,6 +970,7 @@ class Etcd(Peer):
                 argv += ["--initial-cluster-state", "new", "--initial-cluster-token",
                          f"eslm-bench-{os.getpid()}"]
             log_path = workdir / "etcd.log" if n == 1 else d / "etcd.log"
+            self.spawned.append((argv, log_path, workdir))
             self.procs.append(spawn(argv, log_path, workdir))
         try:
             for port, proc in zip(self.ports, self.procs):

@@ -39,6 +39,13 @@ def f(x, nd=1):
 
 
 def one_line(workload: str, r: dict) -> str:
+    if "samples" in r:  # election failover (bench/failover.py)
+        s = (f"failover p50 {f(r.get('failover_p50_ms'), 0)} max {f(r.get('failover_max_ms'), 0)} ms"
+             f" (lease {f(r.get('lease_s'), 0)} s, left at the kill p50 "
+             f"{f(r.get('lease_left_p50_ms'), 0)} ms)  other leadership kept {r.get('survived')}"
+             f"  reads unavailable p50 {f(r.get('reads_unavailable_p50_ms'), 0)} max "
+             f"{f(r.get('reads_unavailable_max_ms'), 0)} ms")
+        return s + ("  ERRORS: " + "; ".join(r["errors"]) if r.get("errors") else "")
     if r.get("errors") and not r.get("grants"):
         return "ERROR " + "; ".join(r["errors"])
     s = (f"{f(r.get('grants_per_s'))}/s  pair p50 {f(r.get('pair_p50_ms'), 2)} ms "
@@ -53,6 +60,60 @@ def one_line(workload: str, r: dict) -> str:
     if r.get("errors"):
         s += "  ERRORS: " + "; ".join(r["errors"])
     return s
+
+
+# issue 15: one permit of a limit-4 semaphore, 1 client, in the same run as the lock pair
+SEMAPHORE_ROWS = [
+    ("semaphore (1 permit of 4), 1 client: acquire+release p50 (ms)", "semaphore-1",
+     "pair_p50_ms", 2),
+    ("semaphore, 1 client: p99 (ms)", "semaphore-1", "pair_p99_ms", 2),
+]
+# issue 15: election failover on three servers (bench/failover.py)
+FAILOVER_ROWS = [
+    ("election, leader's node killed: new leader observed after, p50 (ms)", "election-failover",
+     "failover_p50_ms", 0),
+    ("election, leader's node killed: max (ms)", "election-failover", "failover_max_ms", 0),
+    ("election, leader's node killed: its lease left at the kill, p50 (ms)", "election-failover",
+     "lease_left_p50_ms", 0),
+    ("election, leader's node killed: observed − lease left (overhead), p50 (ms)",
+     "election-failover", "overhead_p50_ms", 1),
+    ("election, owner (ensemble: leader) killed: a leader elsewhere kept its term",
+     "election-owner-loss", "survived", 0),
+    ("election, owner (ensemble: leader) killed: reads unavailable p50 (ms)",
+     "election-owner-loss", "reads_unavailable_p50_ms", 0),
+    ("election, owner (ensemble: leader) killed: reads unavailable max (ms)",
+     "election-owner-loss", "reads_unavailable_max_ms", 0),
+    ("election, owner (ensemble: leader) killed with the leader's node: new leader observed "
+     "p50 (ms)", "election-owner-loss", "failover_p50_ms", 0),
+]
+
+
+def issue15_notes(results: dict) -> list[str]:
+    """A line of explanation for the semaphore and election rows, when the run has them."""
+    w = results["workloads"]
+    lines = []
+    if "semaphore-1" in w:
+        lines.append("Semaphore rows: one client acquires 1 permit of a limit-4 semaphore and "
+                     "releases it, back to back, right after the lock pair of uncontended-1 "
+                     "(plugin: `POST /_semaphores/{name}/_acquire|_release`; ZooKeeper: kazoo's "
+                     "`Semaphore` recipe, `max_leases=4`); etcd and Redis have no semaphore: –.")
+    runs = [r for wl in ("election-failover", "election-owner-loss")
+            for r in w.get(wl, {}).values() if "lease_s" in r]
+    if runs:
+        r = runs[0]
+        lines.append(
+            f"Election rows (three-server peers; bench/README.md, \"Workloads\"): leaders with a "
+            f"lease of {r['lease_s']:g} s (ZooKeeper: session timeout; etcd: lease TTL), renewed "
+            f"every {r['renew_every_s']:g} s through their server, a second candidate waiting "
+            "through another one, an observer on each surviving server (plugin: `_observe` long "
+            "poll; ZooKeeper: kazoo `Election` + a children watch; etcd: `/v3/election/observe`); "
+            f"{r['repetitions']} kill -9 per workload, the server started again between them. "
+            "\"leader's node killed\": a server neither owner nor master/leader, the leader dying "
+            "with it: failover ≈ lease left + overhead. \"owner killed\": the plugin's partition "
+            "owner, the ensemble's leader; a leader on another server keeps renewing and must "
+            "keep its term; reads = the longest time a loop reading the election on a surviving "
+            "server went without an answer naming that leader.")
+    return lines
 
 
 def figure_rows(results: dict, peers: list[str], rows) -> list[str]:
@@ -84,6 +145,7 @@ def table(results: dict) -> str:
         ("uncontended, 1 client: acquire+release p50 (ms)", "uncontended-1", "pair_p50_ms", 2),
         ("uncontended, 1 client: p99 (ms)", "uncontended-1", "pair_p99_ms", 2),
         ("uncontended, 1 client: pairs/s", "uncontended-1", "grants_per_s", 0),
+        *SEMAPHORE_ROWS,
         ("uncontended, 16 clients: pairs/s", "uncontended-16", "grants_per_s", 0),
         ("uncontended, 16 clients: p99 (ms)", "uncontended-16", "pair_p99_ms", 1),
         ("uncontended, 64 clients: pairs/s", "uncontended-64", "grants_per_s", 0),
@@ -236,7 +298,9 @@ def section(results: dict, json_path: Path, png_path: Path | None) -> str:
                   "are therefore noisy; ratios measured in the same run are the robust part.", ""]
     lines += ["Versions:", ""]
     lines += [f"- {k}: {v}" for k, v in results["versions"].items()]
-    lines += ["", table(results), "", "Key ratios (plugin against each peer):", ""]
+    lines += ["", table(results), ""]
+    lines += [x for n in issue15_notes(results) for x in (n, "")]
+    lines += ["Key ratios (plugin against each peer):", ""]
     lines += [f"- {r}" for r in ratios(results)]
     if results.get("in_process"):
         lines += ["", "In process, same run, after the servers stopped (no network, no Elasticsearch): "
@@ -281,6 +345,7 @@ REPLICATED_ROWS = [
     ("uncontended, 1 client: acquire+release p50 (ms)", "uncontended-1", "pair_p50_ms", 2),
     ("uncontended, 1 client: p99 (ms)", "uncontended-1", "pair_p99_ms", 2),
     ("uncontended, 1 client: pairs/s", "uncontended-1", "grants_per_s", 0),
+    *SEMAPHORE_ROWS,
     ("contended, 16 clients: critical sections/s", "contended-16", "grants_per_s", 0),
     ("contended, 16: hand-off p50 (ms)", "contended-16", "handoff_p50_ms", 2),
     ("contended, 16: hand-off p99 (ms)", "contended-16", "handoff_p99_ms", 2),
@@ -288,6 +353,7 @@ REPLICATED_ROWS = [
     ("contended, 16: server requests per grant", "contended-16", "requests_per_grant", 1),
     ("contended, 16: server CPU ms per grant (all servers)", "contended-16",
      "server_cpu_ms_per_grant", 2),
+    *FAILOVER_ROWS,
 ]
 
 
@@ -380,7 +446,9 @@ def replicated_section(results: dict, json_path: Path, png_path: Path | None) ->
                   + "; ".join(f"`{o}`" for o in other) + ".", ""]
     lines += ["Versions:", ""] + [f"- {k}: {v}" for k, v in results["versions"].items()
                                   if k in REPLICATED_ORDER]
-    lines += ["", replicated_table(results), "", "Targets (issue 12):", ""]
+    lines += ["", replicated_table(results), ""]
+    lines += [x for n in issue15_notes(results) for x in (n, "")]
+    lines += ["Targets (issue 12):", ""]
     lines += [f"- {t}" for t in replicated_targets(results, json_path)]
     errs = [f"{w}/{p}: {e}" for w, d in results["workloads"].items() for p, r in d.items()
             for e in r.get("errors", [])] + results.get("errors", [])

@@ -18,6 +18,7 @@ import datetime as dt
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import subprocess
@@ -31,6 +32,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
+import failover  # noqa: E402
 import inprocess  # noqa: E402
 import peers as P  # noqa: E402
 import report  # noqa: E402
@@ -42,11 +44,15 @@ BASE_PEERS = ["plugin", "doc-recipe", "zookeeper", "etcd", "redis", "es-floor"]
 # and with `memory` (the behaviour the full runs before replication measured)
 REPLICATED_PEERS = ["plugin-3", "zookeeper-3", "etcd-3", "plugin", "plugin-memory", "zookeeper",
                     "etcd"]
-REPLICATED_WORKLOADS = ["uncontended-1", "contended-16"]
+# issue 15: a semaphore permit beside the lock pair, and election failover on three nodes
+FAILOVER = {"election-failover": "leader-node", "election-owner-loss": "owner"}
+REPLICATED_WORKLOADS = ["uncontended-1", "semaphore-1", "contended-16", *FAILOVER]
 FLOOR_ONLY = ("uncontended-1", "uncontended-64")  # the floor is not a lock: only these
 
 WORKLOADS = [
     Spec("uncontended-1", 1, contended=False),
+    # one permit of a limit-4 semaphore, right after the lock pair (peers with a semaphore only)
+    Spec("semaphore-1", 1, contended=False, semaphore=True),
     Spec("uncontended-16", 16, contended=False),
     Spec("uncontended-64", 64, contended=False),
     Spec("contended-16", 16, contended=True, hold_s=0.001),
@@ -127,6 +133,11 @@ def main() -> int:
     ap.add_argument("--three-node-setting", action="append", default=[], metavar="KEY=VALUE",
                     help="a setting for plugin-3's nodes (-E KEY=VALUE), repeatable; e.g. "
                     "locks.durability=replicated")
+    ap.add_argument("--plugin-heap", default=P.PLUGIN_HEAP, metavar="SIZE",
+                    help="heap of every plugin node, -Xms=-Xmx (default %(default)s; with 1g or "
+                    "less Elasticsearch reads HTTP into unpooled buffers)")
+    ap.add_argument("--failover-reps", type=int, metavar="N",
+                    help="node kills per election failover workload on plugin-3 (default 3, quick 1)")
     ap.add_argument("--out", help="folder for <date>.json/.png (default bench/results, quick: build/bench-quick)")
     ap.add_argument("--no-results-md", action="store_true", help="do not update bench/RESULTS.md")
     ap.add_argument("--no-install", action="store_true", help="fail instead of installing peers")
@@ -148,11 +159,17 @@ def main() -> int:
         if p not in P.PEERS:
             ap.error(f"unknown peer {p}; known: {', '.join(P.PEERS)}")
     wl_filter = set(w for w in args.workloads.split(",") if w)
-    known = [w.name for w in WORKLOADS] + [MIXED.name]
+    known = [w.name for w in WORKLOADS] + [MIXED.name, *FAILOVER]
     for w in wl_filter:
         if w not in known:
             ap.error(f"unknown workload {w}; known: {', '.join(known)}")
     replicated = any(p in P.THREE for p in peers)
+    if not re.fullmatch(r"[1-9][0-9]*[mg]", args.plugin_heap):
+        ap.error(f"--plugin-heap wants a size such as 2g or 1536m, not {args.plugin_heap}")
+    P.PLUGIN_HEAP = args.plugin_heap
+    reps = args.failover_reps if args.failover_reps is not None else (1 if args.quick else 3)
+    if reps < 1:
+        ap.error("--failover-reps must be at least 1")
     three_settings = {}
     for kv in args.three_node_setting:
         if "=" not in kv:
@@ -187,6 +204,7 @@ def main() -> int:
                "quick": args.quick, "duration_s": duration, "warmup_s": warmup,
                "three_node_route": args.three_node_route if "plugin-3" in peers else None,
                "jvm_warmup_s": 1.0 if args.quick else 10.0, "client_procs": args.client_procs,
+               "plugin_heap": args.plugin_heap,
                "machine": machine(), "other_load_at_start": other_load(),
                "versions": {}, "workloads": {}, "errors": []}
     workdir = Path(tempfile.mkdtemp(prefix="eslm-bench-"))
@@ -234,6 +252,8 @@ def main() -> int:
             for name in peers:
                 if name not in instances or (name == "es-floor" and spec.name not in FLOOR_ONLY):
                     continue
+                if spec.semaphore and not hasattr(instances[name], "semaphore_client"):
+                    continue  # no semaphore of its own: "–" in the tables
                 seg += 1
                 log(f"{spec.name:16s} {name:16s} ...")
                 try:
@@ -259,6 +279,18 @@ def main() -> int:
                 r["priorities"] = use_prio
                 results["workloads"].setdefault(spec.name, {})[label] = r
                 log("    " + report.one_line(spec.name, r))
+        # last: they kill and restart nodes of the three-server peers (the owner moves)
+        for wl, kind in FAILOVER.items():
+            for name in failover.SIDES:
+                if name not in instances or (wl_filter and wl not in wl_filter):
+                    continue
+                log(f"{wl:16s} {name}: {reps} × kill -9 of a node, lease {failover.LEASE_S:g} s ...")
+                try:
+                    r = failover.run(instances[name], kind, reps, log)
+                except Exception as e:  # noqa: BLE001
+                    r = {"errors": [f"{type(e).__name__}: {e}"], "trace": traceback.format_exc()}
+                results["workloads"].setdefault(wl, {})[name] = r
+                log("    " + report.one_line(wl, r))
         if "plugin" in instances:
             try:
                 h = P.Http(P.ES.node.http_port)

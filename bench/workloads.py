@@ -48,6 +48,8 @@ class Spec:
     background: int = 0
     fg_think_s: tuple[float, float] = (0.0, 0.0)
     use_priority: bool = True
+    # acquire + release one permit of a semaphore (`peer.semaphore_client`) instead of a lock
+    semaphore: bool = False
 
 
 @dataclass
@@ -146,8 +148,9 @@ def _drive(peer, spec: Spec, ids: list[int], keys: list[str], warmup: float, dur
            synced, pid: int | None) -> dict:
     """Runs the clients `ids` as threads of this process. `synced()` answers the common start
     time once every process is ready; with `pid`, also measures the server's CPU."""
+    make = peer.semaphore_client if spec.semaphore else peer.client
     with ThreadPoolExecutor(max_workers=min(16, len(ids))) as ex:
-        clients = dict(zip(ids, ex.map(peer.client, ids)))
+        clients = dict(zip(ids, ex.map(make, ids)))
     shared = _Shared()
     go = threading.Event()
     t_start = [0.0]
