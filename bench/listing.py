@@ -10,7 +10,9 @@ multi-acquire requests of `--batch` keys (`locks.max_keys_per_request` raised to
   own back to back; acquire and release latency are recorded separately;
 * **with listing**: the same steady client while another process pages continuously through
   the whole list (`GET /_locks?size=1000&after=<next>`, starting over at the end); page latency
-  and full passes are recorded too.
+  and full passes are recorded too. One kind of round per `--max-busy` value: the node's
+  `locks.listing.max_busy` (the share of one core listing may keep busy) is set before each,
+  so paced (0.5, the default) and unpaced (1.0) listing are measured side by side.
 
 Issue 13's goal: acquire latency during continuous listing within 2x of without, pages prompt.
 
@@ -144,60 +146,64 @@ def run_round(port: int, seconds: float, listing: bool, node_pid: int, nice: int
     return result
 
 
-def summary(rounds: list[tuple[bool, dict]]) -> dict:
-    out = {}
-    for listing in (False, True):
-        acq = [x for w, r in rounds if w == listing for x in r["acquire_ms"]]
-        rel = [x for w, r in rounds if w == listing for x in r["release_ms"]]
+def summary(rounds: list[tuple[str, dict]]) -> dict:
+    """Figures per kind of round: "without" listing, and "with <share>" for each
+    `locks.listing.max_busy` the lister ran under."""
+    out: dict = {"modes": {}}
+    for mode in dict.fromkeys(m for m, _ in rounds):
+        rs = [r for m, r in rounds if m == mode]
+        acq = [x for r in rs for x in r["acquire_ms"]]
+        rel = [x for r in rs for x in r["release_ms"]]
         s = {"pairs": len(acq), "acquire_p50_ms": pct(acq, 50), "acquire_p99_ms": pct(acq, 99),
              "release_p50_ms": pct(rel, 50), "release_p99_ms": pct(rel, 99)}
-        if listing:
-            pages = [x for w, r in rounds if w for x in r["page_ms"]]
-            passes = [p for w, r in rounds if w for p in r["passes"]]
+        if mode != "without":
+            pages = [x for r in rs for x in r["page_ms"]]
             s.update({"pages": len(pages), "page_p50_ms": pct(pages, 50),
                       "page_p99_ms": pct(pages, 99), "page_max_ms": max(pages, default=0),
-                      "full_passes": passes})
-        cpu = sum(r["node_cpu_s"] for w, r in rounds if w == listing)
-        wall = sum(r["wall_s"] for w, r in rounds if w == listing)
-        s["node_cores"] = cpu / wall
-        s["node_cpu_s"], s["wall_s"] = cpu, wall
-        out["with_listing" if listing else "without_listing"] = s
-    w, wo = out["with_listing"], out["without_listing"]
-    # The node's CPU beyond what the steady client alone costs it, per page served.
-    extra = w["node_cpu_s"] - wo["node_cores"] * w["wall_s"]
-    out["node_cpu_ms_per_page"] = 1000 * extra / w["pages"] if w["pages"] else float("nan")
-    out["acquire_p50_ratio"] = w["acquire_p50_ms"] / wo["acquire_p50_ms"]
-    out["acquire_p99_ratio"] = w["acquire_p99_ms"] / wo["acquire_p99_ms"]
+                      "full_passes": [p for r in rs for p in r["passes"]]})
+        s["node_cpu_s"] = sum(r["node_cpu_s"] for r in rs)
+        s["wall_s"] = sum(r["wall_s"] for r in rs)
+        s["node_cores"] = s["node_cpu_s"] / s["wall_s"]
+        out["modes"][mode] = s
+    wo = out["modes"]["without"]
+    for mode, w in out["modes"].items():
+        if mode == "without":
+            continue
+        # The node's CPU beyond what the steady client alone costs it, per page served.
+        extra = w["node_cpu_s"] - wo["node_cores"] * w["wall_s"]
+        w["node_cpu_ms_per_page"] = 1000 * extra / w["pages"] if w["pages"] else float("nan")
+        w["acquire_p50_ratio"] = w["acquire_p50_ms"] / wo["acquire_p50_ms"]
+        w["acquire_p99_ratio"] = w["acquire_p99_ms"] / wo["acquire_p99_ms"]
     return out
 
 
 def table(s: dict) -> str:
-    wo, w = s["without_listing"], s["with_listing"]
+    modes = s["modes"]
+    names = list(modes)
+    head = ["without listing"] + [f"with continuous listing, max_busy {m.split()[1]}" for m in names[1:]]
     rows = [
-        ("acquire p50 (ms)", wo["acquire_p50_ms"], w["acquire_p50_ms"]),
-        ("acquire p99 (ms)", wo["acquire_p99_ms"], w["acquire_p99_ms"]),
-        ("release p50 (ms)", wo["release_p50_ms"], w["release_p50_ms"]),
-        ("release p99 (ms)", wo["release_p99_ms"], w["release_p99_ms"]),
-        ("acquire+release pairs measured", wo["pairs"], w["pairs"]),
-        ("node CPU (cores busy)", wo["node_cores"], w["node_cores"]),
+        ("acquire p50 (ms)", "acquire_p50_ms"), ("acquire p99 (ms)", "acquire_p99_ms"),
+        ("release p50 (ms)", "release_p50_ms"), ("release p99 (ms)", "release_p99_ms"),
+        ("acquire+release pairs measured", "pairs"), ("node CPU (cores busy)", "node_cores"),
+        ("acquire p99 with / without listing", "acquire_p99_ratio"),
+        ("acquire p50 with / without listing", "acquire_p50_ratio"),
+        ("list pages served (size 1000)", "pages"), ("page p50 (ms, over HTTP)", "page_p50_ms"),
+        ("page p99 (ms, over HTTP)", "page_p99_ms"), ("node CPU per page served (ms)", "node_cpu_ms_per_page"),
     ]
-    lines = ["| figure | without listing | with continuous listing |", "|---|---:|---:|"]
-    for name, a, b in rows:
-        fmt = "{:,}" if isinstance(a, int) else "{:.2f}"
-        lines.append(f"| {name} | {fmt.format(a)} | {fmt.format(b)} |")
-    passes = w["full_passes"]
-    lines += [
-        "",
-        f"Pages (size 1000): {w['pages']:,} served, p50 {w['page_p50_ms']:.1f} ms, "
-        f"p99 {w['page_p99_ms']:.1f} ms, max {w['page_max_ms']:.1f} ms; "
-        + (f"{len(passes)} full passes over the list, "
-           f"{passes[0]['locks']:,} locks in {passes[0]['seconds']:.1f} s each (first)."
-           if passes else "no full pass completed within the rounds.")
-        + f" Node CPU per page served: {s['node_cpu_ms_per_page']:.2f} ms.",
-        "",
-        f"Acquire latency with / without listing: p50 x{s['acquire_p50_ratio']:.2f}, "
-        f"p99 x{s['acquire_p99_ratio']:.2f} (goal: within 2x).",
-    ]
+    lines = ["| figure | " + " | ".join(head) + " |", "|---|" + "---:|" * len(names)]
+    for label, field in rows:
+        cells = []
+        for m in names:
+            v = modes[m].get(field)
+            cells.append("–" if v is None else f"{v:,}" if isinstance(v, int) else f"{v:.2f}")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    for m in names[1:]:
+        passes = modes[m]["full_passes"]
+        lines.append("")
+        lines.append(f"{m}: " + (f"{len(passes)} full passes over the list, {passes[0]['locks']:,} locks "
+                                 f"in {passes[0]['seconds']:.1f} s (first)." if passes
+                                 else "no full pass completed within the rounds."))
+    lines += ["", "Goal (issue 13): acquire latency during continuous listing within 2x of without."]
     return "\n".join(lines)
 
 
@@ -216,6 +222,9 @@ def main() -> None:
     ap.add_argument("--heap", default="2g")
     ap.add_argument("--lister-nice", type=int, default=10,
                     help="niceness of the lister process (0: as the node and the steady client)")
+    ap.add_argument("--max-busy", default="1.0,0.5",
+                    help="locks.listing.max_busy values the lister runs under, one kind of round "
+                         "each (1.0: unpaced; 0.5: the default)")
     ap.add_argument("--plugin-zip", type=Path, default=None,
                     help="the plugin zip to install (default: the build's, scripts/node.py)")
     args = ap.parse_args()
@@ -253,17 +262,24 @@ def main() -> None:
         warm = run_round(node.http_port, args.warmup, True, pid, args.lister_nice)  # JIT warm-up, not counted
         print(f"warm-up: {len(warm['acquire_ms'])} pairs, {len(warm['page_ms'])} pages", flush=True)
         rounds = []
+        shares = [float(x) for x in args.max_busy.split(",")]
         for i in range(args.rounds):
-            for listing in (False, True):
-                r = run_round(node.http_port, args.round, listing, pid, args.lister_nice)
-                rounds.append((listing, r))
-                print(f"round {i} listing={listing}: {len(r['acquire_ms'])} pairs, "
-                      f"acquire p50 {pct(r['acquire_ms'], 50):.2f} ms", flush=True)
+            for share in [None] + shares:
+                if share is not None:
+                    status, body = Http(node.http_port).call(
+                        "PUT", "/_cluster/settings", {"persistent": {"locks.listing.max_busy": share}})
+                    assert status == 200, body
+                mode = "without" if share is None else f"with {share}"
+                r = run_round(node.http_port, args.round, share is not None, pid, args.lister_nice)
+                rounds.append((mode, r))
+                print(f"round {i} {mode}: {len(r['acquire_ms'])} pairs, "
+                      f"acquire p50 {pct(r['acquire_ms'], 50):.2f} ms, p99 {pct(r['acquire_ms'], 99):.2f} ms",
+                      flush=True)
         s = summary(rounds)
         s.update({"locks": args.locks, "durability": args.durability, "heap": args.heap,
                   "load_seconds": load_s, "batch": args.batch, "loaders": args.loaders,
                   "round_seconds": args.round, "rounds": args.rounds, "warmup_seconds": args.warmup,
-                  "lister_nice": args.lister_nice, "plugin_zip": str(args.plugin_zip or ""),
+                  "lister_nice": args.lister_nice, "max_busy": shares, "plugin_zip": str(args.plugin_zip or ""),
                   "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                   "cpus": os.cpu_count(), "loadavg": os.getloadavg()})
         out = ROOT / "build" / "bench-listing"
