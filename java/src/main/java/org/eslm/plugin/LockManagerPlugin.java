@@ -47,9 +47,8 @@ import org.eslm.cluster.PartitionSyncAction;
 import org.eslm.cluster.ShardStateLog;
 import org.eslm.compat.VersionedActionPlugin;
 import org.eslm.rest.RestAcquireLockAction;
-import org.eslm.rest.RestCatElectionsAction;
 import org.eslm.rest.RestCatLocksAction;
-import org.eslm.rest.RestCatSemaphoresAction;
+import org.eslm.rest.RestCatScopeAction;
 import org.eslm.rest.RestElectionAction;
 import org.eslm.rest.RestForceReleaseLockAction;
 import org.eslm.rest.RestGetLockAction;
@@ -231,8 +230,8 @@ public class LockManagerPlugin extends VersionedActionPlugin implements SystemIn
                 new RestGetLockAction(),
                 new RestWatchLockAction(settings),
                 new RestCatLocksAction(),
-                new RestCatSemaphoresAction(),
-                new RestCatElectionsAction(),
+                RestCatScopeAction.semaphores(),
+                RestCatScopeAction.elections(),
                 new RestLockStatsAction(),
                 new RestNodeDiagnosticsAction());
     }
