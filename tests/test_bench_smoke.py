@@ -92,10 +92,12 @@ def test_bench_replicated_quick_runs_the_three_server_peers(tmp_path):
             if peer != "zookeeper-3":
                 # the dead leader's lease outlives its server (the plugin replicates it with the
                 # grant, etcd keeps it on the Raft leader): nobody leads before it runs out,
-                # counted from the last renew's request (10 ms for rounding). ZooKeeper's session
-                # may end earlier (its follower died with the last touches it had not passed on;
-                # bench/README.md)
-                assert sample["lease_left_from_request_ms"] - 10 <= sample["failover_ms"], \
+                # counted from the last renew's request. Slack: the plugin's core counts whole
+                # milliseconds (a lease may end up to 1 ms before its exact instant), etcd's
+                # keep-alive answers its TTL rounded. ZooKeeper's session may end earlier (its
+                # follower died with the last touches it had not passed on; bench/README.md)
+                slack_ms = 2 if peer == "plugin-3" else 10
+                assert sample["lease_left_from_request_ms"] - slack_ms <= sample["failover_ms"], \
                     (name, peer, sample)
             assert r["survived"] == "1/1", (name, peer, r)
     for peer, r in data["workloads"]["contended-16"].items():
