@@ -8,6 +8,8 @@ and without two holders at once."""
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +17,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# The harness is the same whatever Elasticsearch it starts: it is checked once per CI run, on the
+# default version (`make integration-test` runs this folder once per version).
+_DEFAULT_ES = re.search(r"<es\.version>([^<]+)</es\.version>", (ROOT / "pom.xml").read_text()).group(1)
+pytestmark = pytest.mark.skipif(os.environ.get("ES_VERSION", _DEFAULT_ES) != _DEFAULT_ES,
+                                reason="the benchmark harness is smoke-tested on the default version only")
 
 
 @pytest.mark.slow
