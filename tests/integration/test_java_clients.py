@@ -36,7 +36,7 @@ EXPECTED = {
         "org.eslm.client.ServerErrorsTest": 1,
         "org.eslm.client.SemaphoreTest": 3,
         "org.eslm.client.ElectionTest": 4,
-        "org.eslm.client.example.ReadmeExampleTest": 2,
+        "org.eslm.client.example.ReadmeExampleTest": 3,
     },
     "shedlock": {
         "org.eslm.shedlock.ShedLockContractTest": 5,
