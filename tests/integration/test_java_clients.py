@@ -32,7 +32,7 @@ EXPECTED = {
         "org.eslm.client.AsyncTest": 2,
         "org.eslm.client.TokenLockTest": 3,
         "org.eslm.client.SessionTest": 2,
-        "org.eslm.client.MultiLockTest": 2,
+        "org.eslm.client.MultiLockTest": 3,
         "org.eslm.client.ServerErrorsTest": 1,
         "org.eslm.client.SemaphoreTest": 3,
         "org.eslm.client.ElectionTest": 4,
