@@ -17,11 +17,11 @@ import threading
 import time
 
 import pytest
-from elasticsearch import AsyncElasticsearch
 
 import eslm
 from eslm import steps
 from lockclient import unique, wait_until
+from test_client_async import run, until
 
 
 def resign_from_outside(locks: eslm.Locks, name: str, candidate: str, term: int) -> dict:
@@ -214,45 +214,40 @@ def test_bad_arguments_are_refused_clearly(locks):
 
 
 def test_async_loop_cancels_the_work_when_the_leadership_is_lost(es_node):
-    async def main():
-        es = AsyncElasticsearch(es_node.url)
-        try:
-            alocks, probe = eslm.AsyncLocks(es), eslm.AsyncLocks(es)
-            name = unique("election")
-            cancelled: list[tuple[int, float]] = []
-            leading: list = []
+    async def test(alocks, probe):
+        name = unique("election")
+        cancelled: list[tuple[int, float]] = []
+        leading: list = []
 
-            async def work(lead):
-                leading.append(lead)
-                try:
-                    await asyncio.sleep(60)
-                except asyncio.CancelledError:
-                    cancelled.append((lead.term, time.monotonic()))
-                    raise
+        async def work(lead):
+            leading.append(lead)
+            try:
+                await asyncio.sleep(60)
+            except asyncio.CancelledError:
+                cancelled.append((lead.term, time.monotonic()))
+                raise
 
-            loop = alocks.leader_loop(name, work, lease="60s", round_wait="2s")
-            runner = asyncio.ensure_future(loop.run())
-            await until(lambda: leading, 10)
-            first = leading[0]
-            ended_at = time.monotonic()
-            await probe.run(steps.simple("POST", f"/_elections/{name}/_resign",
-                                         {"candidate": first.owner, "term": first.term}, 5))
-            await until(lambda: cancelled, 5)
-            assert cancelled[0][0] == first.term and cancelled[0][1] - ended_at < 1.0
-            await until(lambda: len(leading) == 2, 10)
-            assert leading[1].term > first.term, "it campaigned again and leads a new term"
-            loop.stop()
-            await asyncio.wait_for(runner, 10)
-            assert (await probe.election(name))["leader"] is None
-            async with alocks.leadership(name, value="v") as lead:
-                assert lead.value == "v" and (await probe.observe(name, 0, "1s"))["term"] == lead.term
-        finally:
-            await es.close()
-    asyncio.run(main())
+        loop = alocks.leader_loop(name, work, lease="60s", round_wait="2s")
+        runner = asyncio.ensure_future(loop.run())
+        assert await until(holds(lambda: leading), 10), "a leader"
+        first = leading[0]
+        ended_at = time.monotonic()
+        await probe.run(steps.simple("POST", f"/_elections/{name}/_resign",
+                                     {"candidate": first.owner, "term": first.term}, 5))
+        assert await until(holds(lambda: cancelled), 5), "the work was cancelled"
+        assert cancelled[0][0] == first.term and cancelled[0][1] - ended_at < 1.0
+        assert await until(holds(lambda: len(leading) == 2), 10), "it campaigned again"
+        assert leading[1].term > first.term, "and leads a new term"
+        loop.stop()
+        await asyncio.wait_for(runner, 10)
+        assert (await probe.election(name))["leader"] is None
+        async with alocks.leadership(name, value="v") as lead:
+            assert lead.value == "v" and (await probe.observe(name, 0, "1s"))["term"] == lead.term
+    run(es_node, test)
 
 
-async def until(predicate, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not met in time"
-        await asyncio.sleep(0.02)
+def holds(predicate):
+    """`predicate` as the awaitable predicate test_client_async.until polls."""
+    async def check():
+        return bool(predicate())
+    return check
