@@ -193,6 +193,19 @@ def test_stopping_a_loop_resigns_and_hands_over(es):
         assert b.stop(10)
 
 
+def test_work_that_fails_while_leading_ends_the_loop_resigned(locks):
+    name = unique("election")
+
+    def work(lead):
+        raise ValueError(f"bug in term {lead.term}")
+
+    loop = locks.leader_loop(name, work, round_wait="2s")
+    with pytest.raises(ValueError, match="bug in term") as failed:
+        loop.run()
+    assert loop.error is failed.value and len(loop.terms) == 1
+    assert locks.election(name)["leader"] is None, "resigned before the error left the loop"
+
+
 def test_bad_arguments_are_refused_clearly(locks):
     name = unique("election")
     for bad, field in [(dict(name=""), "name"), (dict(name=name, value="x" * 1025), "value"),
@@ -238,9 +251,19 @@ def test_async_loop_cancels_the_work_when_the_leadership_is_lost(es_node):
         assert cancelled[0][0] == first.term and cancelled[0][1] - ended_at < 1.0
         assert await until(holds(lambda: len(leading) == 2), 10), "it campaigned again"
         assert leading[1].term > first.term, "and leads a new term"
+        # a second loop queued behind it: stopping it aborts its campaign, and it withdraws
+        queued = alocks.leader_loop(name, work, lease="60s", round_wait="20s")
+        queued_runner = asyncio.ensure_future(queued.run())
+
+        async def is_queued():
+            return (await probe.election(name))["candidates"] == [queued.candidate]
+        assert await until(is_queued, 10), "the second loop queued"
+        queued.stop()
+        await asyncio.wait_for(queued_runner, 10)
         loop.stop()
         await asyncio.wait_for(runner, 10)
-        assert (await probe.election(name))["leader"] is None
+        state = await probe.election(name)
+        assert (state["leader"], state["candidates"]) == (None, []), "both stopped loops left the election"
         async with alocks.leadership(name, value="v") as lead:
             assert lead.value == "v" and (await probe.observe(name, 0, "1s"))["term"] == lead.term
     run(es_node, test)

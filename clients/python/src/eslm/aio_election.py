@@ -68,6 +68,9 @@ class AsyncLeaderLoop(LoopSettings):
             lead = await self._current
         except asyncio.CancelledError:
             if self._stopped:
+                error = await self.client.attempt(self.withdraw_steps())
+                if error is not None:
+                    log.warning("withdrawing [%s] after its aborted campaign failed: %s", self.candidate, error)
                 return None
             raise
         except (LockError, TransportError) as e:
@@ -93,12 +96,13 @@ class AsyncLeaderLoop(LoopSettings):
         try:
             await asyncio.wait({work})
         finally:
+            stopping = lead.stopping.is_set()
             work.cancel()  # the loop's own task was cancelled: so is the work
             self.leadership = None
             self._current = None
             await self._let_go(lead)
         error = None if work.cancelled() else work.exception()
-        self.work_ended(lead, error)
+        self.work_ended(lead, error, stopping)
 
     @staticmethod
     async def _let_go(lead) -> None:

@@ -41,6 +41,9 @@ log = logging.getLogger("eslm")
 
 # Pause before campaigning again after a campaign failed (a 503 beyond its retries, no answer).
 RETRY_PAUSE_S = 1.0
+# How long, and how often, a loop whose campaign was aborted checks that it is not elected.
+WITHDRAW_WITHIN_S = 5.0
+WITHDRAW_POLL_S = 0.05
 
 
 class LeadershipMixin:
@@ -150,11 +153,28 @@ class LoopSettings:
             return RETRY_PAUSE_S
         raise error
 
-    def work_ended(self, lead, error: BaseException | None) -> None:
-        """After the work: a failure while still leader (and not stopping) ends the loop."""
+    def withdraw_steps(self):
+        """After an aborted campaign (asyncio's stop cancels it): the server may have elected
+        this candidate just before the abort arrived, or not yet dropped its waiter. Resigns
+        whatever term it leads, until it neither leads nor is queued (within a few seconds)."""
+        deadline = time.monotonic() + WITHDRAW_WITHIN_S
+        name = self.options.targets[0].key
+        while time.monotonic() < deadline:
+            state = yield from election_steps(self.client, name)
+            if state["leader"] == self.candidate:
+                yield from steps.simple("POST", path_of(name, "/_release", ELECTION),
+                                        {"candidate": self.candidate}, self.client.retry_for_ms / 1000)
+            elif self.candidate not in state["candidates"]:
+                return
+            else:
+                yield steps.Sleep(WITHDRAW_POLL_S)  # its waiter is being dropped
+
+    def work_ended(self, lead, error: BaseException | None, stopping: bool) -> None:
+        """After the work: a failure while still leader (`stopping` not yet set when it ended,
+        before its resignation sets it) ends the loop."""
         if error is None:
             return
-        if lead.stopping.is_set():
+        if stopping:
             log.info("work of %r ended with %r after the leadership was lost or stopped", lead, error)
             return
         self.error = error
@@ -205,9 +225,10 @@ class LeaderLoop(LoopSettings):
         except Exception as e:  # noqa: BLE001 - judged by work_ended
             error = e
         finally:
+            stopping = lead.stopping.is_set()
             self.leadership = None
             self._let_go(lead)
-        self.work_ended(lead, error)
+        self.work_ended(lead, error, stopping)
 
     @staticmethod
     def _let_go(lead: Leadership) -> None:

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.locks.LockSupport;
 import org.eslm.client.internal.Durations;
 import org.eslm.client.internal.Futures;
 
@@ -17,6 +18,9 @@ import org.eslm.client.internal.Futures;
 public final class Election {
     /** Longest published value, in UTF-8 bytes (docs/API.md "Elections"). */
     static final int MAX_VALUE_BYTES = 1024;
+
+    private static final Duration WITHDRAW_WITHIN = Duration.ofSeconds(5);
+    private static final Duration WITHDRAW_POLL = Duration.ofMillis(50);
 
     private final Locking locking;
     private final String name;
@@ -62,6 +66,26 @@ public final class Election {
                         locking.held(Grant.elected(answer), options, sentAt),
                         answer.path("value").isTextual() ? answer.get("value").asText() : null),
                 Leadership::closeAsync);
+    }
+
+    /**
+     * Makes sure this candidate neither leads nor is queued (within a few seconds): after a
+     * campaign was aborted, the server may have elected it just before the abort arrived, or not
+     * yet dropped its waiter. Resigns whatever term it leads.
+     */
+    void withdraw() {
+        long deadline = System.nanoTime() + WITHDRAW_WITHIN.toNanos();
+        String me = candidate();
+        while (System.nanoTime() < deadline) {
+            ElectionState now = state();
+            if (now.leader().filter(me::equals).isPresent()) {
+                Sync.await(locking.shared().requests().release(me, name, LockScope.ELECTION, 0));
+            } else if (!now.candidates().contains(me)) {
+                return;
+            } else {
+                LockSupport.parkNanos(WITHDRAW_POLL.toNanos()); // its waiter is being dropped
+            }
+        }
     }
 
     /** The state now ({@code GET /_elections/{name}}). */

@@ -155,9 +155,13 @@ public final class LeaderLoop implements AutoCloseable {
 
     private Leadership campaign() {
         Leadership lead;
+        boolean aborted = false;
         try {
             lead = election.campaign(value, options);
-        } catch (LockWaitTimeoutException | LockConflictException | LockInterruptedException roundOver) {
+        } catch (LockInterruptedException stopping) {
+            aborted = true;
+            return null;
+        } catch (LockWaitTimeoutException | LockConflictException roundOver) {
             return null;
         } catch (LockException failed) {
             if (failed.status() == 400) {
@@ -169,6 +173,9 @@ public final class LeaderLoop implements AutoCloseable {
             return null;
         } finally {
             leave();
+            if (aborted) {
+                withdraw();
+            }
         }
         if (lead.isLost() || !enter(Phase.WORK, lead)) {
             resign(lead);
@@ -208,6 +215,15 @@ public final class LeaderLoop implements AutoCloseable {
             if (current == lead && phase == Phase.WORK) {
                 worker.interrupt();
             }
+        }
+    }
+
+    /** After an aborted campaign: the server may have elected this loop as the abort arrived. */
+    private void withdraw() {
+        try {
+            election.withdraw();
+        } catch (LockException e) {
+            LOG.log(System.Logger.Level.WARNING, "withdrawing from " + election + " failed: " + e.getMessage());
         }
     }
 

@@ -123,7 +123,8 @@ final class Requests {
      */
     private ObjectNode grantBody(String owner, LockScope scope, long token) {
         if (scope == LockScope.ELECTION) {
-            return transport.object().put("candidate", owner).put("term", token);
+            ObjectNode body = transport.object().put("candidate", owner);
+            return token > 0 ? body.put("term", token) : body; // 0: whatever term the candidate leads
         }
         ObjectNode body = ownerBody(owner).put("fencing_token", token);
         return scope == LockScope.SEMAPHORE ? body : body.put("scope", Wire.name(scope));

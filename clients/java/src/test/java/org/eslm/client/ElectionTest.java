@@ -176,6 +176,19 @@ class ElectionTest extends NodeTest {
     }
 
     @Test
+    void workThatFailsWhileLeadingEndsTheLoopResigned() {
+        String name = uniqueKey("election");
+        LeaderLoop loop = locks.election(name).leaderLoop(null, ROUNDS, lead -> {
+            throw new IllegalStateException("bug in term " + lead.term());
+        });
+        LeaderLoop.WorkFailedException failed = assertThrows(LeaderLoop.WorkFailedException.class, loop::run);
+        assertInstanceOf(IllegalStateException.class, failed.getCause());
+        assertEquals(1, loop.terms().size());
+        assertEquals(failed.getCause(), loop.failure().orElseThrow());
+        assertEquals(Optional.empty(), locks.election(name).state().leader(), "resigned before it was thrown");
+    }
+
+    @Test
     void badArgumentsAreRefused() {
         Election election = locks.election(uniqueKey("election"));
         assertThrows(IllegalArgumentException.class, () -> locks.election(""));
