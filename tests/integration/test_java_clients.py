@@ -35,7 +35,7 @@ EXPECTED = {
         "org.eslm.client.MultiLockTest": 3,
         "org.eslm.client.ServerErrorsTest": 1,
         "org.eslm.client.SemaphoreTest": 3,
-        "org.eslm.client.ElectionTest": 4,
+        "org.eslm.client.ElectionTest": 5,
         "org.eslm.client.example.ReadmeExampleTest": 3,
     },
     "shedlock": {

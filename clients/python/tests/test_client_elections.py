@@ -199,10 +199,10 @@ def test_work_that_fails_while_leading_ends_the_loop_resigned(locks):
     def work(lead):
         raise ValueError(f"bug in term {lead.term}")
 
-    loop = locks.leader_loop(name, work, round_wait="2s")
-    with pytest.raises(ValueError, match="bug in term") as failed:
-        loop.run()
-    assert loop.error is failed.value and len(loop.terms) == 1
+    loop = locks.leader_loop(name, work, round_wait="2s").start()  # a thread: a bug cannot hang the test
+    wait_until(lambda: loop.error is not None, 10, message="the loop ended with the work's error")
+    assert loop.stop(10), "its thread ended"
+    assert isinstance(loop.error, ValueError) and "bug in term" in str(loop.error) and len(loop.terms) == 1
     assert locks.election(name)["leader"] is None, "resigned before the error left the loop"
 
 
@@ -220,10 +220,11 @@ def test_bad_arguments_are_refused_clearly(locks):
     with pytest.raises(eslm.InvalidArgument, match=r"\[term\]"):
         locks.observe(name, -1)
     # refused by the server: a wait past locks.wait.max ends the loop with the 400 at once
-    loop = locks.leader_loop(name, print, round_wait="1000d")
-    with pytest.raises(eslm.IllegalArgument, match="wait") as refused:
-        loop.run()
-    assert refused.value.status == 400 and loop.terms == []
+    loop = locks.leader_loop(name, print, round_wait="1000d").start()
+    wait_until(lambda: loop.error is not None, 10, message="the loop ended with the 400")
+    assert loop.stop(10), "its thread ended"
+    assert isinstance(loop.error, eslm.IllegalArgument) and "wait" in str(loop.error)
+    assert loop.error.status == 400 and loop.terms == []
 
 
 def test_async_loop_cancels_the_work_when_the_leadership_is_lost(es_node):
