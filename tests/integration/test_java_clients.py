@@ -32,10 +32,11 @@ EXPECTED = {
         "org.eslm.client.AsyncTest": 2,
         "org.eslm.client.TokenLockTest": 3,
         "org.eslm.client.SessionTest": 2,
-        "org.eslm.client.MultiLockTest": 2,
+        "org.eslm.client.MultiLockTest": 3,
         "org.eslm.client.ServerErrorsTest": 1,
         "org.eslm.client.SemaphoreTest": 3,
-        "org.eslm.client.example.ReadmeExampleTest": 2,
+        "org.eslm.client.ElectionTest": 5,
+        "org.eslm.client.example.ReadmeExampleTest": 3,
     },
     "shedlock": {
         "org.eslm.shedlock.ShedLockContractTest": 5,

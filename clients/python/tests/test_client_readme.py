@@ -13,7 +13,8 @@ import pytest
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 MAKE_RUN_URL = "http://127.0.0.1:9200"
-EXAMPLES = [(ROOT / "README.md", "## Python client"), (HERE.parent / "README.md", "## Quick start")]
+EXAMPLES = [(ROOT / "README.md", "## Python client"), (HERE.parent / "README.md", "## Quick start"),
+            (HERE.parent / "README.md", "### Leader elections")]
 
 
 def example(readme: Path, heading: str) -> str:
@@ -25,7 +26,7 @@ def example(readme: Path, heading: str) -> str:
     return match.group(1)
 
 
-@pytest.mark.parametrize("readme, heading", EXAMPLES, ids=["README.md", "clients/python/README.md"])
+@pytest.mark.parametrize("readme, heading", EXAMPLES, ids=["README.md", "clients/python/README.md", "elections"])
 def test_readme_example_runs(es_node, readme, heading):
     code = example(readme, heading)
     assert MAKE_RUN_URL in code, "the example talks to make run's node"

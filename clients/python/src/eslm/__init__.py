@@ -8,11 +8,14 @@ and a lost-lock signal, over the official `elasticsearch` client (see clients/py
     with locks.lock("orders-42", lease="30s", wait="10s") as held:
         ...  # write with held.fencing_token as the external version
 
-`AsyncLocks(AsyncElasticsearch(...))` is the same with `async with`.
+`AsyncLocks(AsyncElasticsearch(...))` is the same with `async with`. Leader elections:
+`locks.leadership(name)` (a block that leads) and `locks.leader_loop(name, work)` (eslm/election.py).
 """
 
-from .aio import AsyncHeldLock, AsyncLockBlock, AsyncLocks, AsyncSession
+from .aio import AsyncHeldLock, AsyncLeadership, AsyncLockBlock, AsyncLocks, AsyncSession
+from .aio_election import AsyncLeaderLoop
 from .client import LockBlock, Locks
+from .election import LeaderLoop, Leadership
 from .errors import (BadRequest, CorePanic, Deadlock, IllegalArgument, InvalidArgument,
                      LimitExceeded, LockConflict, LockError, LockLost, LockNotHeld,
                      LockWaitTimeout, PartitionUnavailable, RequestEOFError, RequestParseError,
@@ -26,6 +29,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Locks", "LockBlock", "HeldLock", "Grant", "Session",
     "AsyncLocks", "AsyncLockBlock", "AsyncHeldLock", "AsyncSession",
+    "Leadership", "LeaderLoop", "AsyncLeadership", "AsyncLeaderLoop",
     "LockError", "InvalidArgument", "BadRequest", "RequestParseError", "RequestEOFError",
     "IllegalArgument", "LockNotHeld", "SessionNotFound", "LockConflict", "LockWaitTimeout",
     "Deadlock", "RequestTooLarge", "LimitExceeded", "CorePanic", "Unavailable",

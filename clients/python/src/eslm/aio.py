@@ -12,8 +12,10 @@ import time
 from typing import Any, Iterable
 
 from . import steps
+from .aio_election import AsyncLeaderLoop, AsyncLeadershipBase
 from .client import ClientBase
 from .durations import Duration
+from .election import election_steps, observe_steps
 from .errors import LockConflict
 from .held import HandleBase
 from .options import LockOptions
@@ -41,6 +43,15 @@ class AsyncLockApi:
         """`async with alocks.semaphore("api", limit=4) as held:` (see `Locks.semaphore`)."""
         return AsyncLockBlock(self._client, LockOptions.semaphore(
             name, limit, permits, session=self._session, **options))
+
+    def leadership(self, name: str, *, candidate: str | None = None, value: str | None = None,
+                   wait: Duration | None = None, lease: Duration | None = None, on_lost=None,
+                   cancel_on_lost: bool = False) -> "AsyncLockBlock":
+        """`async with alocks.leadership("scheduler", wait="30s") as lead:` (see
+        `Locks.leadership`); `cancel_on_lost=True` cancels the block's task when it is lost."""
+        return AsyncLockBlock(self._client, LockOptions.leadership(
+            name, candidate=candidate, value=value, wait=wait, lease=lease, session=self._session,
+            on_lost=on_lost, cancel_on_lost=cancel_on_lost))
 
     async def try_lock(self, key: str, **options) -> "AsyncHeldLock | None":
         try:
@@ -154,6 +165,25 @@ class AsyncHeldLock(AsyncCallbacks, HandleBase):
         return None if isinstance(exc, asyncio.CancelledError) else exc
 
 
+class AsyncLeadership(AsyncLeadershipBase, AsyncHeldLock):
+    """A leadership of an `AsyncLocks` (see eslm/aio_election.py)."""
+
+    def __init__(self, client, options, answer, started):
+        super().__init__(client, options, answer, started)
+        self._start_leading(answer)
+
+    def start_watchdog(self) -> None:
+        super().start_watchdog()
+        self._start_guard()
+
+    def _lost_now(self) -> None:
+        self.stopping.set()
+
+    def mark_released(self) -> None:
+        super().mark_released()
+        self.stopping.set()
+
+
 class AsyncSession(AsyncCallbacks, SessionBase, AsyncLockApi):
     """A session of an `AsyncLocks` (`async with alocks.session(ttl="30s") as s:`)."""
 
@@ -212,7 +242,8 @@ class AsyncLocks(ClientBase, AsyncLockApi):
 
     async def take(self, options: LockOptions) -> AsyncHeldLock:
         started = time.monotonic()
-        held = AsyncHeldLock(self, options, await self.run(steps.acquire(options.owner or self.owner, options)), started)
+        handle = AsyncLeadership if options.election else AsyncHeldLock
+        held = handle(self, options, await self.run(steps.acquire(options.owner or self.owner, options)), started)
         held.start_watchdog()
         return held
 
@@ -228,3 +259,21 @@ class AsyncLocks(ClientBase, AsyncLockApi):
     async def watch(self, key: str, token: int, wait: Duration = "30s", *, scope: str = "key") -> dict:
         """See `Locks.watch`."""
         return await self.run(self.watch_steps(key, token, wait, scope))
+
+    async def election(self, name: str) -> dict:
+        """See `Locks.election`."""
+        return await self.run(election_steps(self, name))
+
+    async def observe(self, name: str, term: int = 0, wait: Duration = "30s") -> dict:
+        """See `Locks.observe`."""
+        return await self.run(observe_steps(name, term, wait))
+
+    def leader_loop(self, name: str, work, **settings) -> AsyncLeaderLoop:
+        """An `AsyncLeaderLoop` running `await work(lead)` while leader (see `Locks.leader_loop`)."""
+        return AsyncLeaderLoop(self, name, work, **settings)
+
+    async def run_as_leader(self, name: str, work, **settings) -> None:
+        """Campaigns and runs `await work(lead)` while leader, again and again, until the task
+        running this is cancelled (or the work fails while leader); the work is cancelled the
+        moment its leadership is lost."""
+        await AsyncLeaderLoop(self, name, work, **settings).run()

@@ -13,6 +13,7 @@ from typing import Any, Iterable
 from . import steps
 from .durations import Duration, to_millis
 from .errors import InvalidArgument, LockConflict
+from .election import LeaderLoop, Leadership, election_steps, observe_steps
 from .held import HeldLock, Holds, LossWatcher, Renewer
 from .options import SEMAPHORE, LockOptions, Target, check_name, path_of
 
@@ -108,6 +109,19 @@ class LockApi:
         return LockBlock(self._client, self._options(LockOptions.semaphore, name,
                                                      dict(options, limit=limit, permits=permits)))
 
+    def leadership(self, name: str, *, candidate: str | None = None, value: str | None = None,
+                   wait: Duration | None = None, lease: Duration | None = None, on_lost=None) -> "LockBlock":
+        """A block that leads election `name` (docs/API.md "Elections"): `with
+        locks.leadership("scheduler", value="10.0.0.7", wait="30s") as lead:`. Campaigns on
+        entry as `candidate` (default: the client's owner; under a session, the session's),
+        waiting up to `wait` to be elected (`LockWaitTimeout` after it, `LockConflict` with no
+        wait). `lead.term` fences the leader's writes. Renewed by the watchdog, loss-watched with
+        the election's observe, resigned at exit; a lost leadership sets `lead.lost` and
+        `lead.stopping`, calls `on_lost` and ends the block with `LockLost`, as a lock's."""
+        return LockBlock(self._client, LockOptions.leadership(
+            name, candidate=candidate, value=value, wait=wait, lease=lease, session=self._session,
+            on_lost=on_lost))
+
     def try_lock(self, key: str, **options) -> HeldLock | None:
         """`acquire` without waiting: None when the key is busy."""
         try:
@@ -172,7 +186,8 @@ class Locks(ClientBase, LockApi):
 
     def take(self, options: LockOptions) -> HeldLock:
         started = time.monotonic()
-        held = HeldLock(self, options, self.run(steps.acquire(options.owner or self.owner, options)), started)
+        handle = Leadership if options.election else HeldLock
+        held = handle(self, options, self.run(steps.acquire(options.owner or self.owner, options)), started)
         held.start_watchdog()
         return held
 
@@ -198,3 +213,22 @@ class Locks(ClientBase, LockApi):
         force_released, session_ended, session_expired, upgraded, not_held) or
         `{"changed": False, "held": True}` when the wait ran out."""
         return self.run(self.watch_steps(key, token, wait, scope))
+
+    def election(self, name: str) -> dict:
+        """Election `name`'s state (`GET /_elections/{name}`): `leader` (None when there is
+        none), `value`, `term` (0: no leader), `lease_ms` left, queued `candidates`."""
+        return self.run(election_steps(self, name))
+
+    def observe(self, name: str, term: int = 0, wait: Duration = "30s") -> dict:
+        """Waits at most `wait` until election `name`'s term is not `term` (0: no leader known,
+        so it waits for the first one): the state with `changed` True, or `changed` False when
+        the wait ran out (`GET /_elections/{name}/_observe`)."""
+        return self.run(observe_steps(name, term, wait))
+
+    def leader_loop(self, name: str, work, **settings) -> LeaderLoop:
+        """A `LeaderLoop` for election `name` running `work(lead)` while leader: `with
+        locks.leader_loop("scheduler", work, round_wait="10s"):` runs it in a thread for the
+        block; `.run()` runs it in this thread until another calls `.stop()`. Settings:
+        `candidate` (default: one of its own), `value`, `lease`, `round_wait` (how long each
+        campaign waits on the server), `on_lost`."""
+        return LeaderLoop(self, name, work, **settings)

@@ -21,7 +21,7 @@ from elasticsearch import TransportError
 from . import steps
 from .durations import to_millis
 from .errors import BadRequest, LockError, LockLost, LockNotHeld
-from .options import LockOptions, keyed_body, path_of
+from .options import ELECTION, LockOptions, keyed_body, path_of
 
 log = logging.getLogger("eslm")
 
@@ -37,6 +37,8 @@ class Grant:
 
     @classmethod
     def all_of(cls, options: LockOptions, answer: dict) -> tuple["Grant", ...]:
+        if options.election:  # a campaign's answer: the name, and the term as the token
+            return (cls(answer["name"], "exclusive", ELECTION, answer["term"]),)
         entries = answer["locks"] if options.multi else [answer]
         # A semaphore's grant has permits rather than a mode.
         return tuple(cls(e["key"], e.get("mode", ""), e["scope"], e["fencing_token"]) for e in entries)
@@ -178,7 +180,11 @@ class HandleBase(Losable):
         """Marks the lock lost (once) and calls `on_lost(held)`."""
         error = LockLost(f"lock {self.keys} of [{self.owner}] was lost: {reason}", self)
         if self._mark_lost(error, cause):
+            self._lost_now()
             self._call_back(self.options.on_lost)
+
+    def _lost_now(self) -> None:
+        """Runs once at the loss, before `on_lost`: a leadership stops its work here."""
 
     def _let_go(self) -> bool:
         return self.released
@@ -236,8 +242,7 @@ class HandleBase(Losable):
         retried after a second (renewals still find a loss); a refused one (400) stops."""
         while self.watching():
             try:
-                answer = yield from self.client.watch_steps(g.key, g.fencing_token,
-                                                            f"{self.watch_wait_ms()}ms", g.scope)
+                answer = yield from steps.watch(g.key, g.fencing_token, self.watch_wait_ms(), g.scope)
             except BadRequest as e:
                 log.warning("watching %r refused, renewals alone will find a loss: %s", self, e)
                 return
@@ -246,7 +251,9 @@ class HandleBase(Losable):
                 yield steps.Sleep(1.0)
                 continue
             if answer.get("changed") and self.watching():
-                self.lose(f"the server ended it ({answer.get('reason')})")
+                # an election's observe has no reason: its term is simply no longer the leader's
+                reason = answer.get("reason") or f"its term ended; leader now {answer.get('leader')!r}"
+                self.lose(f"the server ended it ({reason})")
 
     def release_steps(self):
         """Releases the grant(s), 503s retried for the client's `retry_for`. A release that

@@ -14,6 +14,12 @@ from .errors import InvalidArgument
 MODES = ("exclusive", "shared")
 SCOPES = ("key", "tree")
 SEMAPHORE = "semaphore"  # the scope of a semaphore's grant (docs/API.md "Semaphores")
+ELECTION = "election"  # the scope of a leadership (docs/API.md "Elections")
+MAX_ELECTION_VALUE_BYTES = 1024
+# The path of each scope's endpoints, and the election's names for a lock's actions (a campaign
+# is an acquire, a resignation a release: docs/API.md "Elections").
+BASE_PATHS = {SEMAPHORE: "/_semaphores/", ELECTION: "/_elections/"}
+ELECTION_ACTIONS = {"/_acquire": "/_campaign", "/_release": "/_resign"}
 MAX_SEMAPHORE_LIMIT = 65535
 PRIORITY_NAMES = ("background", "foreground")
 MAX_NAME_BYTES = 512  # keys and owners: 1 to 512 bytes of UTF-8
@@ -47,18 +53,44 @@ def check_priority(value: Any) -> Priority | None:
 
 
 def path_of(key: str, action: str = "", scope: str = "key") -> str:
-    """`/_locks/{key}` (`/_semaphores/{name}` for a semaphore) with the key as one URL path
+    """`/_locks/{key}` (`/_semaphores/{name}` for a semaphore, `/_elections/{name}` for an
+    election, whose acquire is `_campaign` and release `_resign`) with the key as one URL path
     segment (`/` as `%2F`), then `action`."""
-    base = "/_semaphores/" if scope == SEMAPHORE else "/_locks/"
-    return f"{base}{quote(key, safe='')}{action}"
+    if scope == ELECTION:
+        action = ELECTION_ACTIONS.get(action, action)
+    return f"{BASE_PATHS.get(scope, '/_locks/')}{quote(key, safe='')}{action}"
+
+
+def watch_path(key: str, token: int, wait_ms: int, scope: str) -> str:
+    """The long poll that answers when the grant with `token` ends: a lock's `_watch`, or for
+    a leadership the election's `_observe` of its term (docs/API.md "Elections": it wakes when
+    that leadership ends, and answers at once when the term is no longer the current one)."""
+    if scope == ELECTION:
+        return path_of(key, f"/_observe?term={int(token)}&wait={wait_ms}ms", ELECTION)
+    return path_of(key, f"/_watch?token={int(token)}&wait={wait_ms}ms&scope={scope}")
 
 
 def keyed_body(owner: str, fencing_token: int, scope: str) -> dict:
-    """The body of a release or renew of one grant: a semaphore's endpoints know their scope."""
+    """The body of a release or renew of one grant: a semaphore's endpoints know their scope;
+    an election's name the owner `candidate` and the token `term`."""
+    if scope == ELECTION:
+        return {"candidate": owner, "term": fencing_token}
     body = {"owner": owner, "fencing_token": fencing_token}
     if scope != SEMAPHORE:
         body["scope"] = scope
     return body
+
+
+def check_value(value: Any) -> str | None:
+    """A leader's published `value`: None, or a string of at most 1024 bytes of UTF-8."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidArgument(f"[value] must be a string, got [{value!r}]")
+    size = len(value.encode("utf-8", "surrogatepass"))
+    if size > MAX_ELECTION_VALUE_BYTES:
+        raise InvalidArgument(f"[value] must be at most {MAX_ELECTION_VALUE_BYTES} bytes (UTF-8), got {size}")
+    return value
 
 
 def check_count(value: Any, name: str, most: int) -> int:
@@ -119,6 +151,26 @@ class LockOptions:
     permits: int | None = None
     limit: int | None = None
     owner: str | None = None
+    value: str | None = None  # a leadership's published value (docs/API.md "Elections")
+
+    @property
+    def election(self) -> bool:
+        return self.targets[0].scope == ELECTION
+
+    @classmethod
+    def leadership(cls, name: Any, *, candidate: str | None = None, value: Any = None,
+                   wait: Duration | None = None, lease: Duration | None = None, session: Any = None,
+                   on_lost: Callable[[Any], Any] | None = None,
+                   cancel_on_lost: bool = False) -> "LockOptions":
+        """A campaign in election `name` as `candidate` (default: the client's owner), publishing
+        `value`; no priority, mode or scope (the campaign endpoint has none)."""
+        if candidate is not None:
+            check_name(candidate, "candidate")
+            if session is not None:
+                raise InvalidArgument("[candidate] cannot be given with a session: the session's owner campaigns")
+        options = cls.build((Target(check_name(name, "name"), scope=ELECTION),), False, wait=wait,
+                            lease=lease, session=session, on_lost=on_lost, cancel_on_lost=cancel_on_lost)
+        return dataclasses.replace(options, owner=candidate, value=check_value(value))
 
     @classmethod
     def semaphore(cls, name: Any, limit: Any, permits: Any = 1, *, owner: str | None = None,
@@ -164,7 +216,9 @@ class LockOptions:
         """The acquire body (docs/API.md "acquire" / "multi-acquire"), with `wait_ms` left of
         the caller's wait (retries after a 503 spend the same budget)."""
         body: dict = {"owner": owner}
-        if self.multi:
+        if self.election:
+            body = {"candidate": owner} if self.value is None else {"candidate": owner, "value": self.value}
+        elif self.multi:
             body["locks"] = [t.entry() for t in self.targets]
         elif self.limit is not None:
             body.update(permits=self.permits, limit=self.limit)

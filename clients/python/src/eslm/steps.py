@@ -16,7 +16,7 @@ from typing import Any, Callable, Generator
 from elasticsearch import ApiError, TransportError
 
 from . import errors
-from .options import path_of
+from .options import watch_path
 
 log = logging.getLogger("eslm")
 
@@ -156,12 +156,12 @@ def acquire(owner: str, options) -> Steps:
 
 
 def watch(key: str, token: int, wait_ms: int, scope: str) -> Steps:
-    """`GET /_locks/{key}/_watch`: answers when the lock with `token` ends (`changed`, with its
-    `reason`) or after `wait_ms` with `changed: false`. The request's read timeout is the wait
-    plus the margin; a 503 is retried within the wait."""
+    """`GET /_locks/{key}/_watch` (for an election, `GET /_elections/{name}/_observe` of term
+    `token`): answers when the grant with `token` ends (`changed`, with a lock's `reason`) or
+    after `wait_ms` with `changed: false`. The request's read timeout is the wait plus the
+    margin; a 503 is retried within the wait."""
     def make_call(deadline: float) -> Call:
         left = millis_left(deadline)
-        path = path_of(key, f"/_watch?token={int(token)}&wait={left}ms&scope={scope}")
-        return Call("GET", path, None, left / 1000 + WAIT_MARGIN_S)
+        return Call("GET", watch_path(key, token, left, scope), None, left / 1000 + WAIT_MARGIN_S)
 
     return retrying(make_call, time.monotonic() + wait_ms / 1000)

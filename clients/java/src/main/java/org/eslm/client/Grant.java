@@ -21,6 +21,19 @@ record Grant(
         return of(answer, answer);
     }
 
+    /** {@code POST /_elections/{name}/_campaign}: the name as key, the term as fencing token. */
+    static Grant elected(JsonNode answer) {
+        return new Grant(
+                answer.get("name").asText(),
+                LockMode.EXCLUSIVE,
+                LockScope.ELECTION,
+                answer.get("term").asLong(),
+                answer.get("lease_ms").asLong(),
+                answer.path("waited_ms").asLong(),
+                false,
+                0);
+    }
+
     /** {@code POST /_locks/_acquire}: one entry per lock; lease and wait shared by all. */
     static List<Grant> multi(JsonNode answer) {
         List<Grant> grants = new ArrayList<>();

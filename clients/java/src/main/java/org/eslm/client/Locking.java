@@ -96,6 +96,14 @@ public abstract sealed class Locking permits LockClient, LockSession {
         return new Semaphore(this, name, limit);
     }
 
+    /**
+     * The leader election {@code name} (docs/API.md "Elections"), to campaign in as this owner
+     * (or under this session), read, observe, or run a {@link LeaderLoop} in.
+     */
+    public Election election(String name) {
+        return new Election(this, name);
+    }
+
     /** A held grant of a request sent at {@code sentAt}, watched or under the session. */
     HeldLock held(Grant grant, AcquireOptions options, long sentAt) {
         LockSession session = session();

@@ -47,6 +47,26 @@ final class Requests {
         return waiting(Endpoints.semaphore(name) + "/_acquire", body, Durations.millis(options.maxWait(), "wait"));
     }
 
+    /** {@code POST /_elections/{name}/_campaign} as {@code candidate}, publishing {@code value}. */
+    CompletableFuture<JsonNode> campaign(
+            String candidate, String name, String value, AcquireOptions options, String sessionId) {
+        ObjectNode body = transport.object().put("candidate", candidate);
+        if (value != null) {
+            body.put("value", value);
+        }
+        if (sessionId != null) {
+            body.put("session", sessionId);
+        } else if (options.lease() != null) {
+            body.put("lease", Durations.positiveMillis(options.lease(), "lease"));
+        }
+        return waiting(Endpoints.election(name) + "/_campaign", body, Durations.millis(options.maxWait(), "wait"));
+    }
+
+    /** {@code GET /_elections/{name}}: the election's state. */
+    CompletableFuture<JsonNode> election(String name) {
+        return plain("GET", Endpoints.election(name), null);
+    }
+
     /** {@code POST /_locks/_acquire}: all or nothing. */
     CompletableFuture<JsonNode> acquireAll(
             String owner, List<LockTarget> targets, AcquireOptions options, String sessionId) {
@@ -78,8 +98,18 @@ final class Requests {
     CompletableFuture<JsonNode> watch(String key, LockScope scope, long token, long waitMs) {
         return retrier.run(waitMs, left -> {
             long wait = Math.max(1, left);
-            return transport.send("GET", Endpoints.watch(key, Wire.name(scope), token, wait), null, wait);
+            return transport.send("GET", watchPath(key, scope, token, wait), null, wait);
         });
+    }
+
+    /**
+     * A lock's {@code _watch}, or for a leadership its election's {@code _observe} of its term
+     * (docs/API.md "Elections": it answers as soon as that term is not the current one).
+     */
+    private static String watchPath(String key, LockScope scope, long token, long waitMs) {
+        return scope == LockScope.ELECTION
+                ? Endpoints.observe(key, token, waitMs)
+                : Endpoints.watch(key, Wire.name(scope), token, waitMs);
     }
 
     /** {@code POST /_locks/{key}/_release} of this grant only: a stale token frees nothing newer. */
@@ -87,14 +117,27 @@ final class Requests {
         return plain("POST", grantPath(key, scope, "/_release"), grantBody(owner, scope, token));
     }
 
-    /** A renew or release body of one grant: a semaphore's endpoints know their scope. */
+    /**
+     * A renew or release body of one grant: a semaphore's endpoints know their scope; an
+     * election's name the owner {@code candidate} and the token {@code term}.
+     */
     private ObjectNode grantBody(String owner, LockScope scope, long token) {
+        if (scope == LockScope.ELECTION) {
+            ObjectNode body = transport.object().put("candidate", owner);
+            return token > 0 ? body.put("term", token) : body; // 0: whatever term the candidate leads
+        }
         ObjectNode body = ownerBody(owner).put("fencing_token", token);
         return scope == LockScope.SEMAPHORE ? body : body.put("scope", Wire.name(scope));
     }
 
-    /** {@code /_locks/{key}{action}}, or {@code /_semaphores/{name}{action}} for a semaphore's grant. */
+    /**
+     * {@code /_locks/{key}{action}}, {@code /_semaphores/{name}{action}} for a semaphore's grant,
+     * or {@code /_elections/{name}{action}} for a leadership (whose release is {@code _resign}).
+     */
     private static String grantPath(String key, LockScope scope, String action) {
+        if (scope == LockScope.ELECTION) {
+            return Endpoints.election(key) + (action.equals("/_release") ? "/_resign" : action);
+        }
         return (scope == LockScope.SEMAPHORE ? Endpoints.semaphore(key) : Endpoints.lock(key)) + action;
     }
 

@@ -41,6 +41,16 @@ public final class Endpoints {
         return "/_semaphores/" + encode(name);
     }
 
+    /** {@code /_elections/{name}} (docs/API.md "Elections"). */
+    public static String election(String name) {
+        return "/_elections/" + encode(name);
+    }
+
+    /** {@code /_elections/{name}/_observe?term=..&wait=..ms}: answers when the term is not {@code term}. */
+    public static String observe(String name, long term, long waitMs) {
+        return election(name) + "/_observe?term=" + term + "&wait=" + waitMs + "ms";
+    }
+
     /** {@code /_locks/{key}}: keys may hold {@code /} (tree paths), sent as {@code %2F}. */
     public static String lock(String key) {
         return "/_locks/" + encode(key);

@@ -100,7 +100,8 @@ public final class LossWatch {
             next();
             return;
         }
-        String reason = body.path("reason").asText("");
+        // An election's observe has no reason: the leadership's term is no longer the current one.
+        String reason = body.path("reason").asText("its term ended");
         stop();
         onLost.accept(
                 new LockNotHeldException(404, "the server ended the lock (" + reason + ")", Map.of("reason", reason)));

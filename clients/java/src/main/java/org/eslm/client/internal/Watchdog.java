@@ -18,7 +18,10 @@ import org.eslm.client.errors.SessionNotFoundException;
  * {@link System#nanoTime()} only; the lease itself ends on the server's clock.
  *
  * <p>Unlike a watchdog that only logs a failed renewal, the loss reaches the holder: {@code
- * onLost} runs once, and the holder's {@code close()} throws.
+ * onLost} runs once, and the holder's {@code close()} throws. A renewal that hangs (no answer
+ * before the socket timeout) does not delay the loss: each renewal also schedules a check at the
+ * lease's end, which reports the loss then unless a renewal succeeded meanwhile, so a leader
+ * never believes it leads past the end of its lease (docs/API.md "Elections").
  */
 public final class Watchdog {
     /** How a renewal is made: given the milliseconds left, the new lease in milliseconds. */
@@ -89,6 +92,7 @@ public final class Watchdog {
             lose(new LockTransportException(0, "the lease ran out before a renewal succeeded", null));
             return;
         }
+        scheduleDeadlineCheck(left);
         CompletableFuture<Long> renewed;
         try {
             renewed = renewal.renew(left);
@@ -103,6 +107,25 @@ public final class Watchdog {
                 failed(Retrier.unwrap(error));
             }
         });
+    }
+
+    /** In {@code leftMs}, the loss if the lease ran out with no renewal succeeding meanwhile. */
+    private synchronized void scheduleDeadlineCheck(long leftMs) {
+        if (stopped) {
+            return;
+        }
+        try {
+            scheduler.schedule(
+                    () -> {
+                        if (Retrier.millisUntil(expiresAt) <= 0) {
+                            lose(new LockTransportException(0, "the lease ran out before a renewal answered", null));
+                        }
+                    },
+                    leftMs,
+                    TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException clientClosed) {
+            stopped = true;
+        }
     }
 
     private void failed(Throwable cause) {

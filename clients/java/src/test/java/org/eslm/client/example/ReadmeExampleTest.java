@@ -10,7 +10,10 @@ import java.util.List;
 import org.eslm.client.RealNode;
 import org.junit.jupiter.api.Test;
 
-/** README.md's Java example is this module's ReadmeExample: it runs, and the README shows it. */
+/**
+ * README.md's Java example is this module's ReadmeExample, and clients/java/README.md's election
+ * example its ElectionExample: they run, and the READMEs show them as compiled.
+ */
 class ReadmeExampleTest {
     private static final Path MODULE = Path.of(System.getProperty("user.dir"));
 
@@ -29,6 +32,20 @@ class ReadmeExampleTest {
         String example = dedent(between(source, "// README:start\n", "        // README:end"));
         String readme = Files.readString(MODULE.resolve("../../README.md").normalize());
         assertTrue(readme.contains(example), "README.md's Java client example differs from ReadmeExample:\n" + example);
+    }
+
+    @Test
+    void theElectionExampleRunsAndTheClientReadmeShowsIt() throws Exception {
+        long term = ElectionExample.run(RealNode.url());
+        assertTrue(term > 0, "the loop led");
+        try (var rest = RealNode.restClient()) {
+            var state = RealNode.http(rest, "GET", "/_elections/report-scheduler", null);
+            assertTrue(state.body().get("leader").isNull(), "resigned at close: " + state);
+        }
+        String source = Files.readString(MODULE.resolve("src/test/java/org/eslm/client/example/ElectionExample.java"));
+        String example = dedent(between(source, "// README:start\n", "        // README:end"));
+        String readme = Files.readString(MODULE.resolve("README.md"));
+        assertTrue(readme.contains(example), "clients/java/README.md's election example differs:\n" + example);
     }
 
     private static String between(String text, String start, String end) {
