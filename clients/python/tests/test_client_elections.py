@@ -4,11 +4,9 @@ candidate), the state and observe calls, the leader loop with several candidates
 ledger of who believes to lead: never two at once, terms strictly increasing), the work stopped
 within a second of losing the leadership, and bad arguments refused with clear errors.
 
-How a leadership is ended from outside: `POST /_locks/{key}/_force_release` takes the scopes
-`key` and `tree` only (an election's name is not a lock key there), so these tests end it the
-way an operator can: a resignation sent by another client naming the leader's candidate and
-term (`POST /_elections/{name}/_resign`), which ends that leadership on the server exactly as a
-force-release ends a lock; the loop learns it only through its loss watch (the observe)."""
+How a leadership is ended from outside: as an operator evicts a dead leader, with
+`POST /_locks/{name}/_force_release` and scope `election` (docs/API.md "Administration"); the
+loop learns it only through its loss watch (the observe)."""
 
 from __future__ import annotations
 
@@ -24,10 +22,18 @@ from lockclient import unique, wait_until
 from test_client_async import run, until
 
 
-def resign_from_outside(locks: eslm.Locks, name: str, candidate: str, term: int) -> dict:
-    """Ends `candidate`'s leadership of `term` without its client knowing (see the docstring)."""
-    return locks.run(steps.simple("POST", f"/_elections/{name}/_resign",
-                                  {"candidate": candidate, "term": term}, 5))
+def force_release(name: str) -> dict:
+    """The step that evicts the leader of `name` without its client knowing (see the docstring)."""
+    return steps.simple("POST", f"/_locks/{name}/_force_release",
+                        {"scope": "election", "reason": "test: leader evicted"}, 5)
+
+
+def evict_leader(locks: eslm.Locks, name: str, candidate: str, term: int) -> dict:
+    """Ends `candidate`'s leadership of `term` without its client knowing: evicts the leader,
+    after checking it is that leadership."""
+    state = locks.election(name)
+    assert (state["leader"], state["term"]) == (candidate, term), state
+    return locks.run(force_release(name))
 
 
 def watches(locks: eslm.Locks) -> int:
@@ -111,7 +117,7 @@ def test_a_leadership_ended_from_outside_is_lost_within_a_second(locks, noticed)
     with pytest.raises(eslm.LockLost) as lost:
         with locks.leadership(name, lease="60s", on_lost=told.append) as lead:
             ended_at = time.monotonic()
-            resign_from_outside(locks, name, locks.owner, lead.term)
+            evict_leader(locks, name, locks.owner, lead.term)
             stopped = noticed(lambda: lead.stopping.is_set(), 5)
             took = time.monotonic() - ended_at
     assert stopped and took < 1.0, f"stopping set {took:.2f} s after the resignation"
@@ -161,7 +167,7 @@ def test_a_loop_stops_its_work_within_a_second_of_losing_and_campaigns_again(es,
         loser = a if first is a.leadership else b
         wait_until(lambda: len(locks.election(name)["candidates"]) == 1, 10, message="the other queued")
         ended_at = time.monotonic()
-        resign_from_outside(locks, name, first.owner, first.term)
+        evict_leader(locks, name, first.owner, first.term)
         wait_until(lambda: first.term in stopped_at, 5, message="the work stopped")
         assert stopped_at[first.term] - ended_at < 1.0, "the work was stopped within a second"
         second = wait_until(lambda: (a.leadership or b.leadership), 10, message="the next leader")
@@ -246,8 +252,7 @@ def test_async_loop_cancels_the_work_when_the_leadership_is_lost(es_node):
         assert await until(holds(lambda: leading), 10), "a leader"
         first = leading[0]
         ended_at = time.monotonic()
-        await probe.run(steps.simple("POST", f"/_elections/{name}/_resign",
-                                     {"candidate": first.owner, "term": first.term}, 5))
+        await probe.run(force_release(name))
         assert await until(holds(lambda: cancelled), 5), "the work was cancelled"
         assert cancelled[0][0] == first.term and cancelled[0][1] - ended_at < 1.0
         assert await until(holds(lambda: len(leading) == 2), 10), "it campaigned again"

@@ -19,7 +19,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.eslm.client.errors.InvalidLockRequestException;
 import org.eslm.client.errors.LockConflictException;
-import org.eslm.client.internal.Endpoints;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -28,10 +27,9 @@ import org.junit.jupiter.api.Test;
  * lead: never two at once, terms strictly increasing), the work interrupted within a second of
  * losing its leadership, and bad arguments refused.
  *
- * <p>How a leadership is ended from outside: {@code POST /_locks/{key}/_force_release} takes the
- * scopes {@code key} and {@code tree} only, so the tests end it with a resignation sent by another
- * client naming the leader's candidate and term ({@code POST /_elections/{name}/_resign}), which
- * ends it on the server as a force-release ends a lock; the loop learns it through its loss watch.
+ * <p>How a leadership is ended from outside: as an operator evicts a dead leader, with {@code POST
+ * /_locks/{name}/_force_release} and scope {@code election} (docs/API.md "Administration"); the
+ * loop learns it through its loss watch.
  */
 class ElectionTest extends NodeTest {
     private static final AcquireOptions ROUNDS =
@@ -64,9 +62,9 @@ class ElectionTest extends NodeTest {
         }
     }
 
-    private static int resignFromOutside(String name, Leadership lead) {
-        String body = "{\"candidate\":\"" + lead.candidate() + "\",\"term\":" + lead.term() + "}";
-        return RealNode.http(rest, "POST", Endpoints.election(name) + "/_resign", body)
+    private static int evictLeader(String name, Leadership lead) {
+        String body = "{\"scope\":\"election\",\"reason\":\"test: leader " + lead.term() + " evicted\"}";
+        return RealNode.http(rest, "POST", "/_locks/" + name + "/_force_release", body)
                 .status();
     }
 
@@ -156,7 +154,7 @@ class ElectionTest extends NodeTest {
                     Duration.ofSeconds(10),
                     "the other loop queued");
             long endedAt = System.nanoTime();
-            assertEquals(200, resignFromOutside(name, first));
+            assertEquals(200, evictLeader(name, first));
             RealNode.await(
                     () -> interruptedAt.containsKey(first.term()), Duration.ofSeconds(5), "the work interrupted");
             long tookMs = (interruptedAt.get(first.term()) - endedAt) / 1_000_000;
