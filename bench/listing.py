@@ -12,7 +12,7 @@ multi-acquire requests of `--batch` keys (`locks.max_keys_per_request` raised to
   the whole list (`GET /_locks?size=1000&after=<next>`, starting over at the end); page latency
   and full passes are recorded too. One kind of round per `--max-busy` value: the node's
   `locks.listing.max_busy` (the share of one core listing may keep busy) is set before each,
-  so paced (0.5, the default) and unpaced (1.0) listing are measured side by side.
+  so paced (0.25, the default) and unpaced (1.0) listing are measured side by side.
 
 Issue 13's goal: acquire latency during continuous listing within 2x of without, pages prompt.
 
@@ -222,9 +222,9 @@ def main() -> None:
     ap.add_argument("--heap", default="2g")
     ap.add_argument("--lister-nice", type=int, default=10,
                     help="niceness of the lister process (0: as the node and the steady client)")
-    ap.add_argument("--max-busy", default="1.0,0.5",
+    ap.add_argument("--max-busy", default="1.0,0.25",
                     help="locks.listing.max_busy values the lister runs under, one kind of round "
-                         "each (1.0: unpaced; 0.5: the default)")
+                         "each (1.0: unpaced; 0.25: the default)")
     ap.add_argument("--plugin-zip", type=Path, default=None,
                     help="the plugin zip to install (default: the build's, scripts/node.py)")
     args = ap.parse_args()

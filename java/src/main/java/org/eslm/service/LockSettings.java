@@ -100,7 +100,7 @@ public final class LockSettings {
      * throttled, so that it cannot take the cores lock requests need. {@code 1.0}: no pacing.
      */
     public static final Setting<Double> LISTING_MAX_BUSY =
-            Setting.doubleSetting("locks.listing.max_busy", 0.5, 0.05, 1.0, Property.NodeScope, Property.Dynamic);
+            Setting.doubleSetting("locks.listing.max_busy", 0.25, 0.05, 1.0, Property.NodeScope, Property.Dynamic);
 
     /** {@code locks.durability} value: changes replicated and persisted before they are answered. */
     public static final String DURABILITY_REPLICATED = "replicated";
