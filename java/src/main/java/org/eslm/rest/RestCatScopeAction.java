@@ -14,11 +14,13 @@ import org.elasticsearch.rest.RestRequest;
  */
 public final class RestCatScopeAction extends RestCatLocksAction {
     private final String table;
+    private final Route route;
     private final String scope;
     private final List<Column> columns;
 
-    private RestCatScopeAction(String table, String scope, List<Column> columns) {
+    private RestCatScopeAction(String table, Route route, String scope, List<Column> columns) {
         this.table = table;
+        this.route = route;
         this.scope = scope;
         this.columns = columns;
     }
@@ -27,6 +29,7 @@ public final class RestCatScopeAction extends RestCatLocksAction {
     public static RestCatScopeAction semaphores() {
         return new RestCatScopeAction(
                 "semaphores",
+                new Route(GET, "/_cat/semaphores"),
                 LockBodies.SEMAPHORE,
                 List.of(
                         new Column("name", "alias:n;desc:semaphore name", "key"),
@@ -43,6 +46,7 @@ public final class RestCatScopeAction extends RestCatLocksAction {
     public static RestCatScopeAction elections() {
         return new RestCatScopeAction(
                 "elections",
+                new Route(GET, "/_cat/elections"),
                 ElectionBodies.ELECTION,
                 List.of(
                         new Column("name", "alias:n;desc:election name", "key"),
@@ -61,12 +65,12 @@ public final class RestCatScopeAction extends RestCatLocksAction {
 
     @Override
     public List<Route> routes() {
-        return List.of(new Route(GET, "/_cat/" + table));
+        return List.of(route);
     }
 
     @Override
     protected void documentation(StringBuilder sb) {
-        sb.append("/_cat/").append(table).append('\n');
+        sb.append(route.getPath()).append('\n');
     }
 
     @Override
