@@ -92,6 +92,7 @@ impl LockTable {
     /// counts, and its lease deadline (or its session's lock set).
     pub(super) fn add_lock(&mut self, lock: Lock) -> LockIdx {
         let Lock { owner, key, session, mode, token, lease_until, .. } = lock;
+        let scope = self.key_state(key).scope;
         let l = match self.free_locks.pop() {
             Some(l) => {
                 if let Some(slot) = self.locks.get_mut(l as usize) {
@@ -109,7 +110,7 @@ impl LockTable {
             self.semaphore_grants += 1;
             self.held_permits += u64::from(lock.permits);
         }
-        if self.key_state(key).scope == Scope::Election {
+        if scope == Scope::Election {
             self.election_leaders += 1;
         }
         self.note_lock(l);
@@ -121,7 +122,7 @@ impl LockTable {
         if !self.watches.by_name.is_empty() {
             self.fire_holder_watches(l);
         }
-        if self.key_state(key).scope == Scope::Tree {
+        if scope == Scope::Tree {
             for anc in self.ancestor_keys(key) {
                 self.add_holder(anc, HolderEntry { lock: l, owner, mode: mode.intention() });
             }
