@@ -194,10 +194,10 @@ def niceness_by_thread(pid: int) -> dict[int, int]:
     return out
 
 
-def test_listing_runs_on_one_thread_of_its_own_at_a_lower_priority(single_node, locks):
+def test_listing_runs_on_one_thread_of_its_own_at_the_nodes_priority(single_node, locks):
     """docs/ARCHITECTURE.md "Listing": each node lists on the one-thread pool `locks_listing`,
-    whose thread lowers its own priority (nice 10) so that lock requests are never scheduled
-    behind a page being built; no other thread of the node is touched."""
+    at the node's own scheduling priority: a listing thread that lowered its priority (nice 10,
+    as it once did) raised the acquire tail under continuous listing (bench/RESULTS.md, run 6)."""
     ok(locks.acquire(unique("nice"), "o"))
     for _ in range(3):
         ok(locks.list(size=10))
@@ -207,7 +207,7 @@ def test_listing_runs_on_one_thread_of_its_own_at_a_lower_priority(single_node, 
     assert pool["threads"] == 1 and pool["completed"] >= 3, pool
     niceness = niceness_by_thread(single_node.server_pid())
     niced = {tid: n for tid, n in niceness.items() if n != 0}
-    assert list(niced.values()) == [10], f"one thread at nice 10, the others at 0: {niced}"
+    assert niced == {}, f"every thread of the node at nice 0: {niced}"
 
 
 def test_listing_pages_across_scopes_in_the_cores_order(locks):

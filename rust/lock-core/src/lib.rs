@@ -56,7 +56,7 @@ pub use config::{Config, Limits, MAX_AGING_MS};
 pub use error::{ErrorCode, LockError};
 pub use event::{CancelReason, Event};
 pub use mode::{Mode, ALL_MODES};
-pub use partition::Partition;
+pub use partition::{Partition, LIST_CHUNK};
 pub use request::{
     AcquireRequest, DowngradeRequest, LockItem, MultiAcquireRequest, MultiReleaseRequest,
     ReleaseItem, ReleaseRequest, RenewRequest, WatchRequest,

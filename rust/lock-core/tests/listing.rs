@@ -12,7 +12,10 @@ mod common;
 use std::collections::BTreeSet;
 
 use common::{grant, req, table, tree};
-use lock_core::{ListCursor, ListFilter, LockTable, Mode, ReleaseRequest, Scope, SCAN_BUDGET};
+use lock_core::{
+    ListCursor, ListFilter, LockTable, Mode, Partition, ReleaseRequest, Scope, LIST_CHUNK,
+    SCAN_BUDGET,
+};
 use proptest::prelude::*;
 
 type Entry = (String, Scope, String);
@@ -120,6 +123,82 @@ fn a_rare_owner_is_found_through_partial_pages_within_the_scan_budget() {
     // Each call examines at most the budget (here one entry per key and one per holder).
     assert!(calls >= n * 2 / SCAN_BUDGET, "{calls} calls for {n} keys");
     assert!(calls <= n * 2 / SCAN_BUDGET + 2, "{calls} calls for {n} keys");
+}
+
+/// Pages through `p` with `filter`, each page both as the partition builds it (in chunks, the
+/// mutex released between them) and as one call on its table answers it: they must be equal.
+fn page_both_ways(p: &Partition, filter: &ListFilter) -> usize {
+    let mut after = None;
+    let mut listed = 0;
+    loop {
+        let f = ListFilter { after, ..filter.clone() };
+        let chunked = p.list_page(&f);
+        assert_eq!(chunked, p.with_table(|t| t.list_page(&f)), "filter {f:?}");
+        listed += chunked.locks.len();
+        match chunked.next {
+            Some(n) => after = Some(n),
+            None => return listed,
+        }
+    }
+}
+
+#[test]
+fn a_partition_builds_each_page_in_chunks_equal_to_one_call() {
+    let p = Partition::new(1).expect("partition");
+    p.with_table(|t| {
+        for i in 0..2550 {
+            grant(t, &req(&format!("k{i:05}"), &format!("o{}", i % 7), Mode::Exclusive), 0);
+        }
+        for o in ["c", "a", "b"] {
+            grant(t, &req("k00010s", o, Mode::Shared), 0);
+            grant(t, &tree("/k/x", o, Mode::Shared), 0);
+        }
+    });
+    let all = ListFilter { size: 1000, ..Default::default() };
+    assert_eq!(page_both_ways(&p, &all), 2550 + 6);
+    // Sizes that are and are not multiples of a chunk, a prefix, an owner.
+    assert_eq!(page_both_ways(&p, &ListFilter { size: 250, ..all.clone() }), 2556);
+    assert_eq!(page_both_ways(&p, &ListFilter { size: 137, ..all.clone() }), 2556);
+    let prefix = ListFilter { prefix: Some("k01".into()), ..all.clone() };
+    assert_eq!(page_both_ways(&p, &prefix), 1000);
+    let owner = ListFilter { owner: Some("o3".into()), ..all.clone() };
+    assert_eq!(page_both_ways(&p, &owner), (0..2550).filter(|i| i % 7 == 3).count());
+    assert_eq!(p.list_page(&all).locks.len(), 1000, "a full page is ten chunks");
+    const { assert!(LIST_CHUNK < 1000) };
+}
+
+#[test]
+fn the_chunks_of_a_page_share_its_scan_budget() {
+    // One key in 50 held by "x": a page of 1000 for "x" would examine 100,000 entries if each
+    // chunk had a budget of its own. Sharing one, a page stops near the budget.
+    let p = Partition::new(1).expect("partition");
+    let n = 2 * SCAN_BUDGET + 500;
+    p.with_table(|t| {
+        for i in 0..n {
+            let owner = if i % 50 == 0 { "x" } else { "many" };
+            grant(t, &req(&format!("k{i:06}"), owner, Mode::Exclusive), 0);
+        }
+    });
+    let filter = ListFilter { owner: Some("x".into()), size: 1000, ..Default::default() };
+    let (mut after, mut found, mut pages) = (None, 0, 0);
+    loop {
+        let page = p.list_page(&ListFilter { after, ..filter.clone() });
+        pages += 1;
+        // One entry per key and one per holder: the budget covers SCAN_BUDGET / 2 keys, of which
+        // one in 50 matches; a chunk may finish the key it started.
+        assert!(
+            page.locks.len() <= SCAN_BUDGET / 2 / 50 + 1,
+            "{} locks in a page",
+            page.locks.len()
+        );
+        found += page.locks.len();
+        match page.next {
+            Some(next) => after = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(found, n.div_ceil(50));
+    assert!(pages >= n * 2 / SCAN_BUDGET, "{pages} pages");
 }
 
 #[test]

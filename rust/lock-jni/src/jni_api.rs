@@ -197,19 +197,6 @@ pub extern "system" fn Java_org_eslm_bridge_LockNative_call<'local>(
     })
 }
 
-/// `static native int lowerCurrentThreadPriority(int niceness)`: see
-/// [`crate::thread::lower_current_thread_priority`]; -1 when the priority was left as it was.
-#[no_mangle]
-pub extern "system" fn Java_org_eslm_bridge_LockNative_lowerCurrentThreadPriority<'local>(
-    mut env: JNIEnv<'local>,
-    _class: JClass<'local>,
-    niceness: jint,
-) -> jint {
-    run_jni(&mut env, -1, |_env| {
-        Ok(crate::thread::lower_current_thread_priority(niceness).unwrap_or(-1))
-    })
-}
-
 /// `static native void testOnlyPanic(String message)`: panics on purpose (outside any partition),
 /// so tests can prove a panic reaches Java as a `NativeLockException` with the core-panic code
 /// and the JVM lives on. Not reachable over REST.

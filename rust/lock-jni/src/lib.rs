@@ -10,7 +10,6 @@
 //! | [`jni_api`] | the `Java_...` entry points, each run inside `jni_api::run_jni` |
 //! | [`c_api`] | the `extern "C"` entry points described by `include/eslm.h` |
 //! | [`logging`] | a `tracing` layer that queues Rust log lines for the node's logger |
-//! | [`thread`] | lowering the calling thread's priority, for the plugin's listing thread |
 //!
 //! Rule of the boundary: nothing unwinds across it. Every entry point catches panics and turns
 //! errors into a Java exception (JNI) or a status code (C).
@@ -24,7 +23,6 @@ pub mod jni_api;
 pub mod logging;
 pub mod node;
 pub mod ops;
-pub mod thread;
 
 /// Version of the bridge, reported at plugin start and in diagnostics.
 pub const BRIDGE_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -34,6 +34,14 @@ impl ListFilter {
     /// Most entries one page answers: a bound on the answer built under the partition's lock
     /// (docs/API.md, "List locks").
     pub const MAX_SIZE: usize = 1000;
+
+    /// The most locks a page of this filter answers: `size` made concrete.
+    pub fn page_size(&self) -> usize {
+        match self.size {
+            0 => ListFilter::DEFAULT_SIZE,
+            n => n.min(ListFilter::MAX_SIZE),
+        }
+    }
 }
 
 impl LockTable {
@@ -130,17 +138,14 @@ impl LockTable {
     }
 
     /// The work of [`LockTable::list_page`].
-    pub(super) fn locks_matching(&self, filter: &ListFilter) -> ListPage {
-        let size = match filter.size {
-            0 => ListFilter::DEFAULT_SIZE,
-            n => n.min(ListFilter::MAX_SIZE),
-        };
+    pub(super) fn locks_matching(&self, filter: &ListFilter, budget: usize) -> (ListPage, usize) {
         self.page(&PageSpec {
             owner: filter.owner.as_deref(),
             prefix: filter.prefix.as_deref(),
             scope: filter.scope,
             after: filter.after.as_ref(),
-            size,
+            size: filter.page_size(),
+            budget,
         })
     }
 

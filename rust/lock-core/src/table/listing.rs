@@ -144,6 +144,8 @@ pub(super) struct PageSpec<'a> {
     pub(super) scope: Option<Scope>,
     pub(super) after: Option<&'a ListCursor>,
     pub(super) size: usize,
+    /// Most keys and holder entries examined (see [`SCAN_BUDGET`]).
+    pub(super) budget: usize,
 }
 
 impl LockTable {
@@ -179,13 +181,13 @@ impl LockTable {
         }
     }
 
-    /// The work of [`LockTable::list_page`].
-    pub(super) fn page(&self, spec: &PageSpec<'_>) -> ListPage {
+    /// The work of [`LockTable::list_page_within`]: the page, and the entries examined.
+    pub(super) fn page(&self, spec: &PageSpec<'_>) -> (ListPage, usize) {
         let mut page = ListPage { locks: Vec::new(), next: None };
         let owner = match spec.owner {
             Some(o) => match self.find_owner(o) {
                 Some(o) => Some(o),
-                None => return page,
+                None => return (page, 0),
             },
             None => None,
         };
@@ -194,11 +196,11 @@ impl LockTable {
         let mut on_key: Vec<(&str, LockIdx)> = Vec::new();
         for (name, scope) in self.listing.from(page_start(spec)) {
             if spec.prefix.is_some_and(|p| !name.starts_with(p)) {
-                return page;
+                return (page, examined);
             }
-            if examined >= SCAN_BUDGET && frontier.is_some() {
+            if examined >= spec.budget && frontier.is_some() {
                 page.next = frontier;
-                return page;
+                return (page, examined);
             }
             if spec.scope.is_some_and(|s| s != scope) {
                 // Skipped, but scanned: a page over the budget may end here.
@@ -227,7 +229,7 @@ impl LockTable {
                 }
                 if page.locks.len() == spec.size {
                     page.next = page.locks.last().map(cursor_of);
-                    return page;
+                    return (page, examined);
                 }
                 page.locks.push(self.lock_info(l, self.lock(l)));
             }
@@ -235,7 +237,7 @@ impl LockTable {
                 frontier = Some(ListCursor { key: name.to_string(), scope, owner: o.into() });
             }
         }
-        page
+        (page, examined)
     }
 
     /// Checks the listing index against the keys: exactly the targeted keys, each once.

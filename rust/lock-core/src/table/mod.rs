@@ -553,7 +553,15 @@ impl LockTable {
     /// run under the partition's lock whatever the number of held locks; follow
     /// [`ListPage::next`] for the rest.
     pub fn list_page(&self, filter: &ListFilter) -> ListPage {
-        self.locks_matching(filter)
+        self.locks_matching(filter, SCAN_BUDGET).0
+    }
+
+    /// [`LockTable::list_page`] examining at most `budget` entries (at least one key, so a
+    /// page always moves on); answers the page and how many entries it examined. A
+    /// [`Partition`](crate::Partition) builds a page from several of these, releasing its mutex
+    /// between them.
+    pub fn list_page_within(&self, filter: &ListFilter, budget: usize) -> (ListPage, usize) {
+        self.locks_matching(filter, budget)
     }
 
     /// Counters, histograms, hottest keys and the memory estimate.

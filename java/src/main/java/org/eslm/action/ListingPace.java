@@ -16,9 +16,16 @@ final class ListingPace {
         this.readyAt = now;
     }
 
-    /** How long a page that would start at {@code now} must wait; 0 when it may start. */
-    synchronized long delay(long now) {
-        return Math.max(0, readyAt - now);
+    /**
+     * How many milliseconds a page that would start at {@code now} must wait, rounded up; 0 when
+     * it may start. Whole milliseconds because the thread pool's scheduler counts in them: a wait
+     * of 0.7 ms handed to it as nanoseconds runs at once, finds the page still early, and
+     * schedules again — a loop that kept a core busy until the page was due and raised the
+     * acquire tail it was meant to lower (bench/RESULTS.md, "Listing a million held locks").
+     */
+    synchronized long delayMillis(long now) {
+        long nanos = readyAt - now;
+        return nanos <= 0 ? 0 : (nanos + 999_999) / 1_000_000;
     }
 
     /** Counts a page that ran from {@code start} to {@code end} under the share {@code maxBusy} (0..1]. */

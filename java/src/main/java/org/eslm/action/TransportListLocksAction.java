@@ -19,7 +19,6 @@ import org.elasticsearch.threadpool.ThreadPool;
 import org.elasticsearch.xcontent.ToXContentObject;
 import org.elasticsearch.xcontent.XContentBuilder;
 import org.elasticsearch.xcontent.XContentType;
-import org.eslm.bridge.LockNative;
 import org.eslm.cluster.TransportWiring;
 import org.eslm.compat.NodeRequestBase;
 import org.eslm.compat.NodesRequestBase;
@@ -47,14 +46,6 @@ public final class TransportListLocksAction
      * number of listers (docs/ARCHITECTURE.md "Listing").
      */
     public static final String EXECUTOR = "locks_listing";
-
-    /**
-     * The niceness the listing thread gives itself: a lock request is never scheduled behind a
-     * page being built (an unprivileged thread may lower its own priority; Linux only).
-     */
-    static final int LISTING_NICENESS = 10;
-
-    private static final ThreadLocal<Boolean> LOWERED = ThreadLocal.withInitial(() -> false);
 
     private final ListingPace pace = new ListingPace(System.nanoTime());
 
@@ -249,13 +240,12 @@ public final class TransportListLocksAction
      */
     @Override
     protected void nodeOperationAsync(NodeRequest request, Task task, ActionListener<NodeResponse> listener) {
-        lowerListingThreadPriority();
-        long delay = pace.delay(System.nanoTime());
+        long delay = pace.delayMillis(System.nanoTime());
         if (delay > 0) {
             ThreadPool threadPool = transportService.getThreadPool();
             threadPool.schedule(
                     () -> nodeOperationAsync(request, task, listener),
-                    TimeValue.timeValueNanos(delay),
+                    TimeValue.timeValueMillis(delay),
                     threadPool.executor(EXECUTOR));
             return;
         }
@@ -266,14 +256,6 @@ public final class TransportListLocksAction
                         listener.map(pages -> new NodeResponse(clusterService.localNode(), pages)),
                         () -> pace.pageTook(
                                 start, System.nanoTime(), locks.settings().listingMaxBusy())));
-    }
-
-    /** Once per thread of {@link #EXECUTOR} (never on a thread of Elasticsearch's own pools). */
-    private static void lowerListingThreadPriority() {
-        if (LOWERED.get() == false && Thread.currentThread().getName().contains("[" + EXECUTOR + "]")) {
-            LockNative.lowerCurrentThreadPriority(LISTING_NICENESS);
-            LOWERED.set(true);
-        }
     }
 
     /** Never called: {@link #nodeOperationAsync} answers without blocking a thread. */

@@ -55,13 +55,6 @@ public final class LockNative {
 
     static native String version();
 
-    /**
-     * Makes the calling thread (only it) at least {@code niceness} nice, never raising its priority;
-     * answers its niceness afterwards, or -1 where it was left as it was (not Linux, refused). For
-     * the plugin's own background threads (rust/lock-jni/src/thread.rs).
-     */
-    public static native int lowerCurrentThreadPriority(int niceness);
-
     /** A node core from {@code {"config"?: {...}, "partitions"?: [{"id", "epoch"}]}}. */
     static native long coreNew(String nodeConfigJson);
 
