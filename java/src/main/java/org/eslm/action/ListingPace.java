@@ -20,8 +20,8 @@ final class ListingPace {
      * How many milliseconds a page that would start at {@code now} must wait, rounded up; 0 when
      * it may start. Whole milliseconds because the thread pool's scheduler counts in them: a wait
      * of 0.7 ms handed to it as nanoseconds runs at once, finds the page still early, and
-     * schedules again — a loop that kept a core busy until the page was due and raised the
-     * acquire tail it was meant to lower (bench/RESULTS.md, "Listing a million held locks").
+     * schedules again, in a loop until the page is due (bench/RESULTS.md, "Listing a million
+     * held locks", run 6).
      */
     synchronized long delayMillis(long now) {
         long nanos = readyAt - now;
