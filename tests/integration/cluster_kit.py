@@ -133,7 +133,11 @@ def move_partition(cluster, to):
     while owner_of_partition(cluster, 0, seen)[0] is not to:
         assert time.monotonic() < deadline, "partition did not move"
         time.sleep(0.05)
-    http(to, "GET", "/_cluster/health/.locks?wait_for_status=green&timeout=60s", timeout=70)
+    # Green is not enough: a relocating shard counts as green, and `to` serves from the
+    # relocation's hand-off on, before the master marks the move done. The next move (from `to`)
+    # would then find no started copy on it (CI saw "can't move [.locks][0], failed to find it").
+    http(to, "GET", "/_cluster/health/.locks?wait_for_status=green&wait_for_no_relocating_shards=true"
+         "&wait_for_no_initializing_shards=true&timeout=60s", timeout=70)
     return [state for name, state in seen if name == to.name]
 
 
