@@ -119,6 +119,11 @@ def test_every_partition_has_an_in_sync_replica_and_keys_spread_over_owners(clus
         else:
             served = [p for p in diag["core"]["partitions"] if p["id"] == int(s["shard"])]
             assert [p["replicated"] for p in served] == [True], served
+            # its batches' round trips: the whole state, then at least the grant and the release
+            batches = served[0]["replication"]
+            assert batches["batches"] >= 3, batches
+            trip = batches["round_trip_ms"]
+            assert 0 < trip["p50"] <= trip["p99"] <= trip["max"], batches
 
 
 def test_a_key_lives_in_one_partition_and_keys_locked_together_share_a_hash_tag(cluster):

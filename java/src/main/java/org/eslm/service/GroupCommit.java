@@ -44,6 +44,7 @@ final class GroupCommit {
         boolean needFull = true;
         boolean closed;
         List<ActionListener<Void>> waiting = new ArrayList<>();
+        final BatchTimes times = new BatchTimes();
 
         Lane(long epoch) {
             this.epoch = epoch;
@@ -83,6 +84,12 @@ final class GroupCommit {
     /** Whether {@code partition} is replicated from here. */
     boolean replicates(int partition) {
         return lanes.containsKey(partition);
+    }
+
+    /** The round trips of {@code partition}'s batches ({@link BatchTimes#toMap}), or null if not replicated here. */
+    Map<String, Object> batchTimes(int partition) {
+        Lane lane = lanes.get(partition);
+        return lane == null ? null : lane.times.toMap();
     }
 
     /** The next batch of {@code partition} carries its whole state (a copy has none); sent now. */
@@ -154,13 +161,18 @@ final class GroupCommit {
             return;
         }
         String json = BridgeJson.batch(full, take.get("result"));
+        long shippedAt = System.nanoTime();
         channel.ship(
                 partition,
                 lane.epoch,
                 full,
                 json,
                 ActionListener.wrap(
-                        ignored -> committed(partition, lane, batch, take), e -> failed(partition, lane, batch, e)));
+                        ignored -> {
+                            lane.times.record(System.nanoTime() - shippedAt);
+                            committed(partition, lane, batch, take);
+                        },
+                        e -> failed(partition, lane, batch, e)));
     }
 
     /** Whether a take changed nothing (the core's {@code PartitionDelta::is_empty}). */

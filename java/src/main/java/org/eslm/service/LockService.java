@@ -498,7 +498,8 @@ public final class LockService implements Closeable {
     /**
      * The core's diagnostics with {@code confirmed} on each partition: whether the elected master
      * confirmed this node's ownership recently enough that the partition moves on in time and
-     * grants (false: it is read as it stands, see {@link #tickConfirmed}).
+     * grants (false: it is read as it stands, see {@link #tickConfirmed}); with {@code replicated},
+     * and for a replicated one its batches' round trips ({@code replication}, {@link BatchTimes}).
      */
     private Map<String, Object> withConfirmation(Object coreDiagnostics) {
         Map<String, Object> core = new LinkedHashMap<>();
@@ -511,6 +512,10 @@ public final class LockService implements Closeable {
                 int id = ((Number) partition.get("id")).intValue();
                 partition.put("confirmed", partitions.confirmed(id));
                 partition.put("replicated", commits.replicates(id));
+                Map<String, Object> batches = commits.batchTimes(id);
+                if (batches != null) {
+                    partition.put("replication", batches);
+                }
                 annotated.add(partition);
             }
             core.put("partitions", annotated);

@@ -86,6 +86,9 @@ class GroupCommitTest {
             commits.afterCommit(0, waiting(nothing));
             assertEquals("ok", nothing.get(), "a take that changed nothing is not sent");
             assertEquals(2, channel.shipped.size());
+            assertEquals(2L, commits.batchTimes(0).get("batches"), "only batches sent are timed");
+            assertTrue(commits.batchTimes(0).containsKey("round_trip_ms"));
+            assertNull(commits.batchTimes(1), "a partition not replicated here has no batches");
         }
     }
 
@@ -108,6 +111,7 @@ class GroupCommitTest {
             assertEquals("gone 0", ((Exception) answer.get()).getMessage(), "failed as retryable, not as the cause");
             assertEquals(List.of(0), givenUp);
             assertFalse(commits.replicates(0));
+            assertNull(commits.batchTimes(0));
 
             AtomicReference<Object> late = new AtomicReference<>();
             commits.afterCommit(0, waiting(late));
