@@ -185,6 +185,22 @@ class Peer:
     def setup_key(self, key: str) -> None:
         """Called once before a workload for each key it uses (persistent parents, ...)."""
 
+    def after_workload(self) -> dict:
+        """Figures the server itself reports about the workload just run, added to its result."""
+        return {}
+
+
+def replication_figures(node) -> dict:
+    """Partition 0's batch round trips over the owner's last 1024 batches, from its
+    `GET /_locks/_node/diagnostics` (docs/API.md): what replication adds to every hand-off, as
+    the plugin measured it. Empty when `node` does not replicate partition 0 (memory mode)."""
+    for part in node.get("/_locks/_node/diagnostics").get("core", {}).get("partitions", []):
+        trip = (part.get("replication") or {}).get("round_trip_ms") if part.get("id") == 0 else None
+        if trip:
+            return {"replication_round_trip_p50_ms": trip["p50"],
+                    "replication_round_trip_p99_ms": trip["p99"]}
+    return {}
+
 
 class EsNode:
     """One Elasticsearch node with the plugin. `ES` is shared by the plugin, the document recipe
@@ -315,6 +331,9 @@ class Plugin(Peer):
 
     def server_pid(self):
         return self.es.pid()
+
+    def after_workload(self):
+        return replication_figures(self.es.node)
 
     @property
     def durability(self):
@@ -513,6 +532,9 @@ class Plugin3(Peer):
 
     def semaphore_client(self, i):
         return self.client(i, SemaphoreClient)
+
+    def after_workload(self):
+        return replication_figures(self.owner)
 
     def server_pid(self):
         try:
@@ -763,16 +785,23 @@ class ZooKeeper(Peer):
     name = "zookeeper"
     label = "ZooKeeper + kazoo Lock"
     server = ZK
+    route = "spread"  # an ensemble's clients: "spread" (i mod 3) or "owner" (all on the leader)
 
     def start(self, workdir, log=print):
         self.server.start(workdir, log)
 
+    def _server_of(self, i: int) -> int:
+        """An ensemble's client i connects to server i mod 3 first (the others are its
+        fallbacks), or with route "owner" to the leader, as the plugin's clients go to the owner."""
+        if self.route == "owner" and "leader" in self.server.modes:
+            return self.server.modes.index("leader")
+        return i
+
     def client(self, i):
-        # an ensemble: client i connects to server i mod 3 first (the others are its fallbacks)
-        return KazooClientLock(self.server.hosts(i), i)
+        return KazooClientLock(self.server.hosts(self._server_of(i)), i)
 
     def semaphore_client(self, i):
-        return KazooClientSemaphore(self.server.hosts(i), i)
+        return KazooClientSemaphore(self.server.hosts(self._server_of(i)), i)
 
     def server_pid(self):
         return self.server.pids()
@@ -783,7 +812,8 @@ class ZooKeeper(Peer):
         v = f"ZooKeeper {getattr(self.server, 'version', '?')}, kazoo {kazoo.version.__version__}"
         if self.server.servers > 1:
             v += (f"; ensemble of {self.server.servers} ({', '.join(self.server.modes)}), "
-                  "client i connects to server i mod 3")
+                  + ("every client connects to the leader" if self.route == "owner"
+                     else "client i connects to server i mod 3"))
         return v
 
 
@@ -929,6 +959,7 @@ class Etcd(Peer):
     name = "etcd"
     label = "etcd lock API (HTTP gateway)"
     members = 1
+    route = "spread"  # a cluster's clients: "spread" (i mod 3) or "owner" (all on the leader)
 
     def __init__(self):
         self.procs: list[subprocess.Popen] = []
@@ -1004,6 +1035,7 @@ class Etcd(Peer):
                     st, body = h.call("POST", "/v3/maintenance/status", {})
                     if st == 200 and body.get("leader") == body.get("header", {}).get("member_id"):
                         self._leader = names[k]
+                        self._leader_port = port
             finally:
                 h.close()
 
@@ -1018,14 +1050,18 @@ class Etcd(Peer):
         return self.procs[0].pid if len(self.procs) == 1 else tuple(p.pid for p in self.procs)
 
     def client(self, i):
-        # a cluster: client i talks to member i mod 3 (a follower forwards writes to the leader)
+        # a cluster: client i talks to member i mod 3 (a follower forwards writes to the leader),
+        # or with route "owner" every client to the leader, as the plugin's clients to the owner
+        if self.route == "owner" and getattr(self, "_leader_port", None):
+            return EtcdClient(self._leader_port, i)
         return EtcdClient(self.ports[i % len(self.ports)], i)
 
     def version(self):
         v = f"etcd {getattr(self, '_version', '?')} (v3 JSON gateway)"
         if self.members > 1:
             v += (f"; cluster of {self.members} (leader {getattr(self, '_leader', '?')}), "
-                  "client i talks to member i mod 3")
+                  + ("every client talks to the leader" if self.route == "owner"
+                     else "client i talks to member i mod 3"))
         return v
 
 

@@ -349,6 +349,8 @@ REPLICATED_ROWS = [
     ("contended, 16 clients: critical sections/s", "contended-16", "grants_per_s", 0),
     ("contended, 16: hand-off p50 (ms)", "contended-16", "handoff_p50_ms", 2),
     ("contended, 16: hand-off p99 (ms)", "contended-16", "handoff_p99_ms", 2),
+    ("contended, 16: a batch's round trip to every copy, p50 (ms; the owner's diagnostics)",
+     "contended-16", "replication_round_trip_p50_ms", 3),
     ("contended, 16: Jain fairness", "contended-16", "jain", 3),
     ("contended, 16: server requests per grant", "contended-16", "requests_per_grant", 1),
     ("contended, 16: server CPU ms per grant (all servers)", "contended-16",

@@ -128,11 +128,15 @@ def main() -> int:
                     "--no-inprocess unless given; writes <date>-replicated.json and RESULTS.md's "
                     "replicated section" % (",".join(REPLICATED_PEERS), ",".join(REPLICATED_WORKLOADS)))
     ap.add_argument("--three-node-route", choices=("spread", "owner"), default="spread",
-                    help="plugin-3's clients: client i to node i mod 3 (spread, default) or all to "
-                    "the node owning lock partition 0 (owner)")
+                    help="the three-server peers' clients: client i to node i mod 3 (spread, "
+                    "default) or all to the node owning lock partition 0, the ensembles' to their "
+                    "leader (owner)")
     ap.add_argument("--three-node-setting", action="append", default=[], metavar="KEY=VALUE",
                     help="a setting for plugin-3's nodes (-E KEY=VALUE), repeatable; e.g. "
                     "locks.durability=replicated")
+    ap.add_argument("--jit-warmup", type=float, metavar="SECONDS",
+                    help="unrecorded JIT warm-up per JVM peer (default 10, quick 1): 16 clients on "
+                    "their own keys, then as long on one key when a contended workload is chosen")
     ap.add_argument("--plugin-heap", default=P.PLUGIN_HEAP, metavar="SIZE",
                     help="heap of every plugin node, -Xms=-Xmx (default %(default)s; with 1g or "
                     "less Elasticsearch reads HTTP into unpooled buffers)")
@@ -150,6 +154,9 @@ def main() -> int:
 
     duration = args.duration or (1.5 if args.quick else 15.0)
     warmup = args.warmup if args.warmup is not None else (0.5 if args.quick else 2.0)
+    jit_s = args.jit_warmup if args.jit_warmup is not None else (1.0 if args.quick else 10.0)
+    if jit_s < 0:
+        ap.error("--jit-warmup must not be negative")
     if args.replicated:
         args.peers = args.peers or ",".join(REPLICATED_PEERS)
         args.workloads = args.workloads or ",".join(REPLICATED_WORKLOADS)
@@ -163,6 +170,9 @@ def main() -> int:
     for w in wl_filter:
         if w not in known:
             ap.error(f"unknown workload {w}; known: {', '.join(known)}")
+    warm_specs = [Spec("jit-warmup", 16, contended=False)]
+    if any(s.contended and (not wl_filter or s.name in wl_filter) for s in WORKLOADS):
+        warm_specs.append(Spec("jit-warmup-contended", 16, contended=True, hold_s=0.001))
     replicated = any(p in P.THREE for p in peers)
     if not re.fullmatch(r"[1-9][0-9]*[mg]", args.plugin_heap):
         ap.error(f"--plugin-heap wants a size such as 2g or 1536m, not {args.plugin_heap}")
@@ -202,8 +212,8 @@ def main() -> int:
     started: list = []
     results = {"command": cmd, "started_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                "quick": args.quick, "duration_s": duration, "warmup_s": warmup,
-               "three_node_route": args.three_node_route if "plugin-3" in peers else None,
-               "jvm_warmup_s": 1.0 if args.quick else 10.0, "client_procs": args.client_procs,
+               "three_node_route": args.three_node_route if replicated else None,
+               "jvm_warmup_s": jit_s * len(warm_specs), "client_procs": args.client_procs,
                "plugin_heap": args.plugin_heap,
                "machine": machine(), "other_load_at_start": other_load(),
                "versions": {}, "workloads": {}, "errors": []}
@@ -212,8 +222,9 @@ def main() -> int:
         instances = {}
         for name in sorted(need, key=lambda n: list(P.PEERS).index(n)):
             peer = P.PEERS[name]()
-            if name == "plugin-3":
+            if name in P.THREE:
                 peer.route = args.three_node_route
+            if name == "plugin-3":
                 peer.settings = three_settings
             try:
                 peer.start(workdir, log)
@@ -235,14 +246,17 @@ def main() -> int:
         # unrecorded load first, else the first workload (uncontended-1, the plugin) pays for it
         # (measured: 1.5 ms vs 0.85 ms acquire+release p50 warm). Other peers are native code
         # (etcd, Redis) or warm up within their own 2 s warm-up (ZooKeeper's JVM is mostly idle).
-        jit_s = 1.0 if args.quick else 10.0
+        # The contended path (waiters, grant events, on three nodes the batches of every hand-off)
+        # is code of its own: with contended workloads chosen it is warmed too. Three JVMs on two
+        # cores keep compiling it for over a minute (bench/RESULTS.md, "Where a replicated
+        # hand-off's time goes"), hence --jit-warmup.
         for name in ("plugin", "plugin-memory", "doc-recipe", "zookeeper", "plugin-3",
                      "zookeeper-3"):
-            if name in instances:
-                log(f"JIT warm-up: {name}, 16 clients, {jit_s:.0f} s (not recorded)")
+            for spec in warm_specs if name in instances and jit_s > 0 else []:
+                log(f"JIT warm-up: {name}, {spec.name}, 16 clients, {jit_s:.0f} s (not recorded)")
                 try:
-                    run_workload(instances[name], Spec("jit-warmup", 16, contended=False),
-                                 jit_s, 0.0, f"jit-{name}", log, procs=args.client_procs)
+                    run_workload(instances[name], spec, jit_s, 0.0, f"{spec.name}-{name}", log,
+                                 procs=args.client_procs)
                 except Exception as e:  # noqa: BLE001 - the workloads will show it
                     log(f"!! warm-up of {name} failed: {e}")
         seg = 0
@@ -261,6 +275,10 @@ def main() -> int:
                                      procs=args.client_procs)
                 except Exception as e:  # noqa: BLE001
                     r = {"errors": [f"{type(e).__name__}: {e}"], "trace": traceback.format_exc()}
+                try:
+                    r.update(instances[name].after_workload())
+                except Exception as e:  # noqa: BLE001 - the workload's own figures stand
+                    log(f"!! {name}: no figures of its own after {spec.name}: {e}")
                 results["workloads"].setdefault(spec.name, {})[name] = r
                 log("    " + report.one_line(spec.name, r))
         if not wl_filter or MIXED.name in wl_filter:

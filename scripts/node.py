@@ -147,6 +147,19 @@ def check_reachable(path: Path) -> None:
             )
 
 
+def thread_stats(pid: int) -> dict[int, list[str]]:
+    """Each live thread of process `pid` with the fields of its /proc/<pid>/task/<tid>/stat
+    after the command name, so that field N of proc(5) is at index N - 3 (utime 14 at 11,
+    stime 15 at 12, nice 19 at 16). Threads that end while they are read are left out."""
+    out = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            out[int(task.name)] = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+    return out
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

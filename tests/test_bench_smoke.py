@@ -110,6 +110,10 @@ def test_bench_replicated_quick_runs_the_three_server_peers(tmp_path):
             assert r["survived"] == "1/1", (name, peer, r)
     for peer, r in data["workloads"]["contended-16"].items():
         assert r["mutual_exclusion_violations"] == 0 and r["handoff_p50_ms"] is not None, peer
+        # the owner's own round trips (diagnostics) for the replicating plugin peers only
+        replicates = peer in ("plugin-3", "plugin")
+        assert (r.get("replication_round_trip_p50_ms", 0) > 0) == replicates, (peer, r)
+    assert "| contended, 16: a batch's round trip to every copy, p50" in proc.stdout
     assert "replica on" in data["versions"]["plugin-3"]
     assert "ensemble of 3" in data["versions"]["zookeeper-3"]
     assert "cluster of 3" in data["versions"]["etcd-3"]
@@ -118,5 +122,50 @@ def test_bench_replicated_quick_runs_the_three_server_peers(tmp_path):
     assert "| plugin, 3 nodes |" in proc.stdout and "| plugin, memory |" in proc.stdout
     assert "| semaphore (1 permit of 4), 1 client" in proc.stdout
     assert "| election, leader's node killed: new leader observed after, p50 (ms) |" in proc.stdout
+    assert "eslm-bench" not in subprocess.run(["ps", "-eo", "args"], capture_output=True,
+                                              text=True).stdout
+
+
+@pytest.mark.slow
+def test_bench_owner_route_puts_every_client_on_the_owner_or_leader(tmp_path):
+    """`--three-node-route owner` (bench/README.md): the plugin's clients all go to the owner of
+    partition 0 and the ensembles' clients all to their leader, as each versions line says; the
+    contended workload still grants with one holder at a time. Uses the zip as built."""
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--no-build", "--no-inprocess",
+         "--peers", "plugin-3,zookeeper-3,etcd-3", "--workloads", "contended-16",
+         "--three-node-route", "owner", "--out", str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
+    [result] = list(tmp_path.glob("*-replicated.json"))
+    data = json.loads(result.read_text())
+    assert data["three_node_route"] == "owner"
+    assert data["jvm_warmup_s"] == 2.0  # 1 s on many keys, then 1 s on one key (quick)
+    versions = data["versions"]
+    assert "every client to the owner node-" in versions["plugin-3"], versions
+    assert "every client connects to the leader" in versions["zookeeper-3"], versions
+    assert "every client talks to the leader" in versions["etcd-3"], versions
+    for peer, r in data["workloads"]["contended-16"].items():
+        assert r["grants"] > 0 and not r["errors"], (peer, r)
+        assert r["mutual_exclusion_violations"] == 0, peer
+
+
+@pytest.mark.slow
+def test_thread_cpu_prints_windows_and_cpu_by_thread_pool():
+    """`bench/thread_cpu.py` (bench/README.md): a window's figures, then each node's CPU per grant
+    split by the pools named in the JVM's thread dump, the owner's replication pool among them."""
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "thread_cpu.py"), "--windows", "2", "--window-s", "2"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-3000:]
+    assert re.search(r"^window 2: \d+ critical sections/s, hand-off p50 [\d.]+ ms$", proc.stdout, re.M), proc.stdout
+    assert re.search(r"^the owner's batch round trip to every copy .*: p50 [\d.]+ ms, p99 [\d.]+ ms$",
+                     proc.stdout, re.M), proc.stdout
+    nodes = re.findall(r"^  (node-\d): [\d.]+ in total; (.*)$", proc.stdout, re.M)
+    assert sorted(n for n, _ in nodes) == ["node-0", "node-1", "node-2"], proc.stdout
+    pools = " ".join(p for _, p in nodes)
+    assert "transport_worker" in pools and "locks_replication" in pools, proc.stdout
     assert "eslm-bench" not in subprocess.run(["ps", "-eo", "args"], capture_output=True,
                                               text=True).stdout

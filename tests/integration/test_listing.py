@@ -9,7 +9,6 @@ locks never show."""
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 
@@ -182,18 +181,6 @@ def test_two_partitions_pages_are_merged_in_order(two_partitions):
         lc.close()
 
 
-def niceness_by_thread(pid: int) -> dict[int, int]:
-    """Each thread of process `pid` with its nice value (/proc/<pid>/task/<tid>/stat, field 19)."""
-    out = {}
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
-        except FileNotFoundError:
-            continue  # the thread ended while we looked
-        out[int(task.name)] = int(fields[16])
-    return out
-
-
 def test_listing_runs_on_one_thread_of_its_own_at_the_nodes_priority(single_node, locks):
     """docs/ARCHITECTURE.md "Listing": each node lists on the one-thread pool `locks_listing`,
     at the node's own scheduling priority: a listing thread that lowered its priority (nice 10,
@@ -205,7 +192,7 @@ def test_listing_runs_on_one_thread_of_its_own_at_the_nodes_priority(single_node
     (node,) = stats["nodes"].values()
     pool = node["thread_pool"]["locks_listing"]
     assert pool["threads"] == 1 and pool["completed"] >= 3, pool
-    niceness = niceness_by_thread(single_node.server_pid())
+    niceness = {tid: int(f[16]) for tid, f in esnode.thread_stats(single_node.server_pid()).items()}
     niced = {tid: n for tid, n in niceness.items() if n != 0}
     assert niced == {}, f"every thread of the node at nice 0: {niced}"
 
