@@ -385,13 +385,17 @@ public final class LockService implements Closeable {
         try {
             envelope = callRouted(op, partition, BridgeJson.toJson(args));
         } catch (Exception e) {
-            pending.remove(p);
-            listener.onFailure(e);
+            pending.callReturned(p);
+            if (pending.remove(p)) {
+                listener.onFailure(e);
+            }
             ticks.soon();
             return;
         }
+        Exception closedMeanwhile = pending.callReturned(p);
         Map<?, ?> result = (Map<?, ?>) envelope.get("result");
         if (result.containsKey("granted")) {
+            // A partition closed meanwhile fails the commit below (retryable): nothing is told.
             pending.remove(p);
             Map<String, Object> body = ResponseShapes.granted(op, result.get("granted"));
             afterCommit(partition, listener.delegateFailureAndWrap((l, ignored) -> {
@@ -401,7 +405,15 @@ public final class LockService implements Closeable {
         } else {
             Map<?, ?> queued = (Map<?, ?>) result.get("queued");
             pending.queued(p, ((Number) queued.get("waiter_id")).longValue(), task);
+            failIfClosed(p, closedMeanwhile);
             handleAfterCommit(partition, envelope);
+        }
+    }
+
+    /** A waiter queued in a partition that closed during its call went with it: answered now. */
+    private void failIfClosed(PendingRequests.Pending p, Exception closedMeanwhile) {
+        if (closedMeanwhile != null && pending.remove(p)) {
+            p.listener.onFailure(closedMeanwhile);
         }
     }
 
@@ -420,10 +432,13 @@ public final class LockService implements Closeable {
         try {
             envelope = callRouted(NativeOp.WATCH, partition, BridgeJson.toJson(args));
         } catch (Exception e) {
-            pending.remove(p);
-            listener.onFailure(e);
+            pending.callReturned(p);
+            if (pending.remove(p)) {
+                listener.onFailure(e);
+            }
             return;
         }
+        Exception closedMeanwhile = pending.callReturned(p);
         Map<?, ?> result = (Map<?, ?>) envelope.get("result");
         if (result.get("answered") instanceof Map<?, ?> answered) {
             pending.remove(p);
@@ -431,6 +446,7 @@ public final class LockService implements Closeable {
         } else {
             Map<?, ?> watching = (Map<?, ?>) result.get("watching");
             pending.queued(p, ((Number) watching.get("waiter_id")).longValue(), task);
+            failIfClosed(p, closedMeanwhile);
         }
         handleAfterCommit(partition, envelope);
     }

@@ -47,6 +47,10 @@ final class PendingRequests {
         final ActionListener<Map<String, Object>> listener;
         volatile Long waiterId;
         volatile boolean cancelled;
+        /** Whether the request's own bridge call is still running (guarded by this). */
+        private boolean inCall = true;
+        /** What closing its partition answered while that call ran (guarded by this). */
+        private Exception failedInCall;
 
         Pending(long requestId, NativeOp op, int partition, ActionListener<Map<String, Object>> listener) {
             this.requestId = requestId;
@@ -65,6 +69,20 @@ final class PendingRequests {
         Pending p = new Pending(requestId, op, partition, listener);
         pending.put(requestId, p);
         return p;
+    }
+
+    /**
+     * {@code p}'s own call returned or threw. A partition that closed meanwhile left {@code p} to
+     * its caller ({@link #failWhere}), so that a call that panicked answers its own panic: failed
+     * as retryable instead, the coordinator would send the same request to the reopened
+     * partition, which it would panic again (docs/RELIABILITY.md "A panic in the core"). Answers
+     * that close's failure, if any, for the caller to give when its call did not fail.
+     */
+    Exception callReturned(Pending p) {
+        synchronized (p) {
+            p.inCall = false;
+            return p.failedInCall;
+        }
     }
 
     /** Forgets {@code p}; whether it was still waiting (so the caller answers it). */
@@ -92,9 +110,22 @@ final class PendingRequests {
 
     private void failWhere(IntPredicate inPartition, Supplier<Exception> failure) {
         for (Pending p : pending.values()) {
-            if (inPartition.test(p.partition) && pending.remove(p.requestId) != null) {
+            if (inPartition.test(p.partition) == false || leftToItsCall(p, failure)) {
+                continue;
+            }
+            if (pending.remove(p.requestId) != null) {
                 p.listener.onFailure(failure.get());
             }
+        }
+    }
+
+    /** Whether {@code p}'s call is still running: its caller answers it ({@link #callReturned}). */
+    private static boolean leftToItsCall(Pending p, Supplier<Exception> failure) {
+        synchronized (p) {
+            if (p.inCall && p.failedInCall == null) {
+                p.failedInCall = failure.get();
+            }
+            return p.inCall;
         }
     }
 
