@@ -395,7 +395,7 @@ public final class LockService implements Closeable {
         Exception closedMeanwhile = pending.callReturned(p);
         Map<?, ?> result = (Map<?, ?>) envelope.get("result");
         if (result.containsKey("granted")) {
-            // A partition closed meanwhile fails the commit below (retryable): nothing is told.
+            // Replicated, a partition closed meanwhile fails the commit below (retryable).
             pending.remove(p);
             Map<String, Object> body = ResponseShapes.granted(op, result.get("granted"));
             afterCommit(partition, listener.delegateFailureAndWrap((l, ignored) -> {
