@@ -33,8 +33,8 @@ CONTENDED = Spec("contended-16", 16, contended=True, hold_s=0.001)
 
 
 def thread_cpu(pid: int) -> dict[int, float]:
-    """CPU seconds so far (user + system, in clock ticks of 1/100 s) of each live thread of `pid`."""
-    return {tid: (int(f[11]) + int(f[12])) / 100.0 for tid, f in P.esnode.thread_stats(pid).items()}
+    """CPU seconds so far (user + system) of each live thread of `pid`."""
+    return {tid: P.stat_cpu_seconds(f) for tid, f in P.esnode.thread_stats(pid).items()}
 
 
 def thread_pools(pid: int) -> dict[int, str]:

@@ -385,10 +385,7 @@ public final class LockService implements Closeable {
         try {
             envelope = callRouted(op, partition, BridgeJson.toJson(args));
         } catch (Exception e) {
-            pending.callReturned(p);
-            if (pending.remove(p)) {
-                listener.onFailure(e);
-            }
+            pending.callFailed(p, e);
             ticks.soon();
             return;
         }
@@ -405,15 +402,8 @@ public final class LockService implements Closeable {
         } else {
             Map<?, ?> queued = (Map<?, ?>) result.get("queued");
             pending.queued(p, ((Number) queued.get("waiter_id")).longValue(), task);
-            failIfClosed(p, closedMeanwhile);
+            pending.failIfClosedDuringCall(p, closedMeanwhile);
             handleAfterCommit(partition, envelope);
-        }
-    }
-
-    /** A waiter queued in a partition that closed during its call went with it: answered now. */
-    private void failIfClosed(PendingRequests.Pending p, Exception closedMeanwhile) {
-        if (closedMeanwhile != null && pending.remove(p)) {
-            p.listener.onFailure(closedMeanwhile);
         }
     }
 
@@ -432,10 +422,7 @@ public final class LockService implements Closeable {
         try {
             envelope = callRouted(NativeOp.WATCH, partition, BridgeJson.toJson(args));
         } catch (Exception e) {
-            pending.callReturned(p);
-            if (pending.remove(p)) {
-                listener.onFailure(e);
-            }
+            pending.callFailed(p, e);
             return;
         }
         Exception closedMeanwhile = pending.callReturned(p);
@@ -446,7 +433,7 @@ public final class LockService implements Closeable {
         } else {
             Map<?, ?> watching = (Map<?, ?>) result.get("watching");
             pending.queued(p, ((Number) watching.get("waiter_id")).longValue(), task);
-            failIfClosed(p, closedMeanwhile);
+            pending.failIfClosedDuringCall(p, closedMeanwhile);
         }
         handleAfterCommit(partition, envelope);
     }

@@ -85,6 +85,25 @@ final class PendingRequests {
         }
     }
 
+    /** {@code p}'s own call threw {@code e}: answered with it, once (see {@link #callReturned}). */
+    void callFailed(Pending p, Exception e) {
+        callReturned(p);
+        if (remove(p)) {
+            p.listener.onFailure(e);
+        }
+    }
+
+    /**
+     * {@code p} was queued by its call, in a partition that closed during that call (the close's
+     * failure from {@link #callReturned}, or null): the waiter went with the partition, so
+     * {@code p} is answered with that failure now.
+     */
+    void failIfClosedDuringCall(Pending p, Exception closedMeanwhile) {
+        if (closedMeanwhile != null && remove(p)) {
+            p.listener.onFailure(closedMeanwhile);
+        }
+    }
+
     /** Forgets {@code p}; whether it was still waiting (so the caller answers it). */
     boolean remove(Pending p) {
         return pending.remove(p.requestId) != null;
