@@ -269,9 +269,11 @@ class Node:
         with urllib.request.urlopen(self.url + path, timeout=timeout) as r:
             return json.load(r)
 
-    def wait_until_ready(self, timeout: float = 180.0) -> dict:
-        """Polls the cluster health until the node answers (this distribution serves no `GET /`);
-        fails at once if the process dies. Returns the node's `_nodes/_local` entry."""
+    def wait_until_ready(self, timeout: float = 180.0, status: str = "yellow") -> dict:
+        """Polls the cluster health until the node answers with at least `status` (this
+        distribution serves no `GET /`); fails at once if the process dies. `"red"` waits only
+        for an answer (a test that left an index with no usable copy). Returns the node's
+        `_nodes/_local` entry."""
         deadline = time.monotonic() + timeout
         last_error = None
         while time.monotonic() < deadline:
@@ -281,7 +283,7 @@ class Node:
                     + self.tail_log()
                 )
             try:
-                self.get("/_cluster/health?wait_for_status=yellow&timeout=2s")
+                self.get(f"/_cluster/health?wait_for_status={status}&timeout=2s")
                 if self.wait_for_locks:
                     # The lock index is created by the master once the cluster forms.
                     self.get("/_cluster/health/.locks?wait_for_status=yellow&timeout=2s")

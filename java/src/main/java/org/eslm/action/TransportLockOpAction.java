@@ -191,6 +191,11 @@ public abstract class TransportLockOpAction extends WiredTransportAction<LockOpR
         try {
             target = table == null ? null : target(table, r, state);
             if (target == null) {
+                String stuck = table == null ? null : table.unavailable(partitionOf(table, r.request));
+                if (stuck != null) {
+                    r.listener.onFailure(new LockPartitionUnavailableException(stuck, 0));
+                    return;
+                }
                 retryOnNextState(r, "lock partition has no active owner");
                 return;
             }

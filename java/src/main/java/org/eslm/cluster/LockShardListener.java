@@ -1,5 +1,7 @@
 package org.eslm.cluster;
 
+import java.io.IOException;
+import java.nio.file.Path;
 import java.util.List;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -35,6 +37,8 @@ public final class LockShardListener implements IndexEventListener {
     static final TimeValue STANDBY_WAIT = TimeValue.timeValueSeconds(30);
 
     static final TimeValue STANDBY_RETRY = TimeValue.timeValueMillis(200);
+    /** What every refusal of a damaged state log says (found in allocation failures by {@link PartitionTable}). */
+    static final String REFUSAL_MARK = "This copy is not used:";
 
     private final LockService locks;
     private final ShardStateLog log;
@@ -61,38 +65,88 @@ public final class LockShardListener implements IndexEventListener {
             int partition = shard.shardId().id();
             RecoverySource source = shard.routingEntry().recoverySource();
             if (source != null && source.getType() == RecoverySource.Type.EXISTING_STORE) {
-                restore(shard, partition);
+                try {
+                    restore(shard, partition);
+                } catch (StateLogDamagedException e) {
+                    refuse(shard, partition, e);
+                }
             } else {
                 log.delete(shard);
                 locks.standbys().drop(partition);
+                forgetRefusal(shard);
             }
             l.onResponse(null);
         });
     }
 
-    /** Rebuilds the standby of {@code partition} from its persisted batches (a node restart). */
-    private void restore(IndexShard shard, int partition) {
+    /**
+     * Rebuilds the standby of {@code partition} from its persisted batches (a node restart): every
+     * batch, in order, or none at all — a batch that does not follow the one before it is damage,
+     * like a bad checksum. A log of the format before this one is rewritten in this one.
+     */
+    private void restore(IndexShard shard, int partition) throws IOException {
         locks.standbys().drop(partition);
-        List<String> batches = log.read(shard);
-        int applied = 0;
-        for (String batch : batches) {
+        Path file = ShardStateLog.file(shard);
+        StateLogFile.Contents contents = log.restore(shard);
+        List<String> batches = contents.records();
+        for (int i = 0; i < batches.size(); i++) {
+            boolean applied;
             try {
-                applied += locks.standbys().apply(partition, batch) ? 1 : 0;
+                applied = locks.standbys().apply(partition, batches.get(i));
             } catch (IllegalArgumentException e) {
-                logger.warn(
-                        "lock partition [{}]: persisted batch {} of {} does not follow; restored up to it: {}",
-                        partition,
-                        applied + 1,
-                        batches.size(),
-                        e.getMessage());
-                break;
+                locks.standbys().drop(partition);
+                throw new StateLogDamagedException(
+                        file,
+                        "batch " + (i + 1) + " of " + batches.size() + " does not follow the one before it: "
+                                + e.getMessage());
+            }
+            if (applied == false) {
+                throw new StateLogDamagedException(file, "it does not start with a whole state");
             }
         }
-        logger.info(
-                "lock partition [{}]: restored {} persisted batches from {}",
-                partition,
-                applied,
-                ShardStateLog.file(shard));
+        if (contents.legacy()) {
+            log.checkpoint(shard, locks.wholeState(partition));
+            logger.info("lock state log [{}] rewritten in format [{}]", file, StateLogFile.FORMAT);
+        }
+        logger.info("lock partition [{}]: restored {} persisted batches from {}", partition, batches.size(), file);
+    }
+
+    /**
+     * A copy that starts over — from another copy, or empty because an operator accepted losing
+     * the partition's locks ({@code allocate_empty_primary}) — no longer has the log that
+     * {@link #refuse} marked its store corrupted for; the lock index holds no documents, so the
+     * mark protects nothing else. Without this the forced empty copy fails on the mark.
+     */
+    private void forgetRefusal(IndexShard shard) throws IOException {
+        if (shard.store().isMarkedCorrupted()) {
+            shard.store().removeCorruptionMarker();
+            logger.warn(
+                    "lock partition [{}]: starting over {}; removed the mark of a refused copy",
+                    shard.shardId().id(),
+                    shard.routingEntry().recoverySource());
+        }
+    }
+
+    /**
+     * A copy whose state log cannot be trusted is not used (docs/RELIABILITY.md "A damaged state
+     * log"): its store is marked corrupted, as Elasticsearch marks a store whose files fail their
+     * checksums, so that the primary is allocated to another copy if one exists and never to this
+     * one; and its recovery fails with a reason that names the file and the way out. With no other
+     * copy the partition stays unassigned and answers 503 with that reason
+     * ({@link PartitionTable#unavailable}) until an operator accepts the loss.
+     */
+    private void refuse(IndexShard shard, int partition, StateLogDamagedException damage) throws IOException {
+        locks.standbys().drop(partition);
+        String reason = "lock partition [" + partition + "]: " + damage.getMessage() + ". " + REFUSAL_MARK
+                + " Elasticsearch recovers the partition from another copy if one exists; with none, its locks"
+                + " answer 503 until an operator accepts losing them with POST _cluster/reroute {\"commands\":"
+                + " [{\"allocate_empty_primary\": {\"index\": \"" + LockIndex.NAME + "\", \"shard\": " + partition
+                + ", \"node\": \"" + clusterService.localNode().getName() + "\", \"accept_data_loss\": true}}]},"
+                + " after which the partition reopens empty in recovery grace (docs/RELIABILITY.md \"A damaged state"
+                + " log\")";
+        logger.error(reason);
+        shard.store().markStoreCorrupted(new IOException(reason, damage));
+        throw new ElasticsearchException(reason, damage);
     }
 
     @Override

@@ -2,16 +2,10 @@ package org.eslm.cluster;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
@@ -21,12 +15,12 @@ import org.elasticsearch.index.shard.IndexShard;
 import org.elasticsearch.index.shard.ShardId;
 
 /**
- * The batches of a partition, persisted in its shard's folder (docs/ARCHITECTURE.md
- * "Replication"): one line per batch ({@code {"full": ..}} or {@code {"delta": ..}}), appended
- * and forced to disk before the batch is acknowledged, so a node restarted with this copy (a
- * full cluster restart, or one node with no replica) rebuilds every holder it acknowledged.
- * When the file grows past {@link #ROTATE_BYTES} it is replaced, atomically, by one line with
- * the whole state.
+ * The batches of a partition, persisted in its shard's folder (docs/ARCHITECTURE.md "The state
+ * log"): one checksummed record per batch ({@code {"full": ..}} or {@code {"delta": ..}}, framed
+ * by {@link StateLogFile}), appended and forced to disk before the batch is acknowledged, so a
+ * node restarted with this copy (a full cluster restart, or one node with no replica) rebuilds
+ * every holder it acknowledged. When the file grows past {@link #CHECKPOINT_BYTES} it is replaced,
+ * atomically, by a checkpoint: one record with the whole state, so a restart replays a bounded log.
  *
  * <p>The file is {@code <shard>/_state/locks-batches.log}, beside Elasticsearch's own shard
  * state (which only reads and cleans its own file names). Peer recovery does not copy it: a
@@ -35,8 +29,8 @@ import org.elasticsearch.index.shard.ShardId;
 public final class ShardStateLog {
     private static final Logger logger = LogManager.getLogger(ShardStateLog.class);
     static final String FILE_NAME = "locks-batches.log";
-    /** Past this size the log is rewritten as one whole state. */
-    static final long ROTATE_BYTES = 8L * 1024 * 1024;
+    /** Past this size the log is replaced by a checkpoint of the whole state. */
+    static final long CHECKPOINT_BYTES = 8L * 1024 * 1024;
 
     private final Map<ShardId, FileChannel> open = new ConcurrentHashMap<>();
 
@@ -46,8 +40,32 @@ public final class ShardStateLog {
     }
 
     /**
-     * Appends one batch and forces it to disk; past {@link #ROTATE_BYTES}, rewrites the log as
-     * {@code wholeState} (the state including this batch).
+     * The records of {@code shard}'s log, oldest first, for rebuilding its standby (a restart). A
+     * torn tail — the last append, cut short by a crash and never acknowledged — is cut off the
+     * file here, before anything can be appended after it.
+     *
+     * @throws StateLogDamagedException when the log is damaged or of a newer format: this copy
+     *     must not be used
+     */
+    public synchronized StateLogFile.Contents restore(IndexShard shard) throws IOException {
+        close(shard.shardId());
+        Path file = file(shard);
+        StateLogFile.Contents contents = StateLogFile.read(file);
+        if (contents.tornBytes() > 0) {
+            logger.warn(
+                    "lock state log [{}]: cut off a torn tail of {} bytes after {} whole records (an append"
+                            + " a crash interrupted; never acknowledged)",
+                    file,
+                    contents.tornBytes(),
+                    contents.records().size());
+            StateLogFile.cut(file, contents);
+        }
+        return contents;
+    }
+
+    /**
+     * Appends one batch and forces it to disk; past {@link #CHECKPOINT_BYTES}, replaces the log by
+     * a checkpoint of {@code wholeState} (the state including this batch).
      */
     public void append(IndexShard shard, String batchJson, Supplier<String> wholeState) {
         write(shard, batchJson, wholeState);
@@ -56,14 +74,17 @@ public final class ShardStateLog {
 
     /**
      * Appends one batch without waiting for the disk (see {@link #force}); past
-     * {@link #ROTATE_BYTES}, rewrites the log as {@code wholeState}, durably.
+     * {@link #CHECKPOINT_BYTES}, replaces the log by a checkpoint of {@code wholeState}, durably.
      */
     public synchronized void write(IndexShard shard, String batchJson, Supplier<String> wholeState) {
         try {
             FileChannel channel = channel(shard);
-            write(channel, batchJson);
-            if (channel.size() > ROTATE_BYTES) {
-                rotate(shard, wholeState.get());
+            StateLogFile.append(channel, batchJson);
+            if (channel.size() > CHECKPOINT_BYTES) {
+                String whole = wholeState.get();
+                if (whole != null) {
+                    checkpoint(shard, whole);
+                }
             }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot persist lock batch of " + shard.shardId(), e);
@@ -74,32 +95,24 @@ public final class ShardStateLog {
     public void force(IndexShard shard) {
         FileChannel channel = open.get(shard.shardId());
         if (channel == null) {
-            return; // rotated (and forced) or closed meanwhile
+            return; // replaced by a checkpoint (forced) or closed meanwhile
         }
         try {
             channel.force(false);
         } catch (ClosedChannelException e) {
-            // closed by a rotation, which forced the whole state, or by the shard closing
+            // closed by a checkpoint, which forced the whole state, or by the shard closing
         } catch (IOException e) {
             throw new UncheckedIOException("cannot persist lock batch of " + shard.shardId(), e);
         }
     }
 
-    /** Every complete batch line of {@code shard}'s log, oldest first (a torn last line is dropped). */
-    public List<String> read(IndexShard shard) {
-        Path file = file(shard);
-        if (Files.exists(file) == false) {
-            return List.of();
-        }
-        try {
-            String text = Files.readString(file, StandardCharsets.UTF_8);
-            List<String> lines = new ArrayList<>(List.of(text.split("\n", -1)));
-            lines.remove(lines.size() - 1); // after the last newline: empty, or a line torn by a crash
-            lines.removeIf(String::isEmpty);
-            return lines;
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot read lock batches of " + shard.shardId(), e);
-        }
+    /**
+     * Replaces {@code shard}'s log, atomically and durably, by one record: {@code wholeState}. Also
+     * how a log of the format before this one is rewritten once it has been read.
+     */
+    public synchronized void checkpoint(IndexShard shard, String wholeState) throws IOException {
+        close(shard.shardId());
+        StateLogFile.replace(file(shard), wholeState);
     }
 
     /** Deletes {@code shard}'s log: the copy starts over from the primary's whole state. */
@@ -124,40 +137,23 @@ public final class ShardStateLog {
         }
     }
 
+    /**
+     * The open log of {@code shard}. A log already on disk is checked first and a torn tail cut
+     * off (normally {@link #restore} did both); one that is damaged, or still in the format before
+     * this one, is refused: nothing may be appended after records that cannot be read back.
+     */
     private FileChannel channel(IndexShard shard) throws IOException {
         FileChannel channel = open.get(shard.shardId());
         if (channel == null || channel.isOpen() == false) {
             Path file = file(shard);
-            Files.createDirectories(file.getParent());
-            channel = FileChannel.open(
-                    file, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+            StateLogFile.Contents contents = StateLogFile.read(file);
+            if (contents.legacy()) {
+                throw new StateLogDamagedException(file, "it is in the format before this one and was never converted");
+            }
+            StateLogFile.cut(file, contents);
+            channel = StateLogFile.openForAppend(file);
             open.put(shard.shardId(), channel);
         }
         return channel;
-    }
-
-    private void rotate(IndexShard shard, String wholeState) throws IOException {
-        if (wholeState == null) {
-            return;
-        }
-        Path file = file(shard);
-        Path tmp = file.resolveSibling(FILE_NAME + ".tmp");
-        try (FileChannel out = FileChannel.open(
-                tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
-            write(out, wholeState);
-            out.force(true);
-        }
-        close(shard.shardId());
-        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        try (FileChannel dir = FileChannel.open(file.getParent(), StandardOpenOption.READ)) {
-            dir.force(true);
-        }
-    }
-
-    private static void write(FileChannel channel, String line) throws IOException {
-        ByteBuffer bytes = ByteBuffer.wrap((line + "\n").getBytes(StandardCharsets.UTF_8));
-        while (bytes.hasRemaining()) {
-            channel.write(bytes);
-        }
     }
 }
