@@ -292,3 +292,14 @@ def test_full_cluster_restart_forgets_holders_and_resumes_with_higher_tokens_aft
     assert r.json()["fencing_token"] > before
     holders = http(cluster.nodes[1], "GET", f"/_locks/{k}").json()["holders"]
     assert [h["owner"] for h in holders] == ["after"], "holders from before the restart are gone"
+
+
+def test_raising_the_lease_maximum_above_a_set_recovery_grace_is_refused(cluster):
+    """The grace must cover every lease a dead owner may have granted: with `locks.recovery.grace`
+    set (10s here), `locks.lease.max` may not be raised past it (docs/RELIABILITY.md)."""
+    r = http(cluster.nodes[0], "PUT", "/_cluster/settings", {"persistent": {"locks.lease.max": f"{GRACE_S * 2}s"}})
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["type"] == "illegal_argument_exception", r.text
+    assert "[locks.recovery.grace] (10s) must be at least [locks.lease.max] (20s)" in r.text
+    settings = http(cluster.nodes[0], "GET", "/_cluster/settings").json()
+    assert "locks" not in settings["persistent"], settings

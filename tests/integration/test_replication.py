@@ -225,6 +225,58 @@ def killed_owner_keeps_holders(cluster, owner, epoch):
         rejoin(owner, a)
 
 
+def test_a_lowered_lease_maximum_never_shortens_a_running_lease_through_a_failover(cluster):
+    """A 9-minute lease; `locks.lease.max` lowered to 30s; kill -9 of the owner: the promoted copy
+    keeps the lease as granted (more than 8 minutes left, docs/ARCHITECTURE.md "Replication"),
+    and for 40 s — past the lowered maximum — every newcomer is refused. The setting bounds new
+    grants and renewals only: a renewal now gets at most 30s."""
+    with no_rebalancing(cluster):
+        owner, _, _ = owner_that_is_not_the_master(cluster)
+        settled(owner)
+        a, b = [n for n in live(cluster) if n is not owner]
+        (k,) = keys_in_partition(a, 0, "lowered", 1)
+        token = take(a, k, "holder", lease="9m")
+        r = http(a, "PUT", "/_cluster/settings", {"persistent": {"locks.lease.max": "30s"}})
+        assert r.status_code == 200, r.text
+        try:
+            owner.kill()
+            state = wait_for(lambda: held_by(b, k, "holder", token), 60, "the holder served by the promoted copy")
+            assert state["lease_ms"] > 8 * 60_000, f"the failover shortened the lease: {state}"
+            refused_until = time.monotonic() + 40
+            while time.monotonic() < refused_until:
+                r = http(a, "POST", f"/_locks/{k}/_acquire", {"owner": "newcomer"})
+                assert r.status_code == 409, f"a newcomer while the 9m lease runs: {r.status_code} {r.text}"
+                time.sleep(2)  # the condition is time passing: 40 s of refusals, one every 2 s
+            assert holders_of(b, k) == [("holder", token)]
+            renewed = http(b, "POST", f"/_locks/{k}/_renew", {"owner": "holder"})
+            assert renewed.status_code == 200 and renewed.json()["lease_ms"] <= 30_000, renewed.text
+            assert http(a, "POST", f"/_locks/{k}/_release", {"owner": "holder"}).status_code == 200
+        finally:
+            r = http(a, "PUT", "/_cluster/settings", {"persistent": {"locks.lease.max": None}})
+            assert r.status_code == 200, r.text
+            rejoin(owner, a)
+
+
+def held_by(node, key, who, token):
+    """`key`'s holder entry through `node` once `who` holds it with `token` there, else None."""
+    try:
+        r = http(node, "GET", f"/_locks/{key}", timeout=10)
+    except requests.RequestException:
+        return None
+    holders = r.json().get("holders", []) if r.status_code == 200 else []
+    return next((h for h in holders if (h["owner"], h["fencing_token"]) == (who, token)), None)
+
+
+def wait_for(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = predicate()
+        if found is not None:
+            return found
+        time.sleep(0.1)
+    raise AssertionError(f"{what}: not within {timeout}s")
+
+
 def election_keys(node):
     return tuple(keys_in_partition(node, 0, "elect", 3))
 

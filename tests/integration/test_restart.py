@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from lockclient import LockClient, ok
+from lockclient import LockClient, duration_ms, ok, wait_until
 
 
 def test_a_restarted_node_brings_back_holders_sessions_and_larger_tokens(restart_node):
@@ -41,3 +41,25 @@ def test_a_restarted_node_brings_back_holders_sessions_and_larger_tokens(restart
     assert [p["state"] for p in diag] == ["active"], "no grace: the state was restored"
     ok(lc.session_delete(session, "worker-2"))
     assert lc.state("restart-session")["holders"] == []
+
+
+def test_a_restarted_node_still_covers_a_lease_granted_under_a_lowered_maximum(restart_node):
+    """`locks.lease.max` raised to 40m, then lowered again: a lease granted meanwhile may run 40
+    minutes, so the node records the maximum (`locks.recovery.longest_lease`) and, restarted
+    after the lowering (it never saw 40m itself then), its recovery grace still covers it."""
+    lc = LockClient(restart_node.url)
+    ok(lc.put_cluster_settings({"locks.lease.max": "40m"}))
+    try:
+        def recorded():
+            persistent = ok(lc.call("GET", "/_cluster/settings?flat_settings=true"))["persistent"]
+            return persistent.get("locks.recovery.longest_lease")
+        assert wait_until(recorded, 30, interval=0.1, message="the longest lease recorded") == "40m"
+    finally:
+        ok(lc.put_cluster_settings({"locks.lease.max": None}))
+
+    assert restart_node.stop() in (0, 143), restart_node.tail_log()
+    restart_node.start()
+    restart_node.wait_until_ready()
+    diag = ok(LockClient(restart_node.url).diagnostics())
+    assert diag["settings"]["locks.lease.max"] == "10m"
+    assert duration_ms(diag["settings"]["locks.recovery.grace"]) == 40 * 60_000 + 30_000

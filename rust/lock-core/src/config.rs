@@ -99,6 +99,10 @@ impl Default for Config {
 /// Longest aging step accepted: one day (keeps queue ranks far from overflow).
 pub const MAX_AGING_MS: Millis = 86_400_000;
 
+/// The longest lease or wait any configuration accepts: a year. A snapshot's leases are
+/// imported as recorded up to this (a lease above it was never granted by any configuration).
+pub const MAX_LEASE_EVER_MS: Millis = MAX_AGING_MS * 365;
+
 impl Config {
     /// Checks the settings, naming the first bad one.
     pub fn validate(&self) -> Result<(), LockError> {
@@ -108,7 +112,7 @@ impl Config {
         if self.default_lease_ms > self.max_lease_ms {
             return Err(LockError::invalid("default_lease_ms", "must not exceed max_lease_ms"));
         }
-        if self.max_lease_ms > MAX_AGING_MS * 365 || self.max_wait_ms > MAX_AGING_MS * 365 {
+        if self.max_lease_ms > MAX_LEASE_EVER_MS || self.max_wait_ms > MAX_LEASE_EVER_MS {
             return Err(LockError::invalid("max_lease_ms", "must be at most a year"));
         }
         if self.aging_ms > MAX_AGING_MS {

@@ -52,7 +52,7 @@ pub use answer::{
     SessionEnded, SessionInfo, TokenGrant, TokenOutcome, WaiterInfo, WatchOutcome, WatchReason,
     Watched,
 };
-pub use config::{Config, Limits, MAX_AGING_MS};
+pub use config::{Config, Limits, MAX_AGING_MS, MAX_LEASE_EVER_MS};
 pub use error::{ErrorCode, LockError};
 pub use event::{CancelReason, Event};
 pub use mode::{Mode, ALL_MODES};

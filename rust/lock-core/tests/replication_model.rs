@@ -10,9 +10,13 @@
 //! - **gaps and repeats**: a lost delta makes the next apply fail and ask for a full state
 //!   (after which the standby agrees again); a repeated delta changes nothing;
 //! - **promotion**: `LockTable::import(standby.snapshot(now), epoch + 1, ..)` passes
-//!   `check_invariants`, holds exactly the primary's holders and sessions, and its next grant's
-//!   token is larger than every token the primary ever issued. The promoted table then
-//!   becomes the primary (tracking on, a new standby from its full state), and the run goes on.
+//!   `check_invariants`, holds exactly the standby's holders and sessions (after a final sync:
+//!   exactly the primary's), each with exactly the lease and session time the standby counted
+//!   — also when the importer runs with a smaller `max_lease_ms` than the primary did (no event
+//!   shortens a lease) — and its next grant's token is larger than every token the primary ever
+//!   issued. Promotion happens with and without a final sync (a primary that died with changes
+//!   not yet replicated). The promoted table then becomes the primary (tracking on, a new
+//!   standby from its full state), and the run goes on.
 //!
 //! Cases: as `tests/model.rs`: `PROPTEST_CASES`, else 10,000 when `CI=true`, else 20,000.
 
@@ -39,20 +43,59 @@ const TARGETS: [(Scope, &str); 6] = [
 
 #[derive(Debug, Clone)]
 enum Op {
-    Acquire { owner: usize, target: usize, mode: usize, wait: u64, lease: u64, session: bool },
-    Multi { owner: usize, t1: usize, m1: usize, t2: usize, m2: usize, wait: u64 },
-    Release { owner: usize, target: usize },
-    Renew { owner: usize, target: usize, lease: u64 },
-    Downgrade { owner: usize, target: usize, mode: usize },
-    Force { target: usize },
-    Session { owner: usize, ttl: u64 },
-    Keepalive { owner: usize },
-    EndSession { owner: usize },
+    Acquire {
+        owner: usize,
+        target: usize,
+        mode: usize,
+        wait: u64,
+        lease: u64,
+        session: bool,
+    },
+    Multi {
+        owner: usize,
+        t1: usize,
+        m1: usize,
+        t2: usize,
+        m2: usize,
+        wait: u64,
+    },
+    Release {
+        owner: usize,
+        target: usize,
+    },
+    Renew {
+        owner: usize,
+        target: usize,
+        lease: u64,
+    },
+    Downgrade {
+        owner: usize,
+        target: usize,
+        mode: usize,
+    },
+    Force {
+        target: usize,
+    },
+    Session {
+        owner: usize,
+        ttl: u64,
+    },
+    Keepalive {
+        owner: usize,
+    },
+    EndSession {
+        owner: usize,
+    },
     Advance,
     Sync,
     LoseDelta,
     Repeat,
-    Promote,
+    /// `synced`: the standby gets the primary's last changes first; `lower_max`: the importer
+    /// runs with a smaller `max_lease_ms` than every lease granted so far.
+    Promote {
+        synced: bool,
+        lower_max: bool,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -75,7 +118,7 @@ fn op() -> impl Strategy<Value = Op> {
         5 => Just(Op::Sync),
         1 => Just(Op::LoseDelta),
         1 => Just(Op::Repeat),
-        1 => Just(Op::Promote),
+        1 => (any::<bool>(), any::<bool>()).prop_map(|(synced, lower_max)| Op::Promote { synced, lower_max }),
     ]
 }
 
@@ -88,6 +131,11 @@ fn config() -> Config {
         idle_cache: 1,
         ..Default::default()
     }
+}
+
+/// What a node whose `locks.lease.max` was lowered below every lease granted runs with.
+fn lowered() -> Config {
+    Config { default_lease_ms: 5, max_lease_ms: 10, ..config() }
 }
 
 /// One history: the primary, its standby, the clock and what the primary issued.
@@ -246,7 +294,7 @@ impl Run {
             Op::Sync => self.sync()?,
             Op::LoseDelta => self.lose_delta()?,
             Op::Repeat => self.repeat()?,
-            Op::Promote => self.promote()?,
+            Op::Promote { synced, lower_max } => self.promote(synced, lower_max)?,
         }
         self.drain();
         self.primary.check_invariants()
@@ -308,32 +356,47 @@ impl Run {
         Ok(())
     }
 
-    /// Promotes the standby (synced first): it holds what the primary held and issues larger
-    /// tokens; it then becomes the primary.
-    fn promote(&mut self) -> Result<(), String> {
-        self.take_and_apply()?;
+    /// Promotes the standby (synced first with `synced`): it holds what the standby held (all
+    /// the primary held when synced), with the same time left on every lease and session even
+    /// under a lower `max_lease_ms` (`lower_max`), and issues larger tokens; it then becomes
+    /// the primary.
+    fn promote(&mut self, synced: bool, lower_max: bool) -> Result<(), String> {
+        if synced {
+            self.take_and_apply()?;
+        }
         let snap = self.standby.snapshot(self.now + self.skew);
         let epoch = self.primary.epoch() + 1;
+        let importer = if lower_max { lowered() } else { config() };
         let mut p =
-            LockTable::import(&snap, epoch, config(), self.now).map_err(|e| e.to_string())?;
+            LockTable::import(&snap, epoch, importer, self.now).map_err(|e| e.to_string())?;
         p.check_invariants()?;
-        let held = |s: PartitionSnapshot| {
-            let s = canon(s);
-            let locks: Vec<_> = s
-                .locks
-                .into_iter()
-                .map(|l| (l.fencing_token, l.scope, l.key, l.owner, l.mode, l.session))
-                .collect();
-            let sessions: Vec<_> = s.sessions.into_iter().map(|s| (s.session, s.owner)).collect();
-            (locks, sessions)
-        };
-        if held(p.export()) != held(self.primary.export()) {
+        if held(p.export()) != held(snap.clone()) {
+            return Err(format!("promoted {:?} != standby {snap:?}", p.export()));
+        }
+        if synced && held(p.export()) != held(self.primary.export()) {
             return Err(format!(
                 "promoted {:?} != primary {:?}",
                 p.export(),
                 self.primary.export()
             ));
         }
+        if leases(p.export()) != leases(snap.clone()) {
+            return Err(format!(
+                "a promotion changed leases: {:?} became {:?}",
+                leases(snap),
+                leases(p.export())
+            ));
+        }
+        self.probe_token(&mut p)?;
+        p.set_change_tracking(true);
+        self.primary = p;
+        self.standby = Standby::from_full(&self.primary.export_full(), self.now + self.skew);
+        self.last_delta = None;
+        Ok(())
+    }
+
+    /// The promoted table's next grant outranks every token issued before.
+    fn probe_token(&mut self, p: &mut LockTable) -> Result<(), String> {
         let probe = AcquireRequest::new("fresh-key", "prober");
         match p.acquire(&probe, self.now) {
             Ok(AcquireOutcome::Granted(g)) if g.fencing_token > self.max_token => {
@@ -353,12 +416,32 @@ impl Run {
         )
         .map_err(|e| e.to_string())?;
         p.drain_events();
-        p.set_change_tracking(true);
-        self.primary = p;
-        self.standby = Standby::from_full(&self.primary.export_full(), self.now + self.skew);
-        self.last_delta = None;
         Ok(())
     }
+}
+
+type HeldLock = (FencingToken, Scope, String, String, lock_core::Mode, Option<String>);
+
+/// Who holds what in a snapshot, in one order: locks and sessions by identity.
+fn held(s: PartitionSnapshot) -> (Vec<HeldLock>, Vec<(String, String)>) {
+    let s = canon(s);
+    let locks = s
+        .locks
+        .into_iter()
+        .map(|l| (l.fencing_token, l.scope, l.key, l.owner, l.mode, l.session))
+        .collect();
+    let sessions = s.sessions.into_iter().map(|s| (s.session, s.owner)).collect();
+    (locks, sessions)
+}
+
+/// Every lock's and session's time left in a snapshot (at least 1 ms: an import keeps a lease
+/// or session that ran out at this instant for the 1 ms the table counts in).
+fn leases(s: PartitionSnapshot) -> (Vec<Millis>, Vec<Millis>) {
+    let s = canon(s);
+    (
+        s.locks.iter().map(|l| l.lease_ms.max(1)).collect(),
+        s.sessions.iter().map(|s| s.expires_in_ms.max(1)).collect(),
+    )
 }
 
 fn run(skew: Millis, ops: Vec<(u64, Op)>) -> Result<(), String> {
@@ -368,7 +451,7 @@ fn run(skew: Millis, ops: Vec<(u64, Op)>) -> Result<(), String> {
         r.step(&op).map_err(|e| format!("after {op:?} at {}: {e}", r.now))?;
     }
     r.sync()?;
-    r.promote()
+    r.promote(true, false)
 }
 
 proptest! {

@@ -96,12 +96,15 @@ impl LockTable {
         Ok(self.touch_session(idx))
     }
 
-    /// Moves a session's expiry to `now + ttl` (keep-alive, or renewing one of its locks);
+    /// Moves a session's expiry to `now + ttl` (keep-alive, or renewing one of its locks),
+    /// bounded by the `max_lease_ms` in force now: a renewal, like a new grant, never outlasts
+    /// it (an imported session may carry a longer ttl, granted under a higher maximum);
     /// answers its id.
     pub(super) fn touch_session(&mut self, idx: SessIdx) -> SessionId {
         let now = self.now;
+        let max_lease = self.config.max_lease_ms;
         let s = self.sessions.live_mut(idx);
-        s.expires_at = now.saturating_add(s.ttl_ms);
+        s.expires_at = now.saturating_add(s.ttl_ms.min(max_lease));
         let (at, id) = (s.expires_at, s.id);
         self.note_session(id);
         self.push_deadline(at, DeadlineKind::Session { idx });

@@ -11,7 +11,7 @@ use super::records::{Dirty, KeyIdx, Lock, LockIdx, QueueKey, NO_SESSION, SESSION
 use super::semaphore::{snapshot_numbers, SemaphoreTerms};
 use super::LockTable;
 use crate::answer::LockInfo;
-use crate::config::Config;
+use crate::config::{Config, MAX_LEASE_EVER_MS};
 use crate::error::LockError;
 use crate::mode::Mode;
 use crate::types::{FencingToken, Millis, Scope, SessionId};
@@ -127,10 +127,11 @@ impl LockTable {
     }
 
     /// Imports the sessions under the ids they had: a session's id is its owner's credential,
-    /// so it must work on the new owner exactly as on the old one.
+    /// so it must work on the new owner exactly as on the old one. Each keeps its time left and
+    /// its ttl as recorded, whatever this table's `max_lease_ms`: the setting bounds new sessions
+    /// and keep-alives, never one already granted (docs/ARCHITECTURE.md, "Replication").
     fn import_sessions(&mut self, snapshot: &PartitionSnapshot) -> Result<(), LockError> {
         let now = self.now;
-        let max_lease = self.config.max_lease_ms;
         for s in &snapshot.sessions {
             validate_owner(&s.owner)?;
             let id = SessionId::parse(&s.session).ok_or_else(|| {
@@ -143,8 +144,10 @@ impl LockTable {
             self.insert_session(
                 id,
                 o,
-                s.ttl_ms.min(max_lease),
-                now.saturating_add(s.expires_in_ms.min(max_lease)),
+                s.ttl_ms.min(MAX_LEASE_EVER_MS),
+                // At least 1 ms, as a lock's lease: a session whose time ran out at this very
+                // instant on the node it comes from ends at this table's next tick, with its locks.
+                now.saturating_add(s.expires_in_ms.clamp(1, MAX_LEASE_EVER_MS)),
             );
             self.owner_unref(o);
         }
@@ -206,8 +209,10 @@ impl LockTable {
             ));
         }
         let now = self.now;
+        // The lease left as recorded: a lowered `max_lease_ms` on this node must not end a
+        // holder's lease earlier than its grant promised (docs/ARCHITECTURE.md, "Replication").
         let lease_until = if session == NO_SESSION {
-            now.saturating_add(l.lease_ms.clamp(1, self.config.max_lease_ms))
+            now.saturating_add(l.lease_ms.clamp(1, MAX_LEASE_EVER_MS))
         } else {
             SESSION_LEASE
         };

@@ -38,6 +38,7 @@ import org.eslm.bridge.NativeLockCore;
 import org.eslm.cluster.LockIndex;
 import org.eslm.cluster.LockReplicationAction;
 import org.eslm.cluster.LockShardListener;
+import org.eslm.cluster.LongestLeaseRecorder;
 import org.eslm.cluster.OwnershipCheckAction;
 import org.eslm.cluster.PartitionCopies;
 import org.eslm.cluster.PartitionHandoffAction;
@@ -128,6 +129,7 @@ public class LockManagerPlugin extends VersionedActionPlugin implements SystemIn
         Settings settings = services.environment().settings();
         LockSettings.DURABILITY.get(settings); // validates: refuses to start on an unsupported mode
         LockSettings.Values values = LockSettings.Values.of(settings);
+        LockSettings.checkRecoveryGrace(settings, values.leaseMax());
 
         Path library = services.environment().pluginsDir().resolve(NAME).resolve(NATIVE_LIBRARY);
         LockNative.load(library);
@@ -138,11 +140,13 @@ public class LockManagerPlugin extends VersionedActionPlugin implements SystemIn
         // No partitions yet: PartitionManager opens those whose primary this node holds.
         Map<String, Object> nodeConfig = Map.of("config", values.coreConfig(), "partitions", List.of());
         NativeLockCore core = NativeLockCore.create(BridgeJson.toJson(nodeConfig));
-        // The grace follows the highest lease maximum in force since start (it is dynamic).
+        // The grace covers the longest lease any node may have granted: the highest lease maximum
+        // in force here since start (it is dynamic) or recorded by any node (LongestLeaseRecorder).
         Supplier<TimeValue> grace = () -> {
             LockService started = lockService;
-            return LockSettings.recoveryGrace(
-                    settings, started != null ? started.highestLeaseMax() : values.leaseMax());
+            TimeValue here = started != null ? started.highestLeaseMax() : values.leaseMax();
+            TimeValue recorded = LongestLeaseRecorder.recorded(clusterService.state());
+            return LockSettings.recoveryGrace(settings, here.compareTo(recorded) >= 0 ? here : recorded);
         };
         Supplier<Map<String, Object>> nodeInfo = () -> {
             DiscoveryNode node = clusterService.localNode();
@@ -172,8 +176,9 @@ public class LockManagerPlugin extends VersionedActionPlugin implements SystemIn
                 .addSettingsUpdateConsumer(
                         updated -> service.applySettings(LockSettings.Values.of(updated)),
                         LockSettings.DYNAMIC,
-                        updated -> LockSettings.Values.of(updated) // rejects e.g. a default above the max
-                        );
+                        // rejects e.g. a default above the max, or a max above this node's set grace
+                        updated -> LockSettings.checkRecoveryGrace(
+                                settings, LockSettings.Values.of(updated).leaseMax()));
         ShardStateLog log = new ShardStateLog();
         PartitionCopies copies = new PartitionCopies();
         PartitionManager partitions = new PartitionManager(
@@ -187,6 +192,7 @@ public class LockManagerPlugin extends VersionedActionPlugin implements SystemIn
                 services.indicesService(),
                 copies);
         clusterService.addListener(partitions);
+        clusterService.addListener(new LongestLeaseRecorder(service, services.client(), services.threadPool()));
         lockService = service;
         shardListener = new LockShardListener(service, log, clusterService, services.client(), services.threadPool());
         PluginLocks pluginLocks = new PluginLocks(services.client(), service::settings);

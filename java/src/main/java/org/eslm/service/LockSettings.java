@@ -147,17 +147,54 @@ public final class LockSettings {
      * How long a partition whose owner died grants nothing on its new owner: long enough for
      * every lease the dead owner may have granted to run out, plus the time the cluster needs to
      * notice a dead node. Unset: the highest {@code locks.lease.max} in force since the node
-     * started + 30s (the caller passes it: {@code LockService.highestLeaseMax}).
+     * started + 30s (the caller passes it: {@code LockService.highestLeaseMax}). Set: at least
+     * {@code locks.lease.max} ({@link #checkRecoveryGrace}), or a partition could grant a key whose
+     * lease, granted by the dead owner, still runs.
      */
     public static final Setting<TimeValue> RECOVERY_GRACE = Setting.timeSetting(
             "locks.recovery.grace", TimeValue.MINUS_ONE, TimeValue.MINUS_ONE, ONE_YEAR, Property.NodeScope);
 
-    /** The grace in force for {@code settings}. */
+    /**
+     * The longest lease any node of the cluster may have granted: the highest
+     * {@code locks.lease.max} ever in force on a node, recorded by the plugin itself as a
+     * persistent cluster setting ({@code org.eslm.cluster.LongestLeaseRecorder}). A node that
+     * starts after the maximum was lowered learns it here, so its recovery grace still covers a
+     * lease granted under the higher maximum (docs/RELIABILITY.md "Recovery grace"). Lower or
+     * remove it only once every lease granted under a higher maximum has ended.
+     */
+    public static final Setting<TimeValue> LONGEST_LEASE = Setting.timeSetting(
+            "locks.recovery.longest_lease",
+            TimeValue.ZERO,
+            TimeValue.ZERO,
+            ONE_YEAR,
+            Property.NodeScope,
+            Property.Dynamic);
+
+    /**
+     * The grace in force for {@code settings} when leases may run up to {@code leaseMax}: never
+     * shorter than that, whatever was set.
+     */
     public static TimeValue recoveryGrace(Settings settings, TimeValue leaseMax) {
         TimeValue grace = RECOVERY_GRACE.get(settings);
         return grace.millis() >= 0
-                ? grace
+                ? TimeValue.timeValueMillis(Math.max(grace.millis(), leaseMax.millis()))
                 : TimeValue.timeValueMillis(leaseMax.millis() + FAILURE_DETECTION_MARGIN.millis());
+    }
+
+    /**
+     * Refuses an explicit {@code locks.recovery.grace} (of this node's {@code nodeSettings}) below
+     * {@code leaseMax}: at start, and when {@code locks.lease.max} is raised on a running cluster.
+     *
+     * @throws IllegalArgumentException naming both settings
+     */
+    public static void checkRecoveryGrace(Settings nodeSettings, TimeValue leaseMax) {
+        TimeValue grace = RECOVERY_GRACE.get(nodeSettings);
+        if (grace.millis() >= 0 && grace.compareTo(leaseMax) < 0) {
+            throw new IllegalArgumentException(
+                    "[" + RECOVERY_GRACE.getKey() + "] (" + grace.getStringRep()
+                            + ") must be at least [" + LEASE_MAX.getKey() + "] (" + leaseMax.getStringRep()
+                            + "): a partition whose owner died would grant keys whose leases, granted by that owner, still run");
+        }
     }
 
     /** The settings whose changes are pushed to the core. */
@@ -181,7 +218,7 @@ public final class LockSettings {
 
     /** Every setting the plugin registers: the dynamic ones and those read once at start. */
     public static final List<Setting<?>> ALL = Stream.concat(
-                    DYNAMIC.stream(), Stream.of(PARTITIONS, DURABILITY, RECOVERY_GRACE))
+                    DYNAMIC.stream(), Stream.of(PARTITIONS, DURABILITY, RECOVERY_GRACE, LONGEST_LEASE))
             .toList();
 
     private LockSettings() {}
