@@ -81,7 +81,7 @@ def perf_profile(pid: int, peer, spec, args, out: Path) -> list[str]:
         rec.wait(timeout=60)
     # JIT code is named by the map the JVM writes now (/tmp/perf-<pid>.map, owned by the node's
     # user, hence perf report -f).
-    subprocess.run([*P.esnode.run_as_prefix(), f"{jdk}/bin/jcmd", str(pid), "Compiler.perfmap"],
+    subprocess.run([*P.esnode.run_as_prefix(pid=pid), f"{jdk}/bin/jcmd", str(pid), "Compiler.perfmap"],
                    check=True, capture_output=True)
     text = subprocess.run(["perf", "report", "-f", "-i", str(data), "--no-children", "--stdio",
                            "-g", "none", "--sort", "dso,sym", "--percent-limit", "0"],
@@ -124,7 +124,7 @@ def main() -> int:
         pid = P.ES.pid()
         jfr_node = P.ES.node.home / "bench.jfr"
         run_workload(peer, spec, 10.0, 1.0, "warm", procs=args.client_procs)  # warm the JIT first
-        as_es = P.esnode.run_as_prefix()
+        as_es = P.esnode.run_as_prefix(pid=pid)
         subprocess.run([*as_es, f"{jdk}/bin/jcmd", str(pid), "JFR.start", "name=bench",
                         "settings=profile", f"filename={jfr_node}"], check=True,
                        capture_output=True)

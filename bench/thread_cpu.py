@@ -40,7 +40,7 @@ def thread_cpu(pid: int) -> dict[int, float]:
 def thread_pools(pid: int) -> dict[int, str]:
     """Thread id -> its pool, from the JVM's own names: `elasticsearch[node-1][transport_worker][T#2]`
     becomes `transport_worker`, `C2 CompilerThread0` becomes `C# CompilerThread#`."""
-    dump = subprocess.run([*P.esnode.run_as_prefix(), f"{P.esnode.java_home()}/bin/jcmd", str(pid),
+    dump = subprocess.run([*P.esnode.run_as_prefix(pid=pid), f"{P.esnode.java_home()}/bin/jcmd", str(pid),
                            "Thread.print"], capture_output=True, text=True, timeout=60).stdout
     pools = {}
     for m in re.finditer(r'^"([^"]+)".*?nid=(0x[0-9a-f]+|\d+)', dump, re.M):

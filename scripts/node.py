@@ -117,22 +117,26 @@ def maven_env() -> dict:
 RUN_AS = "eslm"
 
 
-def ensure_run_as_user() -> None:
-    """Creates the unprivileged user that runs Elasticsearch when we are root."""
-    if subprocess.run(["id", "-u", RUN_AS], capture_output=True).returncode != 0:
+def ensure_run_as_user(user: str = RUN_AS) -> None:
+    """Creates the unprivileged user `user` that runs Elasticsearch when we are root."""
+    if subprocess.run(["id", "-u", user], capture_output=True).returncode != 0:
         subprocess.run(
             ["useradd", "--system", "--user-group", "--no-create-home",
-             "--shell", "/usr/sbin/nologin", RUN_AS],
+             "--shell", "/usr/sbin/nologin", user],
             check=True,
         )
 
 
-def run_as_prefix() -> list[str]:
-    """Command prefix that drops root for Elasticsearch (which refuses to run as root)."""
+def run_as_prefix(user: str = RUN_AS, pid: int | None = None) -> list[str]:
+    """Command prefix that drops root for Elasticsearch (which refuses to run as root): as `user`,
+    or as the owner of process `pid` (a tool such as jcmd must run as its JVM's user)."""
     if os.geteuid() != 0:
         return []
-    ensure_run_as_user()
-    return ["setpriv", f"--reuid={RUN_AS}", f"--regid={RUN_AS}", "--clear-groups", "--"]
+    if pid is not None:
+        uid = Path(f"/proc/{pid}").stat().st_uid
+        return ["setpriv", f"--reuid={uid}", f"--regid={Path(f'/proc/{pid}').stat().st_gid}", "--clear-groups", "--"]
+    ensure_run_as_user(user)
+    return ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", "--"]
 
 
 def check_reachable(path: Path) -> None:
@@ -171,7 +175,7 @@ class Node:
 
     def __init__(self, cluster: str, name: str, http_port: int, transport_port: int,
                  seed_ports: list[int] | None = None, heap: str = "512m",
-                 extra_settings: dict | None = None):
+                 extra_settings: dict | None = None, user: str = RUN_AS):
         self.cluster = cluster
         self.name = name
         self.http_port = http_port
@@ -179,6 +183,9 @@ class Node:
         self.seed_ports = seed_ports
         self.heap = heap
         self.extra_settings = dict(extra_settings or {})  # more `-E k=v`, e.g. locks.* settings
+        # The Unix user that runs it when we are root: a node of its own in a cluster, so that a
+        # test can cut its traffic by owner (scripts/netcut.py).
+        self.user = user
         self.home = BUILD / cluster / name
         self.es = self.home / "es"
         self.data = self.home / "data"
@@ -215,9 +222,9 @@ class Node:
                 )
             self.install_output += result.stdout + result.stderr
         if os.geteuid() == 0:
-            ensure_run_as_user()
+            ensure_run_as_user(self.user)
             check_reachable(self.home)
-            subprocess.run(["chown", "-R", f"{RUN_AS}:{RUN_AS}", str(self.home)], check=True)
+            subprocess.run(["chown", "-R", f"{self.user}:{self.user}", str(self.home)], check=True)
 
     def _env(self) -> dict:
         env = dict(os.environ)
@@ -256,11 +263,11 @@ class Node:
         for d in (self.logs, self.data):
             d.mkdir(parents=True, exist_ok=True)
             if os.geteuid() == 0:
-                shutil.chown(d, RUN_AS, RUN_AS)
+                shutil.chown(d, self.user, self.user)
         self.pid_file.unlink(missing_ok=True)
         out = stdout if stdout is not None else open(self.home / "stdout.txt", "ab")
         self.process = subprocess.Popen(
-            [*run_as_prefix(), str(self.es / "bin" / "elasticsearch"), "-p", str(self.pid_file),
+            [*run_as_prefix(self.user), str(self.es / "bin" / "elasticsearch"), "-p", str(self.pid_file),
              *self.settings()],
             env=self._env(), stdout=out, stderr=subprocess.STDOUT, start_new_session=stdout is None,
         )
@@ -379,7 +386,7 @@ class Cluster:
         settings = {"cluster.initial_master_nodes": ",".join(names), **(extra_settings or {})}
         self.nodes = [
             Node(name, names[i], free_port(), transport_ports[i], seed_ports=transport_ports,
-                 heap=heap, extra_settings=settings)
+                 heap=heap, extra_settings=settings, user=f"{RUN_AS}{i}")
             for i in range(size)
         ]
 

@@ -396,6 +396,65 @@ def test_a_resumed_old_owner_asked_only_with_reads_grants_nothing(cluster):
         assert r.status_code == 200, r.text
 
 
+def test_a_resumed_old_owner_answers_nothing_the_new_owner_does_not_hold(cluster):
+    """Partition 0's owner is frozen (SIGSTOP) past fault detection (Elasticsearch's default); the
+    promoted copy grants the key to a new holder and elects a new leader (the old leader
+    force-released). Then the old owner resumes, and for 10 s every request goes through it — as
+    coordinator, with its stale cluster state until it learns better: no acquire is granted, the
+    new holder's renewal is never told "not held", a watch on the new holder's token never
+    answers that its lock ended, and an observe never shows the old leader (docs/ARCHITECTURE.md
+    "Cut-off owners")."""
+    with no_rebalancing(cluster):
+        owner, _, _ = owner_that_is_not_the_master(cluster)
+        settled(owner)
+        a, b = [n for n in live(cluster) if n is not owner]
+        k, election = keys_in_partition(a, 0, "resumed", 2)
+        r = http(a, "POST", f"/_elections/{election}/_campaign", {"candidate": "leader-old", "lease": "10m"})
+        assert r.status_code == 200, r.text
+        pid = owner.server_pid()
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            new_token = granted_by_the_new_owner(b, k, 0)["fencing_token"]
+            r = http(b, "POST", f"/_locks/{election}/_force_release", {"scope": "election", "reason": "test"})
+            assert r.status_code == 200, r.text
+            r = http(b, "POST", f"/_elections/{election}/_campaign", {"candidate": "leader-new", "lease": "10m"})
+            assert r.status_code == 200, r.text
+            new_term = r.json()["term"]
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        seen = stale_answers_through(owner, k, new_token, election, new_term, seconds=10)
+        print(f"\nthrough the resumed old owner for 10 s: {seen}")
+        assert seen["acquire"] and seen["renew"] and seen["watch"] and seen["observe"], seen
+        assert [o for o, _ in holders_of(a, k)] == ["new"]
+        assert http(b, "POST", f"/_locks/{k}/_release", {"owner": "new"}).status_code == 200
+        http(b, "POST", f"/_elections/{election}/_resign", {"candidate": "leader-new"})
+        r = http(a, "GET", "/_cluster/health?wait_for_nodes=3&wait_for_status=green&timeout=120s", timeout=130)
+        assert r.status_code == 200, r.text
+
+
+def stale_answers_through(node, key, token, election, term, seconds):
+    """Sends acquire, renew, watch and observe through `node` in turn for `seconds`, failing at
+    the first answer only a stale owner would give; answers the statuses seen per request."""
+    seen = {"acquire": [], "renew": [], "watch": [], "observe": []}
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        r = http(node, "POST", f"/_locks/{key}/_acquire", {"owner": "intruder"}, timeout=30)
+        seen["acquire"].append(r.status_code)
+        assert r.status_code != 200, f"the resumed old owner granted a held key: {r.text}"
+        r = http(node, "POST", f"/_locks/{key}/_renew", {"owner": "new", "fencing_token": token}, timeout=30)
+        seen["renew"].append(r.status_code)
+        assert r.status_code in (200, 503), f"the new holder's renewal answered {r.status_code}: {r.text}"
+        r = http(node, "GET", f"/_locks/{key}/_watch?token={token}&wait=0s", timeout=30)
+        seen["watch"].append(r.status_code)
+        assert r.status_code == 503 or (r.status_code == 200 and r.json()["changed"] is False), \
+            f"a watch said the new holder's lock ended: {r.text}"
+        r = http(node, "GET", f"/_elections/{election}/_observe?term={term}&wait=0s", timeout=30)
+        seen["observe"].append(r.status_code)
+        assert r.status_code == 503 or (r.status_code == 200 and r.json()["leader"] == "leader-new"), \
+            f"an observe showed a leader the new owner does not have: {r.text}"
+    return {name: sorted(set(codes)) for name, codes in seen.items()}
+
+
 def test_full_cluster_restart_brings_holders_back_with_larger_tokens(cluster):
     """Every node stopped, then started: each partition's batches persisted in its shard folder
     bring the holders back (their leases counted from the restart), with no grace, and the next

@@ -64,6 +64,13 @@ impl Standby {
         self.epoch
     }
 
+    /// Whether `full` is newer than this standby: a later epoch, or the same epoch and a later
+    /// `seq`. A copy catching up installs a full state only then (see
+    /// `NodeCore::standby_catch_up` in lock-jni).
+    pub fn older_than(&self, full: &FullState) -> bool {
+        (self.epoch, self.seq) < (full.snapshot.epoch, full.seq)
+    }
+
     /// The primary's fencing counter as of the latest delta.
     pub fn counter(&self) -> u64 {
         self.counter
@@ -97,6 +104,10 @@ impl Standby {
             ));
         }
         if delta.seq <= self.seq {
+            return Ok(());
+        }
+        #[cfg(feature = "fault-injection")]
+        if crate::fault::skips(delta) {
             return Ok(());
         }
         // An empty take keeps the seq of the delta before it, so one that is ahead of this

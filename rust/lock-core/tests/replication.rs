@@ -335,3 +335,21 @@ fn a_partition_in_grace_stays_in_grace_through_a_hand_over_and_a_standby() {
     assert!(p.acquire(&req("k", "a", Mode::Exclusive), 6_999).is_err());
     grant(&mut p, &req("k", "a", Mode::Exclusive), 7_000);
 }
+
+#[test]
+fn a_copy_that_missed_a_delta_catches_up_with_the_live_state_read_while_the_delta_is_in_flight() {
+    let (mut t, mut s) = pair(0);
+    grant(&mut t, &req("k", "a", Mode::Exclusive), 1);
+    let missed = t.take_changes(1).expect("on"); // in flight; this copy never applies it
+    grant(&mut t, &req("j", "b", Mode::Exclusive), 2); // decided, in no batch yet
+    let live = t.export_full(); // what the owner answers a copy catching up
+    assert_eq!(live.seq, missed.seq, "labelled with the last batch taken");
+    assert!(s.older_than(&live), "the copy's standby is behind");
+    let mut caught_up = Standby::from_full(&live, 2);
+    assert!(!caught_up.older_than(&live), "installed: as new as the state");
+    caught_up.apply(&missed, 2).expect("the missed delta is in the state: ignored");
+    let next = t.take_changes(2).expect("on");
+    caught_up.apply(&next, 2).expect("the next delta follows the state");
+    assert_in_sync(&t, &caught_up, 2);
+    s.apply(&next, 2).expect_err("without the catch-up the gap shows");
+}

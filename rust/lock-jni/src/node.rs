@@ -223,6 +223,22 @@ impl NodeCore {
         standby
     }
 
+    /// Partition `id`'s standby after a copy's catch-up with `full`, the primary's live state
+    /// fetched out of the batch stream (docs/ARCHITECTURE.md, "Replication"): installed unless
+    /// the standby is already as new (a batch that arrived meanwhile must not be undone).
+    pub fn standby_catch_up(&self, id: u32, full: &FullState) -> Standby {
+        let now = self.now();
+        let mut standbys = self.standbys.write();
+        match standbys.get(&id) {
+            Some(existing) if !existing.older_than(full) => existing.clone(),
+            _ => {
+                let standby = Standby::from_full(full, now);
+                standbys.insert(id, standby.clone());
+                standby
+            }
+        }
+    }
+
     /// Applies the primary's next delta to partition `id`'s standby; `None` when there is no
     /// standby yet (this copy has not received a full state).
     ///

@@ -16,6 +16,10 @@ enum Batch {
     Full(FullState),
     #[serde(rename = "delta")]
     Delta(PartitionDelta),
+    /// The primary's live state, fetched by a copy that could not apply a batch: installed
+    /// only when newer than the standby.
+    #[serde(rename = "catch_up")]
+    CatchUp(FullState),
 }
 
 #[derive(Deserialize)]
@@ -38,13 +42,15 @@ pub(super) fn export_full(cx: &mut Ctx<'_>, _args: &str) -> Result<String, Bridg
 }
 
 /// Applies one batch (`{"full": ..}` or `{"delta": ..}`) to this node's standby of the
-/// partition. A delta reaching a copy that has no standby yet is not applied (`"applied":
-/// false`): the copy waits for a full state.
+/// partition, or installs a state the copy fetched to catch up (`{"catch_up": ..}`). A delta
+/// reaching a copy that has no standby yet is not applied (`"applied": false`): the copy must
+/// catch up before it answers the batch.
 pub(super) fn standby_apply(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
     let id = partition_id(cx.partition)?;
     let standby = match decode::<Batch>(args)? {
         Batch::Full(full) => Some(cx.core.standby_full(id, &full)),
         Batch::Delta(delta) => cx.core.standby_delta(id, &delta)?,
+        Batch::CatchUp(full) => Some(cx.core.standby_catch_up(id, &full)),
     };
     Ok(standby_info(standby.as_ref()).to_string())
 }

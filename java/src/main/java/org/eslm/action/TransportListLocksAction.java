@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
 import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.action.ActionType;
 import org.elasticsearch.action.FailedNodeException;
@@ -19,10 +21,12 @@ import org.elasticsearch.threadpool.ThreadPool;
 import org.elasticsearch.xcontent.ToXContentObject;
 import org.elasticsearch.xcontent.XContentBuilder;
 import org.elasticsearch.xcontent.XContentType;
+import org.eslm.cluster.PartitionTable;
 import org.eslm.cluster.TransportWiring;
 import org.eslm.compat.NodeRequestBase;
 import org.eslm.compat.NodesRequestBase;
 import org.eslm.service.ListedLocks;
+import org.eslm.service.LockPartitionUnavailableException;
 import org.eslm.service.LockService;
 
 /**
@@ -218,8 +222,27 @@ public final class TransportListLocksAction
         }
     }
 
+    /**
+     * The merged answer, or 503 when a partition has no page: its owner did not answer, is not
+     * confirmed by the master (it may be cut off, docs/ARCHITECTURE.md "Cut-off owners"), or the
+     * partition is moving. A listing that left a partition out would look whole and hide its locks.
+     */
     @Override
     protected Response newResponse(Request request, List<NodeResponse> nodes, List<FailedNodeException> failures) {
+        PartitionTable table = PartitionTable.of(clusterService.state());
+        Set<Integer> missing = new TreeSet<>();
+        for (int p = 0; table != null && p < table.size(); p++) {
+            missing.add(p);
+        }
+        for (NodeResponse node : nodes) {
+            node.payload().forEach(page -> missing.remove(page.partition()));
+        }
+        if (missing.isEmpty() == false) {
+            throw new LockPartitionUnavailableException(
+                    "lock partitions " + missing + " have no confirmed owner that answered the listing"
+                            + (failures.isEmpty() ? "" : " (" + failures.size() + " nodes failed)") + "; retry",
+                    0);
+        }
         return new Response(clusterService.getClusterName(), nodes, failures, request.size);
     }
 

@@ -25,7 +25,6 @@ import org.elasticsearch.common.util.concurrent.EsExecutors;
 import org.elasticsearch.common.util.concurrent.ThreadContext;
 import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.index.shard.IndexShard;
-import org.elasticsearch.index.shard.IndexShardState;
 import org.elasticsearch.index.shard.ShardId;
 import org.elasticsearch.indices.IndicesService;
 import org.elasticsearch.injection.guice.Inject;
@@ -68,6 +67,7 @@ public final class LockReplicationAction
     private final LockService locks;
     private final ShardStateLog log;
     private final PartitionCopies copies;
+    private final CopyCatchUp catchUp;
 
     @Inject
     public LockReplicationAction(
@@ -81,7 +81,8 @@ public final class LockReplicationAction
             LockService locks,
             PartitionManager partitions,
             ShardStateLog log,
-            PartitionCopies copies) {
+            PartitionCopies copies,
+            CopyCatchUp catchUp) {
         super(
                 settings,
                 NAME,
@@ -100,6 +101,7 @@ public final class LockReplicationAction
         this.locks = locks;
         this.log = log;
         this.copies = copies;
+        this.catchUp = catchUp;
         locks.connectReplication(this, partitions::batchFailed);
     }
 
@@ -174,31 +176,60 @@ public final class LockReplicationAction
                 .collect(Collectors.toUnmodifiableSet());
     }
 
+    /**
+     * A copy acknowledges only what it applied (docs/ARCHITECTURE.md "Replication"): a batch it
+     * applies is persisted (a whole state as the log's checkpoint, a delta appended) before it
+     * answers; a batch it cannot apply — it has no standby yet (recovering) or missed a batch —
+     * makes it catch up with the owner first ({@link CopyCatchUp}), then apply the batch again.
+     * When that fails too, the batch fails, and the primary fails this copy through the master,
+     * as for any replica write that failed: it recovers anew.
+     */
     @Override
     protected void shardOperationOnReplica(Batch batch, IndexShard replica, ActionListener<ReplicaResult> listener) {
-        ActionListener.completeWith(listener, () -> {
-            int partition = batch.shardId().id();
-            boolean applied;
-            try {
-                applied = locks.standbys().apply(partition, batch.json);
-            } catch (IllegalArgumentException e) {
-                if (replica.state() == IndexShardState.STARTED) {
-                    // An in-sync copy that missed a batch must not stay in sync: Elasticsearch fails
-                    // it and it recovers again, starting from a whole state.
-                    throw e;
+        ActionListener.run(listener, l -> {
+            if (applied(batch)) {
+                persist(replica, batch);
+                l.onResponse(new ReplicaResult());
+                return;
+            }
+            catchUp.run(replica, l.delegateFailureAndWrap((caughtUp, has) -> {
+                if (has == false || applied(batch) == false) {
+                    throw new IllegalStateException(
+                            "lock partition [" + batch.shardId().id() + "]: this copy cannot" + " apply " + batch
+                                    + " and could not catch up with the owner");
                 }
-                logger.debug(
-                        "lock partition [{}]: a recovering copy skipped a batch it cannot apply: {}",
-                        partition,
-                        e.getMessage());
-                locks.standbys().drop(partition);
-                return new ReplicaResult();
-            }
-            if (applied) {
-                log.append(replica, batch.json, () -> locks.wholeState(partition));
-            }
-            return new ReplicaResult();
+                persist(replica, batch);
+                logger.info(
+                        "lock partition [{}]: this copy could not apply {}; caught up with the owner's live state",
+                        batch.shardId().id(),
+                        batch);
+                caughtUp.onResponse(new ReplicaResult());
+            }));
         });
+    }
+
+    /** Applies {@code batch} to this copy's standby; false when it does not follow it (see {@link #shardOperationOnReplica}). */
+    private boolean applied(Batch batch) {
+        int partition = batch.shardId().id();
+        try {
+            return locks.standbys().apply(partition, batch.json);
+        } catch (IllegalArgumentException e) {
+            logger.debug(
+                    "lock partition [{}]: {} does not follow this copy's standby: {}",
+                    partition,
+                    batch,
+                    e.getMessage());
+            return false;
+        }
+    }
+
+    private void persist(IndexShard replica, Batch batch) throws IOException {
+        if (batch.full) {
+            log.checkpoint(replica, batch.json);
+        } else {
+            log.append(
+                    replica, batch.json, () -> locks.wholeState(batch.shardId().id()));
+        }
     }
 
     /** Batches are not documents: a missing master (its write block) must not stop them. */

@@ -7,7 +7,6 @@ import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.elasticsearch.ElasticsearchException;
 import org.elasticsearch.action.ActionListener;
-import org.elasticsearch.client.internal.Client;
 import org.elasticsearch.cluster.routing.RecoverySource;
 import org.elasticsearch.cluster.service.ClusterService;
 import org.elasticsearch.common.settings.Settings;
@@ -26,8 +25,10 @@ import org.eslm.service.LockService;
  *   <li>a copy recovering from its own folder (a restarted node) rebuilds its standby table from
  *   the persisted batches, so the partition reopens with its holders and without grace;</li>
  *   <li>a copy recovering from another copy forgets any old log and standby of its own;</li>
- *   <li>a replica does not finish recovering (and so cannot become in-sync, nor be promoted)
- *   before it holds the primary's whole state;</li>
+ *   <li>a replica does not finish recovering — so the master neither starts nor promotes it —
+ *   before it holds the primary's whole state ({@link CopyCatchUp}); one that gets none within
+ *   {@link #STANDBY_WAIT} fails its recovery, which also takes it out of the in-sync set
+ *   (Elasticsearch marks it in sync when it finalizes the recovery, before this listener runs);</li>
  *   <li>a copy leaving the node closes its log and drops its standby.</li>
  * </ul>
  */
@@ -43,15 +44,19 @@ public final class LockShardListener implements IndexEventListener {
     private final LockService locks;
     private final ShardStateLog log;
     private final ClusterService clusterService;
-    private final Client client;
+    private final CopyCatchUp catchUp;
     private final ThreadPool threadPool;
 
     public LockShardListener(
-            LockService locks, ShardStateLog log, ClusterService clusterService, Client client, ThreadPool threadPool) {
+            LockService locks,
+            ShardStateLog log,
+            ClusterService clusterService,
+            CopyCatchUp catchUp,
+            ThreadPool threadPool) {
         this.locks = locks;
         this.log = log;
         this.clusterService = clusterService;
-        this.client = client;
+        this.catchUp = catchUp;
         this.threadPool = threadPool;
     }
 
@@ -155,11 +160,16 @@ public final class LockShardListener implements IndexEventListener {
             listener.onResponse(null);
             return;
         }
-        awaitStandby(shard.shardId().id(), System.nanoTime() + STANDBY_WAIT.nanos(), listener);
+        awaitStandby(shard, System.nanoTime() + STANDBY_WAIT.nanos(), listener);
     }
 
-    /** Completes {@code listener} once this node has a standby of {@code partition}, asking its owner for it. */
-    private void awaitStandby(int partition, long deadlineNanos, ActionListener<Void> listener) {
+    /**
+     * Completes {@code listener} once this node has a standby of {@code shard}'s partition: a batch
+     * may have brought it, else the copy catches up with the owner ({@link CopyCatchUp}), again
+     * every {@link #STANDBY_RETRY} while the owner cannot be reached.
+     */
+    private void awaitStandby(IndexShard shard, long deadlineNanos, ActionListener<Void> listener) {
+        int partition = shard.shardId().id();
         if (locks.standbys().has(partition)) {
             listener.onResponse(null);
             return;
@@ -171,20 +181,13 @@ public final class LockShardListener implements IndexEventListener {
                     STANDBY_WAIT));
             return;
         }
-        PartitionTable table = PartitionTable.of(clusterService.state());
-        String owner = table == null || partition >= table.size() ? null : table.owner(partition);
         Runnable again = () -> threadPool.schedule(
-                () -> awaitStandby(partition, deadlineNanos, listener), STANDBY_RETRY, threadPool.generic());
-        if (owner == null) {
-            again.run();
-            return;
-        }
-        client.execute(
-                PartitionSyncAction.TYPE,
-                PartitionSyncAction.request(owner, partition),
+                () -> awaitStandby(shard, deadlineNanos, listener), STANDBY_RETRY, threadPool.generic());
+        catchUp.run(
+                shard,
                 ActionListener.wrap(
-                        r -> {
-                            if (locks.standbys().has(partition)) {
+                        has -> {
+                            if (has) {
                                 listener.onResponse(null);
                             } else {
                                 again.run();
@@ -192,7 +195,7 @@ public final class LockShardListener implements IndexEventListener {
                         },
                         e -> {
                             logger.debug(
-                                    "lock partition [{}]: asking the owner for the whole state failed: {}",
+                                    "lock partition [{}]: catching up with the owner failed: {}",
                                     partition,
                                     e.getMessage());
                             again.run();

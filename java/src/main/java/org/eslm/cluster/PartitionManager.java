@@ -184,7 +184,8 @@ public final class PartitionManager implements ClusterStateListener {
      * After a failed batch: reopens {@code p} from this node's own last state only if this node's
      * copy is still the shard's primary, in primary mode (not handed off to a relocation target)
      * and in the same term — a batch that failed for a passing reason. Otherwise the cluster state
-     * decides, as for any move.
+     * decides, as for any move. Its own cluster state says so, and that may be stale: the partition
+     * reopens unconfirmed and serves again only once the elected master confirms it.
      */
     private void reopenIfStillPrimary(int p) {
         ClusterState state = clusterService.state();
@@ -201,11 +202,25 @@ public final class PartitionManager implements ClusterStateListener {
             return;
         }
         Map<String, Object> kept = handedOff.remove(p);
-        logger.info("lock partition [{}] is still this node's in epoch [{}]; reopening it", p, table.epoch(p));
+        logger.info(
+                "lock partition [{}] is still this node's in epoch [{}] by its own cluster state; reopening it,"
+                        + " unconfirmed until the elected master says so",
+                p,
+                table.epoch(p));
         if (kept == null) {
             failForNewEpoch(p, table.epoch(p));
         } else if (opening.add(p)) {
-            open(p, table.epoch(p), 0, BridgeJson.toJson(kept));
+            // This node's cluster state may be stale (cut off): it grants and answers nothing
+            // until the master confirms it (docs/ARCHITECTURE.md "Cut-off owners").
+            try {
+                locks.openPartition(p, table.epoch(p), 0, kept);
+                ownership.openedUnconfirmed(p, table.epoch(p));
+                checks.now();
+            } catch (Exception e) {
+                logger.error(() -> "failed to reopen lock partition [" + p + "]", e);
+            } finally {
+                opening.remove(p);
+            }
         }
     }
 
@@ -367,8 +382,8 @@ public final class PartitionManager implements ClusterStateListener {
                 PartitionHandoffAction.request(previousOwner, p),
                 ActionListener.wrap(
                         response -> {
-                            if (response.snapshotJson() != null) {
-                                handedOver(p, epoch, response.snapshotJson());
+                            if (response.stateJson() != null) {
+                                handedOver(p, epoch, response.stateJson());
                             } else {
                                 retryFetch(p, epoch, previousOwner, attempt, null);
                             }

@@ -53,6 +53,15 @@ public final class PartitionOwnership implements PartitionGate {
         open.put(partition, epoch);
     }
 
+    /**
+     * Records {@code partition} as served in {@code epoch} but not confirmed: reopened from this
+     * node's own cluster state, which may be stale; it serves once the master confirms it.
+     */
+    void openedUnconfirmed(int partition, long epoch) {
+        confirmedAt.remove(partition);
+        open.put(partition, epoch);
+    }
+
     /** Stops serving {@code partition}; whether it was served. */
     boolean closed(int partition) {
         if (open.remove(partition) == null) {

@@ -35,6 +35,7 @@ import org.eslm.api.LockManagerExtension;
 import org.eslm.api.PluginLocks;
 import org.eslm.bridge.LockNative;
 import org.eslm.bridge.NativeLockCore;
+import org.eslm.cluster.CopyCatchUp;
 import org.eslm.cluster.LockIndex;
 import org.eslm.cluster.LockReplicationAction;
 import org.eslm.cluster.LockShardListener;
@@ -44,7 +45,7 @@ import org.eslm.cluster.PartitionCopies;
 import org.eslm.cluster.PartitionHandoffAction;
 import org.eslm.cluster.PartitionManager;
 import org.eslm.cluster.PartitionOwnership;
-import org.eslm.cluster.PartitionSyncAction;
+import org.eslm.cluster.PartitionStateAction;
 import org.eslm.cluster.ShardStateLog;
 import org.eslm.compat.VersionedActionPlugin;
 import org.eslm.rest.RestAcquireLockAction;
@@ -194,10 +195,11 @@ public class LockManagerPlugin extends VersionedActionPlugin implements SystemIn
         clusterService.addListener(partitions);
         clusterService.addListener(new LongestLeaseRecorder(service, services.client(), services.threadPool()));
         lockService = service;
-        shardListener = new LockShardListener(service, log, clusterService, services.client(), services.threadPool());
+        CopyCatchUp catchUp = new CopyCatchUp(service, log, clusterService, services.client(), services.threadPool());
+        shardListener = new LockShardListener(service, log, clusterService, catchUp, services.threadPool());
         PluginLocks pluginLocks = new PluginLocks(services.client(), service::settings);
         extensions.forEach(extension -> extension.onLocksReady(pluginLocks));
-        return List.of(service, buildInfo, partitions, log, copies, pluginLocks);
+        return List.of(service, buildInfo, partitions, log, copies, catchUp, pluginLocks);
     }
 
     @Override
@@ -214,7 +216,7 @@ public class LockManagerPlugin extends VersionedActionPlugin implements SystemIn
                 new Action(TransportListLocksAction.TYPE, TransportListLocksAction.class),
                 new Action(PartitionHandoffAction.TYPE, PartitionHandoffAction.Transport.class),
                 new Action(OwnershipCheckAction.TYPE, OwnershipCheckAction.Transport.class),
-                new Action(PartitionSyncAction.TYPE, PartitionSyncAction.Transport.class),
+                new Action(PartitionStateAction.TYPE, PartitionStateAction.Transport.class),
                 new Action(LockReplicationAction.TYPE, LockReplicationAction.class),
                 new Action(TransportNodeDiagnosticsAction.TYPE, TransportNodeDiagnosticsAction.class));
     }

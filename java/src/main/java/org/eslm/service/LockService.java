@@ -13,6 +13,7 @@ import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.elasticsearch.ElasticsearchStatusException;
 import org.elasticsearch.action.ActionListener;
+import org.elasticsearch.action.support.GroupedActionListener;
 import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.rest.RestStatus;
 import org.elasticsearch.tasks.Task;
@@ -143,9 +144,9 @@ public final class LockService implements Closeable {
             listener.onFailure(notServed(partition));
             return;
         }
-        if (partition != NativeLockCore.ALL_PARTITIONS
-                && op != NativeOp.KEY_INFO
-                && partitions.confirmed(partition) == false) {
+        if (partition != NativeLockCore.ALL_PARTITIONS && partitions.confirmed(partition) == false) {
+            // Reads too: a cut-off owner's table may be stale, and a new owner may serve the
+            // same keys (docs/ARCHITECTURE.md "Cut-off owners").
             listener.onFailure(new LockPartitionUnavailableException(
                     "node [" + localNodeName.get()
                             + "] cannot confirm with the elected master that it still owns lock partition [" + partition
@@ -174,12 +175,29 @@ public final class LockService implements Closeable {
             return;
         }
         tickConfirmed(NativeLockCore.ALL_PARTITIONS);
-        ActionListener.completeWith(listener, () -> {
+        List<ListedLocks.Page> pages;
+        try {
             ListedLocks.Answer answer = ListedLocks.parse(
                     client.callText(NativeOp.LIST, NativeLockCore.ALL_PARTITIONS, filterJson), localNodeName.get());
             handle(answer.envelope());
-            return answer.pages();
-        });
+            // Only confirmed partitions, once what their pages show is committed: the listing's
+            // coordinator answers 503 when a partition has no page (ListPages).
+            pages = answer.pages().stream()
+                    .filter(page -> partitions.confirmed(page.partition()))
+                    .toList();
+        } catch (Exception e) {
+            listener.onFailure(e);
+            return;
+        }
+        ActionListener<Void> committed = listener.map(ignored -> pages);
+        if (pages.isEmpty() || replicated == false) {
+            committed.onResponse(null);
+            return;
+        }
+        GroupedActionListener<Void> all = new GroupedActionListener<>(pages.size(), committed.map(ignored -> null));
+        for (ListedLocks.Page page : pages) {
+            commits.afterCommit(page.partition(), all);
+        }
     }
 
     /** Fails {@code listener} (503) if the service is closed, and says whether it did. */
@@ -204,11 +222,13 @@ public final class LockService implements Closeable {
             listener.onFailure(e);
             return;
         }
-        if (changes(op) == false || partition == NativeLockCore.ALL_PARTITIONS) {
+        if (partition == NativeLockCore.ALL_PARTITIONS) {
             handle(envelope);
             listener.onResponse(body);
             return;
         }
+        // A read waits for the commit too: it may show a change not yet on every copy, which
+        // nobody may learn of before it is (docs/ARCHITECTURE.md "Replication").
         afterCommit(
                 partition,
                 ActionListener.wrap(
@@ -230,14 +250,6 @@ public final class LockService implements Closeable {
         return ending && e instanceof LockPartitionUnavailableException unavailable
                 ? unavailable.withAppliedAnswer(body)
                 : e;
-    }
-
-    /** Whether {@code op} may change a partition (so its answer waits for the commit). */
-    private static boolean changes(NativeOp op) {
-        return switch (op) {
-            case KEY_INFO, LIST, STATS, DIAGNOSTICS -> false;
-            default -> true;
-        };
     }
 
     /**
@@ -331,6 +343,19 @@ public final class LockService implements Closeable {
             commits.opened(partition, epoch); // its first batch: the whole state
         }
         handleAfterCommit(partition, envelope);
+    }
+
+    /**
+     * {@code partition}'s live state as the core's full-state JSON, read now and outside the batch
+     * stream, for a copy that must catch up (cluster.PartitionStateAction); {@code null} when this
+     * node does not serve it.
+     */
+    public String liveState(int partition) {
+        if (partitions.serves(partition) == false) {
+            return null;
+        }
+        return BridgeJson.valueToJson(
+                client.call(NativeOp.EXPORT_FULL, partition, "{}").get("result"));
     }
 
     /**
@@ -429,7 +454,8 @@ public final class LockService implements Closeable {
         Map<?, ?> result = (Map<?, ?>) envelope.get("result");
         if (result.get("answered") instanceof Map<?, ?> answered) {
             pending.remove(p);
-            listener.onResponse(ResponseShapes.watched(answered));
+            Map<String, Object> body = ResponseShapes.watched(answered);
+            afterCommit(partition, listener.map(ignored -> body)); // the end it reports is committed
         } else {
             Map<?, ?> watching = (Map<?, ?>) result.get("watching");
             pending.queued(p, ((Number) watching.get("waiter_id")).longValue(), task);

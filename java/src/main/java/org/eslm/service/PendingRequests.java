@@ -153,7 +153,7 @@ final class PendingRequests {
     }
 
     /** The client went away: drop its waiter (or give back a grant that won the race). */
-    private void cancel(Pending p) {
+    void cancel(Pending p) {
         p.cancelled = true;
         Long waiterId = p.waiterId;
         if (waiterId == null || pending.containsKey(p.requestId) == false) {
@@ -169,7 +169,9 @@ final class PendingRequests {
         }
         try {
             core.answer(NativeOp.CANCEL, p.partition, "{\"waiter_id\":" + waiterId + "}");
-        } catch (NativeLockException | IllegalArgumentException e) {
+        } catch (LockException | NativeLockException | IllegalArgumentException e) {
+            // The core resolved it first (granted, timed out, dropped with its partition): the
+            // grant, if any, reaches deliverGrant, which gives it back.
             logger.debug("waiter [{}] was answered before its cancellation: {}", waiterId, e.getMessage());
         }
         if (p.op == NativeOp.WATCH && pending.remove(p.requestId) != null) {
@@ -239,6 +241,8 @@ final class PendingRequests {
             try {
                 core.answer(NativeOp.RELEASE, partition, BridgeJson.toJson(release));
                 logger.debug("released [{}] granted to a request whose client went away", grant.get("key"));
+            } catch (LockNotHeldException e) {
+                logger.debug("[{}] granted to a cancelled request had already ended", grant.get("key"));
             } catch (Exception e) {
                 logger.warn(() -> "could not release [" + grant.get("key") + "] granted to a cancelled request", e);
             }

@@ -40,6 +40,15 @@ public final class StandbyTables {
         return applied;
     }
 
+    /**
+     * Installs {@code stateJson}, the primary's live state fetched by this copy to catch up
+     * (cluster.PartitionStateAction), unless the standby is already as new (a batch applied
+     * meanwhile is never undone). Answers whether this node now has a standby.
+     */
+    public boolean catchUp(int partition, String stateJson) {
+        return apply(partition, "{\"catch_up\":" + stateJson + "}");
+    }
+
     /** Whether this node has a standby of {@code partition} (it received a whole state). */
     public boolean has(int partition) {
         return based.contains(partition);

@@ -21,8 +21,8 @@ class ClusterActionsWireTest {
     }
 
     /** With a snapshot, or none (the previous owner has nothing to hand over). */
-    static PartitionHandoffAction.Response randomHandoffResponse(Random r) {
-        return new PartitionHandoffAction.Response(r.nextBoolean() ? null : "{\"epoch\":" + r.nextInt(100) + "}");
+    static PartitionStateResponse randomStateResponse(Random r) {
+        return new PartitionStateResponse(r.nextBoolean() ? null : "{\"epoch\":" + r.nextInt(100) + "}");
     }
 
     static OwnershipCheckAction.Request randomOwnershipRequest(Random r) {
@@ -47,13 +47,10 @@ class ClusterActionsWireTest {
     @Test
     void handoffRequestsAndResponsesRoundTrip() throws IOException {
         WireTesting.assertRoundTrips(ClusterActionsWireTest::randomPartitionRequest, PartitionRequest::new);
-        WireTesting.assertRoundTrips(
-                ClusterActionsWireTest::randomHandoffResponse, PartitionHandoffAction.Response::new);
-        PartitionHandoffAction.Response none = WireTesting.assertRoundTrip(
-                new PartitionHandoffAction.Response((String) null),
-                PartitionHandoffAction.Response::new,
-                "no snapshot");
-        assertNull(none.snapshotJson());
+        WireTesting.assertRoundTrips(ClusterActionsWireTest::randomStateResponse, PartitionStateResponse::new);
+        PartitionStateResponse none = WireTesting.assertRoundTrip(
+                new PartitionStateResponse((String) null), PartitionStateResponse::new, "no snapshot");
+        assertNull(none.stateJson());
     }
 
     @Test

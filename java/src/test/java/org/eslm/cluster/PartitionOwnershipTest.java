@@ -43,4 +43,15 @@ class PartitionOwnershipTest {
         other.confirm(5, System.nanoTime());
         assertTrue(other.confirmed(5));
     }
+
+    @Test
+    void aPartitionReopenedFromThisNodesOwnStateServesOnlyOnceTheMasterConfirmsIt() {
+        PartitionOwnership ownership = new PartitionOwnership();
+        long asked = System.nanoTime();
+        ownership.openedUnconfirmed(2, 5);
+        assertTrue(ownership.serves(2));
+        assertFalse(ownership.confirmed(2), "its own cluster state may be stale");
+        ownership.confirm(2, asked);
+        assertTrue(ownership.confirmed(2));
+    }
 }

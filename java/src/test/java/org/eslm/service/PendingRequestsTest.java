@@ -55,4 +55,36 @@ class PendingRequestsTest {
         assertEquals(List.of(closed), outcomes);
         assertFalse(pending.remove(p), "answered once: the caller no longer answers it");
     }
+
+    @Test
+    void aCancelledWaiterThatTheCoreAlreadyGrantedIsAQuietNoOpAndItsGrantIsGivenBack() {
+        List<String> calls = new ArrayList<>();
+        PendingRequests racing = new PendingRequests(
+                (op, partition, args) -> {
+                    calls.add(op + " " + args);
+                    if (op == NativeOp.CANCEL) {
+                        throw new LockNotHeldException("no waiting request with id [22]", null, null);
+                    }
+                    return Map.of();
+                },
+                partition -> true);
+        List<Object> outcomes = new ArrayList<>();
+        PendingRequests.Pending p = racing.register(NativeOp.ACQUIRE, 0, recording(outcomes));
+        assertNull(racing.callReturned(p));
+        racing.queued(p, 22, null);
+
+        racing.cancel(p); // the core granted it a moment before: nothing to cancel, nothing thrown
+        assertEquals(List.of("CANCEL {\"waiter_id\":22}"), calls);
+        racing.dispatch(Map.of(
+                "event",
+                "granted",
+                "request_id",
+                p.requestId,
+                "grants",
+                List.of(Map.of("key", "k", "owner", "o", "fencing_token", 7, "scope", "key"))));
+        assertEquals(2, calls.size());
+        assertTrue(calls.get(1).startsWith("RELEASE ") && calls.get(1).contains("\"fencing_token\":7"), calls.get(1));
+        assertEquals(1, outcomes.size());
+        assertTrue(outcomes.get(0) instanceof org.elasticsearch.tasks.TaskCancelledException, outcomes.toString());
+    }
 }
