@@ -294,3 +294,26 @@ def test_terms_must_rise_in_the_order_grants_were_answered():
     s.release("b", 1.0, 1.1)
     assert rules(s.check()) == []
     assert [v.rule for v in grant_order(holds(s.history.ops()))] == ["grant order"]
+
+
+def refused_renew(s: Script, owner: str, invoke: float, answer: float, token: int, lease: float = LEASE):
+    op = s.at(invoke).history.invoke(owner, RENEW, key=K, owner=owner, token=token, lease_s=lease)
+    s.at(answer).history.fail(op, status="404 lock_not_held_exception")
+    return op
+
+
+def test_a_renewal_refused_while_its_lease_ran_is_a_lost_holder():
+    s = Script()
+    s.acquire("a", 0.0, 0.1, 10, lease=1.0)
+    renew(s, "a", 0.8, 0.9, 10, lease=1.0)
+    refused_renew(s, "a", 1.5, 1.6, 10, lease=1.0)  # the renewed lease runs until 1.8
+    assert rules(s.check()) == ["lost renewal"]
+
+
+def test_a_renewal_refused_after_its_lease_may_have_ended_is_no_violation():
+    s = Script()
+    s.acquire("a", 0.0, 0.1, 10, lease=1.0)
+    renew(s, "a", 0.8, 0.9, 10, lease=1.0)
+    refused_renew(s, "a", 1.9, 2.0, 10, lease=1.0)  # after 1.8: the lease may rightly be gone
+    refused_renew(s, "b", 0.5, 0.6, 99, lease=1.0)  # a grant nobody saw answered: nothing certain
+    assert rules(s.check()) == []

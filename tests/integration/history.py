@@ -279,6 +279,33 @@ def grant_order(hs: list[Hold]) -> list[Violation]:
     return found
 
 
+def lost_renewals(ops: Iterable[Op], lease_slack_s: float = DEFAULT_LEASE_SLACK_S) -> list[Violation]:
+    """A renewal answered 404 (`lock_not_held_exception`) although it was sent while the lease
+    it renews certainly still ran: `invoke + lease` of its grant, or of the latest renewal of the
+    same token answered 200 and sent before it. Only a server that lost the holder says so: the
+    lease had not ended, and the owner had not released (it renews only what it holds)."""
+    ops = list(ops)
+    grants = {(op.owner, op.key, op.token): op for op in ops if op.f == ACQUIRE and op.type == "ok"}
+    renewed = defaultdict(list)
+    for op in ops:
+        if op.f == RENEW and op.type == "ok":
+            renewed[(op.owner, op.key, op.token)].append(op)
+    found = []
+    for op in ops:
+        if op.f != RENEW or op.type != "fail" or not (op.status or "").startswith("404"):
+            continue
+        grant = grants.get((op.owner, op.key, op.token))
+        if grant is None:
+            continue  # a grant nobody saw answered: nothing is certain about its lease
+        earlier = [r for r in renewed[(op.owner, op.key, op.token)] if r.invoke < op.invoke]
+        runs_until = max(o.invoke + o.lease_s for o in [grant, *earlier]) - lease_slack_s
+        if op.invoke < runs_until and grant.complete <= op.invoke:
+            found.append(Violation("lost renewal", op.key, grant, op,
+                                   f"renewal sent at {op.invoke:.3f} answered {op.status} while the lease "
+                                   f"ran until at least {runs_until:.3f}"))
+    return found
+
+
 def released_ok_between(ops: Iterable[Op]) -> Callable[[Op, Op], bool]:
     """Whether the owner of grant `a` certainly released the key between `a` and grant `b`
     (a release answered 200 inside [a's answer, b's invocation]): then `b` is a new grant and
@@ -343,6 +370,7 @@ def check(history: History | list[Op], lease_slack_s: float = DEFAULT_LEASE_SLAC
     end = max(times, default=0.0) if end is None else end
     hs = holds(ops, lease_slack_s)
     counts, faults = tally(ops)
-    return Report(violations=overlaps(hs) + token_order(ops), counts=counts, faults=faults,
+    return Report(violations=overlaps(hs) + token_order(ops) + lost_renewals(ops, lease_slack_s),
+                  counts=counts, faults=faults,
                   past_lease=sum(h.past_lease and not h.unchecked for h in hs),
                   unchecked=sum(h.unchecked for h in hs), gaps=longest_gaps(ops, start, end, keys))
