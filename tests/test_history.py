@@ -315,5 +315,6 @@ def test_a_renewal_refused_after_its_lease_may_have_ended_is_no_violation():
     s.acquire("a", 0.0, 0.1, 10, lease=1.0)
     renew(s, "a", 0.8, 0.9, 10, lease=1.0)
     refused_renew(s, "a", 1.9, 2.0, 10, lease=1.0)  # after 1.8: the lease may rightly be gone
+    refused_renew(s, "a", 1.7, 1.9, 10, lease=1.0)  # answered after 1.8: decided maybe after it too
     refused_renew(s, "b", 0.5, 0.6, 99, lease=1.0)  # a grant nobody saw answered: nothing certain
     assert rules(s.check()) == []

@@ -280,10 +280,12 @@ def grant_order(hs: list[Hold]) -> list[Violation]:
 
 
 def lost_renewals(ops: Iterable[Op], lease_slack_s: float = DEFAULT_LEASE_SLACK_S) -> list[Violation]:
-    """A renewal answered 404 (`lock_not_held_exception`) although it was sent while the lease
-    it renews certainly still ran: `invoke + lease` of its grant, or of the latest renewal of the
-    same token answered 200 and sent before it. Only a server that lost the holder says so: the
-    lease had not ended, and the owner had not released (it renews only what it holds)."""
+    """A renewal answered 404 (`lock_not_held_exception`) although the lease it renews certainly
+    still ran for all of it: answered before `invoke + lease` of its grant, or of the latest
+    renewal of the same token answered 200 and sent before it. The server decided somewhere
+    between the renewal's invocation and its answer; if the lease may have ended by the answer (a
+    renewal held up in transit), a 404 is right. Only a server that lost the holder says so
+    inside: the lease had not ended, and the owner had not released (it renews only what it holds)."""
     ops = list(ops)
     grants = {(op.owner, op.key, op.token): op for op in ops if op.f == ACQUIRE and op.type == "ok"}
     renewed = defaultdict(list)
@@ -299,10 +301,10 @@ def lost_renewals(ops: Iterable[Op], lease_slack_s: float = DEFAULT_LEASE_SLACK_
             continue  # a grant nobody saw answered: nothing is certain about its lease
         earlier = [r for r in renewed[(op.owner, op.key, op.token)] if r.invoke < op.invoke]
         runs_until = max(o.invoke + o.lease_s for o in [grant, *earlier]) - lease_slack_s
-        if op.invoke < runs_until and grant.complete <= op.invoke:
+        if op.complete < runs_until and grant.complete <= op.invoke:
             found.append(Violation("lost renewal", op.key, grant, op,
-                                   f"renewal sent at {op.invoke:.3f} answered {op.status} while the lease "
-                                   f"ran until at least {runs_until:.3f}"))
+                                   f"renewal sent at {op.invoke:.3f} answered {op.status} at {op.complete:.3f} "
+                                   f"while the lease ran until at least {runs_until:.3f}"))
     return found
 
 

@@ -23,7 +23,7 @@ from cluster_kit import (
     settled,
 )
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.every_version]
 
 SKIP_KEY = "eslm-fault-injection-skip-delta"
 VARIANT = "fault-injection"

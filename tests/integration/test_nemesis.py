@@ -1,12 +1,15 @@
 """A randomized fault test (docs/RELIABILITY.md): worker threads take and release a few keys
-through random nodes of a three-node cluster while a nemesis kills -9, freezes (SIGSTOP/SIGCONT),
-restarts, relocates the lock partition and forces master elections; every operation goes into a
-history on one clock (tests/integration/history.py), and the checker proves afterwards that no
-two owners held a key at once and that tokens rose per key.
+through random nodes of a three-node cluster — some for a moment, some for 5-20 s renewing every
+second — while a nemesis (tests/integration/nemesis.py) kills -9, freezes (SIGSTOP/SIGCONT),
+partitions (iptables), restarts, relocates the lock partition and forces master elections, with
+Elasticsearch's default fault detection; every operation goes into a history on one clock
+(tests/integration/history.py), and the checker proves afterwards that no two owners held a key
+at once, that no renewal was refused while its lease ran, and that tokens rose per key.
 
 Seeded and bounded: `ESLM_NEMESIS_SEED` (else a random seed, printed) fixes the nemesis's
 schedule and the workers' choices (not the cluster's own timing); `ESLM_NEMESIS_SECONDS`
-(default 75) is how long faults are injected. A long run:
+(default 240, enough for the faults every run must make) is how long faults are injected. A long
+run:
 
     ESLM_NEMESIS_SECONDS=600 ESLM_NEMESIS_SEED=1 python3 -m pytest tests/integration/test_nemesis.py -v -s
 
@@ -25,55 +28,52 @@ import pytest
 import requests
 import urllib3
 
+import netcut
 import node as esnode
-from cluster_kit import FAST_FAULT_DETECTION
-from history import ACQUIRE, RELEASE, History, check
+from history import ACQUIRE, RELEASE, RENEW, History, check
+from nemesis import HEAL_S, HEALED_WITHIN_S, REQUIRED, Nemesis, running
 
 pytestmark = pytest.mark.slow
 
 SEED = int(os.environ.get("ESLM_NEMESIS_SEED") or random.SystemRandom().randrange(2**31))
-SECONDS = float(os.environ.get("ESLM_NEMESIS_SECONDS") or 75)
-WORKERS = 6
+SECONDS = float(os.environ.get("ESLM_NEMESIS_SECONDS") or 240)
+WORKERS = 4  # short holds
+HOLDERS = 3  # long holds, renewed
 KEYS = [f"nemesis-{i}" for i in range(3)]
-LEASE_MAX_S = 8
-GRACE_S = 10
-LEASE_S = 5  # each grant's lease: longer than a hold and a wait, shorter than the max
+LEASE_S = 5  # a short hold's lease: longer than a hold and a wait
+HOLD_LEASE_S = 10  # a long hold's lease, renewed every RENEW_EVERY_S
+HOLD_S = (5, 20)
+RENEW_EVERY_S = 1
 WAIT_S = 3
 CONNECT_S = 2
 ANSWER_S = WAIT_S + 7  # an acquire's answer may take its wait plus a slow hop or two
 ADMIN_S = 15
-PAUSE_MAX_S = 10  # longest SIGSTOP
-# Longest a key may go without a grant: a frozen owner (PAUSE_MAX_S), fault detection (a few
-# seconds, FAST_FAULT_DETECTION), a lease held by a client whose node froze (LEASE_S), slack.
-GAP_BOUND_S = 30
-HEAL_S = 180  # a node restarted on a loaded two-core machine may take minutes to rejoin
+# Longest a key may go without a grant: Elasticsearch's default fault detection (a frozen or cut
+# off node is dropped after about 30 s), promotion, and the lease of a long hold whose holder's
+# renewals went through the faulty node (HOLD_LEASE_S), with slack.
+GAP_BOUND_S = 60
 CLUSTER = "eslm-it-nemesis"
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    """Three nodes with the plugin's defaults except: a short `locks.lease.max` (and a default
-    lease under it) and `locks.recovery.grace`, so a failed-over partition serves again within
-    seconds instead of 10 min 30 s (the default grace is lease.max + 30 s), and fault detection
-    within a few seconds (as in test_cluster.py), so a frozen node is noticed while it is frozen."""
+    """Three nodes with the plugin's defaults and Elasticsearch's default fault detection, except a
+    lease maximum of 30s (and a default lease under it) so a lost lease shows within the run."""
+    why = netcut.usable()
+    if why is not None:
+        pytest.fail(f"the fault test partitions nodes with iptables: {why}")
     c = esnode.Cluster(CLUSTER, 3, extra_settings={
-        "locks.lease.max": f"{LEASE_MAX_S}s",
+        "locks.lease.max": "30s",
         "locks.lease.default": f"{LEASE_S}s",
-        "locks.recovery.grace": f"{GRACE_S}s",
-        **FAST_FAULT_DETECTION,
     })
     try:
         c.start()  # inside: a node that failed to start must not leave the others running
         yield c
     finally:
+        netcut.heal_all()
         for n in c.nodes:
             n.thaw()  # a frozen JVM would never act on SIGTERM
         c.stop()
-
-
-def running(cluster) -> list:
-    """Nodes whose process is up (a frozen one included: it is up, just silent)."""
-    return [n for n in cluster.nodes if n.process is not None and n.process.poll() is None]
 
 
 def never_sent(e: requests.RequestException) -> bool:
@@ -140,13 +140,13 @@ class Worker:
             return None
         return outcome(self.history, op, r)
 
-    def acquire(self, key: str):
+    def acquire(self, key: str, lease_s: float = LEASE_S):
         """(True, token) when granted, (False, None) when certainly not, (None, None) when
         unknown."""
         node = self.node()
-        op = self.history.invoke(self.owner, ACQUIRE, key=key, owner=self.owner, lease_s=LEASE_S, node=node.name)
+        op = self.history.invoke(self.owner, ACQUIRE, key=key, owner=self.owner, lease_s=lease_s, node=node.name)
         body = self.post(op, node, f"/_locks/{key}/_acquire",
-                         {"owner": self.owner, "wait": f"{WAIT_S}s", "lease": f"{LEASE_S}s"}, ANSWER_S)
+                         {"owner": self.owner, "wait": f"{WAIT_S}s", "lease": f"{lease_s}s"}, ANSWER_S)
         if body is None:
             return (None if op.type == "info" else False), None
         self.history.ok(op, token=body["fencing_token"], status="200",
@@ -169,158 +169,41 @@ class Worker:
                 return
 
 
-class Nemesis:
-    """One fault at a time, chosen by the seeded generator every few seconds, each healed before
-    the next (SIGCONT, a killed or stopped node started again, voting exclusions cleared), and
-    the next one only once the cluster has three nodes and the lock partition both copies: a
-    majority of master-eligible nodes is never lost."""
+class Holder(Worker):
+    """One owner holding a random key for 5-20 s, renewing every second with its token: a holder
+    that a failover drops shows as a renewal refused inside its lease, or as an overlap with the
+    next owner. A renewal refused 404 ends the hold (the lock is gone); one whose outcome is
+    unknown is followed by the next."""
 
-    KINDS = ("kill", "pause", "restart", "move", "elect")
-
-    def __init__(self, cluster, history: History, stop: threading.Event):
-        self.cluster, self.history, self.stop = cluster, history, stop
-        self.rng = random.Random(f"{SEED}-nemesis")
-        self.http = requests.Session()
-        self.thread = threading.Thread(target=self.run, name="nemesis", daemon=True)
-        self.errors: list[str] = []
+    def __init__(self, index: int, cluster, history: History, stop: threading.Event):
+        super().__init__(index, cluster, history, stop)
+        self.owner = f"h{index}"
+        self.rng = random.Random(f"{SEED}-{self.owner}")
+        self.thread.name = self.owner
 
     def run(self) -> None:
-        while not self.stop.wait(self.rng.uniform(2, 5)):
-            if not self.settled(until_stop=True):
-                break
-            kind = self.rng.choice(self.KINDS)
-            op = self.history.invoke("nemesis", kind)
-            try:
-                self.history.ok(op, **getattr(self, kind)())
-            except Exception as e:  # noqa: BLE001 - a fault that went wrong is reported, then healed
-                self.history.info(op, status=type(e).__name__, detail=str(e)[:300])
-                self.errors.append(str(op))
-            finally:
-                self.heal()
+        while not self.stop.is_set():
+            key = self.rng.choice(KEYS)
+            granted, token = self.acquire(key, HOLD_LEASE_S)
+            if granted:
+                self.hold(key, token, time.monotonic() + self.rng.uniform(*HOLD_S))
+            if granted or granted is None:
+                self.release(key, token)
+            if not granted:
+                time.sleep(self.rng.uniform(0.05, 0.2))
 
-    # -- cluster facts, asked of a node that is up and not the fault's target -----------------
-
-    def admin(self, method: str, path: str, body=None, avoid=None, timeout: float = ADMIN_S):
-        nodes = [n for n in running(self.cluster) if n is not avoid] or self.cluster.nodes
-        last = None
-        for n in nodes:
-            try:
-                r = self.http.request(method, n.url + path, json=body, timeout=(CONNECT_S, timeout))
-                if r.status_code < 500:
-                    return r
-                last = r.text[:300]
-            except requests.RequestException as e:
-                last = str(e)[:300]
-        raise RuntimeError(f"{method} {path}: no node answered ({last})")
-
-    def master(self, avoid=None) -> str | None:
-        """The elected master's name, or None while there is none (during an election
-        `_cat/master` answers 500 on every node: Elasticsearch looks up a null master id)."""
-        try:
-            rows = self.admin("GET", "/_cat/master?format=json", avoid=avoid).json()
-        except (RuntimeError, ValueError):
-            return None
-        return rows[0]["node"] if isinstance(rows, list) and rows else None
-
-    def copies(self) -> list[dict]:
-        """The copies of `.locks` shard 0 (partition 0): node, primary or replica, state."""
-        rows = self.admin("GET", "/_cat/shards/.locks?format=json&h=shard,prirep,node,state").json()
-        return [r for r in rows if r["shard"] == "0"]
-
-    def target(self):
-        """The node to hurt: half the time the lock partition's owner (the interesting case),
-        else any node. Returns it with its roles, for the report."""
-        primary = [c["node"] for c in self.copies() if c["prirep"] == "p"]
-        node = (self.cluster.node(primary[0]) if primary and self.rng.random() < 0.5
-                else self.rng.choice(self.cluster.nodes))
-        roles = [r for r, name in (("owner", primary[0] if primary else None), ("master", self.master()))
-                 if name == node.name]
-        return node, f"{node.name} ({', '.join(roles) or 'neither owner nor master'})"
-
-    # -- the faults: each returns what the history records about it ---------------------------
-
-    def kill(self) -> dict:
-        node, who = self.target()
-        node.kill()
-        time.sleep(self.rng.uniform(1, 6))  # down for a while: the cluster notices, fails over
-        self.start(node)
-        return {"node": node.name, "detail": f"kill -9 {who}"}
-
-    def restart(self) -> dict:
-        node, who = self.target()
-        node.stop(timeout=30)
-        self.start(node)
-        return {"node": node.name, "detail": f"restart {who}"}
-
-    def pause(self) -> dict:
-        node, who = self.target()
-        seconds = self.rng.uniform(1, PAUSE_MAX_S)  # sometimes shorter, sometimes longer than detection
-        node.freeze()
-        try:
-            time.sleep(seconds)
-        finally:
-            node.thaw()
-        return {"node": node.name, "detail": f"SIGSTOP {who} for {seconds:.1f}s"}
-
-    def move(self) -> dict:
-        """A planned move of the partition's primary to the node holding no copy."""
-        copies = self.copies()
-        primary = [c["node"] for c in copies if c["prirep"] == "p" and c["state"] == "STARTED"]
-        free = [n.name for n in self.cluster.nodes if n.name not in {c["node"] for c in copies}]
-        if not primary or not free:
-            return {"detail": f"no move possible: {copies}"}
-        to = self.rng.choice(free)
-        r = self.admin("POST", "/_cluster/reroute?metric=none", {"commands": [{"move": {
-            "index": ".locks", "shard": 0, "from_node": primary[0], "to_node": to}}]})
-        assert r.status_code == 200, r.text
-        return {"node": primary[0], "detail": f"move {primary[0]} -> {to}"}
-
-    def elect(self) -> dict:
-        """What a rolling restart does: the master is excluded from voting, a new one is elected."""
-        old = self.master()
-        if old is None:
-            return {"detail": "no master to replace"}
-        r = self.admin("POST", f"/_cluster/voting_config_exclusions?node_names={old}&timeout=30s", timeout=40)
-        assert r.status_code == 200, r.text
-        deadline = time.monotonic() + 30
-        new = old
-        while new in (old, None) and time.monotonic() < deadline:
-            time.sleep(0.2)
-            new = self.master(avoid=self.cluster.node(old))
-        return {"node": old, "detail": f"master {old} -> {new}"}
-
-    # -- healing -------------------------------------------------------------------------------
-
-    def start(self, node) -> None:
-        node.start()
-        node.wait_until_ready(timeout=HEAL_S)
-
-    def heal(self) -> None:
-        """Whatever the fault left behind: frozen JVMs resumed, dead nodes started, no voting
-        exclusion left."""
-        try:
-            for n in self.cluster.nodes:
-                n.thaw()
-                if n.process is None or n.process.poll() is not None:
-                    self.start(n)
-            r = self.admin("DELETE", "/_cluster/voting_config_exclusions?wait_for_removal=false")
-            assert r.status_code == 200, r.text
-        except Exception as e:  # noqa: BLE001 - reported; `settled` decides whether to go on
-            self.errors.append(f"heal: {type(e).__name__}: {str(e)[:300]}")
-
-    def settled(self, until_stop: bool = False) -> bool:
-        """Three nodes and both copies of the partition started, nothing relocating: waited for
-        (bounded by HEAL_S, or until the test stops when `until_stop`)."""
-        deadline = time.monotonic() + HEAL_S
-        path = "/_cluster/health/.locks?wait_for_nodes=3&wait_for_status=green&wait_for_no_relocating_shards=true&timeout=5s"
-        while time.monotonic() < deadline and not (until_stop and self.stop.is_set()):
-            try:
-                r = self.admin("GET", path, timeout=10)
-                if r.status_code == 200 and not r.json()["timed_out"]:
-                    return True
-            except (RuntimeError, ValueError):
-                time.sleep(1)
-        return False
+    def hold(self, key: str, token: int, until: float) -> None:
+        """Renews every RENEW_EVERY_S until `until`, or until a renewal says the lock is gone."""
+        while time.monotonic() < until and not self.stop.is_set():
+            time.sleep(RENEW_EVERY_S)
+            node = self.node()
+            op = self.history.invoke(self.owner, RENEW, key=key, owner=self.owner, token=token,
+                                     lease_s=HOLD_LEASE_S, node=node.name)
+            if self.post(op, node, f"/_locks/{key}/_renew", {"owner": self.owner, "fencing_token": token,
+                                                             "lease": f"{HOLD_LEASE_S}s"}, ADMIN_S) is not None:
+                self.history.ok(op, status="200")
+            elif (op.status or "").startswith("404"):
+                return
 
 
 def save(history: History) -> None:
@@ -330,21 +213,23 @@ def save(history: History) -> None:
             f.write(json.dumps(dataclasses.asdict(op)) + "\n")
 
 
-def test_no_overlapping_holds_and_rising_tokens_under_faults(cluster):
+def test_no_overlapping_holds_lost_holders_or_falling_tokens_under_faults(cluster):
     print(f"\nnemesis seed {SEED} (ESLM_NEMESIS_SEED={SEED} reproduces the schedule), {SECONDS:.0f}s of faults",
           flush=True)
     history, stop = History(), threading.Event()
-    nemesis = Nemesis(cluster, history, stop)
+    nemesis = Nemesis(cluster, history, stop, SEED)
     workers = [Worker(i, cluster, history, stop) for i in range(WORKERS)]
+    workers += [Holder(i, cluster, history, stop) for i in range(HOLDERS)]
     for t in [w.thread for w in workers] + [nemesis.thread]:
         t.start()
     stop.wait(SECONDS)
     stop.set()
     history.end()  # availability is measured while the workers were asking
     for w in workers:
-        w.thread.join(ANSWER_S + 3 * (ADMIN_S + CONNECT_S) + 10)
+        w.thread.join(ANSWER_S + HOLD_S[1] + 3 * (ADMIN_S + CONNECT_S) + 10)
     nemesis.thread.join(HEAL_S * 2 + 60)  # a fault in progress finishes and heals
     stuck = [t.name for t in [nemesis.thread, *(w.thread for w in workers)] if t.is_alive()]
+    netcut.heal_all()
     for n in cluster.nodes:
         n.thaw()
     save(history)
@@ -356,11 +241,19 @@ def test_no_overlapping_holds_and_rising_tokens_under_faults(cluster):
                   f"{op.f} {op.type} {op.detail or ''} {op.status or ''}", flush=True)
     for e in nemesis.errors:
         print(f"  nemesis error: {e}", flush=True)
+    effective = nemesis.effective()
+    print(f"  effective faults by (kind, target): {dict(sorted(effective.items()))}", flush=True)
+    unavailable = sum(n for name, n in report.counts.items() if name.startswith(ACQUIRE + " fail 503"))
+    asked = report.counts["grants"] + sum(n for name, n in report.counts.items() if name.startswith(ACQUIRE + " "))
+    print(f"  acquires answered 503: {unavailable} of {asked} ({100 * unavailable / max(asked, 1):.0f} %)", flush=True)
     assert report.violations == [], f"seed {SEED}: " + report.summary(origin=history.started)
     assert not stuck, f"seed {SEED}: threads still running after the deadline: {stuck}"
     assert nemesis.settled(), f"seed {SEED}: the cluster did not heal within {HEAL_S}s"
-    assert report.counts["grants"] > 0 and sum(report.faults.values()) > 0, "the run proved nothing"
-    # Availability: with replicated lock state no fault waits for a recovery grace. The worst
-    # case is a frozen owner: up to PAUSE_MAX_S silent, then fault detection and promotion.
+    missing = [need for need in REQUIRED if effective.get(need, 0) == 0]
+    assert not missing, f"seed {SEED}: the run made none of {missing}: raise ESLM_NEMESIS_SECONDS"
+    assert report.counts["grants"] > 0 and report.counts["renews"] > 0, "the run proved nothing"
+    slow_heals = [h for h in nemesis.heals if h[1] > HEALED_WITHIN_S]
+    assert not slow_heals, f"seed {SEED}: after a partition healed and the node rejoined, .locks took " \
+                           f"{slow_heals} s to be green with a replica holding the standby (bound {HEALED_WITHIN_S}s)"
     longest = max((g.seconds for g in report.gaps.values()), default=0.0)
     assert longest <= GAP_BOUND_S, f"seed {SEED}: a key went {longest:.1f}s without a grant"

@@ -21,6 +21,8 @@ import node as esnode
 from node import running
 from lockclient import LockClient, assert_error, ok, unique, wait_for_waiter
 
+pytestmark = pytest.mark.every_version  # also on 8.19 (Makefile integration-test)
+
 EXAMPLE = "guarded-job-example"
 
 

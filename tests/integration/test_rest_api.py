@@ -11,6 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from lockclient import (LockClient, assert_error, duration_ms, ok, tree_root, unique,
+
+pytestmark = pytest.mark.every_version  # also on 8.19 (Makefile integration-test)
                         wait_for_waiter, wait_until)
 
 SETTINGS = ("locks.lease.default", "locks.lease.max", "locks.wait.default", "locks.wait.max",

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from lockclient import LockClient, duration_ms, ok, wait_until
+
+pytestmark = pytest.mark.every_version  # also on 8.19 (Makefile integration-test)
 
 
 def test_a_restarted_node_brings_back_holders_sessions_and_larger_tokens(restart_node):

@@ -16,7 +16,7 @@ import node as esnode
 from lockclient import LockClient, assert_error, ok, unique, wait_until
 from state_log import append_torn, flip_byte, log_file, payload, records
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.every_version]
 
 # Leases are long: a holder lost by a restart must show as a second owner, never as an expiry.
 LEASE = "10m"

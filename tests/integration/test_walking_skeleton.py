@@ -10,6 +10,8 @@ import pytest
 
 import node as esnode
 
+pytestmark = pytest.mark.every_version  # also on 8.19 (Makefile integration-test)
+
 
 def key() -> str:
     return f"skeleton-{uuid.uuid4().hex[:8]}"

@@ -1,0 +1,210 @@
+"""How long lock traffic stops when a node fails, with default settings (docs/RELIABILITY.md
+"Availability"): a three-node cluster with the plugin's and Elasticsearch's defaults (replicated
+lock state, default fault detection), and one fault at a time:
+
+- `kill-owner`: kill -9 of the node that owns partition 0;
+- `stop-owner`: SIGSTOP of the owner, until a new owner grants (then SIGCONT);
+- `cut-owner`: the owner's transport traffic cut both ways (scripts/netcut.py), clients still
+  reaching its HTTP port, until a new owner grants (then the cut is healed);
+- `kill-master`: kill -9 of the elected master when it is not the owner.
+
+Probers on the surviving nodes start a fresh acquire (wait 0, a new key each time: every key is in
+partition 0 with the default `locks.partitions: 1`) every PROBE_S and release it once granted.
+The figure is the time from the fault to the first grant answered after it whose token carries a
+higher epoch than the owner had (`kill-master`: any grant). Between repetitions the node is
+started again (or resumed, or reconnected) and the cluster waits for green with three nodes.
+
+    python3 bench/availability.py [--reps 3] [--faults kill-owner,stop-owner,cut-owner,kill-master]
+
+Needs root for iptables (`cut-owner`). Prints one line per repetition and a table; with
+`--json FILE` also writes them. Nothing waits without a bound."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import netcut  # noqa: E402
+import node as esnode  # noqa: E402
+
+PROBE_S = 0.1
+ANSWER_S = 90  # a probe through a survivor waits for the old owner until the cluster drops it
+FAULT_BOUND_S = 180  # no grant this long after the fault: the repetition fails
+SETTLE_S = 180
+FAULTS = ("kill-owner", "stop-owner", "cut-owner", "kill-master")
+EPOCH_SHIFT = 40
+
+
+def http(node, method, path, body=None, timeout=30):
+    return requests.request(method, node.url + path, json=body, timeout=timeout)
+
+
+def roles(cluster):
+    """(owner node, its epoch, master node), asked of any node that answers."""
+    for n in cluster.nodes:
+        try:
+            master = http(n, "GET", "/_cat/master?format=json", timeout=5).json()[0]["node"]
+            shards = http(n, "GET", "/_cat/shards/.locks?format=json&h=shard,prirep,node,state", timeout=5).json()
+            owner = next(s["node"] for s in shards if s["shard"] == "0" and s["prirep"] == "p")
+            diag = http(cluster.node(owner), "GET", "/_locks/_node/diagnostics", timeout=5).json()
+            epoch = next(p["epoch"] for p in diag["core"]["partitions"] if p["id"] == 0)
+            return cluster.node(owner), epoch, cluster.node(master)
+        except (requests.RequestException, KeyError, IndexError, StopIteration, ValueError):
+            continue
+    raise RuntimeError("no node tells the owner and the master")
+
+
+class Probers:
+    """A fresh try-lock every PROBE_S through each of `nodes`; the first grant answered at or after
+    `since` whose epoch is above `epoch` is kept."""
+
+    def __init__(self, nodes, epoch: int, since: float):
+        self.nodes, self.epoch, self.since = nodes, epoch, since
+        self.first: float | None = None
+        self.stop = threading.Event()
+        self.lock = threading.Lock()
+        self.threads: list[threading.Thread] = []
+
+    def start(self):
+        def launch():
+            while not self.stop.wait(PROBE_S):
+                for node in self.nodes:
+                    t = threading.Thread(target=self.probe, args=(node,), daemon=True)
+                    t.start()
+                    self.threads.append(t)
+        threading.Thread(target=launch, daemon=True).start()
+
+    def probe(self, node):
+        key = f"avail-{uuid.uuid4().hex[:8]}"
+        try:
+            r = http(node, "POST", f"/_locks/{key}/_acquire", {"owner": "prober", "lease": "30s"}, timeout=ANSWER_S)
+        except requests.RequestException:
+            return
+        answered = time.monotonic()
+        if r.status_code != 200:
+            return
+        if r.json()["fencing_token"] >> EPOCH_SHIFT > self.epoch and answered >= self.since:
+            with self.lock:
+                if self.first is None or answered < self.first:
+                    self.first = answered
+        try:
+            http(node, "POST", f"/_locks/{key}/_release", {"owner": "prober"}, timeout=10)
+        except requests.RequestException:
+            pass
+
+    def wait(self, bound: float) -> float | None:
+        deadline = self.since + bound
+        while time.monotonic() < deadline and self.first is None:
+            time.sleep(0.05)
+        self.stop.set()
+        return None if self.first is None else self.first - self.since
+
+
+def settle(cluster):
+    deadline = time.monotonic() + SETTLE_S
+    while time.monotonic() < deadline:
+        for n in cluster.nodes:
+            try:
+                r = http(n, "GET", "/_cluster/health/.locks?wait_for_nodes=3&wait_for_status=green"
+                                   "&wait_for_no_relocating_shards=true&timeout=5s", timeout=10)
+                if r.status_code == 200 and not r.json()["timed_out"]:
+                    return
+            except requests.RequestException:
+                continue
+        time.sleep(1)
+    raise RuntimeError("the cluster did not settle")
+
+
+def one(cluster, fault: str) -> dict:
+    """One repetition of `fault`; answers its figure."""
+    owner, epoch, master = roles(cluster)
+    if fault == "kill-master" and master is owner:
+        http(owner, "POST", "/_cluster/reroute?metric=none", {"commands": [{"move": {
+            "index": ".locks", "shard": 0, "from_node": owner.name,
+            "to_node": next(n.name for n in cluster.nodes if n not in (owner,) and not has_copy(cluster, n))}}]})
+        settle(cluster)
+        owner, epoch, master = roles(cluster)
+    target = master if fault == "kill-master" else owner
+    survivors = [n for n in cluster.nodes if n is not target]
+    probers = Probers(survivors, epoch if fault != "kill-master" else epoch - 1, time.monotonic())
+    probers.start()
+    began = time.monotonic()
+    probers.since = began
+    if fault in ("kill-owner", "kill-master"):
+        target.kill()
+    elif fault == "stop-owner":
+        target.freeze()
+    else:
+        netcut.cut(target)
+    try:
+        seconds = probers.wait(FAULT_BOUND_S)
+    finally:
+        if fault == "stop-owner":
+            target.thaw()
+        elif fault == "cut-owner":
+            netcut.heal(target)
+        else:
+            target.start()
+            target.wait_until_ready(timeout=SETTLE_S)
+    settle(cluster)
+    return {"fault": fault, "target": target.name, "seconds": seconds}
+
+
+def has_copy(cluster, node) -> bool:
+    shards = http(cluster.nodes[0], "GET", "/_cat/shards/.locks?format=json&h=shard,node").json()
+    return any(s["shard"] == "0" and s["node"] == node.name for s in shards)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--faults", default=",".join(FAULTS))
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    faults = args.faults.split(",")
+    if "cut-owner" in faults and netcut.usable() is not None:
+        raise SystemExit(f"cut-owner needs iptables: {netcut.usable()}")
+    netcut.heal_all()
+    cluster = esnode.Cluster("eslm-bench-availability", 3,
+                             extra_settings={"cluster.routing.rebalance.enable": "none"})
+    cluster.start()
+    for n in cluster.nodes:
+        netcut.mark(n)  # before any cut (scripts/netcut.py)
+    results = []
+    try:
+        for fault in faults:
+            for rep in range(args.reps):
+                r = one(cluster, fault)
+                results.append(r)
+                shown = "no grant" if r["seconds"] is None else f"{r['seconds']:.2f} s"
+                print(f"{fault} #{rep + 1} ({r['target']}): next grant after {shown}", flush=True)
+    finally:
+        netcut.heal_all()
+        for n in cluster.nodes:
+            n.thaw()
+        cluster.stop()
+    print("\n| fault | repetitions | time to the next grant: median | max |\n|---|---|---|---|")
+    for fault in faults:
+        xs = [r["seconds"] for r in results if r["fault"] == fault]
+        known = [x for x in xs if x is not None]
+        med = f"{statistics.median(known):.2f} s" if known else "-"
+        worst = "no grant" if None in xs else f"{max(xs):.2f} s"
+        print(f"| {fault} | {len(xs)} | {med} | {worst} |")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""Network partitions between test nodes on one machine (docs/RELIABILITY.md "The run"): a node's
+transport traffic is cut both ways while clients still reach its HTTP port. Each node of a
+scripts/node.py Cluster runs as a Unix user of its own, so iptables can tell its packets apart:
+
+    mangle OUTPUT  -m owner --uid-owner <user> ! --sport <HTTP port>  CONNMARK --set-mark <uid>
+                   (`mark`: every transport connection the node takes part in carries its mark)
+    INPUT          -p tcp --dport <its transport port>                DROP  (nobody reaches it)
+    INPUT          -m connmark --mark <uid>                           DROP  (nor answers it)
+    OUTPUT         -p tcp -m owner --uid-owner <user> ! --sport <HTTP port>  DROP  (it reaches
+                                                                      nobody, but answers HTTP)
+
+Without the mark, a connection the node opened itself would still deliver to it what the others
+send: it could hear the cluster without being heard. Packets are dropped, not refused: the others
+see what a real partition looks like (timeouts, no reset), and Elasticsearch's own fault detection
+decides when the node is gone. Every rule carries the comment TAG, and `heal_all` deletes every
+such rule: at the start of a run (a run killed half-way leaves none behind for the next) and at its
+end. Needs root and the Debian package `iptables` (.ci/run installs it)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+TAG = "eslm-netcut"
+
+
+def _iptables(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["iptables", "-w", *args], capture_output=True, text=True)
+
+
+def usable() -> str | None:
+    """None when iptables can cut traffic here, else why not."""
+    if shutil.which("iptables") is None:
+        return "iptables is not installed (Debian package iptables)"
+    r = _iptables("-L", "OUTPUT", "-n")
+    return None if r.returncode == 0 else f"iptables cannot be used: {r.stderr.strip()}"
+
+
+def _uid(node) -> str:
+    return subprocess.run(["id", "-u", node.user], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def _comment(node) -> list[str]:
+    return ["-m", "comment", "--comment", f"{TAG} {node.name}"]
+
+
+def _marking(node) -> tuple[str, list[str]]:
+    return ("OUTPUT", ["-t", "mangle", "-m", "owner", "--uid-owner", node.user, "-p", "tcp", "!", "--sport",
+                       str(node.http_port), *_comment(node), "-j", "CONNMARK", "--set-mark", _uid(node)])
+
+
+def _rules(node) -> list[tuple[str, list[str]]]:
+    return [
+        ("INPUT", ["-p", "tcp", "--dport", str(node.transport_port), *_comment(node), "-j", "DROP"]),
+        ("INPUT", ["-m", "connmark", "--mark", _uid(node), *_comment(node), "-j", "DROP"]),
+        ("OUTPUT", ["-p", "tcp", "-m", "owner", "--uid-owner", node.user, "!", "--sport",
+                    str(node.http_port), *_comment(node), "-j", "DROP"]),
+    ]
+
+
+def _insert(chain: str, rule: list[str]) -> None:
+    table = rule[:2] if rule[:1] == ["-t"] else []
+    spec = rule[2:] if table else rule
+    if _iptables(*table, "-C", chain, *spec).returncode == 0:
+        return  # already there
+    r = _iptables(*table, "-I", chain, *spec)
+    if r.returncode != 0:
+        raise RuntimeError(f"iptables -I {chain} {' '.join(rule)}: {r.stderr.strip()}")
+
+
+def _delete(chain: str, rule: list[str]) -> None:
+    table = rule[:2] if rule[:1] == ["-t"] else []
+    spec = rule[2:] if table else rule
+    _iptables(*table, "-D", chain, *spec)
+
+
+def mark(node) -> None:
+    """Marks the connections `node` takes part in (see the module docs): done before any cut, so
+    that the connections open at the cut are marked already."""
+    _insert(*_marking(node))
+
+
+def cut(node) -> None:
+    """Cuts `node`'s transport traffic both ways; its HTTP port stays reachable."""
+    mark(node)
+    for chain, rule in _rules(node):
+        _insert(chain, rule)
+
+
+def heal(node) -> None:
+    """Removes `node`'s cut (each rule once; a rule already gone is fine). The mark stays."""
+    for chain, rule in _rules(node):
+        _delete(chain, rule)
+
+
+def heal_all() -> int:
+    """Deletes every rule this module ever added (tagged TAG), marks included; answers how many."""
+    removed = 0
+    for table, chain in (("filter", "INPUT"), ("filter", "OUTPUT"), ("mangle", "OUTPUT")):
+        for line in _iptables("-t", table, "-S", chain).stdout.splitlines():
+            if TAG in line and line.startswith("-A "):
+                # `-S` quotes the comment: join its words back into one argument
+                spec = [part.strip('"') for part in _join_comment(line.split()[2:])]
+                if _iptables("-t", table, "-D", chain, *spec).returncode == 0:
+                    removed += 1
+    return removed
+
+
+def _join_comment(parts: list[str]) -> list[str]:
+    """`-S` prints `--comment "eslm-netcut node-1"` as two words; joins them back into one."""
+    out, i = [], 0
+    while i < len(parts):
+        if parts[i] == "--comment" and i + 1 < len(parts) and parts[i + 1].startswith('"'):
+            words = [parts[i + 1]]
+            i += 2
+            while not words[-1].endswith('"') and i < len(parts):
+                words.append(parts[i])
+                i += 1
+            out += ["--comment", " ".join(words)]
+            continue
+        out.append(parts[i])
+        i += 1
+    return out

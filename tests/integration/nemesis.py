@@ -1,0 +1,293 @@
+"""The nemesis of the fault test (docs/RELIABILITY.md "The run"): one fault at a time on a
+three-node cluster, chosen by a seeded schedule, recorded in the history with what it hit, and
+healed before the next. Faults do not wait for a settled cluster: one may land while a copy of
+the lock partition recovers or relocates. What they never do is take away a majority of
+master-eligible nodes: a fault that takes a node away waits until the other two are in the
+cluster.
+
+Only effective faults count: a fault that could not be made (no node to move the partition to,
+no master to replace) is recorded as `info` with the status `no-op`, and the run's minimums
+(`REQUIRED`) count faults whose target was what they were meant to hit."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+
+import requests
+
+import netcut
+
+CONNECT_S = 2
+ADMIN_S = 15
+HEAL_S = 180  # a node restarted on a loaded two-core machine may take minutes to rejoin
+PAUSE_S = (2, 40)  # SIGSTOP: shorter and longer than Elasticsearch's fault detection (~30 s)
+CUT_S = (8, 40)  # network partitions, as the issue asks
+DOWN_S = (1, 6)  # kill -9: down this long before it is started again
+# After a partition heals and the node is back in the cluster: .locks green, the replica holding
+# its standby, within this (the plugin's part; rejoining is Elasticsearch's, reported apart).
+HEALED_WITHIN_S = 10
+
+# (kind, target) every run must have made, effectively, at least once; the schedule puts them
+# first in each round (in a seeded order), then the rest.
+REQUIRED = [("kill", "owner"), ("pause", "owner"), ("partition", "owner"), ("elect", "master")]
+OPTIONAL = [("partition", "master"), ("restart", "owner"), ("move", "owner"), ("kill", "any"),
+            ("pause", "any"), ("partition", "any")]
+
+
+def running(cluster) -> list:
+    """Nodes whose process is up (a frozen one included: it is up, just silent)."""
+    return [n for n in cluster.nodes if n.process is not None and n.process.poll() is None]
+
+
+class Nemesis:
+    def __init__(self, cluster, history, stop: threading.Event, seed: int, pause_between=(2, 5)):
+        self.cluster, self.history, self.stop = cluster, history, stop
+        self.rng = random.Random(f"{seed}-nemesis")
+        self.pause_between = pause_between
+        self.http = requests.Session()
+        self.thread = threading.Thread(target=self.run, name="nemesis", daemon=True)
+        self.errors: list[str] = []
+        # per healed partition: (seconds until the node was back in the cluster, seconds from
+        # then until .locks was green with the replica holding its standby)
+        self.heals: list[tuple[float, float]] = []
+
+    def schedule(self):
+        """Endless (kind, target) pairs: each round the required ones first, then the others."""
+        while True:
+            required, optional = list(REQUIRED), list(OPTIONAL)
+            self.rng.shuffle(required)
+            self.rng.shuffle(optional)
+            yield from required + optional
+
+    def run(self) -> None:
+        netcut.heal_all()
+        for n in self.cluster.nodes:
+            netcut.mark(n)  # before any cut: the connections open at a cut are marked already
+        plan = self.schedule()
+        while not self.stop.wait(self.rng.uniform(*self.pause_between)):
+            kind, aim = next(plan)
+            if kind in ("kill", "pause", "restart", "partition") and not self.others_up():
+                continue  # never two nodes away at once: a majority stays
+            op = self.history.invoke("nemesis", kind)
+            try:
+                fields = getattr(self, kind)(aim)
+                if fields.pop("effective"):
+                    self.history.ok(op, **fields)
+                else:
+                    self.history.info(op, status="no-op", **fields)
+            except Exception as e:  # noqa: BLE001 - a fault that went wrong is reported, then healed
+                self.history.info(op, status=type(e).__name__, detail=str(e)[:300])
+                self.errors.append(str(op))
+            finally:
+                self.heal()
+
+    # -- cluster facts, asked of a node that is up and not the fault's target -----------------
+
+    def admin(self, method: str, path: str, body=None, avoid=None, timeout: float = ADMIN_S):
+        nodes = [n for n in running(self.cluster) if n is not avoid] or self.cluster.nodes
+        last = None
+        for n in nodes:
+            try:
+                r = self.http.request(method, n.url + path, json=body, timeout=(CONNECT_S, timeout))
+                if r.status_code < 500:
+                    return r
+                last = r.text[:300]
+            except requests.RequestException as e:
+                last = str(e)[:300]
+        raise RuntimeError(f"{method} {path}: no node answered ({last})")
+
+    def master(self, avoid=None) -> str | None:
+        """The elected master's name, or None while there is none (during an election
+        `_cat/master` answers 500 on every node)."""
+        try:
+            rows = self.admin("GET", "/_cat/master?format=json", avoid=avoid).json()
+        except (RuntimeError, ValueError):
+            return None
+        return rows[0]["node"] if isinstance(rows, list) and rows else None
+
+    def copies(self) -> list[dict]:
+        """The copies of `.locks` shard 0 (partition 0): node, primary or replica, state."""
+        rows = self.admin("GET", "/_cat/shards/.locks?format=json&h=shard,prirep,node,state").json()
+        return [r for r in rows if r["shard"] == "0"]
+
+    def owner(self) -> str | None:
+        primary = [c["node"] for c in self.copies() if c["prirep"] == "p" and c["state"] in ("STARTED", "RELOCATING")]
+        return primary[0] if primary else None
+
+    def others_up(self) -> bool:
+        """Whether all three nodes are in the cluster (so taking one away leaves a majority);
+        bounded by HEAL_S, or until the run stops."""
+        deadline = time.monotonic() + HEAL_S
+        while time.monotonic() < deadline and not self.stop.is_set():
+            try:
+                r = self.admin("GET", "/_cluster/health?wait_for_nodes=3&timeout=5s", timeout=10)
+                if r.status_code == 200 and not r.json()["timed_out"]:
+                    return True
+            except (RuntimeError, ValueError):
+                time.sleep(1)
+        return False
+
+    def target(self, aim: str):
+        """The node to hurt and what it is: `owner` (partition 0's primary), `master`, or `any`.
+        Answers (node, who, effective): effective is False when the aimed role has no node now."""
+        owner, master = self.owner(), self.master()
+        name = {"owner": owner, "master": master}.get(aim) or self.rng.choice(self.cluster.nodes).name
+        node = self.cluster.node(name)
+        roles = [r for r, n in (("owner", owner), ("master", master)) if n == node.name]
+        effective = aim == "any" or aim in roles
+        return node, f"{node.name} ({', '.join(roles) or 'neither owner nor master'})", effective
+
+    # -- the faults: each answers what the history records, and whether it happened -------------
+
+    def kill(self, aim: str) -> dict:
+        node, who, effective = self.target(aim)
+        node.kill()
+        time.sleep(self.rng.uniform(*DOWN_S))  # down for a while: the cluster notices, fails over
+        self.start(node)
+        return {"node": node.name, "detail": f"kill -9 {who}", "effective": effective, "status": aim}
+
+    def restart(self, aim: str) -> dict:
+        node, who, effective = self.target(aim)
+        node.stop(timeout=30)
+        self.start(node)
+        return {"node": node.name, "detail": f"restart {who}", "effective": effective, "status": aim}
+
+    def pause(self, aim: str) -> dict:
+        node, who, effective = self.target(aim)
+        seconds = self.rng.uniform(*PAUSE_S)
+        frozen = node.freeze()
+        try:
+            time.sleep(seconds)
+        finally:
+            node.thaw()
+        return {"node": node.name, "detail": f"SIGSTOP {who} for {seconds:.1f}s",
+                "effective": effective and frozen, "status": aim}
+
+    def partition(self, aim: str) -> dict:
+        """The node's transport traffic cut both ways for CUT_S while clients still reach its HTTP
+        port; healed, then .locks must be green with a replica holding the standby within
+        HEALED_WITHIN_S."""
+        node, who, effective = self.target(aim)
+        seconds = self.rng.uniform(*CUT_S)
+        netcut.cut(node)
+        try:
+            time.sleep(seconds)
+        finally:
+            netcut.heal(node)
+        rejoined, healed = self.healed_after_cut()
+        self.heals.append((rejoined, healed))
+        return {"node": node.name, "detail": f"transport of {who} cut for {seconds:.1f}s; back in the cluster "
+                f"{rejoined:.1f}s after the heal, then green with a standby in {healed:.1f}s",
+                "effective": effective, "status": aim}
+
+    def move(self, aim: str) -> dict:
+        """A planned move of the partition's primary to the node holding no copy."""
+        copies = self.copies()
+        primary = [c["node"] for c in copies if c["prirep"] == "p" and c["state"] == "STARTED"]
+        free = [n.name for n in self.cluster.nodes if n.name not in {c["node"] for c in copies}]
+        if not primary or not free:
+            return {"detail": f"no move possible: {copies}", "effective": False}
+        to = self.rng.choice(free)
+        r = self.admin("POST", "/_cluster/reroute?metric=none", {"commands": [{"move": {
+            "index": ".locks", "shard": 0, "from_node": primary[0], "to_node": to}}]})
+        if r.status_code != 200:
+            return {"detail": f"move refused: {r.text[:200]}", "effective": False}
+        return {"node": primary[0], "detail": f"move {primary[0]} -> {to}", "effective": True, "status": aim}
+
+    def elect(self, aim: str) -> dict:
+        """What a rolling restart does: the master is excluded from voting, a new one is elected."""
+        old = self.master()
+        if old is None:
+            return {"detail": "no master to replace", "effective": False}
+        r = self.admin("POST", f"/_cluster/voting_config_exclusions?node_names={old}&timeout=30s", timeout=40)
+        assert r.status_code == 200, r.text
+        deadline = time.monotonic() + 30
+        new = old
+        while new in (old, None) and time.monotonic() < deadline:
+            time.sleep(0.2)
+            new = self.master(avoid=self.cluster.node(old))
+        return {"node": old, "detail": f"master {old} -> {new}", "effective": new not in (old, None),
+                "status": "master"}
+
+    # -- healing -------------------------------------------------------------------------------
+
+    def start(self, node) -> None:
+        node.start()
+        node.wait_until_ready(timeout=HEAL_S)
+
+    def heal(self) -> None:
+        """Whatever the fault left behind: cuts removed, frozen JVMs resumed, dead nodes started,
+        no voting exclusion left."""
+        try:
+            for n in self.cluster.nodes:
+                netcut.heal(n)
+                n.thaw()
+                if n.process is None or n.process.poll() is not None:
+                    self.start(n)
+            r = self.admin("DELETE", "/_cluster/voting_config_exclusions?wait_for_removal=false")
+            assert r.status_code == 200, r.text
+        except Exception as e:  # noqa: BLE001 - reported; the test's final check decides
+            self.errors.append(f"heal: {type(e).__name__}: {str(e)[:300]}")
+
+    def healed_after_cut(self) -> tuple[float, float]:
+        """(seconds until the three nodes are in one cluster again, seconds from then until
+        `.locks` is green and the replica's node holds a standby of partition 0), each at most
+        HEAL_S (infinite when not reached)."""
+        started = time.monotonic()
+        rejoined = self.until(self.three_nodes, started)
+        back = time.monotonic()
+        return rejoined, self.until(self.green_with_standby, back)
+
+    def until(self, condition, since: float) -> float:
+        while time.monotonic() - since < HEAL_S:
+            try:
+                if condition():
+                    return time.monotonic() - since
+            except (RuntimeError, ValueError, KeyError, StopIteration, requests.RequestException):
+                pass
+            time.sleep(0.2)
+        return float("inf")
+
+    def three_nodes(self) -> bool:
+        """Whether every node sees three nodes and the same elected master."""
+        masters = set()
+        for n in self.cluster.nodes:
+            r = self.http.get(n.url + "/_cluster/health?wait_for_nodes=3&timeout=0s&local=true",
+                              timeout=(CONNECT_S, 5))
+            if r.status_code != 200 or r.json()["number_of_nodes"] != 3:
+                return False
+            masters.add(self.http.get(n.url + "/_cat/master?format=json&local=true",
+                                      timeout=(CONNECT_S, 5)).json()[0]["node"])
+        return len(masters) == 1
+
+    def green_with_standby(self) -> bool:
+        r = self.admin("GET", "/_cluster/health/.locks?wait_for_nodes=3&timeout=0s", timeout=5)
+        if r.status_code != 200 or r.json()["status"] != "green":
+            return False
+        replica = next(c["node"] for c in self.copies() if c["prirep"] == "r")
+        diag = self.http.get(self.cluster.node(replica).url + "/_locks/_node/diagnostics",
+                             timeout=(CONNECT_S, 5)).json()
+        return 0 in diag["standbys"]
+
+    def settled(self) -> bool:
+        """Three nodes, `.locks` green, nothing relocating (bounded by HEAL_S): the end state."""
+        deadline = time.monotonic() + HEAL_S
+        path = "/_cluster/health/.locks?wait_for_nodes=3&wait_for_status=green&wait_for_no_relocating_shards=true&timeout=5s"
+        while time.monotonic() < deadline:
+            try:
+                r = self.admin("GET", path, timeout=10)
+                if r.status_code == 200 and not r.json()["timed_out"]:
+                    return True
+            except (RuntimeError, ValueError):
+                time.sleep(1)
+        return False
+
+    def effective(self) -> dict[tuple[str, str], int]:
+        """Effective faults by (kind, target aimed at)."""
+        counts: dict[tuple[str, str], int] = {}
+        for op in self.history.ops():
+            if op.process == "nemesis" and op.type == "ok":
+                counts[(op.f, op.status)] = counts.get((op.f, op.status), 0) + 1
+        return counts
