@@ -11,9 +11,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from lockclient import (LockClient, assert_error, duration_ms, ok, tree_root, unique,
+                        wait_for_waiter, wait_until)
 
 pytestmark = pytest.mark.every_version  # also on 8.19 (Makefile integration-test)
-                        wait_for_waiter, wait_until)
 
 SETTINGS = ("locks.lease.default", "locks.lease.max", "locks.wait.default", "locks.wait.max",
             "locks.priority.aging", "locks.max_waiters", "locks.max_keys_per_request",
