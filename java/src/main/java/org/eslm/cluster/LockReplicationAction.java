@@ -194,8 +194,9 @@ public final class LockReplicationAction
             }
             catchUp.run(replica, l.delegateFailureAndWrap((caughtUp, has) -> {
                 if (has == false || applied(batch) == false) {
-                    throw new IllegalStateException("lock partition [" + batch.shardId().id()
-                            + "]: this copy cannot apply " + batch + " and could not catch up with the owner");
+                    throw new IllegalStateException(
+                            "lock partition [" + batch.shardId().id() + "]: this copy cannot apply " + batch
+                                    + " and could not catch up with the owner");
                 }
                 persist(replica, batch);
                 logger.info(
