@@ -82,10 +82,10 @@ integration-test:
 	for v in $(ES_VERSIONS); do \
 	  if [ "$$v" = "$(ES_DEFAULT)" ]; then only=""; else only="-m every_version"; fi; \
 	  echo "=== integration tests on Elasticsearch $$v $$only"; \
-	  ES_VERSION=$$v python3 -m pytest tests -v $$only $(PYTEST_ARGS) || exit 1; \
+	  ES_VERSION=$$v python3 -m pytest tests -v --durations=20 $$only $(PYTEST_ARGS) || exit 1; \
 	done
 	@echo "=== the Python client's tests on Elasticsearch $(ES_DEFAULT) (the official 9.x client it is built on speaks 9.x)"
-	ES_VERSION=$(ES_DEFAULT) python3 -m pytest clients/python/tests -v $(PYTEST_ARGS)
+	ES_VERSION=$(ES_DEFAULT) python3 -m pytest clients/python/tests -v --durations=10 $(PYTEST_ARGS)
 
 ## Release zips: one per supported version in dist/, named with it, each with its SHA-512 beside
 ## it (`sha512sum -c` checks it).

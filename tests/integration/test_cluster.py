@@ -301,5 +301,5 @@ def test_raising_the_lease_maximum_above_a_set_recovery_grace_is_refused(cluster
     assert r.status_code == 400, r.text
     assert r.json()["error"]["type"] == "illegal_argument_exception", r.text
     assert "[locks.recovery.grace] (10s) must be at least [locks.lease.max] (20s)" in r.text
-    settings = http(cluster.nodes[0], "GET", "/_cluster/settings").json()
-    assert "locks" not in settings["persistent"], settings
+    settings = http(cluster.nodes[0], "GET", "/_cluster/settings?flat_settings=true").json()
+    assert "locks.lease.max" not in settings["persistent"], settings

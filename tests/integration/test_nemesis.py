@@ -8,7 +8,7 @@ at once, that no renewal was refused while its lease ran, and that tokens rose p
 
 Seeded and bounded: `ESLM_NEMESIS_SEED` (else a random seed, printed) fixes the nemesis's
 schedule and the workers' choices (not the cluster's own timing); `ESLM_NEMESIS_SECONDS`
-(default 240, enough for the faults every run must make) is how long faults are injected. A long
+(default 180: the faults every run must make come first, and take at most about 130 s) is how long faults are injected. A long
 run:
 
     ESLM_NEMESIS_SECONDS=600 ESLM_NEMESIS_SEED=1 python3 -m pytest tests/integration/test_nemesis.py -v -s
@@ -36,7 +36,7 @@ from nemesis import HEAL_S, HEALED_WITHIN_S, REQUIRED, Nemesis, running
 pytestmark = pytest.mark.slow
 
 SEED = int(os.environ.get("ESLM_NEMESIS_SEED") or random.SystemRandom().randrange(2**31))
-SECONDS = float(os.environ.get("ESLM_NEMESIS_SECONDS") or 240)
+SECONDS = float(os.environ.get("ESLM_NEMESIS_SECONDS") or 180)
 WORKERS = 4  # short holds
 HOLDERS = 3  # long holds, renewed
 KEYS = [f"nemesis-{i}" for i in range(3)]
@@ -65,6 +65,9 @@ def cluster():
     c = esnode.Cluster(CLUSTER, 3, extra_settings={
         "locks.lease.max": "30s",
         "locks.lease.default": f"{LEASE_S}s",
+        # what a failed run needs to be read: the plugin's replication and ownership, and recoveries
+        "logger.org.eslm.cluster": "DEBUG",
+        "logger.org.elasticsearch.indices.recovery": "DEBUG",
     })
     try:
         c.start()  # inside: a node that failed to start must not leave the others running
@@ -102,20 +105,33 @@ def outcome(history: History, op, response: requests.Response):
 
 
 class Worker:
-    """One owner taking random keys through random nodes: acquire (queued up to WAIT_S), hold a
+    """One worker taking random keys through random nodes: acquire (queued up to WAIT_S), hold a
     moment, release by token. An acquire whose outcome is unknown is followed by a release
-    without a token, so a grant nobody heard of does not block the key for a whole lease."""
+    without a token, so a grant nobody heard of does not block the key for a whole lease.
 
-    def __init__(self, index: int, cluster, history: History, stop: threading.Event):
-        self.owner = f"w{index}"
+    Each acquisition has an owner of its own (`w0-17`: the worker and a count), as a careful
+    client has: a release without a token that a partition holds up can then only end the grant it
+    was meant for. With one owner per worker, the first runs of this test saw such a release, sent
+    through a cut-off node and delivered 22 s later when the cut healed, end the same worker's
+    next grant of the key (the server did as asked; the worker had moved on)."""
+
+    def __init__(self, index: int, cluster, history: History, stop: threading.Event, prefix: str = "w"):
+        self.name = f"{prefix}{index}"
+        self.owner = self.name
+        self.acquisitions = 0
         self.cluster, self.history, self.stop = cluster, history, stop
-        self.rng = random.Random(f"{SEED}-{self.owner}")
+        self.rng = random.Random(f"{SEED}-{self.name}")
         self.http = requests.Session()
-        self.thread = threading.Thread(target=self.run, name=self.owner, daemon=True)
+        self.thread = threading.Thread(target=self.run, name=self.name, daemon=True)
+
+    def next_owner(self) -> None:
+        self.acquisitions += 1
+        self.owner = f"{self.name}-{self.acquisitions}"
 
     def run(self) -> None:
         while not self.stop.is_set():
             key = self.rng.choice(KEYS)
+            self.next_owner()
             granted, token = self.acquire(key)
             if granted:
                 time.sleep(self.rng.uniform(0.01, 0.2))  # the critical section
@@ -144,7 +160,7 @@ class Worker:
         """(True, token) when granted, (False, None) when certainly not, (None, None) when
         unknown."""
         node = self.node()
-        op = self.history.invoke(self.owner, ACQUIRE, key=key, owner=self.owner, lease_s=lease_s, node=node.name)
+        op = self.history.invoke(self.name, ACQUIRE, key=key, owner=self.owner, lease_s=lease_s, node=node.name)
         body = self.post(op, node, f"/_locks/{key}/_acquire",
                          {"owner": self.owner, "wait": f"{WAIT_S}s", "lease": f"{lease_s}s"}, ANSWER_S)
         if body is None:
@@ -160,7 +176,7 @@ class Worker:
         for _ in range(3):
             node = self.node(avoid=tried)
             tried.append(node)
-            op = self.history.invoke(self.owner, RELEASE, key=key, owner=self.owner, token=token, node=node.name)
+            op = self.history.invoke(self.name, RELEASE, key=key, owner=self.owner, token=token, node=node.name)
             body = {"owner": self.owner} if token is None else {"owner": self.owner, "fencing_token": token}
             if self.post(op, node, f"/_locks/{key}/_release", body, ADMIN_S) is not None:
                 self.history.ok(op, status="200")
@@ -176,14 +192,12 @@ class Holder(Worker):
     unknown is followed by the next."""
 
     def __init__(self, index: int, cluster, history: History, stop: threading.Event):
-        super().__init__(index, cluster, history, stop)
-        self.owner = f"h{index}"
-        self.rng = random.Random(f"{SEED}-{self.owner}")
-        self.thread.name = self.owner
+        super().__init__(index, cluster, history, stop, prefix="h")
 
     def run(self) -> None:
         while not self.stop.is_set():
             key = self.rng.choice(KEYS)
+            self.next_owner()
             granted, token = self.acquire(key, HOLD_LEASE_S)
             if granted:
                 self.hold(key, token, time.monotonic() + self.rng.uniform(*HOLD_S))
@@ -197,7 +211,7 @@ class Holder(Worker):
         while time.monotonic() < until and not self.stop.is_set():
             time.sleep(RENEW_EVERY_S)
             node = self.node()
-            op = self.history.invoke(self.owner, RENEW, key=key, owner=self.owner, token=token,
+            op = self.history.invoke(self.name, RENEW, key=key, owner=self.owner, token=token,
                                      lease_s=HOLD_LEASE_S, node=node.name)
             if self.post(op, node, f"/_locks/{key}/_renew", {"owner": self.owner, "fencing_token": token,
                                                              "lease": f"{HOLD_LEASE_S}s"}, ADMIN_S) is not None:
@@ -252,8 +266,10 @@ def test_no_overlapping_holds_lost_holders_or_falling_tokens_under_faults(cluste
     missing = [need for need in REQUIRED if effective.get(need, 0) == 0]
     assert not missing, f"seed {SEED}: the run made none of {missing}: raise ESLM_NEMESIS_SECONDS"
     assert report.counts["grants"] > 0 and report.counts["renews"] > 0, "the run proved nothing"
+    print(f"  after each healed partition, green with a standby (s after the heal, s after the replica's "
+          f"recovery began): {nemesis.heals}", flush=True)
     slow_heals = [h for h in nemesis.heals if h[1] > HEALED_WITHIN_S]
-    assert not slow_heals, f"seed {SEED}: after a partition healed and the node rejoined, .locks took " \
-                           f"{slow_heals} s to be green with a replica holding the standby (bound {HEALED_WITHIN_S}s)"
+    assert not slow_heals, f"seed {SEED}: once a replica's recovery began after a healed partition, .locks took " \
+                           f"more than {HEALED_WITHIN_S}s to be green with the replica holding the standby: {slow_heals}"
     longest = max((g.seconds for g in report.gaps.values()), default=0.0)
     assert longest <= GAP_BOUND_S, f"seed {SEED}: a key went {longest:.1f}s without a grant"
