@@ -116,6 +116,8 @@ def test_every_partition_has_an_in_sync_replica_and_keys_spread_over_owners(clus
         diag = http(cluster.node(s["node"]), "GET", "/_locks/_node/diagnostics").json()
         if s["prirep"] == "r":
             assert int(s["shard"]) in diag["standbys"], (s, diag["standbys"])
+            # its recovery waited for the primary's whole state, and says how long (< its 30 s bound)
+            assert 0 <= diag["standby_recovery_waits_ms"][s["shard"]] < 30_000, diag["standby_recovery_waits_ms"]
         else:
             served = [p for p in diag["core"]["partitions"] if p["id"] == int(s["shard"])]
             assert [p["replicated"] for p in served] == [True], served

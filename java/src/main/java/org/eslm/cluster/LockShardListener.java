@@ -160,7 +160,16 @@ public final class LockShardListener implements IndexEventListener {
             listener.onResponse(null);
             return;
         }
-        awaitStandby(shard, System.nanoTime() + STANDBY_WAIT.nanos(), listener);
+        long began = System.nanoTime();
+        awaitStandby(shard, began + STANDBY_WAIT.nanos(), listener.delegateFailureAndWrap((l, v) -> {
+            long millis = TimeValue.nsecToMSec(System.nanoTime() - began);
+            locks.standbys().recoveryWaited(shard.shardId().id(), millis);
+            logger.debug(
+                    "lock partition [{}]: this copy's recovery waited {}ms for the whole state",
+                    shard.shardId().id(),
+                    millis);
+            l.onResponse(null);
+        }));
     }
 
     /**

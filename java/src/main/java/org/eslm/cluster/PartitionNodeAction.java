@@ -27,6 +27,11 @@ abstract class PartitionNodeAction<Resp extends ActionResponse> extends WiredTra
     /** Answers when the node asked is no longer in the cluster. */
     protected abstract void nodeGone(String node, ActionListener<Resp> listener);
 
+    /** How the request travels to the node asked: no timeout unless an action needs one. */
+    protected TransportRequestOptions options() {
+        return TransportRequestOptions.EMPTY;
+    }
+
     @Override
     protected final void doExecute(Task task, PartitionRequest request, ActionListener<Resp> listener) {
         if (request.node.equals(clusterService.localNode().getId())) {
@@ -38,6 +43,6 @@ abstract class PartitionNodeAction<Resp extends ActionResponse> extends WiredTra
             nodeGone(request.node, listener);
             return;
         }
-        wiring.send(node, actionName, request, TransportRequestOptions.EMPTY, responseReader, listener);
+        wiring.send(node, actionName, request, options(), responseReader, listener);
     }
 }

@@ -2,7 +2,9 @@ package org.eslm.cluster;
 
 import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.action.ActionType;
+import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.injection.guice.Inject;
+import org.elasticsearch.transport.TransportRequestOptions;
 import org.eslm.service.LockService;
 
 /**
@@ -16,6 +18,15 @@ import org.eslm.service.LockService;
  */
 public final class PartitionStateAction {
     public static final ActionType<PartitionStateResponse> TYPE = new ActionType<>("internal:locks/partition/state");
+
+    /**
+     * How long one ask waits for the owner. After a network partition heals, a transport
+     * connection that carried traffic during the cut is still in TCP's retransmission backoff and
+     * stays silent for up to ~12 s more (seen in the nemesis test); the ask times out and the
+     * copy asks again ({@link LockShardListener#STANDBY_RETRY}), on the next connection of the
+     * pool, rather than holding the copy's recovery until that backoff ends.
+     */
+    static final TimeValue ASK_TIMEOUT = TimeValue.timeValueSeconds(3);
 
     private PartitionStateAction() {}
 
@@ -37,6 +48,11 @@ public final class PartitionStateAction {
         @Override
         protected void runHere(int partition, ActionListener<PartitionStateResponse> listener) {
             ActionListener.completeWith(listener, () -> new PartitionStateResponse(locks.liveState(partition)));
+        }
+
+        @Override
+        protected TransportRequestOptions options() {
+            return TransportRequestOptions.timeout(ASK_TIMEOUT);
         }
 
         @Override

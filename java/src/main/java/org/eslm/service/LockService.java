@@ -521,6 +521,7 @@ public final class LockService implements Closeable {
         body.put("pending_requests", pending.size());
         body.put("core", withConfirmation(envelope.get("result")));
         body.put("standbys", standbys.partitions());
+        body.put("standby_recovery_waits_ms", standbys.recoveryWaits());
         return body;
     }
 

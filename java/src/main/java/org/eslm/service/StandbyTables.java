@@ -1,8 +1,10 @@
 package org.eslm.service;
 
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.SortedSet;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import org.eslm.bridge.NativeOp;
@@ -17,6 +19,8 @@ public final class StandbyTables {
     private final CoreClient client;
     /** Partitions with a standby table here (this copy received a whole state). */
     private final Set<Integer> based = ConcurrentHashMap.newKeySet();
+    /** Per partition: how long this copy's last recovery waited for its owner's whole state. */
+    private final Map<Integer, Long> recoveryWaitsMillis = new ConcurrentHashMap<>();
 
     StandbyTables(CoreClient client) {
         this.client = client;
@@ -71,6 +75,22 @@ public final class StandbyTables {
                         client.call(NativeOp.STANDBY_EXPORT, partition, "{}").get("result"))
                 .get("full");
         return full == null ? null : BridgeJson.batch(true, full);
+    }
+
+    /**
+     * Records that this copy's recovery of {@code partition} waited {@code millis} for the
+     * owner's whole state (cluster.LockShardListener): the plugin's own share of a recovery,
+     * apart from Elasticsearch's (diagnostics; the fault test bounds it).
+     */
+    public void recoveryWaited(int partition, long millis) {
+        recoveryWaitsMillis.put(partition, millis);
+    }
+
+    /** {@link #recoveryWaited} per partition, in order, keyed by the partition's number as text (diagnostics). */
+    Map<String, Long> recoveryWaits() {
+        Map<String, Long> waits = new LinkedHashMap<>();
+        new TreeMap<>(recoveryWaitsMillis).forEach((partition, millis) -> waits.put(String.valueOf(partition), millis));
+        return waits;
     }
 
     /** The partitions with a standby here, in order (diagnostics). */
