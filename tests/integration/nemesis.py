@@ -243,26 +243,25 @@ class Nemesis:
         healed = time.monotonic()
         while time.monotonic() - healed < HEAL_S:
             try:
-                if self.replica_state() == "STARTED":
-                    diag = self.replica_diagnostics()
-                    if diag is not None and 0 in diag["standbys"]:
-                        waited = diag.get("standby_recovery_waits_ms", {}).get("0")
-                        return time.monotonic() - healed, None if waited is None else waited / 1000
+                diag = self.started_replica_diagnostics()
+                if diag is not None and 0 in diag["standbys"]:
+                    waited = diag.get("standby_recovery_waits_ms", {}).get("0")
+                    return time.monotonic() - healed, None if waited is None else waited / 1000
             except (RuntimeError, ValueError, KeyError, StopIteration, requests.RequestException):
                 pass
             time.sleep(0.2)
         return float("inf"), None
 
-    def replica_state(self) -> str | None:
-        return next((c["state"] for c in self.copies() if c["prirep"] == "r"), None)
-
-    def replica_diagnostics(self) -> dict | None:
-        """The replica's node's diagnostics once `.locks` is green, else None."""
+    def started_replica_diagnostics(self) -> dict | None:
+        """The diagnostics of the node holding partition 0's replica once that copy is STARTED and
+        `.locks` green, else None."""
+        replica = next((c for c in self.copies() if c["prirep"] == "r"), None)
+        if replica is None or replica["state"] != "STARTED":
+            return None
         r = self.admin("GET", "/_cluster/health/.locks?wait_for_nodes=3&timeout=0s", timeout=5)
         if r.status_code != 200 or r.json()["status"] != "green":
             return None
-        replica = next(c["node"] for c in self.copies() if c["prirep"] == "r")
-        return self.http.get(self.cluster.node(replica).url + "/_locks/_node/diagnostics",
+        return self.http.get(self.cluster.node(replica["node"]).url + "/_locks/_node/diagnostics",
                              timeout=(CONNECT_S, 5)).json()
 
     def settled(self) -> bool:
