@@ -20,7 +20,7 @@ ES_VERSIONS := $(ES_DEFAULT) $(call pom_property,es8.version)
 ES_VERSION ?= $(ES_DEFAULT)
 export ES_VERSION
 
-.PHONY: run test quick-test build check fmt rust-test fuzz java-test integration-test dist clean
+.PHONY: run test quick-test build check fmt rust-test fuzz java-test integration-test client-test dist clean
 
 ## Build the plugin zip (Rust release library + Java jar + zip) and run one node in the foreground
 ## (Elasticsearch $(ES_VERSION); `ES_VERSION=8.19.21 make run` runs the 8.19 flavour).
@@ -84,8 +84,26 @@ integration-test:
 	  echo "=== integration tests on Elasticsearch $$v $$only"; \
 	  ES_VERSION=$$v python3 -m pytest tests -v --durations=20 $$only $(PYTEST_ARGS) || exit 1; \
 	done
-	@echo "=== the Python client's tests on Elasticsearch $(ES_DEFAULT) (the official 9.x client it is built on speaks 9.x)"
-	ES_VERSION=$(ES_DEFAULT) python3 -m pytest clients/python/tests -v --durations=10 $(PYTEST_ARGS)
+	$(MAKE) client-test
+
+## The Python client's whole suite twice, at the same time (both mostly wait on their nodes): with
+## the official 9.x client (tests/requirements.txt) on $(ES_DEFAULT), and with the lowest 8.x it
+## allows (clients/python/tests/requirements-es8.txt, in a venv under build/) on $(ES8); the
+## second's output is printed after the first's.
+ES8 := $(call pom_property,es8.version)
+PY_ES8 := build/py-es8/bin/python
+client-test: $(PY_ES8)
+	@echo "=== the Python client's tests: elasticsearch-py 9 on $(ES_DEFAULT) and elasticsearch-py 8.0 on $(ES8)"
+	ES_VERSION=$(ES8) $(PY_ES8) -m pytest clients/python/tests -v -p no:cacheprovider --durations=10 \
+	  $(PYTEST_ARGS) > build/client-test-es8.log 2>&1 & eight=$$!; \
+	ES_VERSION=$(ES_DEFAULT) python3 -m pytest clients/python/tests -v --durations=10 $(PYTEST_ARGS); nine=$$?; \
+	wait $$eight; eight=$$?; \
+	echo "=== the Python client's tests with elasticsearch-py 8.0 on Elasticsearch $(ES8)"; \
+	cat build/client-test-es8.log; \
+	[ $$nine -eq 0 ] && [ $$eight -eq 0 ]
+
+$(PY_ES8): clients/python/tests/requirements-es8.txt
+	python3 -m venv build/py-es8 && build/py-es8/bin/pip install -q -r $<
 
 ## Release zips: one per supported version in dist/, named with it, each with its SHA-512 beside
 ## it (`sha512sum -c` checks it).

@@ -22,8 +22,10 @@ from eslm import Locks  # noqa: E402
 
 @pytest.fixture(scope="session")
 def es_node():
-    """One node for the client's tests; stopped (and checked to stop cleanly) at the end."""
-    yield from esnode.running(esnode.Node("eslm-py-client", "node-0", esnode.free_port(), esnode.free_port()))
+    """One node for the client's tests; stopped (and checked to stop cleanly) at the end. Named
+    with its version: make test runs this suite on two versions at once."""
+    name = f"eslm-py-client-{esnode.es_version()}"
+    yield from esnode.running(esnode.Node(name, "node-0", esnode.free_port(), esnode.free_port()))
 
 
 @pytest.fixture()
@@ -42,13 +44,16 @@ async def aes(es_node):
 
 @pytest.fixture()
 def locks(es) -> Locks:
-    return Locks(es)
+    """A client, closed at the end of the test (before its `es`): every thread it started ends."""
+    with Locks(es) as client:
+        yield client
 
 
 @pytest.fixture()
 def other(es) -> Locks:
-    """A second client with an owner of its own: the contender."""
-    return Locks(es)
+    """A second client: the contender."""
+    with Locks(es) as client:
+        yield client
 
 
 @pytest.fixture()

@@ -43,7 +43,7 @@ def test_lock_contention_and_wait_timeout(es_node):
     async def test(alocks, aother):
         key = unique()
         async with alocks.lock(key, lease="30s") as held:
-            assert held.fencing_token > 0 and await holders(alocks, key) == [alocks.owner]
+            assert held.fencing_token > 0 and await holders(alocks, key) == [held.owner]
             assert await aother.try_lock(key) is None
             with pytest.raises(eslm.LockWaitTimeout):
                 await aother.acquire(key, wait="300ms")
@@ -53,7 +53,7 @@ def test_lock_contention_and_wait_timeout(es_node):
                 return (await alocks.get(key))["waiters"]
             assert await until(queued, 10), "the waiter queued"
         second = await asyncio.wait_for(waiter, 20)
-        assert second.fencing_token > held.fencing_token and await holders(alocks, key) == [aother.owner]
+        assert second.fencing_token > held.fencing_token and await holders(alocks, key) == [second.owner]
         await second.release()
     run(es_node, test)
 

@@ -8,9 +8,12 @@ import http.client
 import json
 from urllib.parse import urlsplit
 
+import elasticsearch
+
 from lockclient import unique
 
-COMPAT = "application/vnd.elasticsearch+json; compatible-with=9"
+# The media type of the official client these tests run with (8.x or 9.x: both are supported).
+COMPAT = f"application/vnd.elasticsearch+json; compatible-with={elasticsearch.__version__[0]}"
 
 
 def call(url: str, method: str, path: str, body) -> tuple[int, dict, dict]:

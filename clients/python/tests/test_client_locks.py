@@ -19,8 +19,8 @@ from lockclient import unique, wait_until
 def test_lock_is_held_in_its_block_and_released_after(locks, holders):
     key = unique()
     with locks.lock(key, lease="30s") as held:
-        assert holders(key) == [locks.owner]
-        assert held.key == key and held.owner == locks.owner
+        assert holders(key) == [held.owner]
+        assert held.key == key and held.owner.startswith(locks.identity)
         assert held.fencing_token > 0 and held.lease_ms == 30_000
         assert not held.lost
     assert held.released and holders(key) == []
@@ -34,7 +34,7 @@ def test_two_owners_contend(locks, other, holders):
             with other.lock(key):
                 pytest.fail("a busy key was granted")
         assert busy.value.status == 409 and busy.value.type == "lock_conflict_exception"
-        assert busy.value.holders == [locks.owner]
+        assert busy.value.holders == [held.owner]
     second = other.try_lock(key)
     assert second is not None and second.fencing_token > held.fencing_token
     second.release()
@@ -59,7 +59,7 @@ def test_a_waiter_is_granted_when_the_holder_leaves(locks, other, holders):
         waiter.start()
         wait_until(lambda: locks.get(key)["waiters"], 10, message="the waiter queued")
     waiter.join(20)
-    assert len(granted) == 1 and holders(key) == [other.owner]
+    assert len(granted) == 1 and holders(key) == [granted[0].owner]
     granted[0].release()
 
 
@@ -168,7 +168,7 @@ def test_multi_lock_is_all_or_nothing(locks, other, holders):
     a, b, c = unique("a"), unique("b"), unique("c")
     with locks.lock_many([a, {"key": b, "mode": "shared"}], wait="5s") as held:
         assert set(held.tokens) == {a, b} and held.fencing_token == max(held.tokens.values())
-        assert holders(a) == [locks.owner] and holders(b) == [locks.owner]
+        assert holders(a) == [held.owner] and holders(b) == [held.owner]
         with pytest.raises(eslm.LockConflict):
             with other.lock_many([c, a]):
                 pytest.fail("a multi-lock over a held key was granted")
@@ -181,8 +181,8 @@ def test_multi_lock_is_all_or_nothing(locks, other, holders):
 
 def test_shared_and_tree_locks(locks, other, holders):
     key, root = unique(), "/" + unique("t")
-    with locks.lock(key, mode="shared"), other.lock(key, mode="shared"):
-        assert sorted(holders(key)) == sorted([locks.owner, other.owner])
+    with locks.lock(key, mode="shared") as one, other.lock(key, mode="shared") as two:
+        assert sorted(holders(key)) == sorted([one.owner, two.owner])
     with locks.lock(f"{root}/eu/42", scope="tree", priority="background"):
         assert other.try_lock(root, scope="tree") is None  # the ancestor holds an intention
         sibling = other.try_lock(f"{root}/us", scope="tree")
@@ -190,13 +190,27 @@ def test_shared_and_tree_locks(locks, other, holders):
         sibling.release()
 
 
-def test_a_nested_block_of_the_same_client_does_not_release_the_outer_one(locks, holders):
+def test_a_nested_reentrant_block_does_not_release_the_outer_one(locks, holders):
+    """Reentrancy asked for (`reentrant=True`: the thread's owner): the inner block gets the
+    outer's grant and leaves it held."""
+    key = unique()
+    with locks.lock(key, reentrant=True) as outer:
+        with locks.lock(key, reentrant=True) as inner:
+            assert inner.nested and inner.fencing_token == outer.fencing_token
+            assert inner.owner == outer.owner
+        assert holders(key) == [outer.owner] and not outer.released
+    assert holders(key) == []
+
+
+def test_a_nested_block_without_reentrant_is_another_owner(locks):
+    """The default is an owner per acquisition: the same thread asking again is refused, as
+    another thread would be (no silent reentrancy)."""
     key = unique()
     with locks.lock(key) as outer:
-        with locks.lock(key) as inner:
-            assert inner.nested and inner.fencing_token == outer.fencing_token
-        assert holders(key) == [locks.owner]
-    assert holders(key) == []
+        assert locks.try_lock(key) is None
+        with pytest.raises(eslm.LockConflict) as busy:
+            locks.acquire(key)
+        assert busy.value.holders == [outer.owner]
 
 
 def test_durations_take_strings_seconds_and_timedeltas(locks):
@@ -209,7 +223,8 @@ def test_durations_take_strings_seconds_and_timedeltas(locks):
     ({"lease": "5 parsecs"}, "lease"), ({"lease": -1}, "lease"), ({"wait": True}, "wait"),
     ({"wait": float("nan")}, "wait"), ({"lease": [30]}, "lease"), ({"mode": "sole"}, "mode"),
     ({"scope": "forest"}, "scope"), ({"priority": 10}, "priority"), ({"on_lost": "print"}, "on_lost"),
-    ({"cancel_on_lost": True}, "cancel_on_lost"),
+    ({"cancel_on_lost": True}, "cancel_on_lost"), ({"owner": ""}, "owner"), ({"reentrant": "yes"}, "reentrant"),
+    ({"owner": "w", "reentrant": True}, "owner"),
 ])
 def test_bad_options_are_refused_before_anything_is_sent(locks, options, named, holders):
     key = unique()
@@ -257,10 +272,11 @@ def test_error_answers_the_client_never_provokes_map_to_their_classes(es, locks)
             locks.run(steps.simple("POST", path, body, 0))
         assert (refused.value.status, refused.value.type) == (status, cls.error_type)
     es.cluster.put_settings(persistent={"locks.limits.max_locks_per_owner": 1})
+    worker = locks.with_owner(unique("worker"))  # one owner for both acquires
     try:
-        with locks.lock(unique()):
+        with worker.lock(unique()):
             with pytest.raises(eslm.LimitExceeded) as limit:
-                locks.acquire(unique())
+                worker.acquire(unique())
     finally:
         es.cluster.put_settings(persistent={"locks.limits.max_locks_per_owner": None})
     assert limit.value.status == 429 and limit.value.limit == "locks.limits.max_locks_per_owner"
@@ -271,17 +287,19 @@ def test_a_deadlock_victim_gets_a_deadlock_error(locks, other):
     (docs/API.md: lowest priority, then youngest); the older one is granted after."""
     k1, k2 = unique(), unique()
     outcomes = []
+    # A deadlock is between owners: each worker holds and waits under one owner of its own.
+    a, b = locks.with_owner(unique("a")), other.with_owner(unique("b"))
 
     def first_waiter():
-        with locks.lock(k2, wait="20s"):
+        with a.lock(k2, wait="20s"):
             outcomes.append("granted")
 
-    with locks.lock(k1), other.lock(k2):
+    with a.lock(k1), b.lock(k2):
         first = threading.Thread(target=first_waiter)
         first.start()
         wait_until(lambda: locks.get(k2)["waiters"], 10, message="the first waiter queued")
         with pytest.raises(eslm.Deadlock) as victim:
-            other.acquire(k1, wait="10s")
+            b.acquire(k1, wait="10s")
         assert victim.value.status == 409 and victim.value.type == "deadlock_exception"
     first.join(20)
     assert outcomes == ["granted"]

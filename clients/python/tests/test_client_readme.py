@@ -1,5 +1,8 @@
 """The READMEs' Python examples, run as written against the test node (only the URL of
-`make run`'s node is replaced), in a fresh interpreter, so they cannot drift from the API."""
+`make run`'s node is replaced), in a fresh interpreter, so they cannot drift from the API: the
+root README's, the elections block of clients/python/README.md by itself (it says it stands
+alone), and every block of clients/python/README.md in order in one interpreter (it says each
+goes on from the quick start)."""
 
 from __future__ import annotations
 
@@ -13,8 +16,8 @@ import pytest
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 MAKE_RUN_URL = "http://127.0.0.1:9200"
-EXAMPLES = [(ROOT / "README.md", "## Python client"), (HERE.parent / "README.md", "## Quick start"),
-            (HERE.parent / "README.md", "### Leader elections")]
+CLIENT_README = HERE.parent / "README.md"
+EXAMPLES = [(ROOT / "README.md", "## Python client"), (CLIENT_README, "### Leader elections")]
 
 
 def example(readme: Path, heading: str) -> str:
@@ -26,13 +29,24 @@ def example(readme: Path, heading: str) -> str:
     return match.group(1)
 
 
-@pytest.mark.parametrize("readme, heading", EXAMPLES, ids=["README.md", "clients/python/README.md", "elections"])
-def test_readme_example_runs(es_node, readme, heading):
-    code = example(readme, heading)
+def run_example(code: str, url: str) -> str:
     assert MAKE_RUN_URL in code, "the example talks to make run's node"
     result = subprocess.run(
-        [sys.executable, "-c", code.replace(MAKE_RUN_URL, es_node.url)],
+        [sys.executable, "-c", code.replace(MAKE_RUN_URL, url)],
         env={"PYTHONPATH": str(HERE.parent / "src"), "PATH": "/usr/bin:/bin"},
-        capture_output=True, text=True, timeout=120)
+        capture_output=True, text=True, timeout=180)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "token" in result.stdout, result.stdout
+    return result.stdout
+
+
+@pytest.mark.parametrize("readme, heading", EXAMPLES, ids=["README.md", "elections"])
+def test_readme_example_runs(es_node, readme, heading):
+    assert "token" in run_example(example(readme, heading), es_node.url)
+
+
+def test_every_block_of_the_client_readme_runs_in_order(es_node):
+    blocks = re.findall(r"```python\n(.*?)```", CLIENT_README.read_text(), re.S)
+    assert len(blocks) >= 7, "the quick start, fencing, nesting, sessions, semaphores, elections, asyncio"
+    out = run_example("\n".join(blocks), es_node.url)
+    for printed in ("one after the other: ['Thread-", "permits 1", "async token", "resigned: True"):
+        assert printed in out, out

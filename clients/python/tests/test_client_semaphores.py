@@ -21,7 +21,7 @@ def test_a_block_holds_its_permits_and_releases_them(locks):
         assert held.permits == 2 and held.key == s and held.fencing_token > 0
         state = locks.get(s, scope="semaphore")
         assert state["limit"] == 3
-        assert [(h["owner"], h["permits"]) for h in state["holders"]] == [(locks.owner, 2)]
+        assert [(h["owner"], h["permits"]) for h in state["holders"]] == [(held.owner, 2)]
         with locks.semaphore(s, limit=3, owner=unique("worker")) as one:
             assert one.permits == 1 and one.fencing_token > held.fencing_token
             with pytest.raises(eslm.LockConflict):
@@ -61,7 +61,7 @@ def test_the_watchdog_renews_a_grant_past_its_lease(locks):
         started = time.monotonic()
         wait_until(lambda: time.monotonic() - started > 2.5, 5)
         assert not held.lost
-        assert [h["owner"] for h in locks.get(s, scope="semaphore")["holders"]] == [locks.owner]
+        assert [h["owner"] for h in locks.get(s, scope="semaphore")["holders"]] == [held.owner]
 
 
 def test_limit_mismatch_and_bad_numbers(locks, other):

@@ -28,7 +28,7 @@ def test_locks_taken_under_a_session_are_released_by_their_blocks(locks, holders
     key = unique()
     with locks.session(ttl="10s") as session:
         with session.lock(key) as held:
-            assert holders(key) == [locks.owner]
+            assert holders(key) == [session.owner] and held.owner == session.owner
         assert held.released and holders(key) == []
         assert session.try_lock(key) is not None
 
@@ -39,7 +39,7 @@ def test_a_session_ended_from_outside_is_lost_with_its_locks(es, locks, other, n
     with pytest.raises(eslm.SessionLost) as lost:
         with locks.session(ttl="3s", on_lost=lost_sessions.append) as session:
             with session.lock(key, on_lost=lost_locks.append) as held:
-                es.perform_request("DELETE", f"/_locks/_session/{session.id}", body={"owner": locks.owner},
+                es.perform_request("DELETE", f"/_locks/_session/{session.id}", body={"owner": session.owner},
                                    headers={"content-type": "application/json", "accept": "application/json"})
                 in_block = noticed(lambda: session.lost, 10), held.lost, list(lost_sessions), list(lost_locks)
                 taken = other.try_lock(key)

@@ -4,9 +4,12 @@ and a lost-lock signal, over the official `elasticsearch` client (see clients/py
     from elasticsearch import Elasticsearch
     from eslm import Locks
 
-    locks = Locks(Elasticsearch("http://127.0.0.1:9200"))
-    with locks.lock("orders-42", lease="30s", wait="10s") as held:
-        ...  # write with held.fencing_token as the external version
+    with Locks(Elasticsearch("http://127.0.0.1:9200")) as locks:  # one per application
+        with locks.lock("orders-42", lease="30s", wait="10s") as held:
+            ...  # write with held.fencing_token as the external version
+
+Every acquire is made by an owner of its own, so threads and tasks sharing the client exclude
+each other; reentrancy is asked for (`reentrant=True`, `owner=`, `locks.with_owner(...)`).
 
 `AsyncLocks(AsyncElasticsearch(...))` is the same with `async with`. Leader elections:
 `locks.leadership(name)` (a block that leads) and `locks.leader_loop(name, work)` (eslm/election.py).
@@ -16,11 +19,11 @@ from .aio import AsyncHeldLock, AsyncLeadership, AsyncLockBlock, AsyncLocks, Asy
 from .aio_election import AsyncLeaderLoop
 from .client import LockBlock, Locks
 from .election import LeaderLoop, Leadership
-from .errors import (BadRequest, CorePanic, Deadlock, IllegalArgument, InvalidArgument,
-                     LimitExceeded, LockConflict, LockError, LockLost, LockNotHeld,
-                     LockWaitTimeout, PartitionUnavailable, RequestEOFError, RequestParseError,
-                     RequestTooLarge, SemaphoreLimitMismatch, SessionLost, SessionNotFound,
-                     Unavailable)
+from .errors import (BadRequest, CorePanic, Deadlock, GrantExpired, IllegalArgument,
+                     InvalidArgument, LimitExceeded, LockConflict, LockConnectionError, LockError,
+                     LockLost, LockNotHeld, LockWaitTimeout, PartitionUnavailable, RequestEOFError,
+                     RequestParseError, RequestTooLarge, SemaphoreLimitMismatch, SessionLost,
+                     SessionNotFound, Unavailable)
 from .held import Grant, HeldLock
 from .session import Session
 
@@ -33,5 +36,6 @@ __all__ = [
     "LockError", "InvalidArgument", "BadRequest", "RequestParseError", "RequestEOFError",
     "IllegalArgument", "LockNotHeld", "SessionNotFound", "LockConflict", "LockWaitTimeout",
     "Deadlock", "RequestTooLarge", "LimitExceeded", "CorePanic", "Unavailable",
-    "PartitionUnavailable", "LockLost", "SessionLost", "SemaphoreLimitMismatch",
+    "PartitionUnavailable", "LockLost", "SessionLost", "SemaphoreLimitMismatch", "GrantExpired",
+    "LockConnectionError",
 ]

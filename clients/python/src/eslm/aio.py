@@ -7,9 +7,12 @@ running the block is cancelled at once, its block then ending with `LockLost`.""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
+import logging
 import time
-from typing import Any, Iterable
+import weakref
+from typing import TYPE_CHECKING, Any, Iterable
 
 from . import steps
 from .aio_election import AsyncLeaderLoop, AsyncLeadershipBase
@@ -17,9 +20,16 @@ from .client import ClientBase
 from .durations import Duration
 from .election import election_steps, observe_steps
 from .errors import LockConflict
-from .held import HandleBase
+from .held import HandleBase, holders_of
 from .options import LockOptions
 from .session import SessionBase
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from .options import AsyncAcquireArgs, AsyncLockArgs
+
+log = logging.getLogger("eslm")
 
 
 class AsyncLockApi:
@@ -29,17 +39,21 @@ class AsyncLockApi:
     _client: "AsyncLocks"
     _session: Any = None
 
-    def lock(self, key: str, **options) -> "AsyncLockBlock":
-        """`async with alocks.lock("k", lease="30s") as held:` (see `Locks.lock`)."""
+    def lock(self, key: str, **options: Unpack[AsyncLockArgs]) -> "AsyncLockBlock":
+        """`async with alocks.lock("k", lease="30s") as held:` (see `Locks.lock`); with
+        `reentrant=True` the owner is the calling task's."""
         return AsyncLockBlock(self._client, LockOptions.single(key, session=self._session, **options))
 
-    def lock_many(self, locks: Iterable[Any], **options) -> "AsyncLockBlock":
+    def lock_many(self, locks: Iterable[Any], **options: Unpack[AsyncAcquireArgs]) -> "AsyncLockBlock":
+        """All or nothing (see `Locks.lock_many`)."""
         return AsyncLockBlock(self._client, LockOptions.many(locks, session=self._session, **options))
 
-    async def acquire(self, key: str, **options) -> "AsyncHeldLock":
+    async def acquire(self, key: str, **options: Unpack[AsyncLockArgs]) -> "AsyncHeldLock":
+        """Acquires now (see `Locks.acquire`); `await held.release()` or `async with held:`."""
         return await self._client.take(LockOptions.single(key, session=self._session, **options))
 
-    def semaphore(self, name: str, limit: int, permits: int = 1, **options) -> "AsyncLockBlock":
+    def semaphore(self, name: str, limit: int, permits: int = 1,
+                  **options: Unpack[AsyncAcquireArgs]) -> "AsyncLockBlock":
         """`async with alocks.semaphore("api", limit=4) as held:` (see `Locks.semaphore`)."""
         return AsyncLockBlock(self._client, LockOptions.semaphore(
             name, limit, permits, session=self._session, **options))
@@ -53,7 +67,8 @@ class AsyncLockApi:
             name, candidate=candidate, value=value, wait=wait, lease=lease, session=self._session,
             on_lost=on_lost, cancel_on_lost=cancel_on_lost))
 
-    async def try_lock(self, key: str, **options) -> "AsyncHeldLock | None":
+    async def try_lock(self, key: str, **options: Unpack[AsyncLockArgs]) -> "AsyncHeldLock | None":
+        """`acquire` without waiting: None when the key is busy (see `Locks.try_lock`)."""
         try:
             return await self.acquire(key, wait=0, **options)
         except LockConflict:
@@ -109,6 +124,7 @@ class AsyncHeldLock(AsyncCallbacks, HandleBase):
         self._cancelled = False
 
     def start_watchdog(self) -> None:
+        """Starts its watchdog task and one loss-watch task per grant (see `HeldLock`)."""
         if self.watched:
             self._watchdog = asyncio.ensure_future(watch(self))
         if self.loss_watched:
@@ -126,7 +142,21 @@ class AsyncHeldLock(AsyncCallbacks, HandleBase):
             self._block.cancel(f"lock {self.keys} lost")
 
     async def renew(self, lease=None) -> None:
+        """Renews now (the watchdog does it by itself). Raises LockNotHeld if it is gone."""
         await self.client.run(self.renew_steps(lease))
+
+    async def extend(self, lease) -> None:
+        """Renews now for `lease`, counted from now (see `HeldLock.extend`)."""
+        await self.client.run(self.renew_steps(lease))
+        self.options = dataclasses.replace(self.options, lease_ms=self.lease_ms)
+
+    async def owned(self) -> bool:
+        """Whether the server still has this grant (see `HeldLock.owned`)."""
+        return await self.client.run(self.owned_steps())
+
+    async def locked(self) -> bool:
+        """Whether anyone holds the key now (see `HeldLock.locked`)."""
+        return await self.client.run(self.locked_steps())
 
     async def release(self) -> None:
         """Releases the lock; raises `LockLost` if it turned out lost (now or before)."""
@@ -173,6 +203,7 @@ class AsyncLeadership(AsyncLeadershipBase, AsyncHeldLock):
         self._start_leading(answer)
 
     def start_watchdog(self) -> None:
+        """Starts the watchdog, and the guard that gives the leadership up when its lease runs out."""
         super().start_watchdog()
         self._start_guard()
 
@@ -192,11 +223,13 @@ class AsyncSession(AsyncCallbacks, SessionBase, AsyncLockApi):
         self._keeper: asyncio.Task | None = None
 
     async def __aenter__(self) -> "AsyncSession":
+        self.client.check_open()
         await self.client.run(self.create_steps())
         self._keeper = asyncio.ensure_future(watch(self))
         return self
 
     async def end(self) -> None:
+        """Ends the session now; raises `SessionLost` if it was lost."""
         self.raise_if_lost(await self._close())
 
     async def _close(self) -> BaseException | None:
@@ -211,11 +244,45 @@ class AsyncSession(AsyncCallbacks, SessionBase, AsyncLockApi):
 
 
 class AsyncLocks(ClientBase, AsyncLockApi):
-    """Locks over an `AsyncElasticsearch` client; the same settings as `Locks`."""
+    """Locks over an `AsyncElasticsearch` client; the same settings as `Locks`. Tasks sharing
+    it exclude each other (an owner per acquisition); `reentrant=True` is scoped to the task.
+    `async with AsyncLocks(aes) as alocks:` (or `await alocks.close()`) lets go of everything
+    at the end."""
 
-    def __init__(self, es: Any, owner: str | None = None, **settings):
-        super().__init__(es, owner, **settings)
+    def __init__(self, es: Any, owner: str | None = None, *, retry_for: Duration = "10s",
+                 renew_fraction: float = 1 / 3, loss_watches: int = 4):
+        super().__init__(es, owner, retry_for=retry_for, renew_fraction=renew_fraction,
+                         loss_watches=loss_watches)
         self.loss_slots = asyncio.Semaphore(max(1, self.loss_watches))
+        self._task_owners: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    async def __aenter__(self) -> "AsyncLocks":
+        return self
+
+    async def __aexit__(self, exc_type, exc, tb) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Releases every lock and ends every session it still holds (errors logged), which
+        ends their watchdog and watch tasks; afterwards acquires raise `InvalidArgument`. The
+        `AsyncElasticsearch` is the caller's to close. On a `with_owner` view it does nothing."""
+        if self.view_of is not None or self.closed:
+            return
+        self.closed = True
+        for held in list(self.live):
+            error = await held._close()
+            if error is not None:
+                log.warning("closing %r: %r not let go cleanly: %s", self, held, error)
+
+    def scoped_owner(self) -> str:
+        """The calling task's owner for `reentrant=True` (outside a task: the thread's)."""
+        task = asyncio.current_task()
+        if task is None:
+            return super().scoped_owner()
+        owner = self._task_owners.get(task)
+        if owner is None:
+            owner = self._task_owners[task] = f"{self.fresh_owner()}-task"
+        return owner
 
     @property
     def _client(self) -> "AsyncLocks":
@@ -231,6 +298,7 @@ class AsyncLocks(ClientBase, AsyncLockApi):
         return step.value
 
     async def attempt(self, operation: steps.Steps) -> BaseException | None:
+        """`run`, returning the lock or transport error it raised instead of raising it."""
         with steps.Outcome() as out:
             await self.run(operation)
         return out.error
@@ -241,20 +309,32 @@ class AsyncLocks(ClientBase, AsyncLockApi):
         return (await effect.send(self.es)).body
 
     async def take(self, options: LockOptions) -> AsyncHeldLock:
+        """See `Locks.take`."""
+        self.check_open()
+        options = dataclasses.replace(options, owner=self.owner_for(options))
         started = time.monotonic()
         handle = AsyncLeadership if options.election else AsyncHeldLock
-        held = handle(self, options, await self.run(steps.acquire(options.owner or self.owner, options)), started)
+        held = handle(self, options, await self.run(steps.acquire(options.owner, options)), started)
+        await self.run(held.arrival_steps())
+        self.live.add(held)
         held.start_watchdog()
         return held
 
     def session(self, ttl: Duration | None = None, routing: str | None = None, on_lost=None) -> AsyncSession:
+        """`async with alocks.session(ttl="30s") as s:` (see `Locks.session`)."""
         return AsyncSession(self, ttl, routing, on_lost)
 
     async def force_release(self, key: str, *, scope: str = "key", reason: str | None = None) -> dict:
+        """See `Locks.force_release`."""
         return await self.run(self.force_release_steps(key, scope, reason))
 
     async def get(self, key: str, *, scope: str = "key") -> dict:
+        """See `Locks.get`."""
         return await self.run(self.get_steps(key, scope))
+
+    async def locked(self, key: str, *, scope: str = "key") -> bool:
+        """See `Locks.locked`."""
+        return bool(holders_of(await self.get(key, scope=scope)))
 
     async def watch(self, key: str, token: int, wait: Duration = "30s", *, scope: str = "key") -> dict:
         """See `Locks.watch`."""

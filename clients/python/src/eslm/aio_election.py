@@ -8,7 +8,6 @@ import asyncio
 import logging
 from typing import Any, Awaitable, Callable
 
-from elasticsearch import TransportError
 
 from .election import LeadershipMixin, LoopSettings
 from .errors import LockError
@@ -57,6 +56,7 @@ class AsyncLeaderLoop(LoopSettings):
         self._current: asyncio.Future | None = None  # the campaign or the work in flight
 
     async def run(self) -> None:
+        """Runs the loop in this task until `stop()` or the task is cancelled (or the work fails while leader)."""
         while not self._stopped:
             lead = await self._campaign()
             if lead is not None:
@@ -73,7 +73,7 @@ class AsyncLeaderLoop(LoopSettings):
                     log.warning("withdrawing [%s] after its aborted campaign failed: %s", self.candidate, error)
                 return None
             raise
-        except (LockError, TransportError) as e:
+        except LockError as e:
             pause = self.campaign_failed(e)
             if pause:
                 await asyncio.sleep(pause)

@@ -3,22 +3,33 @@ auth, TLS, node pool and retries are the ones every lock call uses."""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import itertools
+import logging
 import os
 import socket
+import threading
 import time
 import uuid
-from typing import Any, Iterable
-
+from typing import TYPE_CHECKING, Any, Iterable
 
 from . import steps
 from .durations import Duration, to_millis
 from .errors import InvalidArgument, LockConflict
 from .election import LeaderLoop, Leadership, election_steps, observe_steps
-from .held import HeldLock, Holds, LossWatcher, Renewer
+from .held import HeldLock, Holds, LossWatcher, Renewer, holders_of
 from .options import SEMAPHORE, LockOptions, Target, check_name, path_of
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
-def default_owner() -> str:
+    from .options import AcquireArgs, LockArgs
+
+log = logging.getLogger("eslm")
+
+
+def client_identity() -> str:
     """Unique per process and per client: host, pid and 48 random bits."""
     return f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:12]}"
 
@@ -26,8 +37,13 @@ def default_owner() -> str:
 class ClientBase:
     """Settings and bookkeeping shared by `Locks` and `AsyncLocks` (eslm/aio.py).
 
-    `owner` names this client's locks (default: unique per process and client, so two clients
-    never share locks). `retry_for` bounds how long calls without a `wait` of their own
+    Owners (docs/API.md "Conventions": a second acquire by the holding owner is a reentrant
+    grant). By default every acquisition gets an owner of its own (`<identity>/<n>`, the
+    identity host/pid/random per client), so threads and tasks sharing one client exclude each
+    other, as redis-py's tokens and kazoo's nodes do. Reentrancy is asked for: `owner` here
+    (every acquire of this client under that one owner, wherever it runs), `owner=` on one call,
+    `with_owner(owner)`, or `reentrant=True` on a call (an owner per thread, or per asyncio
+    task). `retry_for` bounds how long calls without a `wait` of their own
     (release, renew by hand, sessions, force-release) retry a 503; an acquire retries within
     its `wait` only. The watchdog renews every `renew_fraction` of the lease. `loss_watches`
     locks at most are watched at once (`GET /_locks/{key}/_watch`), so their loss is signalled
@@ -43,16 +59,62 @@ class ClientBase:
                 or not 0 < renew_fraction < 1:
             raise InvalidArgument(f"[renew_fraction] must be a number between 0 and 1, got [{renew_fraction!r}]")
         self.es = es
-        self.owner = default_owner() if owner is None else check_name(owner, "owner")
+        self.owner: str | None = None if owner is None else check_name(owner, "owner")
+        self.identity = client_identity()
+        self._acquisitions = itertools.count(1)
+        self._thread_owners = threading.local()
         self.retry_for_ms = to_millis(retry_for, "retry_for")
         self.renew_fraction = float(renew_fraction)
         if isinstance(loss_watches, bool) or not isinstance(loss_watches, int) or loss_watches < 0:
             raise InvalidArgument(f"[loss_watches] must be a whole number >= 0, got [{loss_watches!r}]")
         self.loss_watches = loss_watches
         self.holds = Holds()
+        self.live: set = set()  # handles and sessions not yet let go, for close()
+        self.view_of: ClientBase | None = None
+        self.closed = False
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} owner={self.owner!r}>"
+        return f"<{type(self).__name__} owner={self.owner or self.identity + '/*'!r}>"
+
+    def fresh_owner(self) -> str:
+        """An owner nobody else uses: the client's owner (or identity) and a sequence number."""
+        return f"{self.owner or self.identity}/{next(self._acquisitions)}"
+
+    def scoped_owner(self) -> str:
+        """The calling thread's owner for `reentrant=True` (`AsyncLocks`: the task's)."""
+        owner = getattr(self._thread_owners, "owner", None)
+        if owner is None:
+            owner = self._thread_owners.owner = f"{self.fresh_owner()}-thread"
+        return owner
+
+    def owner_for(self, options: LockOptions) -> str:
+        """Who the acquire of `options` is made by, chosen once before it is sent (its retries
+        keep it, so a retry of an unseen grant is answered with that grant): the call's owner,
+        the session's, `reentrant`'s thread or task owner, the client's own, else a fresh one."""
+        if options.owner is not None:
+            return options.owner
+        if options.session is not None:
+            return options.session.owner
+        if options.reentrant:
+            return self.scoped_owner()
+        return self.owner or self.fresh_owner()
+
+    def with_owner(self, owner: str):
+        """A view of this client whose acquires are all made by `owner` (reentrant wherever it
+        is used: several threads under one owner share its grants). It shares the connection,
+        the watchdog and its threads; closing a view does nothing, close the client itself."""
+        view = copy.copy(self)
+        view.owner = check_name(owner, "owner")
+        view.view_of = self.view_of or self
+        return view
+
+    def let_go(self, held) -> None:
+        """`held` (a handle or session) was released or ended: close() need not."""
+        self.live.discard(held)
+
+    def check_open(self) -> None:
+        if (self.view_of or self).closed:
+            raise InvalidArgument(f"{self!r} is closed")
 
     def force_release_steps(self, key: str, scope: str, reason: str | None):
         body = {"scope": Target.checked(key, scope=scope).scope}
@@ -76,36 +138,38 @@ class ClientBase:
 
 class LockApi:
     """`lock`, `lock_many`, `acquire` and `try_lock`, for a `Locks` and for a `Session` (whose
-    locks follow the session's lease). Options (keywords): `lease`, `wait` (durations: "30s",
-    seconds or a timedelta; None: the server's default), `priority` (0..9, "background",
-    "foreground"), `mode` ("exclusive", "shared"), `scope` ("key", "tree"), `on_lost`
-    (called with the handle if the lock is lost while held)."""
+    locks follow the session's lease). Options (keywords, `options.LockArgs`): `lease`, `wait`
+    (durations: "30s", seconds or a timedelta; None: the server's default), `priority` (0..9,
+    "background", "foreground"), `mode` ("exclusive", "shared"), `scope` ("key", "tree"),
+    `owner` / `reentrant` (see `ClientBase`), `on_lost` (called with the handle if the lock is
+    lost while held)."""
 
     _client: "Locks"
     _session: Any = None
 
-    def lock(self, key: str, **options) -> "LockBlock":
+    def lock(self, key: str, **options: Unpack[LockArgs]) -> "LockBlock":
         """A block that holds `key`: `with locks.lock("k", lease="30s", wait="10s") as held:`.
         Acquired on entry (LockConflict if busy and no `wait`, LockWaitTimeout when the wait
         runs out), renewed by a watchdog while the block runs, released at its end; a lock lost
         meanwhile sets `held.lost`, calls `on_lost` and ends the block with `LockLost`."""
         return LockBlock(self._client, self._options(LockOptions.single, key, options))
 
-    def lock_many(self, locks: Iterable[Any], **options) -> "LockBlock":
+    def lock_many(self, locks: Iterable[Any], **options: Unpack[AcquireArgs]) -> "LockBlock":
         """All or nothing (`POST /_locks/_acquire`): `locks` are keys or `{"key", "mode"?,
         "scope"?}` mappings; the options apply to the whole request."""
         return LockBlock(self._client, self._options(LockOptions.many, locks, options))
 
-    def acquire(self, key: str, **options) -> HeldLock:
+    def acquire(self, key: str, **options: Unpack[LockArgs]) -> HeldLock:
         """Acquires now; the handle is released by `held.release()` or a `with held:` block."""
         return self._client.take(self._options(LockOptions.single, key, options))
 
-    def semaphore(self, name: str, limit: int, permits: int = 1, **options) -> "LockBlock":
+    def semaphore(self, name: str, limit: int, permits: int = 1,
+                  **options: Unpack[AcquireArgs]) -> "LockBlock":
         """A block that holds `permits` of semaphore `name` of `limit` (docs/API.md
         "Semaphores"): `with locks.semaphore("api", limit=4, wait="10s") as held:`. Acquired,
-        renewed by the watchdog and released as `lock` is; `owner=` gives the grant an owner
-        of its own (several workers of one client, each holding its permits), and
-        `held.permits` are the permits held. Same options as `lock`, without `mode`/`scope`."""
+        renewed by the watchdog and released as `lock` is, under an owner of its own per
+        acquisition as a lock is; `held.permits` are the permits held. Same options as `lock`,
+        without `mode`/`scope`."""
         return LockBlock(self._client, self._options(LockOptions.semaphore, name,
                                                      dict(options, limit=limit, permits=permits)))
 
@@ -113,7 +177,7 @@ class LockApi:
                    wait: Duration | None = None, lease: Duration | None = None, on_lost=None) -> "LockBlock":
         """A block that leads election `name` (docs/API.md "Elections"): `with
         locks.leadership("scheduler", value="10.0.0.7", wait="30s") as lead:`. Campaigns on
-        entry as `candidate` (default: the client's owner; under a session, the session's),
+        entry as `candidate` (default: one of its own; under a session, the session's owner),
         waiting up to `wait` to be elected (`LockWaitTimeout` after it, `LockConflict` with no
         wait). `lead.term` fences the leader's writes. Renewed by the watchdog, loss-watched with
         the election's observe, resigned at exit; a lost leadership sets `lead.lost` and
@@ -122,8 +186,9 @@ class LockApi:
             name, candidate=candidate, value=value, wait=wait, lease=lease, session=self._session,
             on_lost=on_lost))
 
-    def try_lock(self, key: str, **options) -> HeldLock | None:
-        """`acquire` without waiting: None when the key is busy."""
+    def try_lock(self, key: str, **options: Unpack[LockArgs]) -> HeldLock | None:
+        """`acquire` without waiting: None when the key is busy (or its grant arrived too late
+        to be handed over, `GrantExpired`)."""
         try:
             return self.acquire(key, wait=0, **options)
         except LockConflict:
@@ -155,10 +220,32 @@ class Locks(ClientBase, LockApi):
     """Locks over a sync `Elasticsearch` client: `locks = Locks(es)`, then
     `with locks.lock("orders-42", lease="30s") as held: ... held.fencing_token ...`."""
 
-    def __init__(self, es: Any, owner: str | None = None, **settings):
-        super().__init__(es, owner, **settings)
+    def __init__(self, es: Any, owner: str | None = None, *, retry_for: Duration = "10s",
+                 renew_fraction: float = 1 / 3, loss_watches: int = 4):
+        super().__init__(es, owner, retry_for=retry_for, renew_fraction=renew_fraction,
+                         loss_watches=loss_watches)
         self.renewer = Renewer(self)
         self.loss_watcher = LossWatcher(self)
+
+    def __enter__(self) -> "Locks":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Releases every lock and ends every session this client still holds (errors logged:
+        a lock whose release fails ends with its lease), then stops every thread it started.
+        Afterwards acquires raise `InvalidArgument`. On a `with_owner` view it does nothing."""
+        if self.view_of is not None or self.closed:
+            return
+        self.closed = True
+        for held in list(self.live):
+            error = held._close()
+            if error is not None:
+                log.warning("closing %r: %r not let go cleanly: %s", self, held, error)
+        self.renewer.close()
+        self.loss_watcher.close(timeout=self.retry_for_ms / 1000)
 
     @property
     def _client(self) -> "Locks":
@@ -185,9 +272,15 @@ class Locks(ClientBase, LockApi):
         return effect.send(self.es).body
 
     def take(self, options: LockOptions) -> HeldLock:
+        """Acquires what `options` asks for under `owner_for(options)`, hands the grant over only
+        if its lease is safely left (`HandleBase.arrival_steps`), and starts its watchdog."""
+        self.check_open()
+        options = dataclasses.replace(options, owner=self.owner_for(options))
         started = time.monotonic()
         handle = Leadership if options.election else HeldLock
-        held = handle(self, options, self.run(steps.acquire(options.owner or self.owner, options)), started)
+        held = handle(self, options, self.run(steps.acquire(options.owner, options)), started)
+        self.run(held.arrival_steps())
+        self.live.add(held)
         held.start_watchdog()
         return held
 
@@ -201,6 +294,11 @@ class Locks(ClientBase, LockApi):
     def force_release(self, key: str, *, scope: str = "key", reason: str | None = None) -> dict:
         """Admin: evicts every holder of `key` (`POST /_locks/{key}/_force_release`)."""
         return self.run(self.force_release_steps(key, scope, reason))
+
+    def locked(self, key: str, *, scope: str = "key") -> bool:
+        """Whether anyone holds `key` now (`GET /_locks/{key}`; intention locks of a tree do not
+        count; `scope="semaphore"`: any permit held)."""
+        return bool(holders_of(self.get(key, scope=scope)))
 
     def get(self, key: str, *, scope: str = "key") -> dict:
         """Holders and waiters of `key` (`GET /_locks/{key}`; with `scope="semaphore"`,

@@ -26,10 +26,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import uuid
 from typing import Any, Callable
 
-from elasticsearch import TransportError
 
 from .durations import Duration, to_millis
 from .errors import BadRequest, InvalidArgument, LockConflict, LockError, LockWaitTimeout
@@ -81,6 +79,7 @@ class Leadership(LeadershipMixin, HeldLock):
         self.stopping = threading.Event()
 
     def start_watchdog(self) -> None:
+        """Starts the watchdog, and the guard thread that gives the leadership up when its lease runs out."""
         super().start_watchdog()
         if self.watched:
             threading.Thread(target=self._guard, name="eslm-lease-guard", daemon=True).start()
@@ -128,7 +127,7 @@ class LoopSettings:
         self.client = client
         self.work = work
         # Each loop its own candidate: two loops of one owner would share one leadership.
-        candidate = candidate if candidate is not None else f"{client.owner}/{uuid.uuid4().hex[:12]}"
+        candidate = candidate if candidate is not None else client.fresh_owner()
         self.options = LockOptions.leadership(name, candidate=candidate, value=value, wait=round_wait,
                                               lease=lease, on_lost=on_lost, cancel_on_lost=cancel_on_lost)
         self.candidate = candidate
@@ -147,7 +146,7 @@ class LoopSettings:
             return None
         if isinstance(error, (BadRequest, InvalidArgument)):
             raise error
-        if isinstance(error, (LockError, TransportError)):
+        if isinstance(error, LockError):
             log.warning("campaign of [%s] in [%s] failed, again in %.0f s: %s", self.candidate,
                         self.options.targets[0].key, RETRY_PAUSE_S, error)
             return RETRY_PAUSE_S
@@ -204,7 +203,7 @@ class LeaderLoop(LoopSettings):
     def _campaign(self) -> Leadership | None:
         try:
             lead = self.client.take(self.options)
-        except (LockError, TransportError) as e:
+        except LockError as e:
             pause = self.campaign_failed(e)
             if pause:
                 self._stop.wait(pause)

@@ -77,6 +77,7 @@ class LockConflict(LockError, error_type="lock_conflict_exception", status=409):
 
     @property
     def holders(self) -> list[str]:
+        """The holder(s) the server named (`error.holders`)."""
         holders = self.error.get("holders", [])
         return [holders] if isinstance(holders, str) else list(holders)
 
@@ -91,6 +92,7 @@ class SemaphoreLimitMismatch(LockError, error_type="semaphore_limit_mismatch_exc
 
     @property
     def limit(self) -> int | None:
+        """The semaphore's limit (`error.limit`), None if the answer has none."""
         error = self.body.get("error") if isinstance(self.body, dict) else None
         value = error.get("limit") if isinstance(error, dict) else None
         return int(value) if value is not None else None
@@ -111,6 +113,7 @@ class LimitExceeded(LockError, error_type="lock_limit_exceeded_exception", statu
 
     @property
     def limit(self) -> str | None:
+        """The setting whose limit was reached (`error.limit`)."""
         return self.error.get("limit")
 
 
@@ -141,6 +144,26 @@ class LockLost(LockError):
 class SessionLost(LockLost):
     """A session ended on the server while its block ran (expired, or keep-alives failed for its
     whole ttl): every lock taken under it is lost too."""
+
+
+class GrantExpired(LockConflict):
+    """Not acquired: the grant's answer arrived so late (a slow network, a node that stalled)
+    that its lease could already have run out, and the renewal tried before handing it over
+    found it gone or could not reach the server in time. The key may be held by someone else
+    now, so it is a `LockConflict` (`try_lock` answers None); `__cause__` is the renewal's
+    error. A lock is never handed over as held after its lease could have ended."""
+
+
+class LockConnectionError(LockError, ConnectionError):
+    """The request did not get an answer: connection refused or reset, a timeout, TLS, or a body
+    that could not be read (the official client's `TransportError`, kept as `__cause__`)."""
+
+
+def from_transport(error: BaseException) -> LockConnectionError:
+    """The client's own error for a transport failure of the official client, cause chained."""
+    wrapped = LockConnectionError(f"{type(error).__name__}: {error}")
+    wrapped.__cause__ = error
+    return wrapped
 
 
 _BY_TYPE = {(cls.http_status, cls.error_type): cls for cls in (

@@ -6,6 +6,7 @@ about a loss, as operations of eslm/steps.py."""
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import itertools
 import logging
@@ -16,12 +17,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from elasticsearch import TransportError
 
 from . import steps
 from .durations import to_millis
-from .errors import BadRequest, LockError, LockLost, LockNotHeld
-from .options import ELECTION, LockOptions, keyed_body, path_of
+from .errors import BadRequest, GrantExpired, LockError, LockLost, LockNotHeld
+from .options import ELECTION, SEMAPHORE, LockOptions, keyed_body, path_of
 
 log = logging.getLogger("eslm")
 
@@ -44,32 +44,37 @@ class Grant:
         return tuple(cls(e["key"], e.get("mode", ""), e["scope"], e["fencing_token"]) for e in entries)
 
 
+def holders_of(state: dict) -> list[dict]:
+    """The holders in a `GET` answer of a key or semaphore, intention locks left out."""
+    return [h for h in state.get("holders", []) if not h.get("intention")]
+
+
 class Holds:
-    """The locks this client holds now, counted per (key, scope): the server answers a second
-    acquire of a held lock by the same owner with the same grant (`"reentrant": true`), and only
-    the outermost block may release it. An answer `reentrant` for a lock this client does not
-    count (a retry whose first attempt was granted unseen) is an ordinary grant."""
+    """The locks this client holds now, counted per (owner, key, scope): the server answers a
+    second acquire of a held lock by the same owner with the same grant (`"reentrant": true`),
+    and only the outermost block may release it. An answer `reentrant` for a lock this client
+    does not count (a retry whose first attempt was granted unseen) is an ordinary grant."""
 
     def __init__(self):
-        self._counts: dict[tuple[str, str], int] = {}
+        self._counts: dict[tuple[str, str, str], int] = {}
         self._mutex = threading.Lock()
 
-    def enter(self, grants, reentrant: bool) -> bool:
-        """Counts `grants`; returns whether they are nested in a hold of this client."""
+    def enter(self, owner: str, grants, reentrant: bool) -> bool:
+        """Counts `owner`'s `grants`; returns whether they are nested in a hold of this client."""
         with self._mutex:
-            nested = reentrant and all(self._counts.get((g.key, g.scope)) for g in grants)
+            nested = reentrant and all(self._counts.get((owner, g.key, g.scope)) for g in grants)
             for g in grants:
-                self._counts[(g.key, g.scope)] = self._counts.get((g.key, g.scope), 0) + 1
+                self._counts[(owner, g.key, g.scope)] = self._counts.get((owner, g.key, g.scope), 0) + 1
             return nested
 
-    def leave(self, grants) -> None:
+    def leave(self, owner: str, grants) -> None:
         with self._mutex:
             for g in grants:
-                left = self._counts.get((g.key, g.scope), 1) - 1
+                left = self._counts.get((owner, g.key, g.scope), 1) - 1
                 if left > 0:
-                    self._counts[(g.key, g.scope)] = left
+                    self._counts[(owner, g.key, g.scope)] = left
                 else:
-                    self._counts.pop((g.key, g.scope), None)
+                    self._counts.pop((owner, g.key, g.scope), None)
 
 
 class Losable:
@@ -131,16 +136,20 @@ class HandleBase(Losable):
 
     def __init__(self, client, options: LockOptions, answer: dict, started: float):
         self.client = client
-        self.owner: str = options.owner or client.owner
+        self.owner: str = options.owner  # chosen by `ClientBase.owner_for` before the acquire
         self.options = options
         self.permits: int | None = answer.get("permits")  # a semaphore's grant only
         self.grants = Grant.all_of(options, answer)
         self.lease_ms: int = answer["lease_ms"]
         self.waited_ms: int = answer.get("waited_ms", 0)
         self.session = options.session
-        self.nested = client.holds.enter(self.grants, bool(answer.get("reentrant")))
+        self.nested = client.holds.enter(self.owner, self.grants, bool(answer.get("reentrant")))
         self.released = False
-        self._lease_end = started + self.lease_ms / 1000  # counted from before the request
+        # The server granted no earlier than the request was sent plus the time it queued there:
+        # the lease is counted from that point on this client's clock, never from the answer.
+        self._granted_at = started + self.waited_ms / 1000
+        self._lease_end = self._granted_at + self.lease_ms / 1000
+        self.handed_over = False  # to the caller: only then is a loss signalled
         self._mutex = threading.Lock()
         if self.session is not None:
             self.session.adopt(self)
@@ -205,11 +214,74 @@ class HandleBase(Losable):
             try:
                 answer = yield from steps.retrying(lambda _d: call, self._lease_end)
             except LockNotHeld as e:
-                if not self._closing:
+                if not self._closing and self.handed_over:
                     self.lose("a renewal found it no longer held (expired or force-released)", e)
                 raise
             self.lease_ms = answer["lease_ms"]
             self._lease_end = started + self.lease_ms / 1000
+
+    def arrival_steps(self):
+        """Before the grant is handed over: when its answer arrived so late that the watchdog's
+        first renewal is already due (the lease counted from the request's sending plus the
+        server's `waited_ms`; a stalled node or a slow network), it is renewed first. A renewal
+        that finds it gone, or that fails once the lease could have ended, means not acquired
+        (`GrantExpired`): a lock is never handed over as held after its lease could have run
+        out, since the key may be another owner's by then."""
+        if self.watched and time.monotonic() >= self._granted_at + self.renew_interval():
+            log.warning("grant of %r arrived %.0f ms after it was made; renewing before handing it over",
+                        self, (time.monotonic() - self._granted_at) * 1000)
+            try:
+                yield from self.renew_steps()
+            except LockError as e:
+                if isinstance(e, LockNotHeld) or time.monotonic() >= self._lease_end:
+                    yield from self._give_up_late(e)
+                log.warning("renewal of late grant %r failed within its lease; the watchdog retries: %s", self, e)
+        self.handed_over = True
+
+    def _give_up_late(self, cause: LockError):
+        """Not acquired after all: released if the server may still hold it, then counted out."""
+        if not isinstance(cause, LockNotHeld):
+            try:
+                yield from self.release_steps()
+            except LockError as e:
+                log.info("release of late grant %r failed (its lease ends it): %s", self, e)
+        self._closing = True
+        self.mark_released()
+        raise GrantExpired(f"grant of {self.keys} for [{self.owner}] arrived after its lease could have "
+                           f"ended and was not renewed in time: not acquired ({cause})") from cause
+
+    def owned_steps(self):
+        """Whether the server still has this grant (`GET` of the key: this owner, this token)."""
+        for g in self.grants:
+            if g.scope == ELECTION:
+                state = yield from steps.simple("GET", path_of(g.key, "", ELECTION), None,
+                                                self.client.retry_for_ms / 1000)
+                if (state.get("leader"), state.get("term")) != (self.owner, g.fencing_token):
+                    return False
+                continue
+            state = yield from steps.simple("GET", self._get_path(g), None, self.client.retry_for_ms / 1000)
+            if not any(h.get("owner") == self.owner and h.get("fencing_token") == g.fencing_token
+                       for h in state.get("holders", [])):
+                return False
+        return True
+
+    def locked_steps(self):
+        """Whether anyone holds any of its keys now (this owner or another)."""
+        for g in self.grants:
+            if g.scope == ELECTION:
+                state = yield from steps.simple("GET", path_of(g.key, "", ELECTION), None,
+                                                self.client.retry_for_ms / 1000)
+                if state.get("leader") is not None:
+                    return True
+                continue
+            state = yield from steps.simple("GET", self._get_path(g), None, self.client.retry_for_ms / 1000)
+            if holders_of(state):
+                return True
+        return False
+
+    @staticmethod
+    def _get_path(g: Grant) -> str:
+        return path_of(g.key, "", SEMAPHORE) if g.scope == SEMAPHORE else path_of(g.key, f"?scope={g.scope}")
 
     def watch_steps(self):
         """One watchdog round: a renewal; a loss when the server says the lock is gone, or when
@@ -218,7 +290,7 @@ class HandleBase(Losable):
             yield from self.renew_steps()
         except LockNotHeld:
             pass  # lost (renew_steps said so)
-        except (LockError, TransportError) as e:
+        except LockError as e:
             if time.monotonic() >= self._lease_end and not self._closing:
                 self.lose(f"renewals failed until its lease ran out ({e})", e)
             else:
@@ -246,7 +318,7 @@ class HandleBase(Losable):
             except BadRequest as e:
                 log.warning("watching %r refused, renewals alone will find a loss: %s", self, e)
                 return
-            except (LockError, TransportError) as e:
+            except LockError as e:
                 log.info("watch of %r failed, retrying: %s", self, e)
                 yield steps.Sleep(1.0)
                 continue
@@ -284,7 +356,8 @@ class HandleBase(Losable):
             if self.released:
                 return
             self.released = True
-        self.client.holds.leave(self.grants)
+        self.client.holds.leave(self.owner, self.grants)
+        self.client.let_go(self)
         if self.session is not None:
             self.session.handles.discard(self)
 
@@ -297,6 +370,7 @@ class HeldLock(HandleBase):
         super().__init__(client, options, answer, started)
 
     def start_watchdog(self) -> None:
+        """Starts its renewals and its loss watch (not for a nested or session lock)."""
         if self.watched:
             self.client.renewer.watch(self)
         if self.loss_watched:
@@ -305,6 +379,22 @@ class HeldLock(HandleBase):
     def renew(self, lease=None) -> None:
         """Renews now (the watchdog does it by itself). Raises LockNotHeld if it is gone."""
         self.client.run(self.renew_steps(lease))
+
+    def extend(self, lease) -> None:
+        """Renews now for `lease`, counted from now (redis-py's `extend(t, replace_ttl=True)`:
+        the server replaces the lease, it never adds to it); the watchdog keeps that lease.
+        Raises LockNotHeld (and the lock is lost) if it is gone."""
+        self.client.run(self.renew_steps(lease))
+        self.options = dataclasses.replace(self.options, lease_ms=self.lease_ms)
+
+    def owned(self) -> bool:
+        """Whether the server still has this grant: this owner with this fencing token (redis-py's
+        `owned()`); False once released, expired, force-released or lost."""
+        return self.client.run(self.owned_steps())
+
+    def locked(self) -> bool:
+        """Whether anyone holds the key now, this grant or another (redis-py's `locked()`)."""
+        return self.client.run(self.locked_steps())
 
     def release(self) -> None:
         """Releases the lock; raises `LockLost` if it turned out lost (now or before)."""
@@ -336,22 +426,37 @@ class Renewer:
         self._sequence = itertools.count()
         self._changed = threading.Condition()
         self._pool: ThreadPoolExecutor | None = None
+        self._thread: threading.Thread | None = None
+        self._closed = False
 
     def watch(self, target) -> None:
         """Schedules `target`'s next round, `target.renew_interval()` from now."""
         when = time.monotonic() + target.renew_interval()
         with self._changed:
+            if self._closed:
+                return
             sooner = not self._due or when < self._due[0][0]
             heapq.heappush(self._due, (when, next(self._sequence), target))
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="eslm-renew")
-                threading.Thread(target=self._schedule, name="eslm-watchdog", daemon=True).start()
+                self._thread = threading.Thread(target=self._schedule, name="eslm-watchdog", daemon=True)
+                self._thread.start()
             elif sooner:
                 self._changed.notify()
 
+    def close(self) -> None:
+        """Stops scheduling, lets the rounds under way finish, and ends its threads."""
+        with self._changed:
+            self._closed = True
+            self._due.clear()
+            self._changed.notify()
+        if self._thread is not None:
+            self._thread.join()
+            self._pool.shutdown(wait=True)
+
     def _schedule(self) -> None:
         with self._changed:
-            while True:
+            while not self._closed:
                 delay = self._due[0][0] - time.monotonic() if self._due else None
                 if delay is None or delay > 0:
                     self._changed.wait(delay)
@@ -376,6 +481,7 @@ class LossWatcher:
     def __init__(self, client):
         self._client = client
         self._queue: queue.SimpleQueue | None = None
+        self._threads: list[threading.Thread] = []
         self._mutex = threading.Lock()
 
     def watch(self, held: "HeldLock") -> None:
@@ -383,11 +489,27 @@ class LossWatcher:
             if self._queue is None:
                 self._queue = queue.SimpleQueue()
                 for n in range(self._client.loss_watches):
-                    threading.Thread(target=self._work, name=f"eslm-watch-{n}", daemon=True).start()
+                    thread = threading.Thread(target=self._work, name=f"eslm-watch-{n}", daemon=True)
+                    thread.start()
+                    self._threads.append(thread)
         for g in held.grants:
             self._queue.put((held, g))
 
+    def close(self, timeout: float) -> None:
+        """Ends its threads once the watches under way end (a released lock's watch is answered
+        at once; one whose release failed ends within its poll's wait), at most `timeout` s."""
+        with self._mutex:
+            threads, self._threads = self._threads, []
+            for _ in threads:
+                self._queue.put(None)
+        deadline = time.monotonic() + timeout
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
     def _work(self) -> None:
         while True:
-            held, g = self._queue.get()
+            item = self._queue.get()
+            if item is None:
+                return
+            held, g = item
             self._client.attempt(held.loss_watch_steps(g))

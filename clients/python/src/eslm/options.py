@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Union
+from typing import Any, Callable, Iterable, Literal, Mapping, TypedDict, Union
 from urllib.parse import quote
 
 from .durations import Duration, optional_millis
@@ -25,6 +25,43 @@ PRIORITY_NAMES = ("background", "foreground")
 MAX_NAME_BYTES = 512  # keys and owners: 1 to 512 bytes of UTF-8
 
 Priority = Union[int, str]
+
+
+class AcquireArgs(TypedDict, total=False):
+    """The keyword arguments every acquire takes (`lock`, `acquire`, `try_lock`, `lock_many`,
+    `semaphore`), so that editors and type checkers show and check them (py.typed).
+
+    `lease`, `wait`: durations ("30s", seconds, a timedelta; None: the server's default).
+    `priority`: 0..9, "background" or "foreground". `owner`: the owner this grant is made under
+    (default: one of its own per acquisition); `reentrant`: True for an owner of the calling
+    thread (asyncio: task), so a nested acquire there gets the same grant. `on_lost(held)`:
+    called once if the lock is lost while held."""
+
+    lease: Duration | None
+    wait: Duration | None
+    priority: Priority | None
+    owner: str | None
+    reentrant: bool
+    on_lost: Callable[[Any], Any] | None
+
+
+class LockArgs(AcquireArgs, total=False):
+    """`AcquireArgs` and a lock's `mode` and `scope`."""
+
+    mode: Literal["exclusive", "shared"]
+    scope: Literal["key", "tree"]
+
+
+class AsyncAcquireArgs(AcquireArgs, total=False):
+    """`AcquireArgs` of the asyncio client: `cancel_on_lost` cancels the block's task at a loss."""
+
+    cancel_on_lost: bool
+
+
+class AsyncLockArgs(LockArgs, total=False):
+    """`LockArgs` of the asyncio client, with `cancel_on_lost`."""
+
+    cancel_on_lost: bool
 
 
 def check_name(value: Any, name: str) -> str:
@@ -93,6 +130,21 @@ def check_value(value: Any) -> str | None:
     return value
 
 
+def check_owner_choice(owner: Any, reentrant: Any, session: Any) -> None:
+    """`owner` and `reentrant` choose a grant's owner: at most one of them, and neither under a
+    session (its locks are the session owner's)."""
+    if not isinstance(reentrant, bool):
+        raise InvalidArgument(f"[reentrant] must be True or False, got [{reentrant!r}]")
+    if owner is not None:
+        check_name(owner, "owner")
+        if reentrant:
+            raise InvalidArgument("[owner] and [reentrant] cannot both be given: an owner of your own is "
+                                  "reentrant wherever you use it")
+    if session is not None and (owner is not None or reentrant):
+        raise InvalidArgument(f"[{'owner' if owner is not None else 'reentrant'}] cannot be given with a "
+                              "session: the session's owner holds its locks")
+
+
 def check_count(value: Any, name: str, most: int) -> int:
     """A semaphore's `limit` or `permits`: an integer 1..`most`."""
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
@@ -146,11 +198,13 @@ class LockOptions:
     session: Any = None
     on_lost: Callable[[Any], Any] | None = None
     cancel_on_lost: bool = False
-    # A semaphore's (docs/API.md "Semaphores"): permits asked for, the limit, and the owner of
-    # this grant when it is not the client's (several workers of one process, each its own).
+    # A semaphore's (docs/API.md "Semaphores"): permits asked for and the limit.
     permits: int | None = None
     limit: int | None = None
+    # The owner of this grant: asked for by the caller (`owner=`), else chosen by the client when
+    # it sends the acquire (`ClientBase.owner_for`: one per acquisition unless `reentrant`).
     owner: str | None = None
+    reentrant: bool = False
     value: str | None = None  # a leadership's published value (docs/API.md "Elections")
 
     @property
@@ -162,7 +216,7 @@ class LockOptions:
                    wait: Duration | None = None, lease: Duration | None = None, session: Any = None,
                    on_lost: Callable[[Any], Any] | None = None,
                    cancel_on_lost: bool = False) -> "LockOptions":
-        """A campaign in election `name` as `candidate` (default: the client's owner), publishing
+        """A campaign in election `name` as `candidate` (default: one of its own), publishing
         `value`; no priority, mode or scope (the campaign endpoint has none)."""
         if candidate is not None:
             check_name(candidate, "candidate")
@@ -173,17 +227,12 @@ class LockOptions:
         return dataclasses.replace(options, owner=candidate, value=check_value(value))
 
     @classmethod
-    def semaphore(cls, name: Any, limit: Any, permits: Any = 1, *, owner: str | None = None,
-                  **kw) -> "LockOptions":
-        """`permits` of semaphore `name` of `limit`; `owner` (default: the client's)."""
+    def semaphore(cls, name: Any, limit: Any, permits: Any = 1, **kw) -> "LockOptions":
+        """`permits` of semaphore `name` of `limit`."""
         limit = check_count(limit, "limit", MAX_SEMAPHORE_LIMIT)
         permits = check_count(permits, "permits", limit)
-        if owner is not None:
-            check_name(owner, "owner")
-            if kw.get("session") is not None:
-                raise InvalidArgument("[owner] cannot be given with a session: the session's owner holds")
         options = cls.build((Target(check_name(name, "name"), scope=SEMAPHORE),), False, **kw)
-        return dataclasses.replace(options, permits=permits, limit=limit, owner=owner)
+        return dataclasses.replace(options, permits=permits, limit=limit)
 
     @classmethod
     def single(cls, key: Any, *, mode: str = "exclusive", scope: str = "key", **kw) -> "LockOptions":
@@ -200,12 +249,15 @@ class LockOptions:
 
     @classmethod
     def build(cls, targets, multi, *, lease: Duration | None = None, wait: Duration | None = None,
-              priority: Priority | None = None, session: Any = None,
-              on_lost: Callable[[Any], Any] | None = None, cancel_on_lost: bool = False) -> "LockOptions":
+              priority: Priority | None = None, session: Any = None, owner: str | None = None,
+              reentrant: bool = False, on_lost: Callable[[Any], Any] | None = None,
+              cancel_on_lost: bool = False) -> "LockOptions":
         if on_lost is not None and not callable(on_lost):
             raise InvalidArgument(f"[on_lost] must be callable, got [{on_lost!r}]")
+        check_owner_choice(owner, reentrant, session)
         return cls(targets, multi, optional_millis(lease, "lease"), optional_millis(wait, "wait"),
-                   check_priority(priority), session, on_lost, bool(cancel_on_lost))
+                   check_priority(priority), session, on_lost, bool(cancel_on_lost), owner=owner,
+                   reentrant=reentrant)
 
     def path(self) -> str:
         if self.multi:

@@ -10,7 +10,6 @@ import logging
 import threading
 import time
 
-from elasticsearch import TransportError
 
 from . import steps
 from .client import LockApi
@@ -30,7 +29,8 @@ class SessionBase(Losable):
         if on_lost is not None and not callable(on_lost):
             raise InvalidArgument(f"[on_lost] must be callable, got [{on_lost!r}]")
         self.client = client
-        self.owner = client.owner
+        # The owner of the session's locks: one of its own (or the client's explicit owner).
+        self.owner = client.owner or client.fresh_owner()
         self.ttl_asked_ms = optional_millis(ttl, "ttl")
         self.routing = None if routing is None else check_name(routing, "routing")
         self.on_lost = on_lost
@@ -71,6 +71,7 @@ class SessionBase(Losable):
         answer = yield from steps.simple("POST", "/_locks/_session", body, self.client.retry_for_ms / 1000)
         self.id, self.ttl_ms = answer["session"], answer["ttl_ms"]
         self._expires = started + self.ttl_ms / 1000
+        self.client.live.add(self)
 
     def watch_steps(self):
         """One keep-alive; a loss when the server no longer knows the session, or when
@@ -82,7 +83,7 @@ class SessionBase(Losable):
             self._expires = started + answer["ttl_ms"] / 1000
         except SessionNotFound as e:
             self.lose("a keep-alive found it gone (expired or ended)", e)
-        except (LockError, TransportError) as e:
+        except LockError as e:
             if time.monotonic() >= self._expires:
                 self.lose(f"keep-alives failed until its ttl ran out ({e})", e)
             else:
@@ -98,6 +99,7 @@ class SessionBase(Losable):
         except SessionNotFound as e:
             self.lose("ending it found it gone (expired)", e)
         self.ended = True
+        self.client.let_go(self)
         for held in list(self.handles):
             held.mark_released()  # with the session, on the server
 
@@ -120,6 +122,7 @@ class Session(SessionBase, LockApi):
     `s.acquire(...)` and `s.lock_many(...)` take locks under it."""
 
     def __enter__(self) -> "Session":
+        self.client.check_open()
         self.client.run(self.create_steps())
         self.client.renewer.watch(self)
         return self

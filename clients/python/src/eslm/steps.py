@@ -84,8 +84,9 @@ class Stepper:
 
 class Outcome:
     """`with Outcome() as out: out.reply = ...`: the reply, or in `error` the lock or transport
-    error that was raised (an error answer of the official client becomes the package's
-    exception for it), for `Stepper.settle(out.reply, out.error)`."""
+    error that was raised, as the package's exception (an error answer of the official client
+    becomes the class for its `error.type`, a transport failure `LockConnectionError`, the
+    official client's error chained as `__cause__`), for `Stepper.settle(out.reply, out.error)`."""
 
     def __init__(self):
         self.reply: Any = None
@@ -97,7 +98,9 @@ class Outcome:
     def __exit__(self, exc_type, exc, tb) -> bool:
         if isinstance(exc, ApiError):
             self.error = errors.from_response(exc.meta.status, exc.body)
-        elif isinstance(exc, (errors.LockError, TransportError)):
+        elif isinstance(exc, TransportError):
+            self.error = errors.from_transport(exc)
+        elif isinstance(exc, errors.LockError):
             self.error = exc
         return self.error is not None
 
