@@ -164,6 +164,14 @@ def thread_stats(pid: int) -> dict[int, list[str]]:
     return out
 
 
+def forget_attach_socket(pid: int) -> None:
+    """Removes `/tmp/.java_pid<pid>`, the attach socket a JVM killed with -9 leaves behind
+    (Elasticsearch attaches its entitlement agent to itself at boot). Left there, it makes a later
+    node that gets the same pid under another Unix user (scripts/node.py runs each node of a
+    cluster as its own) fail to boot: "well-known file ... is not secure"."""
+    Path(f"/tmp/.java_pid{pid}").unlink(missing_ok=True)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -314,15 +322,19 @@ class Node:
             return self.process.wait()
 
     def kill(self) -> None:
-        """kill -9 of the server JVM (from its pid file) and its launcher: no clean-up at all."""
-        if self.pid_file.exists():
+        """kill -9 of the server JVM (from its pid file) and its launcher: no clean-up at all,
+        but for the JVM's attach socket, which the test's machine would otherwise keep."""
+        pid = self.server_pid()
+        if pid is not None:
             try:
-                os.kill(int(self.pid_file.read_text().strip()), signal.SIGKILL)
-            except (ProcessLookupError, ValueError):
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
                 pass
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.wait()
+        if pid is not None:
+            forget_attach_socket(pid)
 
     def server_pid(self) -> int | None:
         """The server JVM's pid from its pid file (the launcher's child), or None before it is

@@ -27,7 +27,7 @@ from .session import SessionBase
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from .options import AsyncAcquireArgs, AsyncLockArgs
+    from .options import AsyncAcquireArgs, AsyncLockArgs, AsyncLoopArgs
 
 log = logging.getLogger("eslm")
 
@@ -348,11 +348,11 @@ class AsyncLocks(ClientBase, AsyncLockApi):
         """See `Locks.observe`."""
         return await self.run(observe_steps(name, term, wait))
 
-    def leader_loop(self, name: str, work, **settings) -> AsyncLeaderLoop:
+    def leader_loop(self, name: str, work, **settings: Unpack[AsyncLoopArgs]) -> AsyncLeaderLoop:
         """An `AsyncLeaderLoop` running `await work(lead)` while leader (see `Locks.leader_loop`)."""
         return AsyncLeaderLoop(self, name, work, **settings)
 
-    async def run_as_leader(self, name: str, work, **settings) -> None:
+    async def run_as_leader(self, name: str, work, **settings: Unpack[AsyncLoopArgs]) -> None:
         """Campaigns and runs `await work(lead)` while leader, again and again, until the task
         running this is cancelled (or the work fails while leader); the work is cancelled the
         moment its leadership is lost."""

@@ -24,7 +24,7 @@ from .options import SEMAPHORE, LockOptions, Target, check_name, path_of
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from .options import AcquireArgs, LockArgs
+    from .options import AcquireArgs, LockArgs, LoopArgs
 
 log = logging.getLogger("eslm")
 
@@ -323,7 +323,7 @@ class Locks(ClientBase, LockApi):
         the wait ran out (`GET /_elections/{name}/_observe`)."""
         return self.run(observe_steps(name, term, wait))
 
-    def leader_loop(self, name: str, work, **settings) -> LeaderLoop:
+    def leader_loop(self, name: str, work, **settings: Unpack[LoopArgs]) -> LeaderLoop:
         """A `LeaderLoop` for election `name` running `work(lead)` while leader: `with
         locks.leader_loop("scheduler", work, round_wait="10s"):` runs it in a thread for the
         block; `.run()` runs it in this thread until another calls `.stop()`. Settings:

@@ -64,6 +64,24 @@ class AsyncLockArgs(LockArgs, total=False):
     cancel_on_lost: bool
 
 
+class LoopArgs(TypedDict, total=False):
+    """The settings of `leader_loop` (eslm/election.py `LoopSettings`): `candidate` (default: one
+    of its own), `value`, `lease`, `round_wait` (how long each campaign waits on the server),
+    `on_lost`."""
+
+    candidate: str | None
+    value: str | None
+    lease: Duration | None
+    round_wait: Duration
+    on_lost: Callable[[Any], Any] | None
+
+
+class AsyncLoopArgs(LoopArgs, total=False):
+    """`LoopArgs` of the asyncio client, with `cancel_on_lost`."""
+
+    cancel_on_lost: bool
+
+
 def check_name(value: Any, name: str) -> str:
     """A key or owner: a non-empty string of at most 512 bytes of UTF-8 (the server checks the
     rest, control characters, and answers 400 `illegal_argument_exception`)."""
