@@ -37,7 +37,7 @@ public final class Election {
         return name;
     }
 
-    /** Who campaigns: the owner (or the session's). */
+    /** Who campaigns in a leader loop: its client's shared owner (see {@link #leaderLoop}). */
     String candidate() {
         return locking.owner();
     }
@@ -57,14 +57,15 @@ public final class Election {
     public CompletableFuture<Leadership> campaignAsync(String value, AcquireOptions options) {
         checkCampaign(value, options);
         long sentAt = System.nanoTime();
-        LockSession session = locking.session();
-        return Futures.map(
-                locking.shared()
-                        .requests()
-                        .campaign(locking.owner(), name, value, options, session == null ? null : session.id()),
-                answer -> new Leadership(
-                        locking.held(Grant.elected(answer), options, sentAt),
-                        answer.path("value").isTextual() ? answer.get("value").asText() : null),
+        String candidate = locking.nextOwner();
+        return Futures.compose(
+                locking.shared().requests().campaign(candidate, name, value, options, locking.sessionId()),
+                answer -> locking.handOver(candidate, Grant.elected(answer), options, sentAt)
+                        .thenApply(lock -> new Leadership(
+                                lock,
+                                answer.path("value").isTextual()
+                                        ? answer.get("value").asText()
+                                        : null)),
                 Leadership::closeAsync);
     }
 

@@ -5,6 +5,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.eslm.client.errors.LateGrantException;
 import org.eslm.client.errors.LockException;
 import org.eslm.client.errors.LockLostException;
 import org.eslm.client.errors.LockNotHeldException;
@@ -50,22 +51,22 @@ public final class HeldLock implements AsyncCloseable {
     }
 
     /**
-     * Starts renewing with {@code leaseMs} (null: the server's default lease), from a grant whose
-     * request was sent at {@code sentAtNanos}: its lease began no earlier than that plus its wait.
+     * Starts renewing a lease of {@code leaseMs} that began no earlier than {@code leaseStartNanos},
+     * each renewal asking for {@code requestedMs} (null: the server's default lease).
      */
-    void watch(long sentAtNanos, Long leaseMs) {
-        long lease = leaseMs != null ? leaseMs : grant.leaseMs();
+    void watch(long leaseStartNanos, long leaseMs, Long requestedMs) {
+        long interval = shared.renewIntervalMs(requestedMs != null ? requestedMs : leaseMs);
         Watchdog dog = new Watchdog(
                 shared.scheduler(),
-                shared.renewIntervalMs(lease),
-                budget -> shared.requests().renew(owner, key(), scope(), fencingToken(), leaseMs, budget),
+                interval,
+                budget -> shared.requests().renew(owner, key(), scope(), fencingToken(), requestedMs, budget),
                 lost::lose);
         watchdog = dog;
-        dog.start(sentAtNanos + Duration.ofMillis(grant.waitedMs()).toNanos(), grant.leaseMs());
+        dog.start(leaseStartNanos, leaseMs);
         LossWatch watch = new LossWatch(
                 shared.scheduler(),
                 shared.lossWatchSlots(),
-                shared.renewIntervalMs(lease),
+                interval,
                 waitMs -> shared.requests().watch(key(), scope(), fencingToken(), waitMs),
                 cause -> {
                     Watchdog renewing = watchdog;
@@ -79,6 +80,46 @@ public final class HeldLock implements AsyncCloseable {
         if (closed.get()) {
             watch.stop(); // closed while starting
         }
+    }
+
+    /**
+     * For a grant that arrived after the lease the client can count on (from {@code sentAtNanos},
+     * the acquire's send time) was due for renewal: renews it now and hands it over only if the
+     * server still holds it. Gone is {@link LateGrantException} (not acquired); any other failure
+     * leaves its state unknown, so it is released (best effort) and the failure passed on.
+     */
+    CompletableFuture<HeldLock> confirmLate(long sentAtNanos, Long requestedMs) {
+        long renewSentAt = System.nanoTime();
+        return shared.requests()
+                .renew(
+                        owner,
+                        key(),
+                        scope(),
+                        fencingToken(),
+                        requestedMs,
+                        shared.requests().retryBudgetMs())
+                .handle((leaseMs, error) -> {
+                    if (error == null) {
+                        watch(renewSentAt, leaseMs, requestedMs);
+                        return this;
+                    }
+                    detach();
+                    Throwable cause = Retrier.unwrap(error);
+                    if (cause instanceof LockNotHeldException gone) {
+                        throw new CompletionException(new LateGrantException(key(), lateReason(sentAtNanos), gone));
+                    }
+                    shared.requests()
+                            .release(owner, key(), scope(), fencingToken())
+                            .exceptionally(ignored -> null);
+                    throw new CompletionException(cause);
+                });
+    }
+
+    private String lateReason(long sentAtNanos) {
+        long tookMs = Duration.ofNanos(System.nanoTime() - sentAtNanos).toMillis();
+        return "not acquired: the grant of " + describe(owner, grant) + " reached the client about " + tookMs
+                + " ms after its request was sent (waited_ms " + grant.waitedMs() + ", lease_ms " + grant.leaseMs()
+                + "), when its renewal was already due, and the renewal found it no longer held";
     }
 
     public String key() {
@@ -121,9 +162,9 @@ public final class HeldLock implements AsyncCloseable {
     }
 
     /**
-     * True if the owner already held this lock: the same grant and token came back. Closing either
-     * handle releases the one grant (locks belong to owners; give concurrent workers their own
-     * {@link LockClient#withOwner owner}).
+     * True if the owner already held this lock: the same grant and token came back (an acquire
+     * through {@link LockClient#reentrant()}, {@link LockClient#withOwner} or a shared builder
+     * owner). The grant is released when the last of its handles is closed.
      */
     public boolean isReentrant() {
         return grant.reentrant();
@@ -188,14 +229,19 @@ public final class HeldLock implements AsyncCloseable {
         if (!detach()) {
             return CompletableFuture.completedFuture(null);
         }
-        CompletableFuture<?> released = shared.requests().release(owner, key(), scope(), fencingToken());
+        boolean last = shared.handles().closedLast(this);
         Optional<LockException> lostBy = lostCause();
         if (lostBy.isPresent()) {
-            // Free it if the server still has it (the token guards a newer grant); report the loss.
-            released.exceptionally(ignored -> null);
+            if (last) {
+                // Free it if the server still has it (the token guards a newer grant); report the loss.
+                shared.requests().release(owner, key(), scope(), fencingToken()).exceptionally(ignored -> null);
+            }
             return CompletableFuture.failedFuture(new LockLostException(describe(owner, grant), lostBy.get()));
         }
-        return released.handle((answer, error) -> {
+        if (!last) {
+            return CompletableFuture.completedFuture(null); // an outer handle of this grant is still open
+        }
+        return shared.requests().release(owner, key(), scope(), fencingToken()).handle((answer, error) -> {
             if (error == null) {
                 return null;
             }

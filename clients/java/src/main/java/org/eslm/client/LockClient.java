@@ -1,44 +1,46 @@
 package org.eslm.client;
 
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import org.elasticsearch.client.RestClient;
+import java.util.concurrent.CompletionException;
+import org.eslm.client.errors.LockNotHeldException;
 import org.eslm.client.internal.Durations;
+import org.eslm.client.internal.Retrier;
 
 /**
- * The lock manager's client, on the application's own Elasticsearch {@link RestClient} (so its
- * authentication, TLS and node pool are reused). Thread-safe; build one per process:
+ * The lock manager's client, on the application's own Elasticsearch low-level client (so its
+ * authentication, TLS and node pool are reused): a {@code Rest5Client} ({@link
+ * LockClientBuilder#forRest5Client}, what the Java API client and Spring Boot 4 configure) or a
+ * legacy {@code RestClient} ({@link LockClientBuilder#forRestClient}). No method of this class
+ * names either client's types, so frameworks that introspect it (Spring) need only the one the
+ * application has. Thread-safe; one client can serve the whole process:
  *
  * <pre>{@code
- * try (LockClient locks = LockClient.builder(restClient).owner("worker-1").build();
+ * try (LockClient locks = LockClientBuilder.forRestClient(restClient).build();
  *      HeldLock lock = locks.acquire("orders-42", AcquireOptions.defaults().withWait(Duration.ofSeconds(5)))) {
  *     ship(order, lock.fencingToken());
  * }
  * }</pre>
  *
- * <p>Locks belong to an owner (docs/API.md, "Conventions"), not to a thread or a connection: a
- * second acquire of a key by the same owner gets the same grant back ({@link
- * HeldLock#isReentrant()}). Concurrent workers that must exclude each other need owners of their
- * own: {@link #withOwner} gives a view sharing this client's connection and threads; {@link
- * #newLock} gives a {@link java.util.concurrent.locks.Lock} whose every acquisition is its own.
+ * <p>Locks belong to an owner (docs/API.md, "Conventions"), not to a thread or a connection, and
+ * an owner acquiring a key it holds gets the same grant back. So by default <b>every acquisition
+ * has an owner of its own</b> ({@code <host>/<pid>/<random>/<n>}): threads sharing this client
+ * exclude each other. Reentrancy is asked for: {@link #reentrant()} (one owner per calling
+ * thread), {@link #withOwner} (one owner for every caller of the view), or the builder's {@link
+ * LockClientBuilder#owner owner} (one owner for the whole client). A {@link HeldLock} remembers the
+ * owner it was granted to, for its renewals, watch and release.
  */
 public final class LockClient extends Locking implements AutoCloseable {
     private final Shared shared;
-    private final String owner;
+    private final Owners owners;
     private final boolean root;
 
-    LockClient(Shared shared, String owner, boolean root) {
-        if (owner == null || owner.isEmpty()) {
-            throw new IllegalArgumentException("[owner] must not be empty");
-        }
+    LockClient(Shared shared, Owners owners, boolean root) {
         this.shared = shared;
-        this.owner = owner;
+        this.owners = owners;
         this.root = root;
-    }
-
-    /** A builder over the application's low-level REST client (which it does not close). */
-    public static LockClientBuilder builder(RestClient restClient) {
-        return new LockClientBuilder(restClient);
     }
 
     @Override
@@ -51,17 +53,40 @@ public final class LockClient extends Locking implements AutoCloseable {
         return null;
     }
 
+    /**
+     * The owner every acquisition shares ({@link #withOwner}, the builder's {@code owner}), or the
+     * prefix of the owners this client makes: {@code <prefix>/<n>} per acquisition, {@code
+     * <prefix>/thread-<n>} per thread for a {@link #reentrant()} view.
+     */
     @Override
     public String owner() {
-        return owner;
+        return owners.name();
+    }
+
+    @Override
+    String nextOwner() {
+        return owners.next();
     }
 
     /**
-     * The same client acting for another owner: it shares this client's connection, threads and
-     * settings. Closing the view does nothing; close the client it came from.
+     * The same client acting for one shared owner: every acquire through the view is made for
+     * {@code otherOwner}, so it is reentrant for all its callers. It shares this client's
+     * connection, threads and settings. Closing the view does nothing; close the client it came
+     * from.
      */
     public LockClient withOwner(String otherOwner) {
-        return new LockClient(shared, otherOwner, false);
+        return new LockClient(shared, new Owners(Owners.Kind.SHARED, otherOwner), false);
+    }
+
+    /**
+     * The same client with one owner per calling thread ({@code <owner()>/thread-<n>}): a thread
+     * that acquires a key it already holds through such a view gets its grant back ({@link
+     * HeldLock#isReentrant()}), and other threads are excluded. The client counts the handles of
+     * one grant: the lock is released when the last of them is closed, so nested blocks nest.
+     * Views of one client on one thread share the owner. Closing the view does nothing.
+     */
+    public LockClient reentrant() {
+        return new LockClient(shared, new Owners(Owners.Kind.EACH_THREAD, owners.name()), false);
     }
 
     /**
@@ -102,6 +127,64 @@ public final class LockClient extends Locking implements AutoCloseable {
         }
         long waitMs = Durations.millis(wait, "wait");
         return shared.requests().watch(key, scope, fencingToken, waitMs).thenApply(LockWatch::of);
+    }
+
+    /** Whether anyone holds {@code key} (key scope) now: a snapshot, see {@link #lockInfo}. */
+    public boolean isLocked(String key) {
+        return lockInfo(key).isLocked();
+    }
+
+    /** Holders and waiters of {@code key} now ({@code GET /_locks/{key}}); a free key has none. */
+    public LockInfo lockInfo(String key) {
+        return lockInfo(key, LockScope.KEY);
+    }
+
+    /** {@link #lockInfo(String)} of a key or tree path ({@code scope} KEY or TREE). */
+    public LockInfo lockInfo(String key, LockScope scope) {
+        return Sync.await(shared.requests().lockInfo(key, scope).thenApply(answer -> LockInfo.of(key, scope, answer)));
+    }
+
+    /**
+     * Evicts every holder of {@code key} (docs/API.md "Force release"), logged on the node with
+     * {@code reason}: for a holder known to be gone. Their tokens are dead; a holder still alive is
+     * fenced off and finds its lock lost. Answers the evicted grants: owner to fencing token, empty
+     * when nothing was held.
+     */
+    public Map<String, Long> forceRelease(String key, String reason) {
+        return forceRelease(key, LockScope.KEY, reason);
+    }
+
+    /** {@link #forceRelease(String, String)} in {@code scope}: a tree path, a semaphore, an election. */
+    public Map<String, Long> forceRelease(String key, LockScope scope, String reason) {
+        CompletableFuture<Map<String, Long>> evicted = shared.requests()
+                .forceRelease(key, scope, reason)
+                .handle((answer, error) -> {
+                    if (error == null) {
+                        Map<String, Long> tokens = new LinkedHashMap<>();
+                        answer.path("released")
+                                .forEach(h -> tokens.put(
+                                        h.path("owner").asText(),
+                                        h.path("fencing_token").asLong()));
+                        return tokens;
+                    }
+                    Throwable cause = Retrier.unwrap(error);
+                    if (cause instanceof LockNotHeldException) {
+                        return Map.of(); // nothing held: nothing to evict
+                    }
+                    throw new CompletionException(cause);
+                });
+        return Sync.await(evicted);
+    }
+
+    /**
+     * The cluster's {@code locks.lease.max} as the receiving node applies it ({@code GET
+     * /_locks/_node/diagnostics}): the longest lease or ttl a request may ask for.
+     */
+    public Duration maxLease() {
+        return Sync.await(shared.requests()
+                .nodeDiagnostics()
+                .thenApply(answer -> Durations.parse(
+                        answer.path("settings").path("locks.lease.max").asText())));
     }
 
     /** Stops the watchdogs and this client's threads; the REST client stays open (it is yours). */

@@ -13,37 +13,106 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
-import org.elasticsearch.client.RequestOptions;
-import org.elasticsearch.client.RestClient;
+import java.util.function.UnaryOperator;
 import org.eslm.client.errors.LockException;
 import org.eslm.client.internal.Durations;
+import org.eslm.client.internal.JsonExchange;
+import org.eslm.client.internal.Rest5ClientTransport;
+import org.eslm.client.internal.RestClientTransport;
 import org.eslm.client.internal.Retrier;
 import org.eslm.client.internal.Transport;
 
-/** Settings of a {@link LockClient}; every one has a default. */
+/**
+ * Settings of a {@link LockClient}; every one has a default. The HTTP client's types appear only
+ * in the methods for that client, so an application with one of the two low-level clients never
+ * needs the other on its class path.
+ */
 public final class LockClientBuilder {
-    private final RestClient restClient;
-    private String owner = defaultOwner();
-    private RequestOptions requestOptions = RequestOptions.DEFAULT;
+    private Transport transport;
+    private Owners owners = new Owners(Owners.Kind.EACH_ACQUISITION, defaultOwner());
     private Duration retryBudget = Duration.ofSeconds(5);
     private double renewFraction = 1.0 / 3;
     private int lossWatches = 4;
     private Executor callbackExecutor;
     private Consumer<LockException> onRetry = unavailable -> {};
 
-    LockClientBuilder(RestClient restClient) {
-        this.restClient = Objects.requireNonNull(restClient, "restClient");
+    LockClientBuilder(Transport transport) {
+        this.transport = Objects.requireNonNull(transport, "transport");
     }
 
-    /** The owner locks are taken for (default: host, process id and a random part). */
-    public LockClientBuilder owner(String newOwner) {
-        this.owner = newOwner;
+    /**
+     * A builder over the application's legacy low-level {@code RestClient} ({@code
+     * org.elasticsearch.client:elasticsearch-rest-client}), which the client does not close.
+     */
+    public static LockClientBuilder forRestClient(org.elasticsearch.client.RestClient restClient) {
+        Objects.requireNonNull(restClient, "restClient");
+        return new LockClientBuilder(
+                new RestClientTransport(restClient, org.elasticsearch.client.RequestOptions.DEFAULT));
+    }
+
+    /**
+     * A builder over the application's {@code Rest5Client} ({@code
+     * co.elastic.clients:elasticsearch-rest5-client}), which the client does not close. With the
+     * Java API client, pass {@code ((Rest5ClientTransport) esClient._transport()).restClient()}.
+     * Not an overload of {@link #forRestClient}: javac would then need both clients' classes to
+     * choose, and an application brings only the one it uses.
+     */
+    public static LockClientBuilder forRest5Client(
+            co.elastic.clients.transport.rest5_client.low_level.Rest5Client restClient) {
+        Objects.requireNonNull(restClient, "restClient");
+        return new LockClientBuilder(new Rest5ClientTransport(
+                restClient, co.elastic.clients.transport.rest5_client.low_level.RequestOptions.DEFAULT));
+    }
+
+    /**
+     * One owner shared by every acquisition of the client: each acquire of a key it already holds
+     * is <em>reentrant</em> (the same grant back), whichever thread asks, so threads sharing the
+     * client no longer exclude each other. For a single-threaded worker whose owner must be
+     * readable or stable across restarts. By default every acquisition gets an owner of its own,
+     * {@code <host>/<pid>/<random>/<n>} (see {@link LockClient#reentrant()} for per-thread owners).
+     */
+    public LockClientBuilder owner(String sharedOwner) {
+        this.owners = new Owners(Owners.Kind.SHARED, sharedOwner);
         return this;
     }
 
-    /** Options added to every request, e.g. headers (default {@link RequestOptions#DEFAULT}). */
-    public LockClientBuilder requestOptions(RequestOptions options) {
-        this.requestOptions = Objects.requireNonNull(options, "requestOptions");
+    /**
+     * Options added to every request of a legacy {@code RestClient}, e.g. headers (default {@code
+     * RequestOptions.DEFAULT}).
+     *
+     * @throws IllegalStateException if the client was built over a {@code Rest5Client}
+     */
+    public LockClientBuilder requestOptions(org.elasticsearch.client.RequestOptions options) {
+        Objects.requireNonNull(options, "requestOptions");
+        if (!(transport instanceof RestClientTransport legacy)) {
+            throw new IllegalStateException("requestOptions(...) is for a RestClient; use rest5RequestOptions(...)");
+        }
+        this.transport = legacy.withOptions(options);
+        return this;
+    }
+
+    /**
+     * Options added to every request of a {@code Rest5Client}, e.g. headers (default {@code
+     * RequestOptions.DEFAULT}).
+     *
+     * @throws IllegalStateException if the client was built over a legacy {@code RestClient}
+     */
+    public LockClientBuilder rest5RequestOptions(
+            co.elastic.clients.transport.rest5_client.low_level.RequestOptions options) {
+        Objects.requireNonNull(options, "requestOptions");
+        if (!(transport instanceof Rest5ClientTransport rest5)) {
+            throw new IllegalStateException("rest5RequestOptions(...) is for a Rest5Client; use requestOptions(...)");
+        }
+        this.transport = rest5.withOptions(options);
+        return this;
+    }
+
+    /**
+     * Wraps the transport, for tests that must see or delay what really goes over the wire (e.g.
+     * an answer delivered late): the requests still reach the node.
+     */
+    LockClientBuilder wrapTransport(UnaryOperator<Transport> wrapper) {
+        this.transport = Objects.requireNonNull(wrapper.apply(transport), "transport");
         return this;
     }
 
@@ -104,11 +173,13 @@ public final class LockClientBuilder {
         scheduler.setRemoveOnCancelPolicy(true);
         ExecutorService owned =
                 callbackExecutor == null ? Executors.newCachedThreadPool(daemon("eslm-lock-client")) : null;
-        Transport transport = new Transport(restClient, requestOptions, owned != null ? owned : callbackExecutor);
+        JsonExchange exchange = new JsonExchange(transport, owned != null ? owned : callbackExecutor);
         Requests requests =
-                new Requests(transport, new Retrier(scheduler, onRetry), Durations.millis(retryBudget, "retry_budget"));
+                new Requests(exchange, new Retrier(scheduler, onRetry), Durations.millis(retryBudget, "retry_budget"));
         return new LockClient(
-                new Shared(requests, scheduler, renewFraction, owned, new Semaphore(lossWatches)), owner, true);
+                new Shared(requests, scheduler, renewFraction, owned, new Semaphore(lossWatches), new Handles()),
+                owners,
+                true);
     }
 
     private static ThreadFactory daemon(String name) {

@@ -40,10 +40,11 @@ public final class LockSession extends Locking implements AsyncCloseable {
 
     static CompletableFuture<LockSession> open(LockClient client, long ttlMs, String routing) {
         Shared shared = client.shared();
+        String owner = client.nextOwner(); // a session is one owner: its locks are reentrant within it
         long sentAt = System.nanoTime();
         return Futures.map(
-                shared.requests().openSession(client.owner(), ttlMs, routing),
-                answer -> started(shared, client.owner(), answer, sentAt),
+                shared.requests().openSession(owner, ttlMs, routing),
+                answer -> started(shared, owner, answer, sentAt),
                 LockSession::closeAsync);
     }
 
@@ -75,6 +76,11 @@ public final class LockSession extends Locking implements AsyncCloseable {
 
     @Override
     public String owner() {
+        return owner;
+    }
+
+    @Override
+    String nextOwner() {
         return owner;
     }
 
@@ -122,7 +128,10 @@ public final class LockSession extends Locking implements AsyncCloseable {
         if (dog != null) {
             dog.stop();
         }
-        open.forEach(HeldLock::detach);
+        open.forEach(lock -> {
+            lock.detach();
+            shared.handles().closedLast(lock);
+        });
         CompletableFuture<JsonNode> ended = shared.requests().endSession(owner, id);
         LockException lostBy = lost.cause();
         if (lostBy != null) {

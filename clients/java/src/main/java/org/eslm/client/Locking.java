@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
 import org.eslm.client.errors.LockConflictException;
 import org.eslm.client.internal.Durations;
 import org.eslm.client.internal.Futures;
@@ -21,8 +22,11 @@ public abstract sealed class Locking permits LockClient, LockSession {
     /** The shared resources of the client. */
     abstract Shared shared();
 
-    /** Who acquires. */
+    /** Who acquires: the shared owner, or the prefix of the owners made per acquisition. */
     public abstract String owner();
+
+    /** The owner of the next acquisition (see {@link Owners}). */
+    abstract String nextOwner();
 
     /** The session locks are acquired under, or null. */
     abstract LockSession session();
@@ -58,10 +62,10 @@ public abstract sealed class Locking permits LockClient, LockSession {
      */
     public CompletableFuture<HeldLock> acquireAsync(String key, AcquireOptions options) {
         long sentAt = System.nanoTime();
-        LockSession session = session();
-        return Futures.map(
-                shared().requests().acquire(owner(), key, options, session == null ? null : session.id()),
-                answer -> held(Grant.single(answer), options, sentAt),
+        String owner = nextOwner();
+        return Futures.compose(
+                shared().requests().acquire(owner, key, options, sessionId()),
+                answer -> handOver(owner, Grant.single(answer), options, sentAt),
                 HeldLock::closeAsync);
     }
 
@@ -75,16 +79,30 @@ public abstract sealed class Locking permits LockClient, LockSession {
 
     public CompletableFuture<MultiLock> acquireAllAsync(List<LockTarget> targets, AcquireOptions options) {
         long sentAt = System.nanoTime();
-        LockSession session = session();
-        return Futures.map(
-                shared().requests().acquireAll(owner(), targets, options, session == null ? null : session.id()),
-                answer -> new MultiLock(
-                        shared(),
-                        owner(),
-                        Grant.multi(answer).stream()
-                                .map(grant -> held(grant, options, sentAt))
-                                .toList()),
+        String owner = nextOwner();
+        return Futures.compose(
+                shared().requests().acquireAll(owner, targets, options, sessionId()),
+                answer -> handOverAll(owner, Grant.multi(answer), options, sentAt),
                 MultiLock::closeAsync);
+    }
+
+    /** Every grant of a multi-lock handed over, or, if one of them cannot be, none of them. */
+    private CompletableFuture<MultiLock> handOverAll(
+            String owner, List<Grant> grants, AcquireOptions options, long sentAt) {
+        List<CompletableFuture<HeldLock>> each = grants.stream()
+                .map(grant -> handOver(owner, grant, options, sentAt))
+                .toList();
+        return CompletableFuture.allOf(each.toArray(CompletableFuture[]::new)).handle((all, error) -> {
+            List<HeldLock> held = each.stream()
+                    .filter(lock -> !lock.isCompletedExceptionally())
+                    .map(CompletableFuture::join)
+                    .toList();
+            if (error == null) {
+                return new MultiLock(shared(), owner, held);
+            }
+            new MultiLock(shared(), owner, held).closeAsync().exceptionally(ignored -> null);
+            throw new CompletionException(Retrier.unwrap(error));
+        });
     }
 
     /**
@@ -104,16 +122,45 @@ public abstract sealed class Locking permits LockClient, LockSession {
         return new Election(this, name);
     }
 
-    /** A held grant of a request sent at {@code sentAt}, watched or under the session. */
-    HeldLock held(Grant grant, AcquireOptions options, long sentAt) {
+    /**
+     * The grant of a request sent at {@code sentAt} as a held lock, watched or under the session.
+     * The lease the client can count on began at {@code sentAt} plus the server's {@code
+     * waited_ms} (the server's own began later). A grant that arrives after its first renewal was
+     * due is renewed before it is handed over, and fails with {@link
+     * org.eslm.client.errors.LateGrantException} if that renewal finds it gone: a watched lock is
+     * never handed over as held when the key may already be someone else's. Without a watchdog
+     * the lease is the caller's own bound (ShedLock's lockAtMostFor, timed by the caller), which
+     * a renewal would stretch: such a grant is handed over as it came.
+     */
+    CompletableFuture<HeldLock> handOver(String owner, Grant grant, AcquireOptions options, long sentAt) {
         LockSession session = session();
-        HeldLock lock = new HeldLock(shared(), owner(), grant, session);
+        HeldLock lock = new HeldLock(shared(), owner, grant, session);
         if (session != null) {
-            session.remember(lock);
-        } else if (options.watchdog()) {
-            lock.watch(sentAt, options.lease() == null ? null : Durations.positiveMillis(options.lease(), "lease"));
+            session.remember(lock); // the session's keep-alive carries its locks' lease
+            return CompletableFuture.completedFuture(opened(lock));
         }
+        Long requestedMs = options.lease() == null ? null : Durations.positiveMillis(options.lease(), "lease");
+        long leaseStart = sentAt + TimeUnit.MILLISECONDS.toNanos(grant.waitedMs());
+        if (!options.watchdog()) {
+            return CompletableFuture.completedFuture(opened(lock)); // the lease is the caller's bound
+        }
+        long renewalDue = leaseStart + TimeUnit.MILLISECONDS.toNanos(shared().renewIntervalMs(grant.leaseMs()));
+        if (System.nanoTime() < renewalDue) {
+            lock.watch(leaseStart, grant.leaseMs(), requestedMs);
+            return CompletableFuture.completedFuture(opened(lock));
+        }
+        return lock.confirmLate(sentAt, requestedMs).thenApply(this::opened);
+    }
+
+    private HeldLock opened(HeldLock lock) {
+        shared().handles().opened(lock);
         return lock;
+    }
+
+    /** The id of the session acquisitions are made under, or null. */
+    String sessionId() {
+        LockSession session = session();
+        return session == null ? null : session.id();
     }
 
     /** A busy key (409 {@code lock_conflict_exception}) as an empty result; other failures kept. */

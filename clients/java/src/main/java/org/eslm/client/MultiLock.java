@@ -60,7 +60,10 @@ public final class MultiLock implements AsyncCloseable {
         if (!closed.compareAndSet(false, true)) {
             return CompletableFuture.completedFuture(null);
         }
-        List<HeldLock> mine = locks.stream().filter(HeldLock::detach).toList();
+        List<HeldLock> mine = locks.stream()
+                .filter(HeldLock::detach)
+                .filter(shared.handles()::closedLast)
+                .toList();
         if (mine.isEmpty()) {
             return CompletableFuture.completedFuture(null);
         }

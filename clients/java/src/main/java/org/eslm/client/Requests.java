@@ -8,8 +8,8 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.eslm.client.internal.Durations;
 import org.eslm.client.internal.Endpoints;
+import org.eslm.client.internal.JsonExchange;
 import org.eslm.client.internal.Retrier;
-import org.eslm.client.internal.Transport;
 import org.eslm.client.internal.Wire;
 
 /**
@@ -17,11 +17,11 @@ import org.eslm.client.internal.Wire;
  * on 503 within its budget: a queued acquire's {@code wait}, else the client's retry budget.
  */
 final class Requests {
-    private final Transport transport;
+    private final JsonExchange transport;
     private final Retrier retrier;
     private final long retryBudgetMs;
 
-    Requests(Transport transport, Retrier retrier, long retryBudgetMs) {
+    Requests(JsonExchange transport, Retrier retrier, long retryBudgetMs) {
         this.transport = transport;
         this.retrier = retrier;
         this.retryBudgetMs = retryBudgetMs;
@@ -149,6 +149,25 @@ final class Requests {
             locks.addObject().put("key", lock.key()).put("scope", Wire.name(lock.scope()));
         }
         return plain("POST", Endpoints.MULTI_RELEASE, body);
+    }
+
+    /** {@code GET /_locks/{key}?scope=..}: holders and waiters. */
+    CompletableFuture<JsonNode> lockInfo(String key, LockScope scope) {
+        return plain("GET", Endpoints.lock(key) + "?scope=" + Wire.name(scope), null);
+    }
+
+    /** {@code POST /_locks/{key}/_force_release}: evicts every holder of {@code key} in {@code scope}. */
+    CompletableFuture<JsonNode> forceRelease(String key, LockScope scope, String reason) {
+        ObjectNode body = transport.object().put("scope", Wire.name(scope));
+        if (reason != null) {
+            body.put("reason", reason);
+        }
+        return plain("POST", Endpoints.lock(key) + "/_force_release", body);
+    }
+
+    /** {@code GET /_locks/_node/diagnostics}: the receiving node's view, settings included. */
+    CompletableFuture<JsonNode> nodeDiagnostics() {
+        return plain("GET", "/_locks/_node/diagnostics", null);
     }
 
     /** {@code POST /_locks/_session}. */

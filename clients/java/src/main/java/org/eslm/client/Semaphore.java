@@ -14,9 +14,10 @@ import org.eslm.client.internal.Futures;
  * HeldLock} of scope {@link LockScope#SEMAPHORE}: close it to give the permits back.
  *
  * <p>The limit is the semaphore's while anyone holds or waits: another one is refused with {@link
- * org.eslm.client.errors.SemaphoreLimitMismatchException}. The same owner asking again with the
- * same permits gets its grant back (reentrant); workers that must each hold permits use owners of
- * their own ({@link LockClient#withOwner}).
+ * org.eslm.client.errors.SemaphoreLimitMismatchException}. Each acquisition of a {@link LockClient}
+ * has an owner of its own, so workers sharing the client each hold their own permits; the same
+ * owner asking again with the same permits ({@link LockClient#withOwner}, {@link
+ * LockClient#reentrant()}) gets its grant back.
  */
 public final class Semaphore {
     private static final int MAX_LIMIT = 65_535;
@@ -69,13 +70,10 @@ public final class Semaphore {
             throw new IllegalArgumentException("[permits] must be 1 to the limit " + limit + ", got [" + permits + "]");
         }
         long sentAt = System.nanoTime();
-        LockSession session = locking.session();
-        return Futures.map(
-                locking.shared()
-                        .requests()
-                        .acquireSemaphore(
-                                locking.owner(), name, permits, limit, options, session == null ? null : session.id()),
-                answer -> locking.held(Grant.single(answer), options, sentAt),
+        String owner = locking.nextOwner();
+        return Futures.compose(
+                locking.shared().requests().acquireSemaphore(owner, name, permits, limit, options, locking.sessionId()),
+                answer -> locking.handOver(owner, Grant.single(answer), options, sentAt),
                 HeldLock::closeAsync);
     }
 

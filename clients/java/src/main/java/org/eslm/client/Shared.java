@@ -8,7 +8,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * What every {@link LockClient} view of one builder shares: the requests, the watchdog's
  * scheduler, the executor answers are completed on when the client owns it (else null), and the
- * slots of the loss watches ({@link LockClientBuilder#lossWatches}).
+ * slots of the loss watches ({@link LockClientBuilder#lossWatches}), and the open handles of each
+ * grant ({@link Handles}).
  * Closed once, by the client built.
  */
 record Shared(
@@ -16,7 +17,8 @@ record Shared(
         ScheduledExecutorService scheduler,
         double renewFraction,
         ExecutorService ownedCallbacks,
-        Semaphore lossWatchSlots) {
+        Semaphore lossWatchSlots,
+        Handles handles) {
 
     /** Renewal interval for a lease: the configured fraction of it, at least 1 ms. */
     long renewIntervalMs(long leaseMs) {

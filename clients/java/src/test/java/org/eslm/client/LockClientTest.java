@@ -9,8 +9,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.eslm.client.errors.InvalidLockRequestException;
 import org.eslm.client.errors.LockConflictException;
+import org.eslm.client.errors.LockLostException;
 import org.eslm.client.errors.LockWaitTimeoutException;
 import org.junit.jupiter.api.Test;
 
@@ -66,13 +68,51 @@ class LockClientTest extends NodeTest {
     }
 
     @Test
-    void theSameOwnerGetsItsGrantBack() {
+    void aSharedOwnerGetsItsGrantBackAndTheLastHandleReleases() {
         String key = uniqueKey("reentrant");
         try (HeldLock first = locks.acquire(key)) {
-            HeldLock again = locks.acquire(key);
-            assertTrue(again.isReentrant());
-            assertEquals(first.fencingToken(), again.fencingToken());
+            try (HeldLock again = locks.acquire(key)) {
+                assertTrue(again.isReentrant());
+                assertEquals(first.fencingToken(), again.fencingToken());
+            }
+            assertTrue(locks.isLocked(key), "the outer handle still holds it");
         }
+        assertFalse(locks.isLocked(key));
+    }
+
+    @Test
+    void lockInfoNamesHoldersAndWaiters() throws Exception {
+        String key = uniqueKey("info");
+        assertFalse(locks.isLocked(key));
+        assertEquals(List.of(), locks.lockInfo(key).holders());
+        try (HeldLock held =
+                owner("holder").acquire(key, AcquireOptions.defaults().withLease(Duration.ofSeconds(30)))) {
+            var waiting =
+                    owner("waiter").acquireAsync(key, AcquireOptions.defaults().withWait(Duration.ofSeconds(20)));
+            RealNode.await(() -> waiters(key) == 1, Duration.ofSeconds(5), "queued");
+            LockInfo info = locks.lockInfo(key);
+            assertTrue(locks.isLocked(key));
+            LockInfo.Holder holder = info.holders().get(0);
+            assertEquals(held.owner(), holder.owner());
+            assertEquals(held.fencingToken(), holder.fencingToken());
+            assertEquals(LockMode.EXCLUSIVE, holder.mode());
+            assertTrue(holder.leaseMs() > 0 && holder.leaseMs() <= 30_000, "lease " + holder.leaseMs());
+            assertEquals(1, info.waiters().size());
+            assertTrue(
+                    info.waiters().get(0).owner().startsWith("waiter-"),
+                    info.waiters().toString());
+            waiting.cancel(true);
+        }
+    }
+
+    @Test
+    void forceReleaseEvictsTheHolderWhoseCloseThenReportsTheLoss() {
+        String key = uniqueKey("force");
+        HeldLock held = owner("evicted").acquire(key);
+        assertEquals(Map.of(held.owner(), held.fencingToken()), locks.forceRelease(key, "test: holder gone"));
+        assertFalse(locks.isLocked(key));
+        assertEquals(Map.of(), locks.forceRelease(key, "nothing held"));
+        assertThrows(LockLostException.class, held::close);
     }
 
     @Test

@@ -2,22 +2,36 @@ package org.eslm.client;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import co.elastic.clients.transport.rest5_client.low_level.Rest5Client;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.UUID;
 import org.elasticsearch.client.RestClient;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.TestInfo;
 
-/** A test class against the real node: one REST client and one lock client per class. */
+/**
+ * A test class against the real node: one lock client per class, over the legacy {@link
+ * RestClient}, or over {@link Rest5Client} when the class is {@link OverRest5} (a subclass that
+ * runs the same tests again over the other transport). {@link #rest} is always the legacy client,
+ * for {@link RealNode}'s checks outside the client under test.
+ */
 abstract class NodeTest {
+    /** Marks a test class whose lock clients run over {@link Rest5Client}. */
+    interface OverRest5 {}
+
     static RestClient rest;
+    static Rest5Client rest5;
     static LockClient locks;
 
     @BeforeAll
-    static void connect() {
+    static void connect(TestInfo test) {
         rest = RealNode.restClient();
-        locks = LockClient.builder(rest).owner("java-it-" + UUID.randomUUID()).build();
+        if (OverRest5.class.isAssignableFrom(test.getTestClass().orElseThrow())) {
+            rest5 = RealNode.rest5Client();
+        }
+        locks = builder().owner("java-it-" + UUID.randomUUID()).build();
     }
 
     @AfterAll
@@ -25,9 +39,18 @@ abstract class NodeTest {
         if (locks != null) {
             locks.close();
         }
+        if (rest5 != null) {
+            rest5.close();
+            rest5 = null;
+        }
         if (rest != null) {
             rest.close();
         }
+    }
+
+    /** A builder over this class's transport. */
+    static LockClientBuilder builder() {
+        return rest5 != null ? LockClientBuilder.forRest5Client(rest5) : LockClientBuilder.forRestClient(rest);
     }
 
     /** Another owner, as a second process would be: same connection, its own locks. */

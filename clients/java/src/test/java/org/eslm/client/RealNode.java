@@ -2,10 +2,12 @@ package org.eslm.client;
 
 import static org.junit.jupiter.api.Assertions.fail;
 
+import co.elastic.clients.transport.rest5_client.low_level.Rest5Client;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.URI;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.function.BooleanSupplier;
@@ -37,6 +39,11 @@ public final class RealNode {
 
     public static RestClient restClient() {
         return RestClient.builder(HttpHost.create(url())).build();
+    }
+
+    /** The node through {@code Rest5Client}, the Java API client's low-level client. */
+    public static Rest5Client rest5Client() {
+        return Rest5Client.builder(URI.create(url())).build();
     }
 
     /** A key no other test (or earlier run on the same node) uses. */

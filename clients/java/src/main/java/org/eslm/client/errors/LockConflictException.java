@@ -14,6 +14,11 @@ public class LockConflictException extends LockException {
         super(status, TYPE, reason, details);
     }
 
+    /** For a client-side conflict whose {@code cause} tells what revealed it. */
+    protected LockConflictException(int status, String reason, Map<String, Object> details, Throwable cause) {
+        super(status, TYPE, reason, details, cause);
+    }
+
     /** The holders the server named: one owner, or several shared holders. */
     public List<String> holders() {
         Object holders = details().get("holders");

@@ -53,10 +53,15 @@ public final class Watchdog {
         this.onLost = onLost;
     }
 
-    /** Starts renewing a lease of {@code leaseMs} that began no earlier than {@code startNanos}. */
+    /**
+     * Starts renewing a lease of {@code leaseMs} that began no earlier than {@code startNanos}: the
+     * first renewal one interval after that start, not after now, so a grant that took long to
+     * arrive is not renewed late.
+     */
     public void start(long startNanos, long leaseMs) {
         expiresAt = startNanos + TimeUnit.MILLISECONDS.toNanos(leaseMs);
-        schedule(intervalMs);
+        long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+        schedule(Math.max(1, intervalMs - elapsedMs));
     }
 
     /** No renewal starts after this returns (one in flight finishes unseen). */

@@ -11,6 +11,7 @@ import org.eslm.client.Election;
 import org.eslm.client.ElectionState;
 import org.eslm.client.LeaderLoop;
 import org.eslm.client.LockClient;
+import org.eslm.client.LockClientBuilder;
 
 /**
  * The example of clients/java/README.md's "Leader elections" section, compiled and run by the
@@ -25,7 +26,9 @@ public final class ElectionExample {
         long term;
         // README:start
         try (RestClient rest = RestClient.builder(HttpHost.create(url)).build();
-                LockClient locks = LockClient.builder(rest).owner("scheduler-1").build()) {
+                LockClient locks = LockClientBuilder.forRestClient(rest)
+                        .owner("scheduler-1")
+                        .build()) {
             Election election = locks.election("report-scheduler");
             AcquireOptions rounds = AcquireOptions.defaults()
                     .withWait(Duration.ofSeconds(10)) // each campaign round queues up to 10 s

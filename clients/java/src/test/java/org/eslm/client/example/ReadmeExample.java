@@ -7,6 +7,7 @@ import org.elasticsearch.client.RestClient;
 import org.eslm.client.AcquireOptions;
 import org.eslm.client.HeldLock;
 import org.eslm.client.LockClient;
+import org.eslm.client.LockClientBuilder;
 
 /**
  * The example of README.md's "Java client" section, compiled and run by the build so it cannot
@@ -30,7 +31,7 @@ public final class ReadmeExample {
         long token;
         // README:start
         try (RestClient rest = RestClient.builder(HttpHost.create(url)).build();
-                LockClient locks = LockClient.builder(rest).owner("worker-1").build()) {
+                LockClient locks = LockClientBuilder.forRestClient(rest).build()) { // one owner per acquisition
             AcquireOptions options = AcquireOptions.defaults()
                     .withLease(Duration.ofSeconds(30)) // renewed by the watchdog while held
                     .withWait(Duration.ofSeconds(5)); // queue up to 5 s, else LockWaitTimeoutException

@@ -32,6 +32,8 @@ class ReadmeExampleTest {
         String example = dedent(between(source, "// README:start\n", "        // README:end"));
         String readme = Files.readString(MODULE.resolve("../../README.md").normalize());
         assertTrue(readme.contains(example), "README.md's Java client example differs from ReadmeExample:\n" + example);
+        String clientReadme = Files.readString(MODULE.resolve("README.md"));
+        assertTrue(clientReadme.contains(example), "clients/java/README.md's quick start differs:\n" + example);
     }
 
     @Test

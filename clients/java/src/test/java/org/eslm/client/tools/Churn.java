@@ -14,6 +14,7 @@ import org.elasticsearch.client.RestClient;
 import org.eslm.client.AcquireOptions;
 import org.eslm.client.HeldLock;
 import org.eslm.client.LockClient;
+import org.eslm.client.LockClientBuilder;
 
 /**
  * Acquires and releases one key in a loop through a cluster's nodes until a stop file appears,
@@ -44,7 +45,7 @@ public final class Churn {
         };
         try (RestClient rest =
                         RestClient.builder(hosts).setFailureListener(marked).build();
-                LockClient locks = LockClient.builder(rest)
+                LockClient locks = LockClientBuilder.forRestClient(rest)
                         .owner("churn")
                         .retryBudget(Duration.ofSeconds(20))
                         .onRetry(unavailable -> retried.incrementAndGet())

@@ -1,0 +1,129 @@
+package org.eslm.client.internal;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import org.eslm.client.errors.LockException;
+import org.eslm.client.errors.LockTransportException;
+import org.eslm.client.errors.ServerErrors;
+
+/**
+ * JSON requests over a {@link Transport}, never blocking a thread: an error answer becomes the
+ * exception of its type, and a request that got no answer (refused, timed out, reset) a {@link
+ * LockTransportException} whose cause is the I/O failure. Answers are completed on {@code
+ * callbacks}, not on the HTTP client's I/O thread, so a caller's continuation may block without
+ * stalling other requests.
+ */
+public final class JsonExchange {
+    private final Transport transport;
+    private final ObjectMapper json = new ObjectMapper();
+    private final Executor callbacks;
+
+    public JsonExchange(Transport transport, Executor callbacks) {
+        this.transport = transport;
+        this.callbacks = callbacks;
+    }
+
+    public ObjectNode object() {
+        return json.createObjectNode();
+    }
+
+    /**
+     * Sends one request (see {@link Transport#send}); its answer as JSON, or its failure as a
+     * {@link LockException}. Cancelling the future aborts the request: a queued waiter is dropped.
+     */
+    public CompletableFuture<JsonNode> send(String method, String endpoint, ObjectNode body, long serverWaitMs) {
+        CompletableFuture<Transport.Answer> exchange =
+                transport.send(method, endpoint, body == null ? null : write(body), serverWaitMs);
+        CompletableFuture<JsonNode> answer = new CompletableFuture<>();
+        exchange.whenComplete((raw, error) -> settle(answer, raw, error));
+        answer.whenComplete((value, error) -> {
+            if (answer.isCancelled()) {
+                exchange.cancel(true);
+            }
+        });
+        return answer;
+    }
+
+    /** Completes {@code answer} on the callback executor, from the answer or the failure. */
+    private void settle(CompletableFuture<JsonNode> answer, Transport.Answer raw, Throwable error) {
+        Runnable done = () -> {
+            try {
+                if (raw == null) {
+                    throw noAnswer(Retrier.unwrap(error));
+                }
+                answer.complete(parse(raw));
+            } catch (LockException e) {
+                answer.completeExceptionally(e);
+            }
+        };
+        try {
+            callbacks.execute(done);
+        } catch (RejectedExecutionException closing) {
+            done.run(); // the client is closing: complete here rather than leave the caller waiting
+        }
+    }
+
+    private static LockException noAnswer(Throwable cause) {
+        if (cause instanceof LockException known) {
+            return known;
+        }
+        return new LockTransportException(0, "no answer from the cluster: " + cause, cause);
+    }
+
+    /** A 2xx answer's JSON; any other status as the exception of its error type. */
+    JsonNode parse(Transport.Answer raw) {
+        if (raw.status() >= 200 && raw.status() < 300) {
+            try {
+                return json.readTree(raw.body());
+            } catch (IOException | RuntimeException e) {
+                throw new LockTransportException(raw.status(), "unreadable answer: " + e, e);
+            }
+        }
+        throw toLockException(raw);
+    }
+
+    /** An error answer as its typed exception; one that is not the lock manager's as a transport failure. */
+    LockException toLockException(Transport.Answer raw) {
+        try {
+            JsonNode error =
+                    raw.body().isEmpty() ? null : json.readTree(raw.body()).get("error");
+            if (error == null || !error.isObject() || !error.path("type").isTextual()) {
+                return new LockTransportException(raw.status(), "not a lock manager answer: " + raw.body(), null);
+            }
+            return ServerErrors.of(
+                    raw.status(),
+                    error.get("type").asText(),
+                    error.path("reason").asText(""),
+                    details(error));
+        } catch (IOException | RuntimeException e) {
+            return new LockTransportException(raw.status(), "unreadable error answer: " + e, e);
+        }
+    }
+
+    private Map<String, Object> details(JsonNode error) {
+        Map<String, Object> all = json.convertValue(error, new TypeReference<LinkedHashMap<String, Object>>() {});
+        all.remove("type");
+        all.remove("reason");
+        all.remove("root_cause");
+        all.values().removeIf(v -> v == null);
+        return all;
+    }
+
+    private String write(ObjectNode body) {
+        try {
+            return json.writeValueAsString(body);
+        } catch (JsonProcessingException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
