@@ -16,15 +16,25 @@ import org.eslm.client.errors.LockNotHeldException;
 final class LeaseLock implements SimpleLock {
     private static final System.Logger LOG = System.getLogger(LeaseLock.class.getName());
 
+    private final LockManagerLockProvider provider;
     private final HeldLock held;
     private final long startedAtNanos;
     private final Duration lockAtLeastFor;
+    private final LongLease longLease;
     private final AtomicBoolean used = new AtomicBoolean();
 
-    LeaseLock(HeldLock held, long startedAtNanos, Duration lockAtLeastFor) {
+    /** @param longLease the renewals of a lockAtMostFor beyond {@code locks.lease.max}, or null */
+    LeaseLock(
+            LockManagerLockProvider provider,
+            HeldLock held,
+            long startedAtNanos,
+            Duration lockAtLeastFor,
+            LongLease longLease) {
+        this.provider = provider;
         this.held = held;
         this.startedAtNanos = startedAtNanos;
         this.lockAtLeastFor = lockAtLeastFor;
+        this.longLease = longLease;
     }
 
     /**
@@ -36,6 +46,11 @@ final class LeaseLock implements SimpleLock {
     public void unlock() {
         use();
         Duration left = lockAtLeastFor.minusNanos(System.nanoTime() - startedAtNanos);
+        if (left.compareTo(provider.maxLease()) > 0) {
+            // lockAtLeastFor beyond locks.lease.max: renewed until it has passed, then it runs out
+            provider.keepUntil(held, startedAtNanos, lockAtLeastFor);
+            return;
+        }
         try {
             if (left.compareTo(Duration.ofMillis(1)) >= 0) {
                 held.renew(left);
@@ -55,17 +70,23 @@ final class LeaseLock implements SimpleLock {
     public Optional<SimpleLock> extend(Duration lockAtMostFor, Duration lockAtLeastFor) {
         use();
         long startedAt = System.nanoTime();
+        Duration max = provider.maxLease();
         try {
-            held.renew(lockAtMostFor);
+            held.renew(lockAtMostFor.compareTo(max) > 0 ? max : lockAtMostFor);
         } catch (LockNotHeldException gone) {
             return Optional.empty();
         }
-        return Optional.of(new LeaseLock(held, startedAt, lockAtLeastFor));
+        return Optional.of(new LeaseLock(
+                provider, held, startedAt, lockAtLeastFor, provider.keepUntil(held, startedAt, lockAtMostFor)));
     }
 
+    /** Marks this lock spent, and stops its renewals: unlock and extend take over its lease. */
     private void use() {
         if (!used.compareAndSet(false, true)) {
             throw new IllegalStateException(held + " was already unlocked or extended");
+        }
+        if (longLease != null) {
+            longLease.stop();
         }
     }
 }

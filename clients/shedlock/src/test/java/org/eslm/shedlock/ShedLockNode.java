@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.util.UUID;
 import org.elasticsearch.client.RestClient;
 import org.eslm.client.LockClient;
+import org.eslm.client.LockClientBuilder;
 import org.eslm.client.RealNode;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
@@ -24,7 +25,7 @@ final class ShedLockNode implements BeforeAllCallback, AfterAllCallback {
     @Override
     public void beforeAll(ExtensionContext context) {
         rest = RealNode.restClient();
-        client = LockClient.builder(rest).owner("shedlock-it").build();
+        client = LockClientBuilder.forRestClient(rest).owner("shedlock-it").build();
         // Each test class's names apart from earlier runs' on the same node.
         provider = new LockManagerLockProvider(client, "shedlock-it-" + UUID.randomUUID() + "-");
     }
