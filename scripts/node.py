@@ -172,6 +172,18 @@ def forget_attach_socket(pid: int) -> None:
     Path(f"/tmp/.java_pid{pid}").unlink(missing_ok=True)
 
 
+def forget_dead_attach_sockets() -> None:
+    """Removes the attach socket of every JVM that is gone, whoever killed it (a test, a bench
+    peer, a timeout): run before a node starts, so its pid can never meet a stale one."""
+    for socket_file in Path("/tmp").glob(".java_pid*"):
+        pid = socket_file.name[len(".java_pid"):]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            try:
+                socket_file.unlink(missing_ok=True)
+            except PermissionError:  # another user's, and we are not root: not ours to clean
+                pass
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -273,6 +285,7 @@ class Node:
             if os.geteuid() == 0:
                 shutil.chown(d, self.user, self.user)
         self.pid_file.unlink(missing_ok=True)
+        forget_dead_attach_sockets()
         out = stdout if stdout is not None else open(self.home / "stdout.txt", "ab")
         self.process = subprocess.Popen(
             [*run_as_prefix(self.user), str(self.es / "bin" / "elasticsearch"), "-p", str(self.pid_file),
