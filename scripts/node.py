@@ -419,12 +419,16 @@ class Cluster:
         version = es_version()
         for node in self.nodes:
             node.install(version, plugin_zip(version, self.variant))
-        for node in self.nodes:
-            node.start()
-        for node in self.nodes:
-            node.wait_until_ready()
-        # Every partition's replica placed too, so tests start from a settled cluster.
-        self.nodes[0].get("/_cluster/health/.locks?wait_for_status=green&timeout=120s", timeout=130)
+        try:
+            for node in self.nodes:
+                node.start()
+            for node in self.nodes:
+                node.wait_until_ready()
+            # Every partition's replica placed too, so tests start from a settled cluster.
+            self.nodes[0].get("/_cluster/health/.locks?wait_for_status=green&timeout=120s", timeout=130)
+        except BaseException:
+            self.stop()  # a node that did not come up must not leave the others running
+            raise
 
     def node(self, name: str) -> Node:
         return next(n for n in self.nodes if n.name == name)
