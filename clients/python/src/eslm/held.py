@@ -21,7 +21,7 @@ from typing import Any
 from . import steps
 from .durations import to_millis
 from .errors import BadRequest, GrantExpired, LockError, LockLost, LockNotHeld
-from .options import ELECTION, SEMAPHORE, LockOptions, keyed_body, path_of
+from .options import ELECTION, LockOptions, keyed_body, path_of
 
 log = logging.getLogger("eslm")
 
@@ -252,36 +252,34 @@ class HandleBase(Losable):
 
     def owned_steps(self):
         """Whether the server still has this grant (`GET` of the key: this owner, this token)."""
-        for g in self.grants:
-            if g.scope == ELECTION:
-                state = yield from steps.simple("GET", path_of(g.key, "", ELECTION), None,
-                                                self.client.retry_for_ms / 1000)
-                if (state.get("leader"), state.get("term")) != (self.owner, g.fencing_token):
-                    return False
-                continue
-            state = yield from steps.simple("GET", self._get_path(g), None, self.client.retry_for_ms / 1000)
-            if not any(h.get("owner") == self.owner and h.get("fencing_token") == g.fencing_token
-                       for h in state.get("holders", [])):
-                return False
-        return True
+        states = yield from self._grant_states()
+        return all(self._holds(g, state) for g, state in states)
 
     def locked_steps(self):
         """Whether anyone holds any of its keys now (this owner or another)."""
+        states = yield from self._grant_states()
+        return any(state.get("leader") is not None if g.scope == ELECTION else bool(holders_of(state))
+                   for g, state in states)
+
+    def _grant_states(self):
+        """Each grant with its key's state now: the client's `get` (a lock or a semaphore), or
+        the election's state for a leadership."""
+        states = []
         for g in self.grants:
             if g.scope == ELECTION:
                 state = yield from steps.simple("GET", path_of(g.key, "", ELECTION), None,
                                                 self.client.retry_for_ms / 1000)
-                if state.get("leader") is not None:
-                    return True
-                continue
-            state = yield from steps.simple("GET", self._get_path(g), None, self.client.retry_for_ms / 1000)
-            if holders_of(state):
-                return True
-        return False
+            else:
+                state = yield from self.client.get_steps(g.key, g.scope)
+            states.append((g, state))
+        return states
 
-    @staticmethod
-    def _get_path(g: Grant) -> str:
-        return path_of(g.key, "", SEMAPHORE) if g.scope == SEMAPHORE else path_of(g.key, f"?scope={g.scope}")
+    def _holds(self, g: Grant, state: dict) -> bool:
+        """Whether `state` shows grant `g` held by this owner with its token."""
+        if g.scope == ELECTION:
+            return (state.get("leader"), state.get("term")) == (self.owner, g.fencing_token)
+        return any(h.get("owner") == self.owner and h.get("fencing_token") == g.fencing_token
+                   for h in state.get("holders", []))
 
     def watch_steps(self):
         """One watchdog round: a renewal; a loss when the server says the lock is gone, or when
