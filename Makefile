@@ -18,9 +18,11 @@ pom_property = $(shell sed -n 's:.*<$(1)>\(.*\)</$(1)>.*:\1:p' pom.xml | head -1
 ES_DEFAULT := $(call pom_property,es.version)
 ES_VERSIONS := $(ES_DEFAULT) $(call pom_property,es8.version)
 ES_VERSION ?= $(ES_DEFAULT)
+ES8 := $(call pom_property,es8.version)
+PY_ES8 := build/py-es8/bin/python
 export ES_VERSION
 
-.PHONY: run test quick-test build check fmt rust-test fuzz java-test integration-test client-test dist clean
+.PHONY: run test quick-test build check fmt rust-test fuzz java-test integration-test client-test previous-plugin dist clean
 
 ## Build the plugin zip (Rust release library + Java jar + zip) and run one node in the foreground
 ## (Elasticsearch $(ES_VERSION); `ES_VERSION=8.19.21 make run` runs the 8.19 flavour).
@@ -74,24 +76,27 @@ java-test: build
 	  && $(MVN) -f examples/guarded-job-plugin/pom.xml package -Des.version=$$v || exit 1; \
 	done
 
-## Real nodes from the integ-test-zip, plugin installed with elasticsearch-plugin, over HTTP: the
-## whole suite on the default version; on every other supported version, on nodes of that version,
-## the modules marked `every_version` (what differs between versions, pytest.ini), which keeps the
-## CI run within its time.
-integration-test:
-	for v in $(ES_VERSIONS); do \
-	  if [ "$$v" = "$(ES_DEFAULT)" ]; then only=""; else only="-m every_version"; fi; \
-	  echo "=== integration tests on Elasticsearch $$v $$only"; \
-	  ES_VERSION=$$v python3 -m pytest tests -v --durations=20 $$only $(PYTEST_ARGS) || exit 1; \
-	done
-	$(MAKE) client-test
+## Real nodes from the integ-test-zip, plugin installed with elasticsearch-plugin, over HTTP. First
+## the whole suite on the default version, but for LANE_TESTS; then at once, in lanes of their own
+## (scripts/lanes.py; they mostly wait on their nodes, so on two cores they take about as long
+## together as the longest alone): the benchmark harness's smoke tests; the upgrade tests (from
+## $(ES8) and from the previous plugin, tests/integration/test_upgrade.py); and, on nodes of every
+## other supported version, the modules marked `every_version` (what differs between versions,
+## pytest.ini), then the Python client's suites. This keeps the CI run within its time.
+LANE_TESTS := tests/test_bench_smoke.py tests/integration/test_upgrade.py
+OTHER_VERSIONS := $(filter-out $(ES_DEFAULT),$(ES_VERSIONS))
+integration-test: previous-plugin $(PY_ES8)
+	@echo "=== integration tests on Elasticsearch $(ES_DEFAULT)"
+	ES_VERSION=$(ES_DEFAULT) python3 -m pytest tests -v --durations=20 $(LANE_TESTS:%=--ignore=%) $(PYTEST_ARGS)
+	python3 scripts/lanes.py --timeout 2400 \
+	  "bench=ES_VERSION=$(ES_DEFAULT) python3 -m pytest tests/test_bench_smoke.py -v --durations=5 $(PYTEST_ARGS)" \
+	  "upgrade=ES_VERSION=$(ES_DEFAULT) python3 -m pytest tests/integration/test_upgrade.py -v -s --durations=5 $(PYTEST_ARGS)" \
+	  "versions=$(foreach v,$(OTHER_VERSIONS),ES_VERSION=$(v) python3 -m pytest tests -v -m every_version --durations=10 $(LANE_TESTS:%=--ignore=%) $(PYTEST_ARGS) &&) $(MAKE) --no-print-directory client-test"
 
 ## The Python client's whole suite twice, at the same time (both mostly wait on their nodes): with
 ## the official 9.x client (tests/requirements.txt) on $(ES_DEFAULT), and with the lowest 8.x it
 ## allows (clients/python/tests/requirements-es8.txt, in a venv under build/) on $(ES8); the
 ## second's output is printed after the first's.
-ES8 := $(call pom_property,es8.version)
-PY_ES8 := build/py-es8/bin/python
 client-test: $(PY_ES8)
 	@echo "=== the Python client's tests: elasticsearch-py 9 on $(ES_DEFAULT) and elasticsearch-py 8.0 on $(ES8)"
 	ES_VERSION=$(ES8) $(PY_ES8) -m pytest clients/python/tests -v -p no:cacheprovider --durations=10 \
@@ -104,6 +109,17 @@ client-test: $(PY_ES8)
 
 $(PY_ES8): clients/python/tests/requirements-es8.txt
 	python3 -m venv build/py-es8 && build/py-es8/bin/pip install -q -r $<
+
+## The plugin as released before the formats were versioned (issue 28), built from git for $(ES8):
+## tests/integration/test_upgrade.py upgrades a cluster from it to this build. PREVIOUS_PLUGIN is
+## that commit; its zip goes to build/previous/.
+PREVIOUS_PLUGIN := d1df89a
+previous-plugin: build/previous/$(PREVIOUS_PLUGIN)-es$(ES8).zip
+build/previous/$(PREVIOUS_PLUGIN)-es$(ES8).zip:
+	rm -rf build/previous && mkdir -p build/previous/src
+	git archive $(PREVIOUS_PLUGIN) | tar -x -C build/previous/src
+	$(MVN) -f build/previous/src/pom.xml package -DskipTests -Des.version=$(ES8)
+	cp build/previous/src/java/target/elasticsearch-lock-manager-*-es$(ES8).zip $@
 
 ## Release zips: one per supported version in dist/, named with it, each with its SHA-512 beside
 ## it (`sha512sum -c` checks it).

@@ -225,10 +225,21 @@ class Node:
         """A fresh node: its folder (data and logs too) is wiped, then a fresh copy of the
         distribution gets the plugin (and `more` plugins after it, e.g. one that extends it)
         installed by the real CLI. A restart keeps the node's data (see `start`)."""
-        pristine = distribution(version)
         shutil.rmtree(self.home, ignore_errors=True)
         self.home.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(pristine, self.es, symlinks=True)
+        self._install_es(version, plugin, *more)
+
+    def upgrade(self, version: str, plugin: Path) -> None:
+        """Replaces the stopped node's Elasticsearch with a fresh copy of `version` holding
+        `plugin`, keeping its data and logs: what an operator does to one node of a rolling
+        upgrade (docs/OPERATIONS.md), or to every node of a full-cluster restart."""
+        assert self.process is None or self.process.poll() is not None, "stop the node first"
+        shutil.rmtree(self.es)
+        self._install_es(version, plugin)
+
+    def _install_es(self, version: str, plugin: Path, *more: Path) -> None:
+        shutil.copytree(distribution(version), self.es, symlinks=True)
+        self.version = version
         self.install_output = ""
         for zip_file in (plugin, *more):
             result = subprocess.run(
@@ -415,10 +426,12 @@ class Cluster:
             for i in range(size)
         ]
 
-    def start(self) -> None:
-        version = es_version()
+    def start(self, version: str | None = None, plugin: Path | None = None) -> None:
+        """Installs every node fresh, with Elasticsearch `version` (default: `es_version()`) and
+        the `plugin` zip (default: the one built for that version), and starts them."""
+        version = version or es_version()
         for node in self.nodes:
-            node.install(version, plugin_zip(version, self.variant))
+            node.install(version, plugin or plugin_zip(version, self.variant))
         try:
             for node in self.nodes:
                 node.start()

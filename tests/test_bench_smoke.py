@@ -1,9 +1,10 @@
 """Smoke tests of the benchmark harness (issues 6 and 12): `python3 bench/run.py --quick` must
 run every peer and workload end to end, stop everything it started and write its JSON and plot,
 so the harness cannot rot (the in-process criterion and JMH benchmarks included); so must
-`--replicated`, the three-server comparison. The figures themselves are not checked here (a
-quick run on a shared machine is noise); only that each workload granted locks, without errors
-and without two holders at once."""
+`--replicated`, the three-server comparison. They use the plugin zip as `make java-test` built it
+(`--no-build`): `make integration-test` runs them beside other tests that install that zip. The
+figures themselves are not checked here (a quick run on a shared machine is noise); only that
+each workload granted locks, without errors and without two holders at once."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ pytestmark = pytest.mark.skipif(os.environ.get("ES_VERSION", _DEFAULT_ES) != _DE
 @pytest.mark.slow
 def test_bench_quick_runs_every_peer_and_workload(tmp_path):
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--out", str(tmp_path)],
+        [sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--no-build", "--out", str(tmp_path)],
         cwd=ROOT, capture_output=True, text=True, timeout=900,
     )
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
@@ -72,8 +73,7 @@ def test_bench_replicated_quick_runs_the_three_server_peers(tmp_path):
     plugin's twice: default durability and `locks.durability: memory`, two nodes of their own),
     on uncontended-1 and contended-16; a semaphore permit (issue 15) on the peers that have one;
     election failover on the three-server peers, one kill -9 of each kind; everything stopped at
-    the end.
-    Uses the zip the test above (or `make build`) built."""
+    the end."""
     proc = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--replicated", "--no-build",
          "--out", str(tmp_path)],

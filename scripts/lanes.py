@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Runs commands at once, each in a lane of its own, and prints each lane's output after all have
+ended, in the order given, with its exit status and time; fails if any lane failed.
+
+`make integration-test` uses it for the test runs that mostly wait on their Elasticsearch nodes
+(README "Tests"): on the project's two cores they take about as long together as the longest alone.
+
+    python3 scripts/lanes.py 'name=command ...' 'other=command ...'
+
+A lane is one shell command (`bash -c`); its output goes to build/lanes/<name>.log, which stays
+there for a post-mortem. A lane that runs past --timeout seconds is killed with its process group
+(and counts as failed), so nothing outlives the run."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+LOGS = Path(__file__).resolve().parent.parent / "build" / "lanes"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--timeout", type=float, default=3600, help="seconds a lane may run (default 3600)")
+    parser.add_argument("lanes", nargs="+", metavar="name=command")
+    args = parser.parse_args()
+    LOGS.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    running = []
+    for lane in args.lanes:
+        name, _, command = lane.partition("=")
+        if not name or not command:
+            parser.error(f"a lane is name=command, not {lane!r}")
+        log = LOGS / f"{name}.log"
+        print(f"=== lane {name}: {command} (output: {log})", flush=True)
+        process = subprocess.Popen(["bash", "-c", command], stdout=log.open("w"), stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+        running.append((name, log, process))
+    ended: dict[str, tuple[object, float]] = {}
+    while len(ended) < len(running):
+        for name, _, process in running:
+            if name not in ended and process.poll() is not None:
+                ended[name] = (process.returncode, time.monotonic() - started)
+        if time.monotonic() - started > args.timeout:
+            for name, _, process in running:
+                if name not in ended:
+                    os.killpg(process.pid, signal.SIGKILL)
+                    process.wait()
+                    ended[name] = (f"killed after {args.timeout:.0f}s", time.monotonic() - started)
+        time.sleep(0.5)
+    failed = []
+    for name, log, _ in running:
+        code, took = ended[name]
+        print(f"\n=== lane {name}: exit {code}, ended {took:.0f}s after the lanes started\n", flush=True)
+        sys.stdout.write(log.read_text(errors="replace"))
+        sys.stdout.flush()
+        if code != 0:
+            failed.append(name)
+    print(f"\n=== lanes: {len(running) - len(failed)} of {len(running)} passed"
+          + (f"; failed: {', '.join(failed)}" if failed else ""), flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
