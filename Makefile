@@ -85,12 +85,12 @@ java-test: build
 ## pytest.ini), then the Python client's suites. This keeps the CI run within its time.
 LANE_TESTS := tests/test_bench_smoke.py tests/integration/test_upgrade.py
 OTHER_VERSIONS := $(filter-out $(ES_DEFAULT),$(ES_VERSIONS))
-integration-test: previous-plugin $(PY_ES8)
+integration-test: $(PY_ES8)
 	@echo "=== integration tests on Elasticsearch $(ES_DEFAULT)"
 	ES_VERSION=$(ES_DEFAULT) python3 -m pytest tests -v --durations=20 $(LANE_TESTS:%=--ignore=%) $(PYTEST_ARGS)
 	python3 scripts/lanes.py --timeout 2400 \
 	  "bench=ES_VERSION=$(ES_DEFAULT) python3 -m pytest tests/test_bench_smoke.py -v --durations=5 $(PYTEST_ARGS)" \
-	  "upgrade=ES_VERSION=$(ES_DEFAULT) python3 -m pytest tests/integration/test_upgrade.py -v -s --durations=5 $(PYTEST_ARGS)" \
+	  "upgrade=$(MAKE) --no-print-directory previous-plugin && ES_VERSION=$(ES_DEFAULT) python3 -m pytest tests/integration/test_upgrade.py -v -s --durations=5 $(PYTEST_ARGS)" \
 	  "versions=$(foreach v,$(OTHER_VERSIONS),ES_VERSION=$(v) python3 -m pytest tests -v -m every_version --durations=10 $(LANE_TESTS:%=--ignore=%) $(PYTEST_ARGS) &&) $(MAKE) --no-print-directory client-test"
 
 ## The Python client's whole suite twice, at the same time (both mostly wait on their nodes): with
@@ -117,6 +117,8 @@ PREVIOUS_PLUGIN := d1df89a
 previous-plugin: build/previous/$(PREVIOUS_PLUGIN)-es$(ES8).zip
 build/previous/$(PREVIOUS_PLUGIN)-es$(ES8).zip:
 	rm -rf build/previous && mkdir -p build/previous/src
+	git cat-file -e $(PREVIOUS_PLUGIN)^{commit} 2>/dev/null || git fetch -q --unshallow || \
+	  { echo "commit $(PREVIOUS_PLUGIN) is not in this clone: clone with history"; exit 1; }
 	git archive $(PREVIOUS_PLUGIN) | tar -x -C build/previous/src
 	$(MVN) -f build/previous/src/pom.xml package -DskipTests -Des.version=$(ES8)
 	cp build/previous/src/java/target/elasticsearch-lock-manager-*-es$(ES8).zip $@
