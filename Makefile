@@ -3,7 +3,9 @@
 #   make test   every check and test: Rust, header drift, a bounded fuzz run, Java unit tests,
 #               real-node integration (Java on every supported Elasticsearch version; integration on
 #               the default one, and what differs between versions on the others)
-#   make dist   the release zips, one per supported version, each with its .sha512, in dist/
+#   make dist   the release in dist/, each file with its .sha512: a plugin zip per supported version
+#               (native library for linux-x86_64 and linux-aarch64), the Python wheel, the Java
+#               client and ShedLock jars (README "Install")
 #
 # Maven and Elasticsearch need a JDK 21+; scripts/find-jdk picks one (or set ES_JAVA_HOME).
 

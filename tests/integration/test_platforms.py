@@ -40,7 +40,7 @@ def test_a_node_on_a_platform_the_zip_lacks_stops_with_one_line_naming_it(tmp_pa
     line = (re.escape(f"the lock-manager plugin has no native library for this node's platform [{here}] "
                       "(os.name [Linux], os.arch [")
             + r"[\w-]+"
-            + re.escape(f"]); the installed plugin holds [{', '.join(others)}]: "
+            + re.escape(f"]); the installed plugin holds {'[' + ', '.join(others) + ']' if others else 'none'}: "
                         'install a release zip that holds it (README "Install")'))
     assert re.search(line, output), output
     assert "UnsatisfiedLinkError" not in output
