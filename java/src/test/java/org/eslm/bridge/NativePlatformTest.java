@@ -71,7 +71,10 @@ class NativePlatformTest {
                 e.getMessage());
     }
 
-    /** A library the linker refuses (here: not an ELF file; on a node, e.g. too old a C library). */
+    /**
+     * A library the linker refuses (here: not an ELF file; on a node, e.g. too old a C library).
+     * HotSpot prints a harmless "might have disabled stack guard" warning when dlopen fails so.
+     */
     @Test
     void aLibraryTheLinkerRefusesStopsTheNodeWithOneLineNamingItNotAnError() throws IOException {
         Path bogus = library("linux-x86_64");
