@@ -3,7 +3,9 @@
 #   make test   every check and test: Rust, header drift, a bounded fuzz run, Java unit tests,
 #               real-node integration (Java on every supported Elasticsearch version; integration on
 #               the default one, and what differs between versions on the others)
-#   make dist   the release zips, one per supported version, each with its .sha512, in dist/
+#   make dist   the release in dist/, each file with its .sha512: a plugin zip per supported version
+#               (native library for linux-x86_64 and linux-aarch64), the Python wheel, the Java
+#               client and ShedLock jars (README "Install")
 #
 # Maven and Elasticsearch need a JDK 21+; scripts/find-jdk picks one (or set ES_JAVA_HOME).
 
@@ -22,7 +24,7 @@ ES8 := $(call pom_property,es8.version)
 PY_ES8 := build/py-es8/bin/python
 export ES_VERSION
 
-.PHONY: run test quick-test build check fmt rust-test fuzz java-test integration-test client-test previous-plugin dist clean
+.PHONY: run test quick-test build check fmt rust-test fuzz java-test integration-test client-test previous-plugin dist cross-toolchain clean
 
 ## Build the plugin zip (Rust release library + Java jar + zip) and run one node in the foreground
 ## (Elasticsearch $(ES_VERSION); `ES_VERSION=8.19.21 make run` runs the 8.19 flavour).
@@ -37,11 +39,12 @@ test: check rust-test fuzz java-test integration-test
 quick-test: check rust-test java-test
 	python3 -m pytest tests clients/python/tests -v -m "not slow" $(PYTEST_ARGS)
 
-## Plugin zip of each supported version in java/target/ (runs the Java unit tests on each); the
-## jars also go to the local Maven repository, for plugins built against them
-## (examples/guarded-job-plugin).
-build:
-	for v in $(ES_VERSIONS); do $(MVN) install -Des.version=$$v || exit 1; done
+## Plugin zip of each supported version in java/target/ (runs the Java unit tests on each), the
+## release zip (-Pall-platforms: the library for linux-x86_64 and, cross-compiled, linux-aarch64),
+## so the tests install what `make dist` releases; the jars also go to the local Maven repository,
+## for plugins built against them (examples/guarded-job-plugin).
+build: cross-toolchain
+	for v in $(ES_VERSIONS); do $(MVN) install -Pall-platforms -Des.version=$$v || exit 1; done
 
 ## Formatting and lints (Rust: rustfmt + clippy; Java: palantir-java-format through Spotless).
 check:
@@ -123,13 +126,31 @@ build/previous/$(PREVIOUS_PLUGIN)-es$(ES8).zip:
 	$(MVN) -f build/previous/src/pom.xml package -DskipTests -Des.version=$(ES8)
 	cp build/previous/src/java/target/elasticsearch-lock-manager-*-es$(ES8).zip $@
 
-## Release zips: one per supported version in dist/, named with it, each with its SHA-512 beside
-## it (`sha512sum -c` checks it).
-dist:
+## The release artifacts in dist/, each with its SHA-512 beside it (`sha512sum -c` checks it):
+## the plugin zip of each supported version (README "Install": the library for linux-x86_64 and
+## linux-aarch64, checked by scripts/native_zip.py), the Python client's wheel, and the jars of
+## the Java client and the ShedLock provider. No tests run here: `make test` runs them.
+CLIENTS_VERSION := $(shell sed -n 's:^  <version>\(.*\)</version>.*:\1:p' clients/pom.xml | head -1)
+CLIENT_JARS := clients/java/target/lock-manager-client-$(CLIENTS_VERSION).jar \
+  clients/shedlock/target/lock-manager-shedlock-$(CLIENTS_VERSION).jar
+dist: cross-toolchain
 	rm -rf dist && mkdir -p dist
-	for v in $(ES_VERSIONS); do $(MVN) package -DskipTests -Des.version=$$v || exit 1; \
+	for v in $(ES_VERSIONS); do $(MVN) package -Pall-platforms -DskipTests -Des.version=$$v || exit 1; \
 	  cp java/target/elasticsearch-lock-manager-*-es$$v.zip dist/ || exit 1; done
-	cd dist && for z in *.zip; do sha512sum "$$z" > "$$z.sha512"; done && ls -l
+	python3 scripts/native_zip.py dist/*.zip
+	$(MVN) -f clients/pom.xml package -DskipTests -pl java,shedlock -am
+	cp $(CLIENT_JARS) dist/
+	python3 -m pip wheel -q --no-deps -w dist clients/python
+	cd dist && for f in *.zip *.whl *.jar; do sha512sum "$$f" > "$$f.sha512"; done && ls -l
+
+## What cross-compiling the linux-aarch64 library needs (.cargo/config.toml names the linker):
+## rustup's aarch64-unknown-linux-gnu target and Debian's gcc-aarch64-linux-gnu, each installed
+## only when missing.
+CROSS_TARGET := aarch64-unknown-linux-gnu
+cross-toolchain:
+	rustup target list --installed | grep -qx $(CROSS_TARGET) || rustup target add $(CROSS_TARGET)
+	command -v aarch64-linux-gnu-gcc >/dev/null \
+	  || { apt-get update -qq && apt-get install -y -qq --no-install-recommends gcc-aarch64-linux-gnu libc6-dev-arm64-cross; }
 
 clean:
 	cargo clean

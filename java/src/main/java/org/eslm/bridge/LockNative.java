@@ -29,7 +29,9 @@ public final class LockNative {
      * Loads the native library once per JVM. Later calls with any path are no-ops, because a
      * library cannot be loaded twice into one class loader.
      *
-     * @throws IllegalStateException if the file is missing, naming the path looked at
+     * @throws IllegalStateException if the file is missing, naming the path looked at, or cannot be
+     *     loaded (e.g. a C library older than the one it was built against), with the linker's
+     *     reason on the same line: an exception, not the {@link UnsatisfiedLinkError}
      */
     public static synchronized void load(Path library) {
         if (loadedFrom != null) {
@@ -39,8 +41,18 @@ public final class LockNative {
         if (Files.isRegularFile(absolute) == false) {
             throw new IllegalStateException("native lock library not found at [" + absolute + "]");
         }
-        System.load(absolute.toString());
+        systemLoad(absolute);
         loadedFrom = absolute;
+    }
+
+    /** {@link System#load}, its {@link UnsatisfiedLinkError} turned into one line naming the file. */
+    static void systemLoad(Path absolute) {
+        try {
+            System.load(absolute.toString());
+        } catch (UnsatisfiedLinkError e) {
+            throw new IllegalStateException(
+                    "cannot load the native lock library [" + absolute + "]: " + e.getMessage(), e);
+        }
     }
 
     /** Where the library was loaded from, or {@code null} before {@link #load}. */

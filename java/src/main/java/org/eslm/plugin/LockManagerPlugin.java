@@ -35,6 +35,7 @@ import org.eslm.api.LockManagerExtension;
 import org.eslm.api.PluginLocks;
 import org.eslm.bridge.LockNative;
 import org.eslm.bridge.NativeLockCore;
+import org.eslm.bridge.NativePlatform;
 import org.eslm.cluster.CopyCatchUp;
 import org.eslm.cluster.LockIndex;
 import org.eslm.cluster.LockReplicationAction;
@@ -73,8 +74,6 @@ import org.eslm.service.LockSettings;
 public class LockManagerPlugin extends VersionedActionPlugin implements SystemIndexPlugin, ExtensiblePlugin {
     /** The plugin's name in {@code plugin-descriptor.properties}, and so its directory under {@code plugins/}. */
     public static final String NAME = "lock-manager";
-    /** Where the zip puts the native library, relative to the plugin directory. */
-    public static final String NATIVE_LIBRARY = "native/linux-x86_64/libeslm.so";
 
     private static final Logger logger = LogManager.getLogger(LockManagerPlugin.class);
 
@@ -132,7 +131,9 @@ public class LockManagerPlugin extends VersionedActionPlugin implements SystemIn
         LockSettings.Values values = LockSettings.Values.of(settings);
         LockSettings.checkRecoveryGrace(settings, values.leaseMax());
 
-        Path library = services.environment().pluginsDir().resolve(NAME).resolve(NATIVE_LIBRARY);
+        // native/<platform>/libeslm.so; on a platform the zip lacks, the node stops naming it.
+        Path library =
+                NativePlatform.library(services.environment().pluginsDir().resolve(NAME));
         LockNative.load(library);
         BuildInfo buildInfo = BuildInfo.current();
         logger.info("loaded native lock library [{}] from [{}]", buildInfo.nativeVersion(), buildInfo.nativeLibrary());
