@@ -451,14 +451,38 @@ class Cluster:
             node.stop()
 
 
+class Signalled(Exception):
+    """SIGTERM or SIGHUP reached `run`: it stops its node before it exits."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _raise_signalled(signum, _frame):
+    _ignore_stop_signals()  # a second signal must not interrupt the node's stop
+    raise Signalled(signum)
+
+
+def _ignore_stop_signals() -> None:
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, signal.SIG_IGN)
+
+
 def run(args: argparse.Namespace) -> int:
+    """`make run`: one node in the foreground, stopped (SIGTERM, then SIGKILL after a minute) when
+    this wrapper ends for any reason: Ctrl-C, SIGTERM or SIGHUP (a closed terminal, a supervisor)
+    included. Python's default for SIGTERM and SIGHUP ends the process without `finally`, which
+    left the node running."""
     version = es_version()
     node = Node("eslm-run", "node-0", args.port, args.transport_port)
     print(f"installing {plugin_zip(version).name} into Elasticsearch {version} ...", flush=True)
     node.install(version, plugin_zip(version))
     print(f"starting Elasticsearch {version} on {node.url} (data: {node.data}) ...", flush=True)
-    node.start(stdout=open(node.home / "stdout.txt", "ab"))
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _raise_signalled)
     try:
+        node.start(stdout=open(node.home / "stdout.txt", "ab"))
         info = node.wait_until_ready()
         print(f"\nElasticsearch {info['version']} with the lock manager is up at {node.url}")
         print(f"logs: {node.log_file}\n", flush=True)
@@ -469,12 +493,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"  curl -s '{node.url}/_locks/_node/diagnostics?pretty'")
         print("\nCtrl-C stops the node.", flush=True)
         return node.process.wait()
-    except KeyboardInterrupt:
-        print("\nstopping ...", flush=True)
+    except (KeyboardInterrupt, Signalled) as e:
+        _ignore_stop_signals()
+        print(f"\n{e if isinstance(e, Signalled) else 'interrupted'}: stopping ...", flush=True)
         code = node.stop()
-        print(f"stopped (exit code {code})")
-        return 0
+        print(f"stopped (exit code {code})", flush=True)
+        return 128 + e.signum if isinstance(e, Signalled) else 0
     finally:
+        _ignore_stop_signals()
         node.stop()
 
 

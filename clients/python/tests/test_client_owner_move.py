@@ -12,6 +12,7 @@ retry:
 from __future__ import annotations
 
 import logging
+import signal
 import threading
 import time
 
@@ -19,7 +20,15 @@ import pytest
 from elasticsearch import Elasticsearch
 
 import node as esnode
-from cluster_kit import FAST_FAULT_DETECTION, http, live, move_partition, owner_of_partition, serving_nodes
+from cluster_kit import (
+    FAST_FAULT_DETECTION,
+    http,
+    keys_in_partition,
+    live,
+    move_partition,
+    owner_of_partition,
+    serving_nodes,
+)
 from lockclient import unique, wait_until
 
 import eslm
@@ -139,3 +148,65 @@ def test_503_in_recovery_grace_is_retried_within_the_callers_budget_never_beyond
         print(f"granted after {waited:.1f}s of grace; 503s retried within the 1 s wait: {within_wait}")
     finally:
         es.close()
+
+
+def tasks_on(node, action: str) -> list[str]:
+    """Names of the nodes that run a task of `action` now (coordinators and owners alike)."""
+    nodes = http(node, "GET", f"/_tasks?actions={action}").json()["nodes"]
+    return sorted(n["name"] for n in nodes.values() for _ in n["tasks"])
+
+
+@pytest.mark.slow
+def test_a_waiter_queued_through_a_stopping_node_is_granted_through_another(three_nodes, caplog):
+    """SIGTERM to the node a 5-minute acquire queued through (docs/RELIABILITY.md "Stopping a
+    node"): the node answers it 503 `node_shutting_down` at once and exits within seconds; eslm
+    retries the 503 through the next node of the official client's pool, where the acquire
+    queues with the wait it has left and is granted when the holder releases. The holder's
+    handle (watchdog renewals and its loss watch, through a pool with every node) keeps its lock
+    and token across the shutdown."""
+    caplog.set_level(logging.INFO, logger="eslm")
+    owner, _epoch = owner_of_partition(three_nodes)
+    others = [n for n in live(three_nodes) if n is not owner]
+    key = keys_in_partition(others[0], 0, "py-stop", 1)[0]
+    holder_es = Elasticsearch([n.url for n in three_nodes.nodes], retry_on_status=())
+    # In this order and not shuffled, the pool's round robin sends the first request through the
+    # partition's owner, so the waiter queues on the node that is stopped.
+    waiter_es = Elasticsearch([owner.url, others[1].url], retry_on_status=(), randomize_nodes_in_pool=False)
+    try:
+        holder = eslm.Locks(holder_es).acquire(key, lease="5m")
+        token = holder.fencing_token
+        got: dict = {}
+
+        def wait_for_it():
+            try:
+                got["held"] = eslm.Locks(waiter_es, owner="py-waiter").acquire(key, wait="5m", lease="1m")
+            except Exception as e:  # noqa: BLE001 (asserted below)
+                got["error"] = e
+        waiter = threading.Thread(target=wait_for_it, daemon=True)
+        waiter.start()
+        wait_until(lambda: [w["owner"] for w in http(owner, "GET", f"/_locks/{key}").json()["waiters"]]
+                   == ["py-waiter"], 30, message="the waiter queued on the owner")
+        assert tasks_on(owner, "cluster:admin/locks/acquire") == [owner.name], "queued through the owner"
+
+        sent = time.monotonic()
+        owner.process.send_signal(signal.SIGTERM)
+        code = owner.process.wait(timeout=120)
+        exited_after = time.monotonic() - sent
+        print(f"\n{owner.name}: SIGTERM to exit {exited_after:.2f}s (exit code {code})")
+        assert exited_after < 10.0, owner.tail_log(80)
+
+        wait_until(lambda: [w["owner"] for w in http(others[0], "GET", f"/_locks/{key}").json()["waiters"]]
+                   == ["py-waiter"], 60, message="the waiter queued again at the new owner")
+        assert waiter.is_alive(), got
+        holders = http(others[0], "GET", f"/_locks/{key}").json()["holders"]
+        assert [(h["owner"], h["fencing_token"]) for h in holders] == [(holder.owner, token)], holders
+        holder.release()
+        waiter.join(60)
+        assert "held" in got, got.get("error")
+        assert got["held"].fencing_token > token
+        retried = [r.getMessage() for r in caplog.records if "answered 503" in r.getMessage()]
+        assert any("_acquire" in m and "lock_partition_unavailable_exception" in m for m in retried), retried
+        got["held"].release()
+    finally:
+        holder_es.close()
+        waiter_es.close()

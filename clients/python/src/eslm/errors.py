@@ -126,7 +126,8 @@ class Unavailable(LockError):
 
 
 class PartitionUnavailable(Unavailable, error_type="lock_partition_unavailable_exception", status=503):
-    """503: the key's partition is moving, in recovery grace, or its owner is unconfirmed."""
+    """503: the key's partition is moving, in recovery grace, or its owner is unconfirmed; or the
+    node that got the request is shutting down (`error.node_shutting_down` names it): retried."""
 
 
 # --- the client's signals -----------------------------------------------------------------------

@@ -103,11 +103,19 @@ public abstract class TransportLockOpAction extends WiredTransportAction<LockOpR
         } else if (request.partition() != LockOpRequest.UNROUTED) {
             runOnOwner(task, request, listener);
         } else {
+            // Tracked until answered: when this node begins to shut down, the request is answered
+            // 503 naming the node and its task cancelled, so a client waiting through this node
+            // goes to another at once instead of holding the node's shutdown up
+            // (docs/RELIABILITY.md "Stopping a node").
+            ActionListener<LockOpResponse> tracked = locks.shutdown().track(listener, () -> cancel(task));
+            if (tracked == null) {
+                return; // this node is shutting down: answered already
+            }
             long budgetMs = Math.max(request.waitMs(), ROUTING_BUDGET.millis());
             route(new Routing(
                     task,
                     request,
-                    listener,
+                    tracked,
                     System.nanoTime() + TimeValue.timeValueMillis(budgetMs).nanos(),
                     System.nanoTime(),
                     null));
@@ -179,9 +187,26 @@ public abstract class TransportLockOpAction extends WiredTransportAction<LockOpR
         }
     }
 
+    /**
+     * Cancels {@code task} and its child requests on other nodes (a waiter queued at another
+     * owner is dropped there, or its grant given back), without waiting for them.
+     */
+    private void cancel(Task task) {
+        if (task instanceof CancellableTask cancellable) {
+            wiring.transportService()
+                    .getTaskManager()
+                    .cancelTaskAndDescendants(cancellable, "node is shutting down", false, ActionListener.noop());
+        }
+    }
+
     /** Coordinator side: send to the partition's owner, retrying on ownership changes. */
     private void route(Routing r) {
         if (r.task instanceof CancellableTask cancellable && cancellable.notifyIfCancelled(r.listener)) {
+            return;
+        }
+        if (locks.shutdown().begun()) {
+            // Answered by the shutdown already; stop retrying.
+            r.listener.onFailure(locks.shutdown().failure());
             return;
         }
         ClusterState state = clusterService.state();

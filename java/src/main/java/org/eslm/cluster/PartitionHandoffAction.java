@@ -2,6 +2,8 @@ package org.eslm.cluster;
 
 import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.action.ActionType;
+import org.elasticsearch.common.component.LifecycleListener;
+import org.elasticsearch.http.HttpServerTransport;
 import org.elasticsearch.injection.guice.Inject;
 
 /**
@@ -20,14 +22,32 @@ public final class PartitionHandoffAction {
         return new PartitionRequest(from, partition);
     }
 
-    /** Forwards the request to the previous owner, which hands its partition over. */
+    /**
+     * Forwards the request to the previous owner, which hands its partition over. Also where this
+     * node learns that it begins to shut down, when it hands all its partitions over.
+     */
     public static final class Transport extends PartitionNodeAction<PartitionStateResponse> {
         private final PartitionManager partitions;
 
+        /**
+         * {@code http} is the node's HTTP server, injected because no plugin interface tells of a
+         * shutdown early enough: on SIGTERM Elasticsearch's {@code Node.prepareForClose} (8.19 and
+         * 9.x alike) first stops the HTTP server, which waits — by default for as long as it takes
+         * ({@code http.shutdown_grace_period: 0ms}) — for every open HTTP request, and only then
+         * closes the node and its plugins. A queued acquire or a watch would hold that wait up to
+         * {@code locks.wait.max}. The server's {@code beforeStop} runs before that wait, on the
+         * shutdown's own thread (docs/RELIABILITY.md "Stopping a node").
+         */
         @Inject
-        public Transport(TransportWiring wiring, PartitionManager partitions) {
+        public Transport(TransportWiring wiring, PartitionManager partitions, HttpServerTransport http) {
             super(TYPE, wiring, PartitionStateResponse::new);
             this.partitions = partitions;
+            http.addLifecycleListener(new LifecycleListener() {
+                @Override
+                public void beforeStop() {
+                    partitions.nodeStopping();
+                }
+            });
         }
 
         @Override

@@ -56,6 +56,9 @@ public final class PartitionManager implements ClusterStateListener {
     private final Supplier<TimeValue> grace;
 
     private final AtomicBoolean creatingIndex = new AtomicBoolean();
+    /** This node began to shut down ({@link #nodeStopping}): it opens no partition any more. */
+    private final AtomicBoolean stopping = new AtomicBoolean();
+
     private final ClusterService clusterService;
     private final IndicesService indices;
     private final PartitionCopies copies;
@@ -119,8 +122,43 @@ public final class PartitionManager implements ClusterStateListener {
         locks.onCorePanic(e -> threadPool.generic().execute(() -> corePanicked(e.partition(), e.epoch())));
     }
 
+    /**
+     * This node begins to shut down (docs/RELIABILITY.md "Stopping a node"), before Elasticsearch
+     * waits for its open HTTP requests: every lock request it coordinates is answered 503 naming
+     * it (the clients retry through another node), and every partition it serves is closed as a
+     * partition that moves away is — its waiters answered as retryable, so that their coordinators
+     * on other nodes re-queue them at the next owner, and its state kept for a new owner that asks
+     * while this node lives. When the node leaves the cluster, the master promotes each
+     * partition's replica, which opens from its standby table: every holder with its token, no
+     * grace ({@code locks.durability: replicated}). From now on this node opens no partition.
+     * Never blocks: listeners are completed and partitions closed on the calling thread.
+     */
+    public void nodeStopping() {
+        if (stopping.compareAndSet(false, true) == false) {
+            return;
+        }
+        int answered = locks.shutdown().begin();
+        int closed = 0;
+        for (Integer p : ownership.epochs().keySet()) {
+            try {
+                lost(p);
+                closed++;
+            } catch (RuntimeException e) {
+                logger.warn(() -> "closing lock partition [" + p + "] at shutdown failed", e);
+            }
+        }
+        logger.info(
+                "node shutting down: answered [{}] lock requests it coordinated with 503 (retry on another node),"
+                        + " closed [{}] lock partitions for their next owners",
+                answered,
+                closed);
+    }
+
     @Override
     public void clusterChanged(ClusterChangedEvent event) {
+        if (stopping.get()) {
+            return; // shutting down: serves nothing any more (nodeStopping)
+        }
         checks.start();
         ClusterState state = event.state();
         if (state.nodes().getMasterNodeId() == null
@@ -191,7 +229,8 @@ public final class PartitionManager implements ClusterStateListener {
         ClusterState state = clusterService.state();
         PartitionTable table = PartitionTable.of(state);
         IndexShard shard = LockShards.local(indices, state, p);
-        if (table == null
+        if (stopping.get()
+                || table == null
                 || p >= table.size()
                 || shard == null
                 || ownership.serves(p)
@@ -319,6 +358,10 @@ public final class PartitionManager implements ClusterStateListener {
                 ActionListener.wrap(
                         permit -> {
                             try (permit) {
+                                if (stopping.get()) {
+                                    opening.remove(p);
+                                    return;
+                                }
                                 if (shard.getOperationPrimaryTerm() != epoch
                                         || locks.standbys().has(p) == false) {
                                     otherwise.run();
@@ -474,6 +517,10 @@ public final class PartitionManager implements ClusterStateListener {
      * it, confirmed: it was opened from the state the master just published.
      */
     private void openPartition(int partition, long epoch, long graceMs, Map<String, Object> snapshot) {
+        if (stopping.get()) {
+            logger.info("not opening lock partition [{}]: this node is shutting down", partition);
+            return;
+        }
         locks.openPartition(partition, epoch, graceMs, snapshot);
         ownership.opened(partition, epoch);
         logger.info(

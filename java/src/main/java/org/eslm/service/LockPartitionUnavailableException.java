@@ -6,14 +6,30 @@ import java.util.Map;
 import org.elasticsearch.common.io.stream.StreamInput;
 import org.elasticsearch.rest.RestStatus;
 
-/** 503: the key's partition does not grant right now (moving, or in recovery grace); retry after {@code retry_after_ms}. */
+/**
+ * 503: the key's partition does not grant right now (moving, or in recovery grace), or the node
+ * that received the request is shutting down; retry after {@code retry_after_ms}.
+ */
 public final class LockPartitionUnavailableException extends LockException {
     private static final long serialVersionUID = 1L;
     private static final String APPLIED_ANSWER = "es.applied_answer";
+    /** Shown as {@code node_shutting_down} in the error JSON (docs/API.md "Errors"). */
+    private static final String NODE_SHUTTING_DOWN = "es.node_shutting_down";
 
     public LockPartitionUnavailableException(String message, long retryAfterMs) {
         super(message);
         addMetadata("es.retry_after_ms", Long.toString(retryAfterMs));
+    }
+
+    /**
+     * The answer of a node whose shutdown has begun to a lock request it received
+     * ({@link NodeShutdown}): the client sends the request again through another node.
+     */
+    public static LockPartitionUnavailableException nodeShuttingDown(String nodeName) {
+        LockPartitionUnavailableException e = new LockPartitionUnavailableException(
+                "node [" + nodeName + "] is shutting down; send the request to another node", 0);
+        e.addMetadata(NODE_SHUTTING_DOWN, nodeName);
+        return e;
     }
 
     /**

@@ -11,11 +11,9 @@ import java.util.function.IntConsumer;
 import java.util.function.Supplier;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
-import org.elasticsearch.ElasticsearchStatusException;
 import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.action.support.GroupedActionListener;
 import org.elasticsearch.core.TimeValue;
-import org.elasticsearch.rest.RestStatus;
 import org.elasticsearch.tasks.Task;
 import org.elasticsearch.threadpool.ThreadPool;
 import org.eslm.bridge.NativeLockCore;
@@ -60,6 +58,8 @@ public final class LockService implements Closeable {
 
     private final GroupCommit commits;
     private final StandbyTables standbys;
+    /** This node's shutdown, as the requests it coordinates see it. */
+    private final NodeShutdown shutdown;
 
     public LockService(
             NativeLockCore core,
@@ -74,6 +74,7 @@ public final class LockService implements Closeable {
         this.commits = new GroupCommit(client, this::handle, this::notServed);
         this.standbys = new StandbyTables(client);
         this.localNodeName = localNodeName;
+        this.shutdown = new NodeShutdown(localNodeName);
         this.nodeInfo = nodeInfo;
         this.settings = settings;
         this.highestLeaseMax = settings.leaseMax();
@@ -103,6 +104,15 @@ public final class LockService implements Closeable {
      */
     public void onCorePanic(Consumer<LockCorePanicException> listener) {
         client.onCorePanic(listener);
+    }
+
+    /**
+     * This node's shutdown (docs/RELIABILITY.md "Stopping a node"): the coordinators track their
+     * requests with it; once it has begun, this service refuses partition operations as a
+     * partition that moved away does (the asking coordinator retries on the next owner).
+     */
+    public NodeShutdown shutdown() {
+        return shutdown;
     }
 
     /** The settings in force. */
@@ -140,7 +150,7 @@ public final class LockService implements Closeable {
         if (refusedWhenClosed(listener)) {
             return;
         }
-        if (partition != NativeLockCore.ALL_PARTITIONS && partitions.serves(partition) == false) {
+        if (partition != NativeLockCore.ALL_PARTITIONS && (partitions.serves(partition) == false || shutdown.begun())) {
             listener.onFailure(notServed(partition));
             return;
         }
@@ -200,11 +210,10 @@ public final class LockService implements Closeable {
         }
     }
 
-    /** Fails {@code listener} (503) if the service is closed, and says whether it did. */
+    /** Fails {@code listener} (503, the node is shutting down) if the service is closed, and says whether it did. */
     private boolean refusedWhenClosed(ActionListener<?> listener) {
         if (closed.get()) {
-            listener.onFailure(
-                    new ElasticsearchStatusException("lock service is closed", RestStatus.SERVICE_UNAVAILABLE));
+            listener.onFailure(shutdown.failure());
             return true;
         }
         return false;
@@ -558,8 +567,8 @@ public final class LockService implements Closeable {
         if (closed.compareAndSet(false, true) == false) {
             return;
         }
-        pending.failAll(
-                () -> new ElasticsearchStatusException("node is shutting down", RestStatus.SERVICE_UNAVAILABLE));
+        shutdown.begin();
+        pending.failAll(shutdown::failure);
         client.close();
         logger.info("lock core closed");
     }

@@ -2,7 +2,11 @@ package org.eslm.client.errors;
 
 import java.util.Map;
 
-/** 503: the key's partition is moving, in recovery grace, or its owner is unconfirmed. The client retries it within the caller's budget before it reaches the caller. */
+/**
+ * 503: the key's partition is moving, in recovery grace, or its owner is unconfirmed; or the node that got the request
+ * is shutting down ({@code node_shutting_down} names it). The client retries it within the caller's budget before it
+ * reaches the caller.
+ */
 public class PartitionUnavailableException extends LockException {
     private static final long serialVersionUID = 1L;
 
