@@ -9,7 +9,8 @@ Everything lives under the project's build folder:
     build/<cluster>/<node>/{data,logs}/   the node's data and logs
 
 The plugin is installed the way a user installs it: `bin/elasticsearch-plugin install --batch
-file:///...zip`. Nodes bind to 127.0.0.1 only, without security (plain HTTP). Elasticsearch
+file:///...zip`. Nodes bind to 127.0.0.1 only, without security (plain HTTP) unless started with
+a `Security` (one node with security on, HTTP still without TLS: see that class). Elasticsearch
 refuses to run as root, so when this script runs as root it starts nodes as the unprivileged
 system user `eslm` (created on first use) and hands the node's folder to it.
 
@@ -20,6 +21,7 @@ produced the plugin zip (the Makefile's `run` target does both).
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import re
@@ -184,6 +186,48 @@ def forget_dead_attach_sockets() -> None:
                 pass
 
 
+class Security:
+    """Elasticsearch security on for one node (`Node(..., security=Security(...))`): the file
+    realm's users, made with `bin/elasticsearch-users useradd` as an operator makes them, the
+    roles of `roles_file` as the node's `config/roles.yml`, and HTTP without TLS (the node binds
+    to loopback only; transport TLS is not needed by a single node). `users` maps a user name
+    to its password and its roles; an administrator with the built-in `superuser` role is added
+    for the node's own requests (readiness checks, `Node.get`)."""
+
+    ADMIN = "eslm-admin"
+    ADMIN_PASSWORD = "eslm-admin-password"
+
+    def __init__(self, roles_file: Path, users: dict[str, tuple[str, list[str]]]):
+        self.roles_file = Path(roles_file)
+        self.users = {self.ADMIN: (self.ADMIN_PASSWORD, ["superuser"]), **users}
+
+    def settings(self) -> dict[str, str]:
+        return {
+            "xpack.security.enabled": "true",
+            "xpack.security.http.ssl.enabled": "false",
+            "xpack.security.transport.ssl.enabled": "false",
+        }
+
+    def configure(self, es: Path, env: dict) -> None:
+        """Copies the roles into the node's config folder and adds the users."""
+        shutil.copyfile(self.roles_file, es / "config" / "roles.yml")
+        for name, (password, roles) in self.users.items():
+            result = subprocess.run(
+                [str(es / "bin" / "elasticsearch-users"), "useradd", name, "-p", password, "-r", ",".join(roles)],
+                env=env, capture_output=True, text=True,
+            )
+            if result.returncode != 0:
+                raise RuntimeError(
+                    f"elasticsearch-users useradd {name} failed ({result.returncode}):\n"
+                    f"{result.stdout}\n{result.stderr}"
+                )
+
+    def authorization(self, user: str = ADMIN) -> str:
+        """The `Authorization` header of `user` (basic authentication)."""
+        password = self.users[user][0]
+        return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -195,7 +239,10 @@ class Node:
 
     def __init__(self, cluster: str, name: str, http_port: int, transport_port: int,
                  seed_ports: list[int] | None = None, heap: str = "512m",
-                 extra_settings: dict | None = None, user: str = RUN_AS):
+                 extra_settings: dict | None = None, user: str = RUN_AS,
+                 security: Security | None = None):
+        if security is not None and seed_ports is not None:
+            raise ValueError("security is set up for a single node only (no transport TLS)")
         self.cluster = cluster
         self.name = name
         self.http_port = http_port
@@ -206,6 +253,7 @@ class Node:
         # The Unix user that runs it when we are root: a node of its own in a cluster, so that a
         # test can cut its traffic by owner (scripts/netcut.py).
         self.user = user
+        self.security = security  # None: security off, plain HTTP without users
         self.home = BUILD / cluster / name
         self.es = self.home / "es"
         self.data = self.home / "data"
@@ -252,6 +300,8 @@ class Node:
                     f"{result.stdout}\n{result.stderr}"
                 )
             self.install_output += result.stdout + result.stderr
+        if self.security is not None:
+            self.security.configure(self.es, self._env())
         if os.geteuid() == 0:
             ensure_run_as_user(self.user)
             check_reachable(self.home)
@@ -275,6 +325,7 @@ class Node:
             "path.data": str(self.data),
             "path.logs": str(self.logs),
             "xpack.security.enabled": "false",
+            **(self.security.settings() if self.security is not None else {}),
             "cluster.routing.allocation.disk.threshold_enabled": "false",
         }
         if self.seed_ports is None:
@@ -305,7 +356,9 @@ class Node:
         )
 
     def get(self, path: str, timeout: float = 5.0) -> dict:
-        with urllib.request.urlopen(self.url + path, timeout=timeout) as r:
+        """GET as JSON; with security on, as the node's administrator (`Security.ADMIN`)."""
+        headers = {} if self.security is None else {"Authorization": self.security.authorization()}
+        with urllib.request.urlopen(urllib.request.Request(self.url + path, headers=headers), timeout=timeout) as r:
             return json.load(r)
 
     def wait_until_ready(self, timeout: float = 180.0, status: str = "yellow") -> dict:

@@ -9,7 +9,7 @@ import org.eslm.service.LockService;
 
 /** Acquires one key or many (all-or-nothing), at once or after queueing. */
 public final class TransportAcquireLockAction extends TransportLockOpAction {
-    public static final ActionType<LockOpResponse> TYPE = new ActionType<>("cluster:admin/locks/acquire");
+    public static final ActionType<LockOpResponse> TYPE = new ActionType<>(LockActionNames.ACQUIRE);
 
     @Inject
     public TransportAcquireLockAction(TransportWiring wiring, LockService locks) {

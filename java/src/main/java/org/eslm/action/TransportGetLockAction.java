@@ -9,7 +9,7 @@ import org.eslm.service.LockService;
 
 /** Reads the holders and waiters of one key, on the key's owner. */
 public final class TransportGetLockAction extends TransportLockOpAction {
-    public static final ActionType<LockOpResponse> TYPE = new ActionType<>("cluster:monitor/locks/get");
+    public static final ActionType<LockOpResponse> TYPE = new ActionType<>(LockActionNames.GET);
 
     @Inject
     public TransportGetLockAction(TransportWiring wiring, LockService locks) {

@@ -43,7 +43,7 @@ public final class TransportListLocksAction
                 TransportListLocksAction.NodeRequest,
                 TransportListLocksAction.NodeResponse> {
 
-    public static final ActionType<Response> TYPE = new ActionType<>("cluster:monitor/locks/list");
+    public static final ActionType<Response> TYPE = new ActionType<>(LockActionNames.LIST);
 
     /**
      * The pool each node lists on: one thread, so listing takes at most one core whatever the

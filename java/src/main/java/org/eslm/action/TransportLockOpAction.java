@@ -35,9 +35,10 @@ import org.eslm.service.SessionNotFoundException;
 
 /**
  * Base of the lock transport actions. Each subclass is one action name — {@code cluster:admin/locks/*}
- * for changes, {@code cluster:monitor/locks/*} for reads — so Elasticsearch's security privileges
- * decide who may lock and who may look, and each accepts only its own bridge ops (a request
- * cannot smuggle a force-release through a read action).
+ * for changes, {@code cluster:monitor/locks/*} for reads, {@code cluster:admin/lock_manager/*} for
+ * force-release ({@link LockActionNames}) — so Elasticsearch's security privileges decide who may
+ * lock, who may look and who may take locks from their holders, and each accepts only its own
+ * bridge ops (a request cannot smuggle a force-release through a change or a read action).
  *
  * <p>Two roles, one action name:
  * <ul>

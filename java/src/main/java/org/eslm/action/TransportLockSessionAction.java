@@ -9,7 +9,7 @@ import org.eslm.service.LockService;
 
 /** Creates, keeps alive and ends sessions. */
 public final class TransportLockSessionAction extends TransportLockOpAction {
-    public static final ActionType<LockOpResponse> TYPE = new ActionType<>("cluster:admin/locks/session");
+    public static final ActionType<LockOpResponse> TYPE = new ActionType<>(LockActionNames.SESSION);
 
     @Inject
     public TransportLockSessionAction(TransportWiring wiring, LockService locks) {

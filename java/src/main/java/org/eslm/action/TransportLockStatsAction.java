@@ -18,7 +18,7 @@ public final class TransportLockStatsAction
         extends LockNodesAction<
                 LockStatsRequest, LockStatsResponse, TransportLockStatsAction.NodeRequest, NodeLockStatsResponse> {
 
-    public static final ActionType<LockStatsResponse> TYPE = new ActionType<>("cluster:monitor/locks/stats");
+    public static final ActionType<LockStatsResponse> TYPE = new ActionType<>(LockActionNames.STATS);
 
     @Inject
     public TransportLockStatsAction(TransportWiring wiring, LockService locks) {

@@ -9,7 +9,7 @@ import org.eslm.service.LockService;
 
 /** Node-local diagnostics of the receiving node. */
 public final class TransportNodeDiagnosticsAction extends TransportLockOpAction {
-    public static final ActionType<LockOpResponse> TYPE = new ActionType<>("cluster:monitor/locks/node/diagnostics");
+    public static final ActionType<LockOpResponse> TYPE = new ActionType<>(LockActionNames.NODE_DIAGNOSTICS);
 
     @Inject
     public TransportNodeDiagnosticsAction(TransportWiring wiring, LockService locks) {

@@ -9,7 +9,7 @@ import org.eslm.service.LockService;
 
 /** Releases locks the caller holds. */
 public final class TransportReleaseLockAction extends TransportLockOpAction {
-    public static final ActionType<LockOpResponse> TYPE = new ActionType<>("cluster:admin/locks/release");
+    public static final ActionType<LockOpResponse> TYPE = new ActionType<>(LockActionNames.RELEASE);
 
     @Inject
     public TransportReleaseLockAction(TransportWiring wiring, LockService locks) {

@@ -9,7 +9,7 @@ import org.eslm.service.LockService;
 
 /** Extends a held lock's lease. */
 public final class TransportRenewLockAction extends TransportLockOpAction {
-    public static final ActionType<LockOpResponse> TYPE = new ActionType<>("cluster:admin/locks/renew");
+    public static final ActionType<LockOpResponse> TYPE = new ActionType<>(LockActionNames.RENEW);
 
     @Inject
     public TransportRenewLockAction(TransportWiring wiring, LockService locks) {

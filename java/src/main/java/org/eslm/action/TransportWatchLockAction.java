@@ -13,7 +13,7 @@ import org.eslm.service.LockService;
  * coordinator sends it again with the wait it has left.
  */
 public final class TransportWatchLockAction extends TransportLockOpAction {
-    public static final ActionType<LockOpResponse> TYPE = new ActionType<>("cluster:monitor/locks/watch");
+    public static final ActionType<LockOpResponse> TYPE = new ActionType<>(LockActionNames.WATCH);
 
     @Inject
     public TransportWatchLockAction(TransportWiring wiring, LockService locks) {

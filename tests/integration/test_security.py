@@ -1,0 +1,195 @@
+"""Issue 28, least-privilege roles: a node with Elasticsearch security on (HTTP basic
+authentication, no TLS, loopback only: scripts/node.py `Security`) runs with the example roles
+of examples/security/roles.yml as its `config/roles.yml`, and one file-realm user per role made
+by `bin/elasticsearch-users useradd`. Each role may do what docs/OPERATIONS.md says it may and
+gets 403 `security_exception` naming the action for the rest; a request without credentials
+gets 401. Force-release is a privilege of its own: the role an application needs
+(`cluster:admin/locks/*`) does not grant it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import node as esnode
+from lockclient import LockClient, assert_error, enc, ok, unique
+
+ROLES = Path(__file__).resolve().parents[2] / "examples" / "security" / "roles.yml"
+
+USERS = {
+    "app": ("app-password", ["lock_user"]),
+    "dashboard": ("dashboard-password", ["lock_monitor"]),
+    "operator": ("operator-password", ["lock_admin"]),
+}
+
+
+@pytest.fixture(scope="module")
+def secured_node():
+    security = esnode.Security(ROLES, USERS)
+    yield from esnode.running(esnode.Node("eslm-it-security", "node-0", esnode.free_port(), esnode.free_port(),
+                                          security=security))
+
+
+def client_of(node, user: str | None, password: str | None = None) -> LockClient:
+    lc = LockClient(node.url)
+    if user is not None:
+        lc.http.auth = (user, password if password is not None else USERS[user][0])
+    return lc
+
+
+@pytest.fixture()
+def app(secured_node):
+    lc = client_of(secured_node, "app")
+    yield lc
+    lc.close()
+
+
+@pytest.fixture()
+def dashboard(secured_node):
+    lc = client_of(secured_node, "dashboard")
+    yield lc
+    lc.close()
+
+
+@pytest.fixture()
+def operator(secured_node):
+    lc = client_of(secured_node, "operator")
+    yield lc
+    lc.close()
+
+
+def assert_forbidden(response, action: str, user: str) -> None:
+    """403 as Elasticsearch security answers it, naming the action refused and the user."""
+    assert_error(response, 403, "security_exception", action, user)
+
+
+# What each role of the example file grants, action by action (java/.../action/LockActionNames.java).
+CHANGES = ["cluster:admin/locks/acquire", "cluster:admin/locks/release", "cluster:admin/locks/renew",
+           "cluster:admin/locks/session"]
+READS = ["cluster:monitor/locks/get", "cluster:monitor/locks/watch", "cluster:monitor/locks/list",
+         "cluster:monitor/locks/stats", "cluster:monitor/locks/node/diagnostics"]
+ADMIN = ["cluster:admin/lock_manager/force_release"]
+HEALTH = ["cluster:monitor/health_api"]
+GRANTED = {
+    "app": CHANGES + READS,
+    "dashboard": READS + HEALTH,
+    "operator": ADMIN + READS + HEALTH,
+}
+
+
+@pytest.mark.parametrize("user", sorted(USERS))
+def test_each_role_of_the_example_file_grants_exactly_its_actions(secured_node, user):
+    lc = client_of(secured_node, user)
+    try:
+        me = ok(lc.call("GET", "/_security/_authenticate"))
+        assert me["username"] == user and me["roles"] == USERS[user][1]
+        asked = CHANGES + READS + ADMIN + HEALTH + ["cluster:admin/settings/update"]
+        answer = ok(lc.call("POST", "/_security/user/_has_privileges", {"cluster": asked}))
+        assert answer["cluster"] == {a: a in GRANTED[user] for a in asked}
+        assert answer["has_all_requested"] is False
+    finally:
+        lc.close()
+
+
+def test_a_request_without_credentials_or_with_a_wrong_password_gets_401(secured_node):
+    for lc in (client_of(secured_node, None), client_of(secured_node, "app", "not-the-password")):
+        try:
+            assert_error(lc.acquire(unique(), "w"), 401, "security_exception")
+            assert_error(lc.list(), 401, "security_exception")
+            r = lc.stats()
+            assert_error(r, 401, "security_exception")
+            assert r.headers.get("WWW-Authenticate", "").startswith("Basic"), r.headers
+        finally:
+            lc.close()
+
+
+def test_lock_user_acquires_renews_and_releases(app):
+    key = unique()
+    grant = ok(app.acquire(key, "w-1", lease="20s"))
+    renewed = ok(app.renew(key, "w-1", fencing_token=grant["fencing_token"], lease="30s"))
+    assert renewed["fencing_token"] == grant["fencing_token"]
+    assert app.holders(key) == ["w-1"]
+    ok(app.release(key, "w-1", fencing_token=grant["fencing_token"]))
+    assert app.holders(key) == []
+
+
+def test_lock_user_uses_sessions_multi_locks_semaphores_and_elections(app):
+    session = ok(app.session_create("w-2", ttl="20s"))["session"]
+    ok(app.session_keepalive(session, "w-2"))
+    tag = unique("tag")
+    ok(app.multi_acquire("w-2", [{"key": f"{{{tag}}}a"}, {"key": f"{{{tag}}}b"}], session=session))
+    ok(app.session_delete(session, "w-2"))
+    assert app.holders(f"{{{tag}}}a") == [], "ending the session released its locks"
+
+    sem = unique("sem")
+    ok(app.call("POST", f"/_semaphores/{enc(sem)}/_acquire", {"owner": "w-3", "permits": 1, "limit": 2}))
+    assert ok(app.call("GET", f"/_semaphores/{enc(sem)}"))["holders"][0]["owner"] == "w-3"
+    ok(app.call("POST", f"/_semaphores/{enc(sem)}/_release", {"owner": "w-3"}))
+
+    election = unique("el")
+    term = ok(app.call("POST", f"/_elections/{enc(election)}/_campaign", {"candidate": "c-1"}))["term"]
+    observed = ok(app.call("GET", f"/_elections/{enc(election)}/_observe", params={"term": 0, "wait": "1s"}))
+    assert observed["changed"] is True and observed["term"] == term and observed["leader"] == "c-1"
+    ok(app.call("POST", f"/_elections/{enc(election)}/_resign", {"candidate": "c-1", "term": term}))
+
+
+def test_lock_user_reads_what_an_application_needs(app):
+    key = unique()
+    grant = ok(app.acquire(key, "w-4"))
+    try:
+        assert [lock["owner"] for lock in ok(app.list(prefix=key))["locks"]] == ["w-4"]
+        assert key in app.cat(v="true").text
+        assert ok(app.stats())["total"]["held"] >= 1
+        assert ok(app.diagnostics())["core"]["partitions"]
+        # A watch of a lock that is still held waits out its `wait` and says so.
+        watched = ok(app.watch(key, token=grant["fencing_token"], wait="100ms"))
+        assert watched["changed"] is False and watched["held"] is True
+    finally:
+        ok(app.release(key, "w-4"))
+
+
+def test_lock_user_may_not_force_release(app):
+    key = unique()
+    ok(app.acquire(key, "w-5"))
+    assert_forbidden(app.force_release(key, reason="not mine to evict"),
+                     "cluster:admin/lock_manager/force_release", "app")
+    assert app.holders(key) == ["w-5"], "the refused force-release changed nothing"
+    ok(app.release(key, "w-5"))
+
+
+def test_lock_admin_force_releases_a_holder_and_takes_no_locks(app, operator):
+    key = unique()
+    grant = ok(app.acquire(key, "w-6", lease="1m"))
+    assert operator.holders(key) == ["w-6"], "lock_admin reads, to find what to free"
+    released = ok(operator.force_release(key, reason="w-6's host is gone"))["released"]
+    assert released == [{"owner": "w-6", "fencing_token": grant["fencing_token"]}]
+    assert_error(app.renew(key, "w-6", fencing_token=grant["fencing_token"]), 404, "lock_not_held_exception")
+
+    assert_forbidden(operator.acquire(unique(), "op"), "cluster:admin/locks/acquire", "operator")
+    assert_forbidden(operator.session_create("op", ttl="10s"), "cluster:admin/locks/session", "operator")
+
+
+def test_lock_monitor_reads_and_changes_nothing(app, dashboard):
+    key = unique()
+    grant = ok(app.acquire(key, "w-7"))
+    try:
+        assert dashboard.holders(key) == ["w-7"]
+        assert [lock["owner"] for lock in ok(dashboard.list(prefix=key))["locks"]] == ["w-7"]
+        assert key in dashboard.cat(v="true").text
+        assert ok(dashboard.stats())["total"]["held"] >= 1
+        assert ok(dashboard.diagnostics())["core"]["partitions"]
+        assert "status" in ok(dashboard.call("GET", "/_health_report"))
+
+        assert_forbidden(dashboard.acquire(unique(), "d"), "cluster:admin/locks/acquire", "dashboard")
+        assert_forbidden(dashboard.renew(key, "w-7"), "cluster:admin/locks/renew", "dashboard")
+        assert_forbidden(dashboard.release(key, "w-7"), "cluster:admin/locks/release", "dashboard")
+        assert_forbidden(dashboard.session_create("d"), "cluster:admin/locks/session", "dashboard")
+        assert_forbidden(dashboard.force_release(key), "cluster:admin/lock_manager/force_release", "dashboard")
+        assert_forbidden(dashboard.call("POST", f"/_semaphores/{enc(unique('sem'))}/_acquire",
+                                        {"owner": "d", "permits": 1, "limit": 1}),
+                         "cluster:admin/locks/acquire", "dashboard")
+        assert app.holders(key) == ["w-7"]
+        assert ok(app.get(key))["holders"][0]["fencing_token"] == grant["fencing_token"]
+    finally:
+        ok(app.release(key, "w-7"))
