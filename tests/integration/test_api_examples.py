@@ -34,7 +34,7 @@ DOC_SESSION = re.compile(r'"session": "([^"]+)"|/_session/([^/?\s]+)')
 # Fields whose value differs from run to run: only their JSON type is compared.
 VOLATILE = {"fencing_token", "token", "session", "node", "id", "name", "cluster_name", "held_ms",
             "lease_ms", "waited_ms", "wait_left_ms", "expires_in_ms", "native_library",
-            "waiter_id", "p50", "p90", "p99", "max", "count", "acquires", "grants", "releases",
+            "waiter_id", "p50", "p90", "p99", "max", "count", "window_count", "acquires", "grants", "releases",
             "conflicts", "renewals", "held", "waiting", "queued", "timeouts", "expiries",
             "deadlocks", "cancelled", "epoch", "reason", "term"}
 # Fields whose documented value is the default build's (pom.xml) and whose live value is the
