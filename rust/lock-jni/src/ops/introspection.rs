@@ -218,6 +218,7 @@ fn node_diagnostics(core: &NodeCore, now: u64) -> Result<Value, BridgeError> {
             "id": id,
             "epoch": stats.epoch,
             "state": if core.in_grace(id) { "grace" } else { "active" },
+            "grace_left_ms": core.grace_left_ms(id),
             "held": stats.held_locks,
             "held_keys": stats.held_keys,
             "semaphore_grants": stats.semaphore_grants,

@@ -78,7 +78,9 @@ public final class LockStatsResponse extends BaseNodesResponse<NodeLockStatsResp
                         long v = ((Number) t.getValue()).longValue();
                         String k = (String) t.getKey();
                         merged.merge(
-                                k, v, (a, b) -> COUNTS.contains(k) ? (Long) a + (Long) b : Math.max((Long) a, (Long) b));
+                                k,
+                                v,
+                                (a, b) -> COUNTS.contains(k) ? (Long) a + (Long) b : Math.max((Long) a, (Long) b));
                     }
                 }
             }
