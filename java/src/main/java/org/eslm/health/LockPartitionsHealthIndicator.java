@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Supplier;
 import org.elasticsearch.client.internal.Client;
 import org.elasticsearch.cluster.ClusterState;
 import org.elasticsearch.cluster.node.DiscoveryNode;
@@ -36,10 +37,18 @@ public final class LockPartitionsHealthIndicator implements HealthIndicatorServi
     private final OwnerReports reports;
     private final boolean replicated;
 
+    /**
+     * @param localDiagnostics this node's diagnostics ({@code LockService.diagnostics}), read when
+     *     the indicator is asked: the partitions this node owns are always reported fresh
+     */
     public LockPartitionsHealthIndicator(
-            ClusterService clusterService, Client client, ThreadPool threadPool, boolean replicated) {
+            ClusterService clusterService,
+            Client client,
+            ThreadPool threadPool,
+            Supplier<Map<String, Object>> localDiagnostics,
+            boolean replicated) {
         this.clusterService = clusterService;
-        this.reports = new OwnerReports(client, threadPool, clusterService);
+        this.reports = new OwnerReports(client, threadPool, clusterService, localDiagnostics);
         this.replicated = replicated;
     }
 
@@ -52,7 +61,8 @@ public final class LockPartitionsHealthIndicator implements HealthIndicatorServi
     public HealthIndicatorResult calculate(boolean verbose, int maxAffectedResourcesCount, HealthInfo healthInfo) {
         reports.wanted();
         ClusterState state = clusterService.state();
-        return evaluate(PartitionView.of(state, reports), replicated, verbose, maxAffectedResourcesCount, state);
+        return evaluate(
+                PartitionView.of(state, reports.current()), replicated, verbose, maxAffectedResourcesCount, state);
     }
 
     /** The partitions of each finding, by partition id. */

@@ -1,5 +1,6 @@
 package org.eslm.health;
 
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -7,6 +8,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.elasticsearch.action.ActionListener;
@@ -25,8 +27,9 @@ import org.eslm.cluster.PartitionTable;
  * What the owners of the lock partitions say about them, for the health indicator: which
  * partitions each owner serves, whether the elected master confirmed it, and how much recovery
  * grace is left (docs/API.md "Health"). Only the owner knows these, and an indicator must answer
- * without waiting, so the owners' node diagnostics ({@link TransportLockDiagnosticsAction}) are
- * asked every {@link #INTERVAL} in the background, from the moment the indicator is first asked
+ * without waiting: this node reads its own partitions from its lock service when asked, and the
+ * other owners' node diagnostics ({@link TransportLockDiagnosticsAction}) are asked every
+ * {@link #INTERVAL} in the background, from the moment the indicator is first asked
  * on this node until {@link #KEEP_ASKING} after it was last asked; the indicator uses a report no
  * older than {@link #FRESH}.
  */
@@ -49,20 +52,36 @@ final class OwnerReports {
     private final Client client;
     private final ThreadPool threadPool;
     private final ClusterService clusterService;
+    private final Supplier<Map<String, Object>> localDiagnostics;
     private final Map<String, Report> reports = new ConcurrentHashMap<>();
     private final AtomicBoolean asking = new AtomicBoolean();
     private volatile long wantedAtNanos;
 
-    OwnerReports(Client client, ThreadPool threadPool, ClusterService clusterService) {
+    OwnerReports(
+            Client client,
+            ThreadPool threadPool,
+            ClusterService clusterService,
+            Supplier<Map<String, Object>> localDiagnostics) {
+        this.localDiagnostics = localDiagnostics;
         this.client = client;
         this.threadPool = threadPool;
         this.clusterService = clusterService;
     }
 
-    /** {@code node}'s latest report if it is fresh, else {@code null}; keeps the owners being asked. */
-    Report fresh(String node) {
-        Report report = reports.get(node);
-        return report != null && System.nanoTime() - report.atNanos() <= FRESH.nanos() ? report : null;
+    /**
+     * The fresh reports by node id: this node's read now from its own lock service, the others'
+     * as last received if no older than {@link #FRESH}.
+     */
+    Map<String, Report> current() {
+        long now = System.nanoTime();
+        Map<String, Report> current = new HashMap<>();
+        reports.forEach((node, report) -> {
+            if (now - report.atNanos() <= FRESH.nanos()) {
+                current.put(node, report);
+            }
+        });
+        current.put(clusterService.localNode().getId(), new Report(now, served(localDiagnostics.get())));
+        return current;
     }
 
     /** The indicator is being asked: ask the owners now (unless already asking) and keep asking. */
@@ -77,8 +96,9 @@ final class OwnerReports {
     private void ask() {
         PartitionTable table = PartitionTable.of(clusterService.state());
         Set<String> owners = new HashSet<>();
+        String local = clusterService.localNode().getId();
         for (int p = 0; table != null && p < table.size(); p++) {
-            if (table.owner(p) != null) {
+            if (table.owner(p) != null && table.owner(p).equals(local) == false) {
                 owners.add(table.owner(p));
             }
         }

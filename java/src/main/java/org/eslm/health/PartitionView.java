@@ -1,5 +1,6 @@
 package org.eslm.health;
 
+import java.util.Map;
 import org.elasticsearch.cluster.ClusterState;
 import org.elasticsearch.cluster.metadata.IndexMetadata;
 import org.elasticsearch.cluster.routing.IndexRoutingTable;
@@ -28,7 +29,7 @@ record PartitionView(
         OwnerReports.Served served) {
 
     /** The views of every partition of the lock index in {@code state}; {@code null} while the index does not exist. */
-    static PartitionView[] of(ClusterState state, OwnerReports reports) {
+    static PartitionView[] of(ClusterState state, Map<String, OwnerReports.Report> reports) {
         PartitionTable table = PartitionTable.of(state);
         IndexMetadata index = ProjectScope.index(state, LockIndex.NAME);
         IndexRoutingTable routing = ProjectScope.routing(state, LockIndex.NAME);
@@ -43,7 +44,7 @@ record PartitionView(
                 started += replica.started() ? 1 : 0;
             }
             String owner = table.owner(p);
-            OwnerReports.Report report = owner == null ? null : reports.fresh(owner);
+            OwnerReports.Report report = owner == null ? null : reports.get(owner);
             views[p] = new PartitionView(
                     p,
                     owner,

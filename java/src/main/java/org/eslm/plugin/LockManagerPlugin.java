@@ -202,8 +202,8 @@ public class LockManagerPlugin extends VersionedActionPlugin
         clusterService.addListener(partitions);
         clusterService.addListener(new LongestLeaseRecorder(service, services.client(), services.threadPool()));
         lockService = service;
-        healthIndicator =
-                new LockPartitionsHealthIndicator(clusterService, services.client(), services.threadPool(), replicated);
+        healthIndicator = new LockPartitionsHealthIndicator(
+                clusterService, services.client(), services.threadPool(), service::diagnostics, replicated);
         CopyCatchUp catchUp = new CopyCatchUp(service, log, clusterService, services.client(), services.threadPool());
         shardListener = new LockShardListener(service, log, clusterService, catchUp, services.threadPool());
         PluginLocks pluginLocks = new PluginLocks(services.client(), service::settings);
