@@ -134,8 +134,9 @@ def wait_for_nodes(via, n):
 @pytest.mark.slow
 def test_the_indicator_follows_a_partition_losing_and_regaining_its_copies(cluster):
     """Replica allocation off, so that each state lasts until the test ends it: the replica's node
-    killed -> yellow, no replica; that node back and the primary's node killed -> red, no owner
-    (the replica was stale); the primary's node back -> yellow; allocation on -> green."""
+    killed -> yellow, no replica; a lock taken (its copy becomes stale), that node back and the
+    primary's node killed -> red, no owner, and lock requests answer 503; the primary's node back
+    -> yellow, the holder kept; allocation on -> green."""
     a, b, c = cluster.nodes
     wait_for_indicator(c.url, green, "green at the start")
     held = copies(c)
@@ -153,6 +154,10 @@ def test_the_indicator_follows_a_partition_losing_and_regaining_its_copies(clust
         for d in ind["diagnosis"]:
             assert d["cause"] and d["action"] and d["help_url"], d
             assert d["affected_resources"]["indices"] == [".locks"], d
+        # A change while the replica is away: the primary has the master mark that copy stale, so
+        # it cannot become the primary later (Elasticsearch's in-sync copies).
+        k, me = unique(), unique("owner")
+        held_token = ok(http(via, "POST", f"/_locks/{k}/_acquire", {"owner": me, "lease": "10m"}))["fencing_token"]
 
         replica.start()
         replica.wait_until_ready()
@@ -169,6 +174,8 @@ def test_the_indicator_follows_a_partition_losing_and_regaining_its_copies(clust
         primary.wait_until_ready()
         ind = wait_for_indicator(via.url, lambda i: i["status"] == "yellow", "yellow once the primary is back")
         assert ind["details"]["unavailable"] == 0 and ind["details"]["without_replica_partitions"] == [0], ind
+        holders = ok(http(via, "GET", f"/_locks/{k}"))["holders"]
+        assert [(h["owner"], h["fencing_token"]) for h in holders] == [(me, held_token)], holders
     finally:
         set_allocation(via, None)
     wait_for_indicator(via.url, green, "green after recovery")
