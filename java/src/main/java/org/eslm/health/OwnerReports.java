@@ -14,6 +14,7 @@ import org.apache.logging.log4j.Logger;
 import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.client.internal.Client;
 import org.elasticsearch.cluster.service.ClusterService;
+import org.elasticsearch.common.util.concurrent.EsRejectedExecutionException;
 import org.elasticsearch.common.util.concurrent.ThreadContext;
 import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.threadpool.ThreadPool;
@@ -126,7 +127,11 @@ final class OwnerReports {
 
     private void next() {
         if (System.nanoTime() - wantedAtNanos < KEEP_ASKING.nanos()) {
-            threadPool.schedule(this::ask, INTERVAL, threadPool.generic());
+            try {
+                threadPool.schedule(this::ask, INTERVAL, threadPool.generic());
+            } catch (EsRejectedExecutionException e) {
+                asking.set(false); // the node is shutting down
+            }
             return;
         }
         asking.set(false);
