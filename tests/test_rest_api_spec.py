@@ -31,7 +31,7 @@ DOC_HEADING = re.compile(r"^#{2,4}\s+`(GET|POST|PUT|DELETE|HEAD) (/[^`\s?]*)`\s*
 EXPECTED = {
     "locks.acquire", "locks.release", "locks.renew", "locks.multi_acquire", "locks.multi_release",
     "locks.session_create", "locks.session_keepalive", "locks.session_delete", "locks.get",
-    "locks.list", "cat.locks", "locks.stats", "locks.node_diagnostics", "locks.force_release",
+    "locks.list", "cat.locks", "locks.stats", "locks.node_diagnostics", "locks.diagnostics", "locks.force_release",
     "semaphores.acquire", "semaphores.release", "semaphores.renew", "semaphores.get", "cat.semaphores",
     "locks.watch",
     "elections.campaign", "elections.resign", "elections.renew", "elections.get", "elections.observe",

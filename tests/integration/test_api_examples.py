@@ -15,6 +15,7 @@ import json
 import re
 import shlex
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -34,14 +35,14 @@ DOC_SESSION = re.compile(r'"session": "([^"]+)"|/_session/([^/?\s]+)')
 # Fields whose value differs from run to run: only their JSON type is compared.
 VOLATILE = {"fencing_token", "token", "session", "node", "id", "name", "cluster_name", "held_ms",
             "lease_ms", "waited_ms", "wait_left_ms", "expires_in_ms", "native_library",
-            "waiter_id", "p50", "p90", "p99", "max", "count", "acquires", "grants", "releases",
+            "waiter_id", "p50", "p90", "p99", "max", "count", "window_count", "acquires", "grants", "releases",
             "conflicts", "renewals", "held", "waiting", "queued", "timeouts", "expiries",
             "deadlocks", "cancelled", "epoch", "reason", "term"}
 # Fields whose documented value is the default build's (pom.xml) and whose live value is the
 # node's: a node of another supported version (README "Versions") answers its own.
 PER_VERSION = {"elasticsearch_version": esnode.es_version()}
 # Answers that document a selection of their fields: the live answer may have more.
-OPEN_ENDED = ("GET /_locks/_stats", "GET /_locks/_node/diagnostics")
+OPEN_ENDED = ("GET /_locks/_stats", "GET /_locks/_node/diagnostics", "GET /_locks/_diagnostics")
 # Bash blocks that are shell recipes rather than requests; each is covered where named.
 NOT_RUN = {
     "fencing recipe (jq, $TOKEN)": "tests/integration/test_walking_skeleton.py and test_cluster.py "
@@ -266,7 +267,9 @@ def setup_for(reqs, w: World) -> None:
     elif first_path.startswith("/_locks?") or first_path.startswith("/_cat/locks"):
         w.hold("orders-42")
         w.hold("/orders/eu/42", scope="tree", mode="shared")
-    elif first_path.startswith("/_locks/_stats") or first_path.startswith("/_locks/_node/diagnostics"):
+    elif first_path.startswith("/_health_report/lock_partitions"):
+        wait_until_green(w)
+    elif first_path.startswith(("/_locks/_stats", "/_locks/_node/diagnostics", "/_locks/_diagnostics")):
         w.hold("/orders/eu/42", scope="tree", mode="shared")
         w.hold("orders-42")
         w.queue_waiter("orders-42")
@@ -280,6 +283,19 @@ def setup_for(reqs, w: World) -> None:
         setup_election(first_method, first_path, reqs, w)
     else:
         pytest.fail(f"docs/API.md has an example with no setup here: {signature(reqs)}")
+
+
+def wait_until_green(w: World) -> None:
+    """The health example's state: the indicator green, once this node read its partitions
+    (docs/API.md "Health"), within a deadline."""
+    deadline = time.monotonic() + 30
+    status = None
+    while time.monotonic() < deadline:
+        status = ok(w.lc.call("GET", "/_health_report/lock_partitions"))["indicators"]["lock_partitions"]["status"]
+        if status == "green":
+            return
+        time.sleep(0.2)
+    pytest.fail(f"lock_partitions never green: {status}")
 
 
 def setup_semaphore(method: str, path: str, reqs, w: World) -> None:

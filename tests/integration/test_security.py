@@ -68,7 +68,7 @@ def assert_forbidden(response, action: str, user: str) -> None:
 CHANGES = ["cluster:admin/locks/acquire", "cluster:admin/locks/release", "cluster:admin/locks/renew",
            "cluster:admin/locks/session"]
 READS = ["cluster:monitor/locks/get", "cluster:monitor/locks/watch", "cluster:monitor/locks/list",
-         "cluster:monitor/locks/stats", "cluster:monitor/locks/node/diagnostics"]
+         "cluster:monitor/locks/stats", "cluster:monitor/locks/node/diagnostics", "cluster:monitor/locks/diagnostics"]
 ADMIN = ["cluster:admin/lock_manager/force_release"]
 HEALTH = ["cluster:monitor/health_api"]
 GRANTED = {

@@ -24,7 +24,7 @@
 //! `tests/structure.rs` checks):
 //! `mode` (modes and their compatibility table), `types` (ids, times, tokens), `request` and
 //! `answer` (the JSON records), `error`, `event`, `config`, `validate` (every input check),
-//! `stats`, `table` (the lock table, one file per concern, see `src/table/README.md`),
+//! `histogram` (windowed time histograms), `stats`, `table` (the lock table, one file per concern, see `src/table/README.md`),
 //! `standby` (a replica's copy of a table, kept by applying the primary's changes) and
 //! `partition`; with the test-only cargo feature `fault-injection`, `fault` (a panic on purpose,
 //! docs/RELIABILITY.md "A panic in the core").
@@ -38,6 +38,7 @@ mod error;
 mod event;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
+mod histogram;
 mod mode;
 mod partition;
 mod request;
@@ -55,6 +56,9 @@ pub use answer::{
 pub use config::{Config, Limits, MAX_AGING_MS, MAX_LEASE_EVER_MS};
 pub use error::{ErrorCode, LockError};
 pub use event::{CancelReason, Event};
+pub use histogram::{
+    Histogram, HistogramSummary, MAX_TRACKED_MS, RELATIVE_ERROR, SLOT_MS, SUB_BUCKETS, WINDOW_MS,
+};
 pub use mode::{Mode, ALL_MODES};
 pub use partition::{Partition, LIST_CHUNK};
 pub use request::{
@@ -62,7 +66,7 @@ pub use request::{
     ReleaseItem, ReleaseRequest, RenewRequest, WatchRequest,
 };
 pub use standby::Standby;
-pub use stats::{Counters, Histogram, HistogramSummary, HotKey, PartitionStats};
+pub use stats::{Counters, HotKey, PartitionStats};
 pub use table::{
     FullState, ListCursor, ListFilter, ListPage, LockSnapshot, LockTable, MemoryUsage,
     PartitionDelta, PartitionSnapshot, ReleasedLock, SessionSnapshot, MAX_TIME, SCAN_BUDGET,

@@ -1,8 +1,9 @@
-//! Counters, log-bucket histograms and a bounded hottest-keys sketch for one partition.
+//! Counters and a bounded hottest-keys sketch for one partition; its time histograms are in
+//! `histogram`.
 
 use serde::{Deserialize, Serialize};
 
-use crate::types::Millis;
+use crate::histogram::HistogramSummary;
 
 /// Counters of one partition since it was created (or imported).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -24,87 +25,6 @@ pub struct Counters {
     pub sessions_created: u64,
     pub sessions_expired: u64,
     pub limit_rejections: u64,
-}
-
-/// Buckets of a [`Histogram`]: one for 0 and one per bit length of a `u64` (1..=64).
-const BUCKETS: usize = u64::BITS as usize + 1;
-
-/// A histogram of milliseconds in power-of-two buckets: bucket 0 holds 0, bucket `i` holds
-/// `[2^(i-1), 2^i)`. Percentiles answer the bucket's upper bound, so they over-state by at most
-/// a factor of two — plenty for "p99 wait is about 200 ms".
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Histogram {
-    buckets: [u64; BUCKETS],
-    count: u64,
-    sum: u128,
-    max: Millis,
-}
-
-impl Default for Histogram {
-    fn default() -> Self {
-        Histogram { buckets: [0; BUCKETS], count: 0, sum: 0, max: 0 }
-    }
-}
-
-impl Histogram {
-    /// Adds one value.
-    pub fn record(&mut self, v: Millis) {
-        let idx = (u64::BITS - v.leading_zeros()) as usize;
-        if let Some(b) = self.buckets.get_mut(idx) {
-            *b += 1;
-        }
-        self.count += 1;
-        self.sum += u128::from(v);
-        self.max = self.max.max(v);
-    }
-
-    /// Number of values.
-    pub fn count(&self) -> u64 {
-        self.count
-    }
-
-    /// Upper bound of the bucket holding the `q`-quantile (`q` in 0..=1), capped by the
-    /// largest value seen; 0 when empty.
-    pub fn percentile(&self, q: f64) -> Millis {
-        if self.count == 0 {
-            return 0;
-        }
-        let q = if q.is_nan() { 1.0 } else { q.clamp(0.0, 1.0) };
-        let rank = ((q * self.count as f64).ceil() as u64).max(1);
-        let mut seen = 0u64;
-        for (i, b) in self.buckets.iter().enumerate() {
-            seen += b;
-            if seen >= rank {
-                let upper =
-                    if i == 0 { 0 } else { 1u64.checked_shl(i as u32).map_or(u64::MAX, |x| x - 1) };
-                return upper.min(self.max);
-            }
-        }
-        self.max
-    }
-
-    /// A serialisable summary.
-    pub fn summary(&self) -> HistogramSummary {
-        HistogramSummary {
-            count: self.count,
-            mean_ms: if self.count == 0 { 0 } else { (self.sum / u128::from(self.count)) as u64 },
-            p50_ms: self.percentile(0.50),
-            p90_ms: self.percentile(0.90),
-            p99_ms: self.percentile(0.99),
-            max_ms: self.max,
-        }
-    }
-}
-
-/// Percentiles of a [`Histogram`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HistogramSummary {
-    pub count: u64,
-    pub mean_ms: Millis,
-    pub p50_ms: Millis,
-    pub p90_ms: Millis,
-    pub p99_ms: Millis,
-    pub max_ms: Millis,
 }
 
 /// The hottest keys by contention (conflicts + queued requests), kept with the Space-Saving
@@ -189,22 +109,6 @@ pub struct PartitionStats {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn histogram_percentiles_bound_the_values() {
-        let mut h = Histogram::default();
-        assert_eq!(h.percentile(0.5), 0);
-        for v in 1..=100 {
-            h.record(v);
-        }
-        let p50 = h.percentile(0.5);
-        assert!((50..=127).contains(&p50), "{p50}");
-        assert_eq!(h.percentile(1.0), 100, "capped by the max");
-        assert_eq!(h.summary().count, 100);
-        assert_eq!(h.summary().mean_ms, 50);
-        h.record(u64::MAX);
-        assert_eq!(h.percentile(1.0), u64::MAX);
-    }
 
     #[test]
     fn hot_keys_keep_the_hottest() {

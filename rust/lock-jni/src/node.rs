@@ -285,7 +285,12 @@ impl NodeCore {
 
     /// Whether partition `id` is still in recovery grace.
     pub fn in_grace(&self, id: u32) -> bool {
-        self.grace_until.read().get(&id).is_some_and(|until| self.now() < *until)
+        self.grace_left_ms(id) > 0
+    }
+
+    /// Milliseconds of recovery grace partition `id` has left (0: none).
+    pub fn grace_left_ms(&self, id: u32) -> u64 {
+        self.grace_until.read().get(&id).map_or(0, |until| until.saturating_sub(self.now()))
     }
 
     /// Milliseconds from now until the earliest deadline of any partition, if there is one.

@@ -162,8 +162,8 @@ impl LockTable {
             waiting: self.waiters.len(),
             watches: self.watches.len(),
             sessions: self.live_sessions,
-            wait_time: self.wait_hist.summary(),
-            hold_time: self.hold_hist.summary(),
+            wait_time: self.wait_hist.summary(self.now),
+            hold_time: self.hold_hist.summary(self.now),
             hottest_keys: self.hot.top(),
             memory: self.memory_usage(),
         }

@@ -44,11 +44,12 @@ use crate::answer::{
 use crate::config::Config;
 use crate::error::LockError;
 use crate::event::{CancelReason, Event};
+use crate::histogram::Histogram;
 use crate::request::{
     AcquireRequest, DowngradeRequest, MultiAcquireRequest, MultiReleaseRequest, ReleaseRequest,
     RenewRequest, WatchRequest,
 };
-use crate::stats::{Counters, Histogram, HotKeys, PartitionStats};
+use crate::stats::{Counters, HotKeys, PartitionStats};
 use crate::types::{FencingToken, Millis, Scope, SessionId, WaiterId};
 use crate::validate;
 

@@ -231,7 +231,7 @@ impl LockTable {
             granted.iter().map(|&(l, reentrant)| self.grant_record(l, waited, reentrant)).collect();
         self.owner_unref(owner);
         self.counters.grants_after_wait += 1;
-        self.wait_hist.record(waited);
+        self.wait_hist.record(waited, now);
         let owner_name = self.owner_name(owner);
         self.events.push(Event::Granted {
             waiter_id: wid,

@@ -188,7 +188,7 @@ impl LockTable {
             dirty.push(k);
         }
         self.list_lock_removed(lk.key);
-        self.hold_hist.record(self.now.saturating_sub(lk.granted_at));
+        self.hold_hist.record(self.now.saturating_sub(lk.granted_at), self.now);
         if lk.session != NO_SESSION {
             if let Some(s) = self.sessions.get_mut(lk.session) {
                 s.locks.remove(&l);

@@ -180,6 +180,8 @@ fn node_stats(partitions: &[(u32, PartitionStats)]) -> Value {
 }
 
 /// One time histogram over the partitions: counts summed, percentiles the largest partition's.
+/// `count` is every sample since the partitions opened; `window_count` and the percentiles cover
+/// the last [`lock_core::WINDOW_MS`] only (rust/lock-core/src/histogram.rs).
 fn times(
     partitions: &[(u32, PartitionStats)],
     f: &dyn Fn(&PartitionStats) -> &HistogramSummary,
@@ -189,6 +191,7 @@ fn times(
     };
     json!({
         "count": partitions.iter().map(|(_, s)| f(s).count).sum::<u64>(),
+        "window_count": partitions.iter().map(|(_, s)| f(s).window_count).sum::<u64>(),
         "p50": max(&|h| h.p50_ms),
         "p90": max(&|h| h.p90_ms),
         "p99": max(&|h| h.p99_ms),
@@ -215,6 +218,7 @@ fn node_diagnostics(core: &NodeCore, now: u64) -> Result<Value, BridgeError> {
             "id": id,
             "epoch": stats.epoch,
             "state": if core.in_grace(id) { "grace" } else { "active" },
+            "grace_left_ms": core.grace_left_ms(id),
             "held": stats.held_locks,
             "held_keys": stats.held_keys,
             "semaphore_grants": stats.semaphore_grants,

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * No package of the plugin depends on a package that depends back on it. The layers, each using
- * only those before it: bridge, service, cluster, action, rest, api, plugin (docs/ARCHITECTURE.md).
+ * only those before it: bridge, service, cluster, action, health, rest, api, plugin (docs/ARCHITECTURE.md).
  * The graph is read from the production sources: imports and fully-qualified references
  * ({@code org.eslm.<pkg>.}) in code; comments and string literals do not count.
  */

@@ -43,13 +43,14 @@ public final class LockActionNames {
     public static final String LIST = LOCK_READS + "list";
     public static final String STATS = LOCK_READS + "stats";
     public static final String NODE_DIAGNOSTICS = LOCK_READS + "node/diagnostics";
+    public static final String DIAGNOSTICS = LOCK_READS + "diagnostics";
 
     public static final String FORCE_RELEASE = LOCK_ADMIN + "force_release";
 
     /** Every name above, by group. */
     public static final List<String> CHANGES = List.of(ACQUIRE, RELEASE, RENEW, SESSION);
 
-    public static final List<String> READS = List.of(GET, WATCH, LIST, STATS, NODE_DIAGNOSTICS);
+    public static final List<String> READS = List.of(GET, WATCH, LIST, STATS, NODE_DIAGNOSTICS, DIAGNOSTICS);
     public static final List<String> ADMIN = List.of(FORCE_RELEASE);
 
     private LockActionNames() {}

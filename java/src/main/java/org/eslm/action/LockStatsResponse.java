@@ -15,11 +15,13 @@ import org.elasticsearch.xcontent.XContentBuilder;
 
 /**
  * Per-node lock statistics and their cluster total. Counters and gauges add up; time
- * percentiles in the total are the largest node's (an upper bound), since percentiles of
- * different nodes cannot be added.
+ * percentiles (over each node's last minute, rust/lock-core/src/histogram.rs) in the total are
+ * the largest node's (an upper bound), since percentiles of different nodes cannot be added.
  */
 public final class LockStatsResponse extends BaseNodesResponse<NodeLockStatsResponse> implements ToXContentObject {
     static final List<String> TIMES = List.of("wait_time_ms", "hold_time_ms");
+    /** The fields of a time histogram that add up over nodes: samples since start, samples in the window. */
+    static final List<String> COUNTS = List.of("count", "window_count");
 
     public LockStatsResponse(
             ClusterName clusterName, List<NodeLockStatsResponse> nodes, List<FailedNodeException> failures) {
@@ -76,7 +78,9 @@ public final class LockStatsResponse extends BaseNodesResponse<NodeLockStatsResp
                         long v = ((Number) t.getValue()).longValue();
                         String k = (String) t.getKey();
                         merged.merge(
-                                k, v, (a, b) -> k.equals("count") ? (Long) a + (Long) b : Math.max((Long) a, (Long) b));
+                                k,
+                                v,
+                                (a, b) -> COUNTS.contains(k) ? (Long) a + (Long) b : Math.max((Long) a, (Long) b));
                     }
                 }
             }

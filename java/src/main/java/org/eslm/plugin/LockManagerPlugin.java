@@ -14,9 +14,11 @@ import org.elasticsearch.common.settings.Setting;
 import org.elasticsearch.common.settings.Settings;
 import org.elasticsearch.common.util.concurrent.EsExecutors;
 import org.elasticsearch.core.TimeValue;
+import org.elasticsearch.health.HealthIndicatorService;
 import org.elasticsearch.index.IndexModule;
 import org.elasticsearch.indices.SystemIndexDescriptor;
 import org.elasticsearch.plugins.ExtensiblePlugin;
+import org.elasticsearch.plugins.HealthPlugin;
 import org.elasticsearch.plugins.SystemIndexPlugin;
 import org.elasticsearch.rest.RestHandler;
 import org.elasticsearch.threadpool.ExecutorBuilder;
@@ -25,6 +27,7 @@ import org.eslm.action.TransportAcquireLockAction;
 import org.eslm.action.TransportForceReleaseLockAction;
 import org.eslm.action.TransportGetLockAction;
 import org.eslm.action.TransportListLocksAction;
+import org.eslm.action.TransportLockDiagnosticsAction;
 import org.eslm.action.TransportLockSessionAction;
 import org.eslm.action.TransportLockStatsAction;
 import org.eslm.action.TransportNodeDiagnosticsAction;
@@ -49,12 +52,14 @@ import org.eslm.cluster.PartitionOwnership;
 import org.eslm.cluster.PartitionStateAction;
 import org.eslm.cluster.ShardStateLog;
 import org.eslm.compat.VersionedActionPlugin;
+import org.eslm.health.LockPartitionsHealthIndicator;
 import org.eslm.rest.RestAcquireLockAction;
 import org.eslm.rest.RestCatLocksAction;
 import org.eslm.rest.RestCatScopeAction;
 import org.eslm.rest.RestElectionAction;
 import org.eslm.rest.RestForceReleaseLockAction;
 import org.eslm.rest.RestGetLockAction;
+import org.eslm.rest.RestLockDiagnosticsAction;
 import org.eslm.rest.RestLockSessionAction;
 import org.eslm.rest.RestLockStatsAction;
 import org.eslm.rest.RestNodeDiagnosticsAction;
@@ -71,7 +76,8 @@ import org.eslm.service.LockSettings;
  * the node's lock service, and registers transport actions and REST handlers. Lock semantics
  * live in Rust.
  */
-public class LockManagerPlugin extends VersionedActionPlugin implements SystemIndexPlugin, ExtensiblePlugin {
+public class LockManagerPlugin extends VersionedActionPlugin
+        implements SystemIndexPlugin, ExtensiblePlugin, HealthPlugin {
     /** The plugin's name in {@code plugin-descriptor.properties}, and so its directory under {@code plugins/}. */
     public static final String NAME = "lock-manager";
 
@@ -79,6 +85,7 @@ public class LockManagerPlugin extends VersionedActionPlugin implements SystemIn
 
     private volatile LockService lockService;
     private volatile LockShardListener shardListener;
+    private volatile LockPartitionsHealthIndicator healthIndicator;
     private List<LockManagerExtension> extensions = List.of();
 
     /**
@@ -196,6 +203,8 @@ public class LockManagerPlugin extends VersionedActionPlugin implements SystemIn
         clusterService.addListener(partitions);
         clusterService.addListener(new LongestLeaseRecorder(service, services.client(), services.threadPool()));
         lockService = service;
+        healthIndicator = new LockPartitionsHealthIndicator(
+                clusterService, services.client(), services.threadPool(), service::diagnostics, replicated);
         CopyCatchUp catchUp = new CopyCatchUp(service, log, clusterService, services.client(), services.threadPool());
         shardListener = new LockShardListener(service, log, clusterService, catchUp, services.threadPool());
         PluginLocks pluginLocks = new PluginLocks(services.client(), service::settings);
@@ -214,6 +223,7 @@ public class LockManagerPlugin extends VersionedActionPlugin implements SystemIn
                 new Action(TransportGetLockAction.TYPE, TransportGetLockAction.class),
                 new Action(TransportWatchLockAction.TYPE, TransportWatchLockAction.class),
                 new Action(TransportLockStatsAction.TYPE, TransportLockStatsAction.class),
+                new Action(TransportLockDiagnosticsAction.TYPE, TransportLockDiagnosticsAction.class),
                 new Action(TransportListLocksAction.TYPE, TransportListLocksAction.class),
                 new Action(PartitionHandoffAction.TYPE, PartitionHandoffAction.Transport.class),
                 new Action(OwnershipCheckAction.TYPE, OwnershipCheckAction.Transport.class),
@@ -242,7 +252,14 @@ public class LockManagerPlugin extends VersionedActionPlugin implements SystemIn
                 RestCatScopeAction.semaphores(),
                 RestCatScopeAction.elections(),
                 new RestLockStatsAction(),
+                new RestLockDiagnosticsAction(),
                 new RestNodeDiagnosticsAction());
+    }
+
+    /** The {@code lock_partitions} indicator of {@code GET _health_report} (docs/API.md "Health"). */
+    @Override
+    public Collection<HealthIndicatorService> getHealthIndicatorServices() {
+        return List.of(healthIndicator);
     }
 
     @Override

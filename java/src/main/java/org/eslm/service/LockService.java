@@ -518,7 +518,12 @@ public final class LockService implements Closeable {
         return stats;
     }
 
-    private Map<String, Object> diagnostics() {
+    /**
+     * This node's diagnostics as {@code GET /_locks/_node/diagnostics} shows them (docs/API.md):
+     * node and build, effective settings, and the partitions it serves, each with
+     * {@code confirmed}; a read, confirmed partitions brought up to now first.
+     */
+    public Map<String, Object> diagnostics() {
         tickConfirmed(NativeLockCore.ALL_PARTITIONS);
         Map<String, Object> envelope = answer(NativeOp.DIAGNOSTICS, NativeLockCore.ALL_PARTITIONS, "{}");
         Map<String, Object> body = new LinkedHashMap<>(nodeInfo.get());

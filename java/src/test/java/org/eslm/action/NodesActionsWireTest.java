@@ -93,6 +93,28 @@ class NodesActionsWireTest {
         WireTesting.assertRoundTrips(NodesActionsWireTest::randomStats, LockStatsResponse::new);
     }
 
+    static LockDiagnosticsResponse randomDiagnostics(Random r) {
+        List<NodeLockDiagnosticsResponse> nodes = new ArrayList<>();
+        for (int i = r.nextInt(4); i > 0; i--) {
+            nodes.add(new NodeLockDiagnosticsResponse(WireTesting.node(r), WireTesting.genericMap(r)));
+        }
+        return new LockDiagnosticsResponse(new ClusterName(WireTesting.string(r)), nodes, failures(r));
+    }
+
+    @Test
+    void diagnosticsNodeRequestsAndResponsesRoundTripWithTheirFailedNodes() throws IOException {
+        WireTesting.assertRoundTrips(
+                r -> new TransportLockDiagnosticsAction.NodeRequest(), TransportLockDiagnosticsAction.NodeRequest::new);
+        WireTesting.assertRoundTrips(
+                r -> new NodeLockDiagnosticsResponse(WireTesting.node(r), WireTesting.genericMap(r)),
+                in -> new NodeLockDiagnosticsResponse(in, null));
+        WireTesting.assertRoundTrips(NodesActionsWireTest::randomDiagnostics, LockDiagnosticsResponse::new);
+        LockDiagnosticsRequest request = new LockDiagnosticsRequest("a");
+        assertEquals(new LockDiagnosticsRequest("a"), request);
+        assertNotEquals(new LockDiagnosticsRequest("b"), request);
+        assertLocalOnly(() -> request.writeTo(new BytesStreamOutput()));
+    }
+
     @Test
     void listNodeRequestsAndResponsesRoundTrip() throws IOException {
         WireTesting.assertRoundTrips(
