@@ -25,8 +25,7 @@ public final class TransportLockDiagnosticsAction
                 TransportLockDiagnosticsAction.NodeRequest,
                 NodeLockDiagnosticsResponse> {
 
-    public static final ActionType<LockDiagnosticsResponse> TYPE =
-            new ActionType<>(LockActionNames.DIAGNOSTICS);
+    public static final ActionType<LockDiagnosticsResponse> TYPE = new ActionType<>(LockActionNames.DIAGNOSTICS);
 
     @Inject
     public TransportLockDiagnosticsAction(TransportWiring wiring, LockService locks) {
