@@ -46,6 +46,7 @@ import org.eslm.cluster.PartitionHandoffAction;
 import org.eslm.cluster.PartitionManager;
 import org.eslm.cluster.PartitionOwnership;
 import org.eslm.cluster.PartitionStateAction;
+import org.eslm.cluster.PeerFormats;
 import org.eslm.cluster.ShardStateLog;
 import org.eslm.compat.VersionedActionPlugin;
 import org.eslm.rest.RestAcquireLockAction;
@@ -103,6 +104,15 @@ public class LockManagerPlugin extends VersionedActionPlugin implements SystemIn
                         -1,
                         "locks.listing.thread_pool",
                         EsExecutors.TaskTrackingConfig.DO_NOT_TRACK));
+    }
+
+    /**
+     * Announces the state format this node reads, in the node attribute {@code locks.format}
+     * (docs/ARCHITECTURE.md "Formats and versions"): its peers write what it can read.
+     */
+    @Override
+    public Settings additionalSettings() {
+        return PeerFormats.nodeSettings();
     }
 
     /** Follows the lock index's shards on this node (restore, recovery gate, close). */
