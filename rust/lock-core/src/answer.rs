@@ -205,8 +205,11 @@ pub struct KeyInfo {
     pub limit: Option<u32>,
 }
 
-/// One held lock, as listed by owner or prefix.
+/// One held lock, as listed by owner or prefix. Read back only as a snapshot's lock
+/// ([`crate::LockSnapshot`]): members it does not know are refused there (docs/ARCHITECTURE.md,
+/// "Formats and versions").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct LockInfo {
     pub key: String,
     pub scope: Scope,

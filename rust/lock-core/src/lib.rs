@@ -38,6 +38,7 @@ mod error;
 mod event;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
+mod format;
 mod histogram;
 mod mode;
 mod partition;
@@ -56,6 +57,9 @@ pub use answer::{
 pub use config::{Config, Limits, MAX_AGING_MS, MAX_LEASE_EVER_MS};
 pub use error::{ErrorCode, LockError};
 pub use event::{CancelReason, Event};
+pub use format::{
+    check_state_format, check_write_format, current_state_format, OLDEST_STATE_FORMAT, STATE_FORMAT,
+};
 pub use histogram::{
     Histogram, HistogramSummary, MAX_TRACKED_MS, RELATIVE_ERROR, SLOT_MS, SUB_BUCKETS, WINDOW_MS,
 };

@@ -163,7 +163,14 @@ impl Standby {
             })
             .collect();
         let grace_ms = left(self.grace.item, self.grace.at, now);
-        PartitionSnapshot { epoch: self.epoch, counter: self.counter, locks, sessions, grace_ms }
+        PartitionSnapshot {
+            format: crate::STATE_FORMAT,
+            epoch: self.epoch,
+            counter: self.counter,
+            locks,
+            sessions,
+            grace_ms,
+        }
     }
 
     /// Stores locks and sessions as applied at `now`, replacing earlier versions.

@@ -15,6 +15,18 @@
 #define ALL_PARTITIONS -1
 
 /**
+ * The format of the state documents this build writes, for the plugin (docs/ARCHITECTURE.md
+ * "Formats and versions"): `lock_core::STATE_FORMAT`, written out because cbindgen emits only
+ * literals; an assertion beside it (rust/lock-jni/src/ops/mod.rs) fails the build when they differ.
+ */
+#define ESLM_STATE_FORMAT 2
+
+/**
+ * The oldest format of the state documents this build reads: `lock_core::OLDEST_STATE_FORMAT`.
+ */
+#define ESLM_OLDEST_STATE_FORMAT 1
+
+/**
  * Stable numeric code of every outcome the core can report, and the status of a bridge call.
  *
  * [`ErrorCode::Ok`] is never the code of a [`LockError`]: it is the success status of the C ABI,

@@ -90,7 +90,7 @@ fn statuses_in_the_header_are_the_core_error_codes() {
 }
 
 #[test]
-fn the_header_defines_no_constant_but_all_partitions() {
+fn the_header_defines_no_constant_but_all_partitions_and_the_formats() {
     // cbindgen picks up lock-core's public associated constants too (see cbindgen.toml).
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("include/eslm.h");
     let header = std::fs::read_to_string(path).expect("include/eslm.h is readable");
@@ -99,5 +99,13 @@ fn the_header_defines_no_constant_but_all_partitions() {
         .filter_map(|l| l.strip_prefix("#define "))
         .filter(|d| *d != "ESLM_H")
         .collect();
-    assert_eq!(defines, ["ALL_PARTITIONS -1"], "exclude the others in cbindgen.toml");
+    assert_eq!(
+        defines,
+        [
+            "ALL_PARTITIONS -1".to_owned(),
+            format!("ESLM_STATE_FORMAT {}", lock_core::STATE_FORMAT),
+            format!("ESLM_OLDEST_STATE_FORMAT {}", lock_core::OLDEST_STATE_FORMAT),
+        ],
+        "exclude the others in cbindgen.toml"
+    );
 }

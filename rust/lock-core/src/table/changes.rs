@@ -25,8 +25,18 @@ use crate::types::{FencingToken, Scope, SessionId};
 /// `seq` grows by one per take, so a replica can tell a lost batch (a gap: it needs a full
 /// state) from a repeated one (ignored). Waiters are not replicated: their coordinators
 /// re-queue them after a failover.
+///
+/// Its first member is its [format](crate::STATE_FORMAT) (left out in format 1); members it
+/// does not know are refused (docs/ARCHITECTURE.md, "Formats and versions").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PartitionDelta {
+    /// The format it is written in; 1 when the member is absent.
+    #[serde(
+        default = "crate::format::format_1",
+        skip_serializing_if = "crate::format::is_format_1"
+    )]
+    pub format: u32,
     pub seq: u64,
     pub epoch: u64,
     /// The fencing counter at the take: a promoted replica issues tokens after it.
@@ -57,6 +67,7 @@ impl PartitionDelta {
 /// A lock that is gone. The token alone does not name a lock: a multi-key grant shares one
 /// token between its keys, and each of them can be released on its own.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ReleasedLock {
     pub fencing_token: FencingToken,
     pub scope: Scope,
@@ -65,7 +76,9 @@ pub struct ReleasedLock {
 
 /// A table's whole held state with the `seq` of its latest take: what a new replica starts
 /// from ([`crate::Standby::from_full`]); the delta with `seq + 1` follows it.
+/// Its format is its snapshot's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct FullState {
     pub seq: u64,
     pub snapshot: PartitionSnapshot,
@@ -173,6 +186,7 @@ impl LockTable {
             self.change_seq += 1;
         }
         Ok(PartitionDelta {
+            format: crate::STATE_FORMAT,
             seq: self.change_seq,
             epoch: self.epoch,
             counter: self.counter,

@@ -22,8 +22,18 @@ use crate::validate::{self, tree_ancestors, validate_owner};
 /// the two nodes' clocks differ. Waiters are not included: they stay with the old owner, which
 /// answers them as unavailable, and their clients retry (docs/ARCHITECTURE.md, "Partitions,
 /// owners, epochs").
+///
+/// Its first member is its [format](crate::STATE_FORMAT) (left out in format 1); members it
+/// does not know are refused (docs/ARCHITECTURE.md, "Formats and versions").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PartitionSnapshot {
+    /// The format it is written in; 1 when the member is absent.
+    #[serde(
+        default = "crate::format::format_1",
+        skip_serializing_if = "crate::format::is_format_1"
+    )]
+    pub format: u32,
     pub epoch: u64,
     pub counter: u64,
     pub locks: Vec<LockSnapshot>,
@@ -41,6 +51,7 @@ pub type LockSnapshot = LockInfo;
 
 /// One session in a [`PartitionSnapshot`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SessionSnapshot {
     pub session: String,
     pub owner: String,
@@ -93,7 +104,14 @@ impl LockTable {
             self.sessions.iter().map(|(idx, _)| self.session_snapshot(idx)).collect();
         sessions.sort_by(|a, b| a.session.cmp(&b.session));
         let grace_ms = self.grace_until.saturating_sub(self.now);
-        PartitionSnapshot { epoch: self.epoch, counter: self.counter, locks, sessions, grace_ms }
+        PartitionSnapshot {
+            format: crate::STATE_FORMAT,
+            epoch: self.epoch,
+            counter: self.counter,
+            locks,
+            sessions,
+            grace_ms,
+        }
     }
 
     /// The work of [`LockTable::import`].

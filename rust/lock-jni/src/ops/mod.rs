@@ -22,6 +22,7 @@
 //! | `locks`, `sessions`, `introspection`, `partitions`, `replication` | one handler per op, by family |
 //! | `envelope` | the envelope writer |
 //! | `error` | [`BridgeError`], its details, and the event -> error mapping |
+//! | `state_format` | the format of the state documents: checked on reading, chosen on writing |
 
 mod dispatch;
 mod envelope;
@@ -32,6 +33,7 @@ mod op;
 mod partitions;
 mod replication;
 mod sessions;
+mod state_format;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -48,6 +50,20 @@ use crate::node::NodeCore;
 
 /// Which partition an op addresses; node-wide ops ignore it.
 pub const ALL_PARTITIONS: i32 = -1;
+
+/// The format of the state documents this build writes, for the plugin (docs/ARCHITECTURE.md
+/// "Formats and versions"): `lock_core::STATE_FORMAT`, written out because cbindgen emits only
+/// literals; an assertion beside it (rust/lock-jni/src/ops/mod.rs) fails the build when they differ.
+pub const ESLM_STATE_FORMAT: u32 = 2;
+
+/// The oldest format of the state documents this build reads: `lock_core::OLDEST_STATE_FORMAT`.
+pub const ESLM_OLDEST_STATE_FORMAT: u32 = 1;
+
+const _: () = assert!(
+    ESLM_STATE_FORMAT == lock_core::STATE_FORMAT
+        && ESLM_OLDEST_STATE_FORMAT == lock_core::OLDEST_STATE_FORMAT,
+    "the header's formats are lock_core's"
+);
 
 /// What a handler works with: the node, the addressed partition, the call's time, and the
 /// partitions whose events go into the envelope.

@@ -6,6 +6,7 @@ use lock_core::{Config, PartitionSnapshot};
 use serde::Deserialize;
 use serde_json::json;
 
+use super::state_format::decode_state;
 use super::{decode, partition_id, to_json, to_value, BridgeError, Ctx, ALL_PARTITIONS};
 use crate::node::OpenSpec;
 
@@ -30,6 +31,9 @@ struct OpenArgs {
 struct CloseArgs {
     #[serde(default)]
     export: bool,
+    /// The format the exported state is written in (the new owner's; the current by default).
+    #[serde(default = "lock_core::current_state_format")]
+    format: u32,
 }
 
 /// Processes every deadline up to now on the addressed partition, or on all of them with
@@ -52,7 +56,9 @@ pub(super) fn tick(cx: &mut Ctx<'_>, _args: &str) -> Result<String, BridgeError>
 pub(super) fn open(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
     let core = cx.core;
     let id = partition_id(cx.partition)?;
-    let args: OpenArgs = decode(args)?;
+    // A hand-over snapshot is checked by its format (docs/ARCHITECTURE.md "Formats and versions").
+    let args: OpenArgs =
+        decode_state(args, |a: &OpenArgs| a.snapshot.iter().map(|s| s.format).collect())?;
     let spec = OpenSpec {
         epoch: args.epoch,
         grace_ms: args.grace_ms,
@@ -68,7 +74,11 @@ pub(super) fn open(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> 
 /// Closes the partition; with `export` its state comes back for the next owner.
 pub(super) fn close(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
     let args: CloseArgs = decode(args)?;
-    let snapshot = cx.core.close_partition(partition_id(cx.partition)?, args.export);
+    lock_core::check_write_format(args.format)?;
+    let mut snapshot = cx.core.close_partition(partition_id(cx.partition)?, args.export);
+    if let Some(s) = snapshot.as_mut() {
+        s.format = args.format;
+    }
     Ok(json!({ "snapshot": to_value(&snapshot)? }).to_string())
 }
 

@@ -7,8 +7,11 @@ use lock_core::{FullState, PartitionDelta, Standby};
 use serde::Deserialize;
 use serde_json::json;
 
+use super::state_format::{decode_state, WriteFormat};
 use super::{decode, partition_id, to_json, to_value, BridgeError, Ctx};
 
+/// A batch, as the state log holds it and `internal:locks/replicate` carries it. Its format is
+/// its state's (docs/ARCHITECTURE.md, "Formats and versions").
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 enum Batch {
@@ -29,16 +32,33 @@ struct ExportArgs {
     drop: bool,
 }
 
-/// The primary's changes since its previous take, after letting time pass to now.
-pub(super) fn take_changes(cx: &mut Ctx<'_>, _args: &str) -> Result<String, BridgeError> {
+impl Batch {
+    /// The format of the state it carries.
+    fn formats(&self) -> Vec<u32> {
+        match self {
+            Batch::Full(full) | Batch::CatchUp(full) => vec![full.snapshot.format],
+            Batch::Delta(delta) => vec![delta.format],
+        }
+    }
+}
+
+/// The primary's changes since its previous take, after letting time pass to now, written in
+/// the format asked for (`{"format": n}`, the current one by default).
+pub(super) fn take_changes(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
+    let format = decode::<WriteFormat>(args)?.checked()?;
     let now = cx.now;
-    let delta = cx.one()?.take_changes(now)?;
+    let mut delta = cx.one()?.take_changes(now)?;
+    delta.format = format;
     to_json(&delta)
 }
 
-/// The primary's whole held state, for copies without a standby (or after a new epoch).
-pub(super) fn export_full(cx: &mut Ctx<'_>, _args: &str) -> Result<String, BridgeError> {
-    to_json(&cx.one()?.export_full())
+/// The primary's whole held state, for copies without a standby (or after a new epoch), in
+/// the format asked for.
+pub(super) fn export_full(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
+    let format = decode::<WriteFormat>(args)?.checked()?;
+    let mut full = cx.one()?.export_full();
+    full.snapshot.format = format;
+    to_json(&full)
 }
 
 /// Applies one batch (`{"full": ..}` or `{"delta": ..}`) to this node's standby of the
@@ -47,7 +67,7 @@ pub(super) fn export_full(cx: &mut Ctx<'_>, _args: &str) -> Result<String, Bridg
 /// catch up before it answers the batch.
 pub(super) fn standby_apply(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
     let id = partition_id(cx.partition)?;
-    let standby = match decode::<Batch>(args)? {
+    let standby = match decode_state(args, Batch::formats)? {
         Batch::Full(full) => Some(cx.core.standby_full(id, &full)),
         Batch::Delta(delta) => cx.core.standby_delta(id, &delta)?,
         Batch::CatchUp(full) => Some(cx.core.standby_catch_up(id, &full)),

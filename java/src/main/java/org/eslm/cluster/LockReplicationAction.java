@@ -214,6 +214,12 @@ public final class LockReplicationAction
         try {
             return locks.standbys().apply(partition, batch.json);
         } catch (IllegalArgumentException e) {
+            if (StateFormats.refused(e)) {
+                // A newer plugin's state: catching up would fetch more of it. Fail the batch with
+                // the reason (docs/ARCHITECTURE.md "Formats and versions").
+                throw new IllegalStateException(
+                        "lock partition [" + partition + "]: " + batch + " " + e.getMessage(), e);
+            }
             logger.debug(
                     "lock partition [{}]: {} does not follow this copy's standby: {}",
                     partition,

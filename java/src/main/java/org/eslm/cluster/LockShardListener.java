@@ -100,10 +100,9 @@ public final class LockShardListener implements IndexEventListener {
                 applied = locks.standbys().apply(partition, batches.get(i));
             } catch (IllegalArgumentException e) {
                 locks.standbys().drop(partition);
+                String why = StateFormats.refused(e) ? ": " : " does not follow the one before it: ";
                 throw new StateLogDamagedException(
-                        file,
-                        "batch " + (i + 1) + " of " + batches.size() + " does not follow the one before it: "
-                                + e.getMessage());
+                        file, "batch " + (i + 1) + " of " + batches.size() + why + e.getMessage());
             }
             if (applied == false) {
                 throw new StateLogDamagedException(file, "it does not start with a whole state");

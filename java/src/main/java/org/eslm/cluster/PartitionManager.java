@@ -161,6 +161,8 @@ public final class PartitionManager implements ClusterStateListener {
         }
         checks.start();
         ClusterState state = event.state();
+        // What leaves this node is written in the format every node reads (a rolling upgrade).
+        locks.peersRead(PeerFormats.oldest(state.nodes()));
         if (state.nodes().getMasterNodeId() == null
                 || state.blocks().hasGlobalBlock(GatewayService.STATE_NOT_RECOVERED_BLOCK)) {
             // No master (an election, or this node is cut off) or a state not yet recovered says

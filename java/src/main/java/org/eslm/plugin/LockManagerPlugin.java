@@ -50,6 +50,7 @@ import org.eslm.cluster.PartitionHandoffAction;
 import org.eslm.cluster.PartitionManager;
 import org.eslm.cluster.PartitionOwnership;
 import org.eslm.cluster.PartitionStateAction;
+import org.eslm.cluster.PeerFormats;
 import org.eslm.cluster.ShardStateLog;
 import org.eslm.compat.VersionedActionPlugin;
 import org.eslm.health.LockPartitionsHealthIndicator;
@@ -109,6 +110,15 @@ public class LockManagerPlugin extends VersionedActionPlugin
                         -1,
                         "locks.listing.thread_pool",
                         EsExecutors.TaskTrackingConfig.DO_NOT_TRACK));
+    }
+
+    /**
+     * Announces the state format this node reads, in the node attribute {@code locks.format}
+     * (docs/ARCHITECTURE.md "Formats and versions"): its peers write what it can read.
+     */
+    @Override
+    public Settings additionalSettings() {
+        return PeerFormats.nodeSettings();
     }
 
     /** Follows the lock index's shards on this node (restore, recovery gate, close). */

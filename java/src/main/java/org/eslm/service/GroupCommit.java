@@ -7,9 +7,11 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.function.IntConsumer;
 import java.util.function.IntFunction;
+import java.util.function.IntSupplier;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.elasticsearch.action.ActionListener;
+import org.eslm.bridge.NativeFormat;
 import org.eslm.bridge.NativeOp;
 
 /**
@@ -32,6 +34,8 @@ final class GroupCommit {
     private final Consumer<Map<String, Object>> deliver;
     /** The retryable failure answered when {@code partition} stopped being served here. */
     private final IntFunction<RuntimeException> notServed;
+    /** The state format the nodes of the cluster read (cluster.PeerFormats), batches are written in it. */
+    private final IntSupplier peerFormat;
 
     private volatile ReplicationChannel channel;
     private volatile IntConsumer onFailure = p -> {};
@@ -51,10 +55,15 @@ final class GroupCommit {
         }
     }
 
-    GroupCommit(CoreClient core, Consumer<Map<String, Object>> deliver, IntFunction<RuntimeException> notServed) {
+    GroupCommit(
+            CoreClient core,
+            Consumer<Map<String, Object>> deliver,
+            IntFunction<RuntimeException> notServed,
+            IntSupplier peerFormat) {
         this.core = core;
         this.deliver = deliver;
         this.notServed = notServed;
+        this.peerFormat = peerFormat;
     }
 
     /** Connects the channel (built after the service) and what gives up a partition whose batch failed. */
@@ -149,7 +158,11 @@ final class GroupCommit {
         }
         Map<String, Object> take;
         try {
-            take = core.call(full ? NativeOp.EXPORT_FULL : NativeOp.TAKE_CHANGES, partition, "{}");
+            // Written in the format every copy's node reads (docs/ARCHITECTURE.md "Formats and versions").
+            take = core.call(
+                    full ? NativeOp.EXPORT_FULL : NativeOp.TAKE_CHANGES,
+                    partition,
+                    NativeFormat.writeArgs(peerFormat.getAsInt()));
         } catch (RuntimeException e) {
             failed(partition, lane, batch, e);
             return;

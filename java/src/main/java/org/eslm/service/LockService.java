@@ -16,6 +16,7 @@ import org.elasticsearch.action.support.GroupedActionListener;
 import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.tasks.Task;
 import org.elasticsearch.threadpool.ThreadPool;
+import org.eslm.bridge.NativeFormat;
 import org.eslm.bridge.NativeLockCore;
 import org.eslm.bridge.NativeOp;
 
@@ -53,6 +54,8 @@ public final class LockService implements Closeable {
      * under it may still be running after the setting was lowered, so the recovery grace covers it.
      */
     private volatile TimeValue highestLeaseMax;
+    /** The state format every node of the cluster reads ({@link #peersRead}); this build's until told. */
+    private volatile int peerFormat = NativeFormat.STATE_FORMAT;
     /** {@code locks.durability: replicated}: partitions opened here replicate through {@link #commits}. */
     private final boolean replicated;
 
@@ -71,7 +74,7 @@ public final class LockService implements Closeable {
             boolean replicated) {
         this.client = new CoreClient(core);
         this.replicated = replicated;
-        this.commits = new GroupCommit(client, this::handle, this::notServed);
+        this.commits = new GroupCommit(client, this::handle, this::notServed, this::peerFormat);
         this.standbys = new StandbyTables(client);
         this.localNodeName = localNodeName;
         this.shutdown = new NodeShutdown(localNodeName);
@@ -363,8 +366,31 @@ public final class LockService implements Closeable {
         if (partitions.serves(partition) == false) {
             return null;
         }
-        return BridgeJson.valueToJson(
-                client.call(NativeOp.EXPORT_FULL, partition, "{}").get("result"));
+        return BridgeJson.valueToJson(client.call(NativeOp.EXPORT_FULL, partition, NativeFormat.writeArgs(peerFormat))
+                .get("result"));
+    }
+
+    /**
+     * Sets the state format every node of the cluster reads (cluster.PeerFormats, from each
+     * cluster state): what leaves this node — batches, a copy's catch-up state, a hand-over — is
+     * written in it (docs/ARCHITECTURE.md "Formats and versions"). What stays here (a checkpoint
+     * of the state log) is written in this build's own.
+     */
+    public void peersRead(int format) {
+        int before = peerFormat;
+        peerFormat = format;
+        if (before != format) {
+            logger.info(
+                    "the nodes of the cluster read lock state format [{}] (this node's is [{}]): writing it in [{}]",
+                    format,
+                    NativeFormat.STATE_FORMAT,
+                    format);
+        }
+    }
+
+    /** The state format every node of the cluster reads (see {@link #peersRead}). */
+    int peerFormat() {
+        return peerFormat;
     }
 
     /**
@@ -398,7 +424,9 @@ public final class LockService implements Closeable {
      * {@code export}, answers its state for the new owner.
      */
     public Map<String, Object> closePartition(int partition, boolean export) {
-        Map<String, Object> envelope = client.call(NativeOp.CLOSE_PARTITION, partition, "{\"export\":" + export + "}");
+        // An export goes to the next owner: in the format every node reads.
+        Map<String, Object> envelope = client.call(
+                NativeOp.CLOSE_PARTITION, partition, "{\"export\":" + export + ",\"format\":" + peerFormat + "}");
         commits.closed(partition);
         pending.failPartition(partition, () -> notServed(partition));
         logger.info("stopped serving lock partition [{}]", partition);

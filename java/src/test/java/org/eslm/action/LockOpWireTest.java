@@ -99,6 +99,13 @@ class LockOpWireTest {
         WireTesting.assertRoundTrips(LockOpWireTest::randomRequest, LockOpRequest::new);
     }
 
+    /** The same bytes to a peer of any transport version (docs/ARCHITECTURE.md "Formats and versions"). */
+    @Test
+    void requestsAndResponsesAreTheSameBytesForEveryPeerVersion() throws IOException {
+        WireTesting.assertSameBytesForEveryPeer(LockOpWireTest::randomRequest);
+        WireTesting.assertSameBytesForEveryPeer(LockOpWireTest::randomResponse);
+    }
+
     @Test
     void responsesRoundTripWithTheirBodyOrTheirFailure() throws IOException {
         WireTesting.assertRoundTrips(LockOpWireTest::randomResponse, LockOpResponse::new);

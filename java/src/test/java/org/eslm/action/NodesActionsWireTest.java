@@ -125,6 +125,14 @@ class NodesActionsWireTest {
                 NodesActionsWireTest::randomNodeLocks, in -> new TransportListLocksAction.NodeResponse(in, null));
     }
 
+    /** The node requests are the plugin's own: the same bytes to a peer of any transport version. */
+    @Test
+    void nodeRequestsAreTheSameBytesForEveryPeerVersion() throws IOException {
+        WireTesting.assertSameBytesForEveryPeer(r -> new TransportLockStatsAction.NodeRequest());
+        WireTesting.assertSameBytesForEveryPeer(
+                r -> new TransportListLocksAction.NodeRequest("{\"owner\":\"" + WireTesting.string(r) + "\"}"));
+    }
+
     @Test
     void listResponsesRoundTripWithTheirFailedNodesAndSize() throws IOException {
         WireTesting.assertRoundTrips(NodesActionsWireTest::randomLocks, TransportListLocksAction.Response::new);

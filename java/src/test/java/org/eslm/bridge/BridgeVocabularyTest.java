@@ -50,6 +50,19 @@ class BridgeVocabularyTest {
         assertEquals(List.of(), mismatches(header, java));
     }
 
+    private static final Pattern FORMAT =
+            Pattern.compile("^#define ESLM_(\\w*STATE_FORMAT) (\\d+)$", Pattern.MULTILINE);
+
+    /** The state formats (docs/ARCHITECTURE.md "Formats and versions") are the core's. */
+    @Test
+    void theStateFormatsAreTheHeaders() throws IOException {
+        Map<String, Integer> java = Map.of(
+                "STATE_FORMAT", NativeFormat.STATE_FORMAT, "OLDEST_STATE_FORMAT", NativeFormat.OLDEST_STATE_FORMAT);
+        Map<String, Integer> header = constants(FORMAT, header());
+        assertEquals(2, header.size(), "both formats in the header: " + header);
+        assertEquals(List.of(), mismatches(header, java));
+    }
+
     /** The checker itself finds a renumbered, a missing and an extra constant. */
     @Test
     void aDeliberateMismatchIsReported() {

@@ -8,7 +8,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import org.elasticsearch.TransportVersion;
 import org.elasticsearch.common.io.stream.BytesStreamOutput;
+import org.elasticsearch.common.io.stream.StreamInput;
 import org.elasticsearch.index.Index;
 import org.elasticsearch.index.shard.ShardId;
 import org.eslm.WireTesting;
@@ -72,12 +74,35 @@ class ClusterActionsWireTest {
             ShardId shard = new ShardId(new Index(".locks", WireTesting.string(r)), r.nextInt(1024));
             var batch = new LockReplicationAction.Batch(
                     shard, r.nextLong(0, Long.MAX_VALUE), r.nextBoolean(), "{\"delta\":" + WireTesting.string(r) + "}");
-            BytesStreamOutput out = new BytesStreamOutput();
-            batch.writeTo(out);
-            var read = new LockReplicationAction.Batch(out.bytes().streamInput());
-            assertEquals(
-                    List.of(batch.shardId(), batch.epoch, batch.full, batch.json),
-                    List.of(read.shardId(), read.epoch, read.full, read.json));
+            // To a peer of this build's transport version, and to the oldest a peer may speak (a
+            // rolling upgrade from 8.19): Elasticsearch gates ReplicationRequest's own fields, ours
+            // follow them unchanged.
+            for (TransportVersion version : List.of(TransportVersion.current(), WireTesting.OLDEST_PEER)) {
+                BytesStreamOutput out = new BytesStreamOutput();
+                out.setTransportVersion(version);
+                batch.writeTo(out);
+                StreamInput in = out.bytes().streamInput();
+                in.setTransportVersion(version);
+                var read = new LockReplicationAction.Batch(in);
+                assertEquals(
+                        List.of(batch.shardId(), batch.epoch, batch.full, batch.json),
+                        List.of(read.shardId(), read.epoch, read.full, read.json),
+                        version.toString());
+                assertEquals(0, in.available(), version.toString());
+            }
         }
+    }
+
+    /**
+     * The plugin's own messages are the same bytes to a peer of any transport version: nothing in
+     * them is gated on Elasticsearch's numbers, which differ between 8.19 and 9.x
+     * (docs/ARCHITECTURE.md "Formats and versions").
+     */
+    @Test
+    void theClusterMessagesAreTheSameBytesForEveryPeerVersion() throws IOException {
+        WireTesting.assertSameBytesForEveryPeer(ClusterActionsWireTest::randomPartitionRequest);
+        WireTesting.assertSameBytesForEveryPeer(ClusterActionsWireTest::randomStateResponse);
+        WireTesting.assertSameBytesForEveryPeer(ClusterActionsWireTest::randomOwnershipRequest);
+        WireTesting.assertSameBytesForEveryPeer(ClusterActionsWireTest::randomOwnershipResponse);
     }
 }

@@ -9,9 +9,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.elasticsearch.action.ActionListener;
 import org.eslm.NativeTestSupport;
+import org.eslm.bridge.NativeFormat;
 import org.eslm.bridge.NativeLockCore;
 import org.eslm.bridge.NativeOp;
 import org.junit.jupiter.api.BeforeAll;
@@ -55,7 +57,8 @@ class GroupCommitTest {
             core.call(NativeOp.OPEN_PARTITION, 0, "{\"epoch\":3,\"replicated\":true}");
             RecordingChannel channel = new RecordingChannel();
             List<Map<String, Object>> delivered = new ArrayList<>();
-            GroupCommit commits = new GroupCommit(core, delivered::add, p -> new IllegalStateException("gone " + p));
+            GroupCommit commits = new GroupCommit(
+                    core, delivered::add, p -> new IllegalStateException("gone " + p), () -> NativeFormat.STATE_FORMAT);
             commits.connect(channel, p -> {});
 
             commits.opened(0, 3);
@@ -98,7 +101,8 @@ class GroupCommitTest {
             core.call(NativeOp.OPEN_PARTITION, 0, "{\"epoch\":1,\"replicated\":true}");
             RecordingChannel channel = new RecordingChannel();
             List<Integer> givenUp = new ArrayList<>();
-            GroupCommit commits = new GroupCommit(core, e -> {}, p -> new IllegalStateException("gone " + p));
+            GroupCommit commits = new GroupCommit(
+                    core, e -> {}, p -> new IllegalStateException("gone " + p), () -> NativeFormat.STATE_FORMAT);
             commits.connect(channel, givenUp::add);
             commits.opened(0, 1);
             channel.shipped.get(0).listener().onResponse(null);
@@ -116,6 +120,34 @@ class GroupCommitTest {
             AtomicReference<Object> late = new AtomicReference<>();
             commits.afterCommit(0, waiting(late));
             assertInstanceOf(IllegalStateException.class, late.get(), "nothing is answered for a partition given up");
+        }
+    }
+
+    /** Batches are written in the format every node reads: format 1 while a node of the plugin before formats is in. */
+    @Test
+    void batchesAreWrittenInTheFormatThePeersRead() {
+        try (CoreClient core = new CoreClient(NativeLockCore.create("{\"partitions\":[]}"))) {
+            core.call(NativeOp.OPEN_PARTITION, 0, "{\"epoch\":1,\"replicated\":true}");
+            RecordingChannel channel = new RecordingChannel();
+            AtomicInteger peers = new AtomicInteger(NativeFormat.OLDEST_STATE_FORMAT);
+            GroupCommit commits =
+                    new GroupCommit(core, e -> {}, p -> new IllegalStateException("gone " + p), peers::get);
+            commits.connect(channel, p -> {});
+            commits.opened(0, 1);
+            acquire(core, "k1");
+            commits.afterCommit(0, ActionListener.noop());
+            channel.shipped.get(0).listener().onResponse(null);
+            peers.set(NativeFormat.STATE_FORMAT); // the last old node left
+            acquire(core, "k2");
+            commits.afterCommit(0, ActionListener.noop());
+            channel.shipped.get(1).listener().onResponse(null);
+            List<String> json =
+                    channel.shipped.stream().map(RecordingChannel.Shipped::json).toList();
+            assertEquals(3, json.size(), "" + json);
+            assertFalse(json.get(0).contains("\"format\""), json.get(0));
+            assertFalse(json.get(1).contains("\"format\""), json.get(1));
+            assertTrue(
+                    json.get(2).startsWith("{\"delta\":{\"format\":" + NativeFormat.STATE_FORMAT + ","), json.get(2));
         }
     }
 }

@@ -1,0 +1,22 @@
+package org.eslm.bridge;
+
+/**
+ * The format of the state documents the core writes and reads — replication batches, a copy's
+ * catch-up state, a hand-over snapshot, the records of the state log (docs/ARCHITECTURE.md
+ * "Formats and versions"). Defined in Rust ({@code lock_core::STATE_FORMAT}), emitted into the C
+ * header as {@code ESLM_STATE_FORMAT} / {@code ESLM_OLDEST_STATE_FORMAT}, and held to it by
+ * {@code BridgeVocabularyTest}.
+ */
+public final class NativeFormat {
+    /** The format this build's core writes, and the newest it reads. */
+    public static final int STATE_FORMAT = 2;
+    /** The oldest format this build's core reads: format 1, documents without a {@code format} member. */
+    public static final int OLDEST_STATE_FORMAT = 1;
+
+    private NativeFormat() {}
+
+    /** The arguments that ask the core to write a state document in {@code format}. */
+    public static String writeArgs(int format) {
+        return "{\"format\":" + format + "}";
+    }
+}
