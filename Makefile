@@ -81,11 +81,11 @@ java-test: build
 
 ## Real nodes from the integ-test-zip, plugin installed with elasticsearch-plugin, over HTTP. First
 ## the whole suite on the default version, but for LANE_TESTS; then at once, in lanes of their own
-## (scripts/lanes.py; they mostly wait on their nodes, so on two cores they take about as long
-## together as the longest alone): the benchmark harness's smoke tests; the upgrade tests (from
-## $(ES8) and from the previous plugin, tests/integration/test_upgrade.py); and, on nodes of every
-## other supported version, the modules marked `every_version` (what differs between versions,
-## pytest.ini), then the Python client's suites. This keeps the CI run within its time.
+## (scripts/lanes.py; they mostly wait on their nodes, though on two cores they still slow each
+## other: at 61ec9d8 the three lanes took 22 min, the benchmark smoke tests 19 min of it): the
+## benchmark harness's smoke tests; the upgrade tests (from $(ES8) and from the previous plugin,
+## tests/integration/test_upgrade.py); and, on nodes of every other supported version, the modules marked `every_version` (what differs between versions,
+## pytest.ini), then the Python client's suites.
 LANE_TESTS := tests/test_bench_smoke.py tests/integration/test_upgrade.py
 OTHER_VERSIONS := $(filter-out $(ES_DEFAULT),$(ES_VERSIONS))
 integration-test: $(PY_ES8)

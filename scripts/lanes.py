@@ -3,7 +3,8 @@
 ended, in the order given, with its exit status and time; fails if any lane failed.
 
 `make integration-test` uses it for the test runs that mostly wait on their Elasticsearch nodes
-(README "Tests"): on the project's two cores they take about as long together as the longest alone.
+(README "Tests"): side by side they end sooner than one after another, though on the project's
+two cores they still slow each other.
 
     python3 scripts/lanes.py 'name=command ...' 'other=command ...'
 
