@@ -84,8 +84,9 @@ java-test: build
 ## (scripts/lanes.py; they mostly wait on their nodes, though on two cores they still slow each
 ## other: at 61ec9d8 the three lanes took 22 min, the benchmark smoke tests 19 min of it): the
 ## benchmark harness's smoke tests; the upgrade tests (from $(ES8) and from the previous plugin,
-## tests/integration/test_upgrade.py); and, on nodes of every other supported version, the modules marked `every_version` (what differs between versions,
-## pytest.ini), then the Python client's suites.
+## tests/integration/test_upgrade.py); and, on nodes of every other supported version, the
+## modules marked `every_version` (what differs between versions, pytest.ini), then the Python
+## client's suites.
 LANE_TESTS := tests/test_bench_smoke.py tests/integration/test_upgrade.py
 OTHER_VERSIONS := $(filter-out $(ES_DEFAULT),$(ES_VERSIONS))
 integration-test: $(PY_ES8)
