@@ -5,7 +5,7 @@ import org.eslm.compat.NodesRequestBase;
 
 /**
  * {@code GET /_locks/_diagnostics}: the node diagnostics of every node (or of the nodes named).
- * Runs on the node that received it only; each node gets a {@link TransportLockDiagnosticsAction.NodeRequest}.
+ * Runs on the node that received it only; each node gets a {@link WholeReportNodeRequest}.
  */
 public final class LockDiagnosticsRequest extends NodesRequestBase<LockDiagnosticsRequest> {
     public LockDiagnosticsRequest(String... nodeIds) {

@@ -5,7 +5,7 @@ import org.eslm.compat.NodesRequestBase;
 
 /**
  * {@code GET /_locks/_stats}: lock statistics of every node (or of the nodes named). Runs on the
- * node that received it only; each node gets a {@link TransportLockStatsAction.NodeRequest}.
+ * node that received it only; each node gets a {@link WholeReportNodeRequest}.
  */
 public final class LockStatsRequest extends NodesRequestBase<LockStatsRequest> {
     public LockStatsRequest(String... nodeIds) {

@@ -10,7 +10,6 @@ import org.elasticsearch.injection.guice.Inject;
 import org.elasticsearch.tasks.Task;
 import org.elasticsearch.threadpool.ThreadPool;
 import org.eslm.cluster.TransportWiring;
-import org.eslm.compat.NodeRequestBase;
 import org.eslm.service.LockService;
 
 /**
@@ -20,16 +19,13 @@ import org.eslm.service.LockService;
  */
 public final class TransportLockDiagnosticsAction
         extends LockNodesAction<
-                LockDiagnosticsRequest,
-                LockDiagnosticsResponse,
-                TransportLockDiagnosticsAction.NodeRequest,
-                NodeLockDiagnosticsResponse> {
+                LockDiagnosticsRequest, LockDiagnosticsResponse, WholeReportNodeRequest, NodeLockDiagnosticsResponse> {
 
     public static final ActionType<LockDiagnosticsResponse> TYPE = new ActionType<>(LockActionNames.DIAGNOSTICS);
 
     @Inject
     public TransportLockDiagnosticsAction(TransportWiring wiring, LockService locks) {
-        super(TYPE, wiring, NodeRequest::new, ThreadPool.Names.MANAGEMENT, locks);
+        super(TYPE, wiring, WholeReportNodeRequest::new, ThreadPool.Names.MANAGEMENT, locks);
     }
 
     @Override
@@ -41,8 +37,8 @@ public final class TransportLockDiagnosticsAction
     }
 
     @Override
-    protected NodeRequest newNodeRequest(LockDiagnosticsRequest request) {
-        return new NodeRequest();
+    protected WholeReportNodeRequest newNodeRequest(LockDiagnosticsRequest request) {
+        return new WholeReportNodeRequest();
     }
 
     @Override
@@ -51,26 +47,7 @@ public final class TransportLockDiagnosticsAction
     }
 
     @Override
-    protected NodeLockDiagnosticsResponse nodeOperation(NodeRequest request, Task task) {
+    protected NodeLockDiagnosticsResponse nodeOperation(WholeReportNodeRequest request, Task task) {
         return new NodeLockDiagnosticsResponse(clusterService.localNode(), locks.diagnostics());
-    }
-
-    /** The per-node request: nothing to say but "your diagnostics, please". */
-    public static final class NodeRequest extends NodeRequestBase {
-        public NodeRequest() {}
-
-        public NodeRequest(StreamInput in) throws IOException {
-            super(in);
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof NodeRequest;
-        }
-
-        @Override
-        public int hashCode() {
-            return NodeRequest.class.hashCode();
-        }
     }
 }

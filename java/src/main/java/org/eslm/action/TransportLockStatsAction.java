@@ -10,19 +10,17 @@ import org.elasticsearch.injection.guice.Inject;
 import org.elasticsearch.tasks.Task;
 import org.elasticsearch.threadpool.ThreadPool;
 import org.eslm.cluster.TransportWiring;
-import org.eslm.compat.NodeRequestBase;
 import org.eslm.service.LockService;
 
 /** Gathers lock statistics from every node's core ({@code cluster:monitor/locks/stats}). */
 public final class TransportLockStatsAction
-        extends LockNodesAction<
-                LockStatsRequest, LockStatsResponse, TransportLockStatsAction.NodeRequest, NodeLockStatsResponse> {
+        extends LockNodesAction<LockStatsRequest, LockStatsResponse, WholeReportNodeRequest, NodeLockStatsResponse> {
 
     public static final ActionType<LockStatsResponse> TYPE = new ActionType<>(LockActionNames.STATS);
 
     @Inject
     public TransportLockStatsAction(TransportWiring wiring, LockService locks) {
-        super(TYPE, wiring, NodeRequest::new, ThreadPool.Names.MANAGEMENT, locks);
+        super(TYPE, wiring, WholeReportNodeRequest::new, ThreadPool.Names.MANAGEMENT, locks);
     }
 
     @Override
@@ -32,8 +30,8 @@ public final class TransportLockStatsAction
     }
 
     @Override
-    protected NodeRequest newNodeRequest(LockStatsRequest request) {
-        return new NodeRequest();
+    protected WholeReportNodeRequest newNodeRequest(LockStatsRequest request) {
+        return new WholeReportNodeRequest();
     }
 
     @Override
@@ -42,26 +40,7 @@ public final class TransportLockStatsAction
     }
 
     @Override
-    protected NodeLockStatsResponse nodeOperation(NodeRequest request, Task task) {
+    protected NodeLockStatsResponse nodeOperation(WholeReportNodeRequest request, Task task) {
         return new NodeLockStatsResponse(clusterService.localNode(), locks.stats());
-    }
-
-    /** The per-node request: nothing to say but "your stats, please". */
-    public static final class NodeRequest extends NodeRequestBase {
-        public NodeRequest() {}
-
-        public NodeRequest(StreamInput in) throws IOException {
-            super(in);
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof NodeRequest;
-        }
-
-        @Override
-        public int hashCode() {
-            return NodeRequest.class.hashCode();
-        }
     }
 }

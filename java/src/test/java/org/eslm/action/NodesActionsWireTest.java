@@ -83,8 +83,7 @@ class NodesActionsWireTest {
 
     @Test
     void statsNodeRequestsAndResponsesRoundTrip() throws IOException {
-        WireTesting.assertRoundTrips(
-                r -> new TransportLockStatsAction.NodeRequest(), TransportLockStatsAction.NodeRequest::new);
+        WireTesting.assertRoundTrips(r -> new WholeReportNodeRequest(), WholeReportNodeRequest::new);
         WireTesting.assertRoundTrips(NodesActionsWireTest::randomNodeStats, in -> new NodeLockStatsResponse(in, null));
     }
 
@@ -103,8 +102,7 @@ class NodesActionsWireTest {
 
     @Test
     void diagnosticsNodeRequestsAndResponsesRoundTripWithTheirFailedNodes() throws IOException {
-        WireTesting.assertRoundTrips(
-                r -> new TransportLockDiagnosticsAction.NodeRequest(), TransportLockDiagnosticsAction.NodeRequest::new);
+        WireTesting.assertRoundTrips(r -> new WholeReportNodeRequest(), WholeReportNodeRequest::new);
         WireTesting.assertRoundTrips(
                 r -> new NodeLockDiagnosticsResponse(WireTesting.node(r), WireTesting.genericMap(r)),
                 in -> new NodeLockDiagnosticsResponse(in, null));
@@ -128,7 +126,7 @@ class NodesActionsWireTest {
     /** The node requests are the plugin's own: the same bytes to a peer of any transport version. */
     @Test
     void nodeRequestsAreTheSameBytesForEveryPeerVersion() throws IOException {
-        WireTesting.assertSameBytesForEveryPeer(r -> new TransportLockStatsAction.NodeRequest());
+        WireTesting.assertSameBytesForEveryPeer(r -> new WholeReportNodeRequest());
         WireTesting.assertSameBytesForEveryPeer(
                 r -> new TransportListLocksAction.NodeRequest("{\"owner\":\"" + WireTesting.string(r) + "\"}"));
     }
