@@ -32,6 +32,12 @@ run:
 	$(MVN) package -DskipTests -Des.version=$(ES_VERSION)
 	python3 scripts/node.py run
 
+## The test targets start their nodes with a C1-only JIT (scripts/node.py, ESLM_NODE_JAVA_OPTS): a
+## three-node cluster is ready in about half the time on two cores. `make run` and the benchmark's
+## figures use Elasticsearch's own JVM options. Set ESLM_NODE_JAVA_OPTS= to test without it.
+TEST_NODE_JAVA_OPTS := -XX:TieredStopAtLevel=1
+quick-test integration-test client-test: export ESLM_NODE_JAVA_OPTS ?= $(TEST_NODE_JAVA_OPTS)
+
 ## Everything CI runs.
 test: check rust-test fuzz java-test integration-test
 
@@ -79,23 +85,20 @@ java-test: build
 	  && $(MVN) -f examples/guarded-job-plugin/pom.xml package -Des.version=$$v || exit 1; \
 	done
 
-## Real nodes from the integ-test-zip, plugin installed with elasticsearch-plugin, over HTTP. First
-## the whole suite on the default version, but for LANE_TESTS; then at once, in lanes of their own
-## (scripts/lanes.py; they mostly wait on their nodes, though on two cores they still slow each
-## other: at 61ec9d8 the three lanes took 22 min, the benchmark smoke tests 19 min of it): the
-## benchmark harness's smoke tests; the upgrade tests (from $(ES8) and from the previous plugin,
-## tests/integration/test_upgrade.py); and, on nodes of every other supported version, the
-## modules marked `every_version` (what differs between versions, pytest.ini), then the Python
-## client's suites.
+## Real nodes from the integ-test-zip, plugin installed with elasticsearch-plugin, over HTTP, in
+## three lanes at once (scripts/lanes.py; the tests mostly wait on their nodes, so side by side they
+## end sooner on two cores than one after another): the whole suite on the default version but
+## for LANE_TESTS, printed as it runs; on nodes of every other supported version the modules marked
+## `every_version` (what differs between versions, pytest.ini), then the Python client's suites;
+## the upgrade tests (from $(ES8) and from the previous plugin, tests/integration/test_upgrade.py),
+## then the benchmark harness's smoke tests.
 LANE_TESTS := tests/test_bench_smoke.py tests/integration/test_upgrade.py
 OTHER_VERSIONS := $(filter-out $(ES_DEFAULT),$(ES_VERSIONS))
 integration-test: $(PY_ES8)
-	@echo "=== integration tests on Elasticsearch $(ES_DEFAULT)"
-	ES_VERSION=$(ES_DEFAULT) python3 -m pytest tests -v --durations=20 $(LANE_TESTS:%=--ignore=%) $(PYTEST_ARGS)
-	python3 scripts/lanes.py --timeout 2400 \
-	  "bench=ES_VERSION=$(ES_DEFAULT) python3 -m pytest tests/test_bench_smoke.py -v --durations=5 $(PYTEST_ARGS)" \
-	  "upgrade=$(MAKE) --no-print-directory previous-plugin && ES_VERSION=$(ES_DEFAULT) python3 -m pytest tests/integration/test_upgrade.py -v -s --durations=5 $(PYTEST_ARGS)" \
-	  "versions=$(foreach v,$(OTHER_VERSIONS),ES_VERSION=$(v) python3 -m pytest tests -v -m every_version --durations=10 $(LANE_TESTS:%=--ignore=%) $(PYTEST_ARGS) &&) $(MAKE) --no-print-directory client-test"
+	python3 scripts/lanes.py --timeout 3000 --follow suite \
+	  "suite=ES_VERSION=$(ES_DEFAULT) python3 -m pytest tests -v --durations=20 $(LANE_TESTS:%=--ignore=%) $(PYTEST_ARGS)" \
+	  "versions=$(foreach v,$(OTHER_VERSIONS),ES_VERSION=$(v) python3 -m pytest tests -v -m every_version --durations=10 $(LANE_TESTS:%=--ignore=%) $(PYTEST_ARGS) &&) $(MAKE) --no-print-directory client-test" \
+	  "upgrade-bench=$(MAKE) --no-print-directory previous-plugin && ES_VERSION=$(ES_DEFAULT) python3 -m pytest tests/integration/test_upgrade.py tests/test_bench_smoke.py -v -s --durations=10 $(PYTEST_ARGS)"
 
 ## The Python client's whole suite twice, at the same time (both mostly wait on their nodes): with
 ## the official 9.x client (tests/requirements.txt) on $(ES_DEFAULT), and with the lowest 8.x it

@@ -180,6 +180,11 @@ def main() -> int:
     reps = args.failover_reps if args.failover_reps is not None else (1 if args.quick else 3)
     if reps < 1:
         ap.error("--failover-reps must be at least 1")
+    node_java_opts = P.esnode.extra_java_options()
+    if node_java_opts and not args.quick:
+        # the tests' C1-only JIT (scripts/node.py) would make every plugin figure slower than a
+        # user's node: figures come from nodes run as users run them
+        ap.error(f"${P.esnode.NODE_JAVA_OPTS_ENV} is set ({node_java_opts}): unset it for figures")
     three_settings = {}
     for kv in args.three_node_setting:
         if "=" not in kv:
@@ -212,6 +217,7 @@ def main() -> int:
     started: list = []
     results = {"command": cmd, "started_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                "quick": args.quick, "duration_s": duration, "warmup_s": warmup,
+               "node_java_opts": node_java_opts or None,
                "three_node_route": args.three_node_route if replicated else None,
                "jvm_warmup_s": jit_s * len(warm_specs), "client_procs": args.client_procs,
                "plugin_heap": args.plugin_heap,

@@ -58,6 +58,9 @@ def main() -> int:
     args = ap.parse_args()
     if args.windows < 1 or args.window_s <= 0:
         ap.error("--windows must be at least 1 and --window-s positive")
+    if P.esnode.extra_java_options():
+        print(f"note: nodes run with ${P.esnode.NODE_JAVA_OPTS_ENV}={P.esnode.extra_java_options()}"
+              " (the tests' speed-up): CPU per grant is not a user's node's")
     peer = P.PEERS["plugin-3"]()
     peer.route = args.route
     peer.start(Path(tempfile.mkdtemp(prefix="eslm-thread-cpu-")))

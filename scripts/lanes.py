@@ -9,8 +9,10 @@ two cores they still slow each other.
     python3 scripts/lanes.py 'name=command ...' 'other=command ...'
 
 A lane is one shell command (`bash -c`); its output goes to build/lanes/<name>.log, which stays
-there for a post-mortem. A lane that runs past --timeout seconds is killed with its process group
-(and counts as failed), so nothing outlives the run."""
+there for a post-mortem. The lane named by --follow is also printed as it runs, and the end of
+every lane is announced when it happens, so a long run is never silent. A lane that runs past
+--timeout seconds is killed with its process group (and counts as failed), so nothing outlives
+the run."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -28,25 +31,34 @@ LOGS = Path(__file__).resolve().parent.parent / "build" / "lanes"
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--timeout", type=float, default=3600, help="seconds a lane may run (default 3600)")
+    parser.add_argument("--follow", metavar="NAME", help="print this lane's output as it runs")
     parser.add_argument("lanes", nargs="+", metavar="name=command")
     args = parser.parse_args()
     LOGS.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     running = []
+    tees: dict[str, threading.Thread] = {}
     for lane in args.lanes:
         name, _, command = lane.partition("=")
         if not name or not command:
             parser.error(f"a lane is name=command, not {lane!r}")
         log = LOGS / f"{name}.log"
         print(f"=== lane {name}: {command} (output: {log})", flush=True)
-        process = subprocess.Popen(["bash", "-c", command], stdout=log.open("w"), stderr=subprocess.STDOUT,
-                                   start_new_session=True)
+        followed = name == args.follow
+        process = subprocess.Popen(["bash", "-c", command], stdout=subprocess.PIPE if followed else log.open("w"),
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+        if followed:
+            tees[name] = threading.Thread(target=_tee, args=(process.stdout, log), daemon=True)
+            tees[name].start()
         running.append((name, log, process))
     ended: dict[str, tuple[object, float]] = {}
     while len(ended) < len(running):
         for name, _, process in running:
             if name not in ended and process.poll() is not None:
                 ended[name] = (process.returncode, time.monotonic() - started)
+                if name in tees:
+                    tees[name].join(timeout=10)  # its last lines first
+                print(f"=== lane {name} ended: exit {process.returncode} after {ended[name][1]:.0f}s", flush=True)
         if time.monotonic() - started > args.timeout:
             for name, _, process in running:
                 if name not in ended:
@@ -58,13 +70,24 @@ def main() -> int:
     for name, log, _ in running:
         code, took = ended[name]
         print(f"\n=== lane {name}: exit {code}, ended {took:.0f}s after the lanes started\n", flush=True)
-        sys.stdout.write(log.read_text(errors="replace"))
-        sys.stdout.flush()
+        if name != args.follow:
+            sys.stdout.write(log.read_text(errors="replace"))
+            sys.stdout.flush()
         if code != 0:
             failed.append(name)
     print(f"\n=== lanes: {len(running) - len(failed)} of {len(running)} passed"
           + (f"; failed: {', '.join(failed)}" if failed else ""), flush=True)
     return 1 if failed else 0
+
+
+def _tee(stream, log: Path) -> None:
+    """Copies a followed lane's output to our stdout and to its log, line by line."""
+    with log.open("wb") as out:
+        for line in iter(stream.readline, b""):
+            out.write(line)
+            out.flush()
+            sys.stdout.buffer.write(line)
+            sys.stdout.flush()
 
 
 if __name__ == "__main__":

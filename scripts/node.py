@@ -42,13 +42,23 @@ PLUGIN_NAME = "lock-manager"
 
 
 def es_version() -> str:
-    """The Elasticsearch version: $ES_VERSION, else the `es.version` property of pom.xml."""
-    if os.environ.get("ES_VERSION"):
-        return os.environ["ES_VERSION"]
+    """The Elasticsearch version: $ES_VERSION, else the default (`default_es_version`)."""
+    return os.environ.get("ES_VERSION") or default_es_version()
+
+
+def default_es_version() -> str:
+    """The default Elasticsearch version: the `es.version` property of pom.xml."""
     match = re.search(r"<es\.version>([^<]+)</es\.version>", (ROOT / "pom.xml").read_text())
     if not match:
         raise SystemExit("pom.xml has no <es.version> property")
     return match.group(1)
+
+
+def cluster_home(cluster: str) -> Path:
+    """The folder of a cluster's nodes: build/<cluster> on the default version, build/<cluster>-es<v>
+    on another, since `make integration-test` runs the same test modules on both versions at once."""
+    version = es_version()
+    return BUILD / (cluster if version == default_es_version() else f"{cluster}-es{version}")
 
 
 def java_home() -> str:
@@ -118,15 +128,33 @@ def maven_env() -> dict:
 
 RUN_AS = "eslm"
 
+# More JVM options for every node this script starts, from $ESLM_NODE_JAVA_OPTS. The test targets
+# of the Makefile set `-XX:TieredStopAtLevel=1` (C1 only: a node boots in about half the CPU, which
+# on a two-core machine is most of a test's set-up); a node measured for figures runs without it,
+# as users run theirs (bench/run.py refuses it outside --quick).
+NODE_JAVA_OPTS_ENV = "ESLM_NODE_JAVA_OPTS"
+
+
+def extra_java_options() -> str:
+    """The options of $ESLM_NODE_JAVA_OPTS, or "" when unset."""
+    return os.environ.get(NODE_JAVA_OPTS_ENV, "").strip()
+
 
 def ensure_run_as_user(user: str = RUN_AS) -> None:
-    """Creates the unprivileged user `user` that runs Elasticsearch when we are root."""
-    if subprocess.run(["id", "-u", user], capture_output=True).returncode != 0:
-        subprocess.run(
-            ["useradd", "--system", "--user-group", "--no-create-home",
-             "--shell", "/usr/sbin/nologin", user],
-            check=True,
-        )
+    """Creates the unprivileged user `user` that runs Elasticsearch when we are root. Test runs side
+    by side may create users at the same moment: useradd then fails on /etc/passwd's lock (or
+    finds the user made), so it is tried again, a bounded number of times."""
+    failure = None
+    for _ in range(50):
+        if subprocess.run(["id", "-u", user], capture_output=True).returncode == 0:
+            return
+        failure = subprocess.run(
+            ["useradd", "--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", user],
+            capture_output=True, text=True)
+        if failure.returncode == 0:
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"useradd {user} failed ({failure.returncode}): {failure.stderr.strip()}")
 
 
 def run_as_prefix(user: str = RUN_AS, pid: int | None = None) -> list[str]:
@@ -254,7 +282,7 @@ class Node:
         # test can cut its traffic by owner (scripts/netcut.py).
         self.user = user
         self.security = security  # None: security off, plain HTTP without users
-        self.home = BUILD / cluster / name
+        self.home = cluster_home(cluster) / name
         self.es = self.home / "es"
         self.data = self.home / "data"
         self.logs = self.home / "logs"
@@ -312,7 +340,8 @@ class Node:
         env["ES_JAVA_HOME"] = java_home()
         env.pop("JAVA_HOME", None)  # ignored by Elasticsearch, with a warning
         env["HOME"] = str(self.home)
-        env["ES_JAVA_OPTS"] = f"-Xms{self.heap} -Xmx{self.heap} --enable-native-access=ALL-UNNAMED"
+        env["ES_JAVA_OPTS"] = " ".join(filter(None, (
+            f"-Xms{self.heap} -Xmx{self.heap} --enable-native-access=ALL-UNNAMED", extra_java_options())))
         return env
 
     def settings(self) -> list[str]:
@@ -465,17 +494,19 @@ def running(node: Node, variant: str | None = None, also: tuple[Path, ...] = ())
 
 
 class Cluster:
-    """`size` nodes on loopback forming one cluster (every node master-eligible)."""
+    """`size` nodes on loopback forming one cluster (every node master-eligible). Node i runs as the
+    Unix user `<users><i>`: scripts/netcut.py cuts a node's traffic by its user, so a cluster
+    whose nodes get cut takes users no cluster running beside it shares."""
 
     def __init__(self, name: str, size: int, extra_settings: dict | None = None, heap: str = "384m",
-                 variant: str | None = None):
+                 variant: str | None = None, users: str = RUN_AS):
         self.variant = variant  # which plugin zip (see plugin_zip)
         transport_ports = [free_port() for _ in range(size)]
         names = [f"node-{i}" for i in range(size)]
         settings = {"cluster.initial_master_nodes": ",".join(names), **(extra_settings or {})}
         self.nodes = [
             Node(name, names[i], free_port(), transport_ports[i], seed_ports=transport_ports,
-                 heap=heap, extra_settings=settings, user=f"{RUN_AS}{i}")
+                 heap=heap, extra_settings=settings, user=f"{users}{i}")
             for i in range(size)
         ]
 

@@ -45,7 +45,7 @@ def test_the_wrapper_stops_its_node_when_signalled(sig):
         [sys.executable, str(ROOT / "scripts" / "node.py"), "run", "--port", str(port),
          "--transport-port", str(esnode.free_port())],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, text=True)
-    pid_file = esnode.BUILD / "eslm-run" / "node-0" / "es.pid"
+    pid_file = esnode.cluster_home("eslm-run") / "node-0" / "es.pid"
     launcher = server = None
     try:
         deadline = time.monotonic() + 240

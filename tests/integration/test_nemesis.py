@@ -64,7 +64,8 @@ def cluster():
     why = netcut.usable()
     if why is not None:
         pytest.fail(f"the fault test partitions nodes with iptables: {why}")
-    c = esnode.Cluster(CLUSTER, 3, extra_settings={
+    # users of its own: the cuts (by user) must not reach the clusters of the lanes beside it
+    c = esnode.Cluster(CLUSTER, 3, users="eslmcut", extra_settings={
         "locks.lease.max": "30s",
         "locks.lease.default": f"{LEASE_S}s",
         # what a failed run needs to be read: the plugin's replication and ownership, and recoveries
@@ -83,7 +84,7 @@ def cluster():
 
 def save(history: History) -> None:
     """The history as JSON lines, for a post-mortem of the last run."""
-    with (esnode.BUILD / CLUSTER / "history.jsonl").open("w") as f:
+    with (esnode.cluster_home(CLUSTER) / "history.jsonl").open("w") as f:
         for op in history.ops():
             f.write(json.dumps(dataclasses.asdict(op)) + "\n")
 

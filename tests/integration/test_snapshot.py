@@ -15,7 +15,7 @@ import node as esnode
 from lockclient import LockClient, assert_error, ok, unique, wait_until
 
 CLUSTER = "eslm-it-snapshot"
-REPO = esnode.BUILD / CLUSTER / "node-0" / "repo"  # under the node's folder: the node's user may write it
+REPO = esnode.cluster_home(CLUSTER) / "node-0" / "repo"  # under the node's folder: the node's user may write it
 METADATA = {"filter_path": "metadata.indices.*.primary_terms,metadata.indices.*.settings.index.uuid"}
 
 

@@ -22,10 +22,9 @@ from eslm import Locks  # noqa: E402
 
 @pytest.fixture(scope="session")
 def es_node():
-    """One node for the client's tests; stopped (and checked to stop cleanly) at the end. Named
-    with its version: make test runs this suite on two versions at once."""
-    name = f"eslm-py-client-{esnode.es_version()}"
-    yield from esnode.running(esnode.Node(name, "node-0", esnode.free_port(), esnode.free_port()))
+    """One node for the client's tests; stopped (and checked to stop cleanly) at the end. make test
+    runs this suite on two versions at once: scripts/node.py gives each version folders of its own."""
+    yield from esnode.running(esnode.Node("eslm-py-client", "node-0", esnode.free_port(), esnode.free_port()))
 
 
 @pytest.fixture()

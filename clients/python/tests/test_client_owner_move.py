@@ -40,7 +40,7 @@ GRACE_S = 25  # counted from the old owner's loss: fault detection spends some o
 def started(name: str, **settings):
     """A fresh three-node cluster for one test (stopped after it: one cluster at a time)."""
     # Named with the version: make test runs this suite on two versions at once.
-    cluster = esnode.Cluster(f"{name}-{esnode.es_version()}", 3, extra_settings={"cluster.routing.rebalance.enable": "none", **settings})
+    cluster = esnode.Cluster(name, 3, extra_settings={"cluster.routing.rebalance.enable": "none", **settings})
     cluster.start()
     try:
         yield cluster
