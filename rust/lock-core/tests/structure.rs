@@ -4,6 +4,8 @@
 //! - the modules of the crate do not import each other in a cycle: the graph of
 //!   `crate::<module>` references between top-level modules (`table` and its files count as
 //!   one module, `table`) must be acyclic, and a cycle is printed when it is not;
+//! - nor do the files inside `table/`: the graph of their `super::<file>` references must be
+//!   acyclic too (`mod.rs`, the parent every file adds methods to, is not a node);
 //! - no `too_many_arguments` allowance (a small record instead).
 //!
 //! Function length is checked by clippy (`too-many-lines-threshold` in `clippy.toml`).
@@ -54,6 +56,11 @@ fn module_of(src: &Path, file: &Path) -> String {
 /// The modules named by `crate::<name>` in code (comment lines are skipped; doc links are
 /// not imports). Handles `use crate::{a, b::c}` too.
 fn crate_refs(source: &str) -> BTreeSet<String> {
+    path_refs(source, "crate::")
+}
+
+/// The names that follow `prefix` (`crate::` or `super::`) in code, as [`crate_refs`] reads them.
+fn path_refs(source: &str, prefix: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for line in source.lines() {
         let code = line.trim_start();
@@ -61,8 +68,8 @@ fn crate_refs(source: &str) -> BTreeSet<String> {
             continue;
         }
         let code = code.split("//").next().unwrap_or(code);
-        for (i, _) in code.match_indices("crate::") {
-            let rest = &code[i + "crate::".len()..];
+        for (i, _) in code.match_indices(prefix) {
+            let rest = &code[i + prefix.len()..];
             if let Some(group) = rest.strip_prefix('{') {
                 let group = group.split('}').next().unwrap_or(group);
                 for part in group.split(',') {
@@ -98,6 +105,27 @@ fn module_graph(src: &Path) -> Graph {
                 edges.insert(to);
             }
         }
+    }
+    graph
+}
+
+/// The graph of the files directly inside `dir` (a module folder such as `src/table`): file ->
+/// the sibling files it names with `super::<file>`. `mod.rs` is left out: it declares the
+/// files and holds the type they add methods to, so every file names it.
+fn folder_graph(dir: &Path) -> Graph {
+    let files: Vec<PathBuf> =
+        rust_files(dir).into_iter().filter(|f| f.parent() == Some(dir)).collect();
+    let stem = |f: &Path| f.file_stem().expect("file name").to_string_lossy().into_owned();
+    let siblings: BTreeSet<String> = files.iter().map(|f| stem(f)).filter(|n| n != "mod").collect();
+    let mut graph = Graph::new();
+    for file in files.iter().filter(|f| stem(f) != "mod") {
+        let text = fs::read_to_string(file).expect("source is UTF-8");
+        let from = stem(file);
+        let edges: BTreeSet<String> = path_refs(&text, "super::")
+            .into_iter()
+            .filter(|to| *to != from && siblings.contains(to))
+            .collect();
+        graph.insert(from, edges);
     }
     graph
 }
@@ -173,6 +201,16 @@ fn lock_core_modules_import_each_other_without_a_cycle() {
 }
 
 #[test]
+fn the_files_of_the_table_import_each_other_without_a_cycle() {
+    let graph = folder_graph(&src_dir().join("table"));
+    assert!(graph["records"].contains("interner"), "the scan sees the files' imports: {graph:?}");
+    assert!(graph["ids"].is_empty(), "ids.rs is the leaf the others share: {graph:?}");
+    if let Some(cycle) = find_cycle(&graph) {
+        panic!("import cycle between the files of table/: {}", cycle.join(" -> "));
+    }
+}
+
+#[test]
 fn no_too_many_arguments_allowance() {
     let lint = ["too_many", "_arguments"].concat();
     for file in rust_files(&src_dir()) {
@@ -213,6 +251,19 @@ fn the_reference_scanner_reads_code_not_comments() {
     );
     let names: Vec<&str> = refs.iter().map(String::as_str).collect();
     assert_eq!(names, ["config", "error", "mode", "types"]);
+}
+
+#[test]
+fn the_folder_scanner_sees_sibling_files_named_with_super() {
+    let dir = std::env::temp_dir().join(format!("lock-core-folder-{}", std::process::id()));
+    fs::create_dir_all(&dir).expect("temp dir");
+    fs::write(dir.join("mod.rs"), "mod a;\nmod b;\nuse a::A;\n").expect("write");
+    fs::write(dir.join("a.rs"), "use super::{b::B, LockTable};\n// super::c\n").expect("write");
+    fs::write(dir.join("b.rs"), "use super::a::A;\nuse super::LockTable;\n").expect("write");
+    let graph = folder_graph(&dir);
+    fs::remove_dir_all(&dir).expect("clean up");
+    assert_eq!(graph, graph_of(&[("a", "b"), ("b", "a")]));
+    assert_eq!(find_cycle(&graph).expect("a cycle"), ["a", "b", "a"]);
 }
 
 #[test]

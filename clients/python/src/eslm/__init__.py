@@ -17,7 +17,7 @@ each other; reentrancy is asked for (`reentrant=True`, `owner=`, `locks.with_own
 
 from .aio import AsyncHeldLock, AsyncLeadership, AsyncLockBlock, AsyncLocks, AsyncSession
 from .aio_election import AsyncLeaderLoop
-from .client import LockBlock, Locks
+from .client import Locks
 from .election import LeaderLoop, Leadership
 from .errors import (BadRequest, CorePanic, Deadlock, GrantExpired, IllegalArgument,
                      InvalidArgument, LimitExceeded, LockConflict, LockConnectionError, LockError,
@@ -25,6 +25,7 @@ from .errors import (BadRequest, CorePanic, Deadlock, GrantExpired, IllegalArgum
                      RequestParseError, RequestTooLarge, SemaphoreLimitMismatch, SessionLost,
                      SessionNotFound, Unavailable)
 from .held import Grant, HeldLock
+from .lock_api import LockBlock
 from .session import Session
 
 __version__ = "0.1.0"

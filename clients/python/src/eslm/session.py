@@ -12,10 +12,10 @@ import time
 
 
 from . import steps
-from .client import LockApi
 from .durations import optional_millis
 from .errors import InvalidArgument, LockError, SessionLost, SessionNotFound
 from .held import Losable
+from .lock_api import LockApi
 from .options import check_name
 
 log = logging.getLogger("eslm")

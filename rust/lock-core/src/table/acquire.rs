@@ -10,10 +10,8 @@
 use smallvec::SmallVec;
 
 use super::grant::GrantTerms;
-use super::records::{
-    Captured, Dirty, KeyIdx, LockIdx, OwnerIdx, QueueKey, SessIdx, Target, Waiter, NO_OWNER,
-    NO_SESSION,
-};
+use super::ids::{KeyIdx, LockIdx, OwnerIdx, SessIdx, NO_OWNER, NO_SESSION};
+use super::records::{Captured, Dirty, QueueKey, Target, Waiter};
 use super::LockTable;
 use crate::answer::Queued;
 use crate::error::LockError;

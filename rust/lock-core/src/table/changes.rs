@@ -14,7 +14,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::records::{LockIdx, SessIdx};
+use super::ids::{LockIdx, SessIdx};
 use super::snapshot::{LockSnapshot, PartitionSnapshot, SessionSnapshot};
 use super::LockTable;
 use crate::error::LockError;

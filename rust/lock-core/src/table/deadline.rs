@@ -4,7 +4,8 @@
 
 use std::cmp::Reverse;
 
-use super::records::{Dirty, LockIdx, SessIdx, NO_SESSION};
+use super::ids::{LockIdx, SessIdx, NO_SESSION};
+use super::records::Dirty;
 use super::LockTable;
 use crate::answer::WatchReason;
 use crate::event::{CancelReason, Event};

@@ -12,7 +12,8 @@ use std::ops::Bound;
 
 use hashbrown::HashMap;
 
-use super::records::{Dirty, KeyIdx, OwnerIdx, QueueKey, WaitQueue};
+use super::ids::{KeyIdx, OwnerIdx};
+use super::records::{Dirty, QueueKey, WaitQueue};
 use super::LockTable;
 use crate::event::Event;
 use crate::types::WaiterId;

@@ -9,7 +9,7 @@
 use hashbrown::HashMap;
 
 use super::acquire::Acquired;
-use super::records::LockIdx;
+use super::ids::LockIdx;
 use super::LockTable;
 use crate::error::LockError;
 use crate::mode::Mode;

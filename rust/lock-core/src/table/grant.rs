@@ -6,10 +6,8 @@
 //! so a lock is created in exactly one place.
 
 use super::deadline::DeadlineKind;
-use super::records::{
-    Captured, Granted, HolderEntry, KeyIdx, Lock, LockIdx, OwnerIdx, SessIdx, Target, NO_SESSION,
-    SESSION_LEASE,
-};
+use super::ids::{KeyIdx, LockIdx, OwnerIdx, SessIdx, NO_SESSION};
+use super::records::{Captured, Granted, HolderEntry, Lock, Target, SESSION_LEASE};
 use super::LockTable;
 use crate::answer::WatchReason;
 use crate::answer::{Grant, TokenGrant};

@@ -16,12 +16,9 @@ use std::hash::{BuildHasher, Hash};
 use hashbrown::hash_table::{Entry, HashTable};
 use hashbrown::DefaultHashBuilder;
 
-use super::records::{KeyIdx, OwnerIdx};
+use super::ids::{hashed, Idx, KeyIdx, OwnerIdx};
 use super::LockTable;
 use crate::types::Scope;
-
-/// A slab number. `u32` keeps holder entries and queue records small.
-pub(super) type Idx = u32;
 
 /// A vector of optional entries with a free list: a number stays valid while its entry lives
 /// and is reused (last freed, first reused) after.
@@ -134,7 +131,7 @@ pub(super) trait Interned {
 /// doubles when 7/8 full). Calibrated by `examples/memory.rs` (docs/RELIABILITY.md, "Memory
 /// bounds").
 fn entry_bytes<T: Interned>(e: &T) -> usize {
-    std::mem::size_of::<Option<T>>() + e.name_bytes() + super::memory::hashed(size_of::<Idx>())
+    std::mem::size_of::<Option<T>>() + e.name_bytes() + hashed(size_of::<Idx>())
 }
 
 /// A [`Slab`] with a hash index by name and a list of idle entries to sweep.

@@ -3,8 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::ids::{KeyIdx, LockIdx};
 use super::listing::{ListCursor, ListPage, PageSpec};
-use super::records::{KeyIdx, Lock, LockIdx, Waiter};
+use super::records::{Lock, Waiter};
 use super::LockTable;
 use crate::answer::{HolderInfo, KeyInfo, LockInfo, WaiterInfo};
 use crate::mode::Mode;

@@ -7,7 +7,8 @@
 
 use std::cmp::Reverse;
 
-use super::records::{KeyIdx, KeyState, LockIdx, OwnerIdx, NO_SESSION};
+use super::ids::{KeyIdx, LockIdx, OwnerIdx, NO_SESSION};
+use super::records::KeyState;
 use super::LockTable;
 
 impl LockTable {

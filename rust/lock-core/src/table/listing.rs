@@ -35,7 +35,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::records::{KeyIdx, LockIdx};
+use super::ids::{KeyIdx, LockIdx};
 use super::LockTable;
 use crate::answer::LockInfo;
 use crate::types::Scope;

@@ -19,9 +19,8 @@ use std::mem::size_of;
 use serde::{Deserialize, Serialize};
 
 use super::deadline::Deadline;
-use super::records::{
-    HolderEntry, KeyIdx, Lock, LockIdx, QueueKey, SessIdx, Session, Target, WaitQueue, Waiter,
-};
+use super::ids::{hashed, KeyIdx, LockIdx, SessIdx};
+use super::records::{HolderEntry, Lock, QueueKey, Session, Target, WaitQueue, Waiter};
 use super::LockTable;
 use crate::mode::Mode;
 use crate::types::WaiterId;
@@ -44,12 +43,6 @@ pub struct MemoryUsage {
     pub deadlines: u64,
     /// The sum: what `max_memory_bytes` is compared with.
     pub total: u64,
-}
-
-/// Bytes per element of a hash table whose elements are `slot` bytes: the element and its
-/// control byte over hashbrown's average load of about 2/3 (it doubles when 7/8 full).
-pub(super) const fn hashed(slot: usize) -> usize {
-    (slot + 1) * 3 / 2
 }
 
 /// A live lock: its record, and its slot in its session's lock set when held under one

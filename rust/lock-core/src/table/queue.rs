@@ -22,7 +22,8 @@ use std::ops::Bound;
 
 use super::deadline::DeadlineKind;
 use super::grant::GrantTerms;
-use super::records::{Dirty, KeyIdx, OwnerIdx, QueueKey, Waiter, NO_SESSION};
+use super::ids::{KeyIdx, OwnerIdx, NO_SESSION};
+use super::records::{Dirty, QueueKey, Waiter};
 use super::LockTable;
 use crate::answer::Grant;
 use crate::event::{CancelReason, Event};

@@ -12,20 +12,13 @@ use std::sync::Arc;
 use hashbrown::HashSet;
 use smallvec::SmallVec;
 
-use super::interner::{Idx, Interned};
+use super::ids::{KeyIdx, LockIdx, OwnerIdx, SessIdx, NO_SESSION};
+use super::interner::Interned;
 use super::LockTable;
 use crate::answer::TokenGrant;
 use crate::mode::Mode;
 use crate::types::{FencingToken, Millis, Priority, Scope, SessionId, WaiterId};
 
-/// Slab number of a [`KeyState`].
-pub(super) type KeyIdx = Idx;
-/// Slab number of an [`OwnerState`].
-pub(super) type OwnerIdx = Idx;
-/// Index of a [`Lock`] in the lock vector.
-pub(super) type LockIdx = Idx;
-/// Slab number of a [`Session`].
-pub(super) type SessIdx = Idx;
 /// Keys to re-examine after a change; inline for the common few.
 pub(super) type Dirty = SmallVec<[KeyIdx; 8]>;
 /// The locks one request was granted, with "was already held" (reentrant); inline for one key.
@@ -33,13 +26,8 @@ pub(super) type Granted = SmallVec<[(LockIdx, bool); 1]>;
 /// A key's queue: the map order is the queue order (see `queue.rs`).
 pub(super) type WaitQueue = BTreeMap<QueueKey, WaiterId>;
 
-/// "No session" in a `u32` session slot.
-pub(super) const NO_SESSION: SessIdx = u32::MAX;
 /// Lease end of a lock held under a session: the session's expiry governs it.
 pub(super) const SESSION_LEASE: Millis = Millis::MAX;
-/// "No owner" where an owner slab number is expected: the requester of an acquire that is not
-/// interned yet, which therefore holds nothing and waits for nothing.
-pub(super) const NO_OWNER: OwnerIdx = u32::MAX;
 
 /// A grant as it was at the moment it was made (later steps of the same call, e.g. granting
 /// the owner's own waiters, may upgrade the same lock again): the lock and the values

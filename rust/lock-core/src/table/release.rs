@@ -3,7 +3,8 @@
 //! mode change, and then pumps the keys it touched so waiters that now fit are granted.
 
 use super::deadline::DeadlineKind;
-use super::records::{Dirty, LockIdx, NO_SESSION};
+use super::ids::{LockIdx, NO_SESSION};
+use super::records::Dirty;
 use super::LockTable;
 use crate::answer::WatchReason;
 use crate::answer::{Grant, Released, Renewed};

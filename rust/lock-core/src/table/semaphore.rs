@@ -9,7 +9,8 @@
 //! ones, so a request for many permits is never overtaken by later small ones, and the pump
 //! stops at the first waiter that does not fit.
 
-use super::records::{Dirty, KeyIdx, OwnerIdx, QueueKey};
+use super::ids::{KeyIdx, OwnerIdx};
+use super::records::{Dirty, QueueKey};
 use super::LockTable;
 use crate::error::LockError;
 use crate::mode::Mode;

@@ -13,7 +13,8 @@
 use hashbrown::HashSet;
 
 use super::deadline::DeadlineKind;
-use super::records::{Dirty, LockIdx, OwnerIdx, SessIdx, Session, NO_SESSION};
+use super::ids::{LockIdx, OwnerIdx, SessIdx, NO_SESSION};
+use super::records::{Dirty, Session};
 use super::LockTable;
 use crate::answer::SessionInfo;
 use crate::error::LockError;

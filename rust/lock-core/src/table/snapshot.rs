@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 
 use super::deadline::MAX_TIME;
-use super::records::{Dirty, KeyIdx, Lock, LockIdx, QueueKey, NO_SESSION, SESSION_LEASE};
+use super::ids::{KeyIdx, LockIdx, NO_SESSION};
+use super::records::{Dirty, Lock, QueueKey, SESSION_LEASE};
 use super::semaphore::{snapshot_numbers, SemaphoreTerms};
 use super::LockTable;
 use crate::answer::LockInfo;

@@ -4,7 +4,7 @@
 
 use smallvec::SmallVec;
 
-use super::records::KeyIdx;
+use super::ids::KeyIdx;
 use super::LockTable;
 use crate::types::Scope;
 use crate::validate::tree_ancestors;

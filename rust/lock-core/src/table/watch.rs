@@ -15,7 +15,7 @@ use hashbrown::HashMap;
 use smallvec::SmallVec;
 
 use super::deadline::DeadlineKind;
-use super::records::LockIdx;
+use super::ids::LockIdx;
 use super::LockTable;
 use crate::answer::{Queued, WatchOutcome, WatchReason, Watched};
 use crate::error::LockError;
