@@ -186,9 +186,11 @@ enum EslmOp
    */
   ESLM_OP_CLOSE_PARTITION = 19,
   /**
-   * The primary's changes since its previous take, time moved on to now: `{}` -> `PartitionDelta`.
+   * The primary's next batch, ready to ship: `{"format"?, "full"?}` -> `{"batch", "empty"}`,
+   * the batch as JSON text (its changes since the previous take, time moved on to now, or with
+   * `full` its whole held state) and whether it changes nothing.
    */
-  ESLM_OP_TAKE_CHANGES = 20,
+  ESLM_OP_TAKE_BATCH = 20,
   /**
    * The primary's whole held state: `{}` -> `FullState`.
    */
@@ -211,6 +213,28 @@ enum EslmOp
 typedef enum EslmOp EslmOp;
 #else
 typedef int32_t EslmOp;
+#endif // __STDC_VERSION__ >= 202311L
+
+/**
+ * The level of a log line as the bridge hands it to Java (`LockNative.log`): defined once here
+ * and emitted into the C header as `ESLM_LOG_LEVEL_<NAME>`, which the plugin's
+ * `BridgeVocabularyTest` holds Java's `NativeLogLevel` to.
+ */
+enum EslmLogLevel
+#if __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // __STDC_VERSION__ >= 202311L
+ {
+  ESLM_LOG_LEVEL_ERROR = 0,
+  ESLM_LOG_LEVEL_WARN = 1,
+  ESLM_LOG_LEVEL_INFO = 2,
+  ESLM_LOG_LEVEL_DEBUG = 3,
+  ESLM_LOG_LEVEL_TRACE = 4,
+};
+#if __STDC_VERSION__ >= 202311L
+typedef enum EslmLogLevel EslmLogLevel;
+#else
+typedef int32_t EslmLogLevel;
 #endif // __STDC_VERSION__ >= 202311L
 
 /**

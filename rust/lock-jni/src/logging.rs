@@ -18,7 +18,20 @@ use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 /// Most lines kept between two drains.
 const CAPACITY: usize = 10_000;
 
-/// One log line: level (0 = error .. 4 = trace), target and formatted message.
+/// The level of a log line as the bridge hands it to Java (`LockNative.log`): defined once here
+/// and emitted into the C header as `ESLM_LOG_LEVEL_<NAME>`, which the plugin's
+/// `BridgeVocabularyTest` holds Java's `NativeLogLevel` to.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogLevel {
+    Error = 0,
+    Warn = 1,
+    Info = 2,
+    Debug = 3,
+    Trace = 4,
+}
+
+/// One log line: its [`LogLevel`] number, target and formatted message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogLine {
     pub level: i32,
@@ -71,7 +84,7 @@ pub fn drain() -> Vec<LogLine> {
     let dropped = DROPPED.swap(0, Ordering::Relaxed);
     if dropped > 0 {
         lines.push(LogLine {
-            level: 1,
+            level: LogLevel::Warn as i32,
             target: "eslm::logging".into(),
             message: format!("{dropped} native log lines dropped (queue full)"),
         });
@@ -80,13 +93,14 @@ pub fn drain() -> Vec<LogLine> {
 }
 
 fn level_number(level: &Level) -> i32 {
-    match *level {
-        Level::ERROR => 0,
-        Level::WARN => 1,
-        Level::INFO => 2,
-        Level::DEBUG => 3,
-        Level::TRACE => 4,
-    }
+    let level = match *level {
+        Level::ERROR => LogLevel::Error,
+        Level::WARN => LogLevel::Warn,
+        Level::INFO => LogLevel::Info,
+        Level::DEBUG => LogLevel::Debug,
+        Level::TRACE => LogLevel::Trace,
+    };
+    level as i32
 }
 
 struct QueueLayer;
@@ -157,7 +171,7 @@ mod tests {
         let lines = drain();
         let line =
             lines.iter().find(|l| l.message.starts_with("hello from rust")).expect("queued line");
-        assert_eq!(line.level, 1);
+        assert_eq!(line.level, LogLevel::Warn as i32);
         assert!(line.message.contains("epoch=7"), "{}", line.message);
         assert!(drain().iter().all(|l| !l.message.starts_with("hello from rust")));
     }

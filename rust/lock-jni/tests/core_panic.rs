@@ -47,7 +47,7 @@ fn a_panic_answers_its_code_and_fails_only_its_partition_until_reopened() {
         (Op::Renew, json!({ "key": "held", "owner": "a", "fencing_token": token }).to_string()),
         (Op::Release, r#"{"key":"held","owner":"a"}"#.to_owned()),
         (Op::Acquire, r#"{"key":"other","owner":"b"}"#.to_owned()),
-        (Op::TakeChanges, "{}".to_owned()),
+        (Op::TakeBatch, "{}".to_owned()),
     ] {
         let refused = call(&core, op as i32, 0, &args).expect_err("partition 0 is failed");
         assert_eq!(refused.code(), ErrorCode::CorePanic as i32, "{op:?}");

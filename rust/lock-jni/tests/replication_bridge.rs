@@ -23,16 +23,20 @@ fn err_field(core: &NodeCore, op: Op, args: Value) -> String {
 
 /// Ships what the primary changed to the replica, the way the plugin's batch does.
 fn ship(primary: &NodeCore, replica: &NodeCore) -> Value {
-    let delta = ok(primary, Op::TakeChanges, json!({}));
-    ok(replica, Op::StandbyApply, json!({ "delta": delta }))
+    ok(replica, Op::StandbyApply, batch(primary, false))
+}
+
+/// The primary's next batch as the plugin ships it (`TakeBatch`'s text, not read by Java).
+fn batch(primary: &NodeCore, full: bool) -> Value {
+    let taken = ok(primary, Op::TakeBatch, json!({ "full": full }));
+    serde_json::from_str(taken["batch"].as_str().expect("batch text")).expect("batch json")
 }
 
 #[test]
 fn a_replica_promoted_from_its_standby_keeps_holders_and_issues_higher_tokens() {
     let (primary, replica) = (node(), node());
     ok(&primary, Op::OpenPartition, json!({"epoch": 3, "replicated": true}));
-    let full = ok(&primary, Op::ExportFull, json!({}));
-    assert_eq!(ok(&replica, Op::StandbyApply, json!({ "full": full }))["applied"], true);
+    assert_eq!(ok(&replica, Op::StandbyApply, batch(&primary, true))["applied"], true);
 
     let a = ok(&primary, Op::Acquire, json!({"key": "a", "owner": "w1", "lease_ms": 60000}));
     let b = ok(&primary, Op::Acquire, json!({"key": "b", "owner": "w2", "lease_ms": 60000}));
@@ -66,13 +70,12 @@ fn a_copy_without_a_full_state_ignores_deltas_and_a_gap_is_refused() {
     ok(&primary, Op::Acquire, json!({"key": "a", "owner": "w1"}));
     assert_eq!(ship(&primary, &replica)["applied"], false, "no base yet: not applied");
 
-    let full = ok(&primary, Op::ExportFull, json!({}));
-    assert_eq!(ok(&replica, Op::StandbyApply, json!({ "full": full }))["held"], 1);
+    assert_eq!(ok(&replica, Op::StandbyApply, batch(&primary, true))["held"], 1);
     ok(&primary, Op::Acquire, json!({"key": "b", "owner": "w1"}));
-    ok(&primary, Op::TakeChanges, json!({})); // a batch the replica never sees
+    batch(&primary, false); // a batch the replica never sees
     ok(&primary, Op::Acquire, json!({"key": "c", "owner": "w1"}));
-    let delta = ok(&primary, Op::TakeChanges, json!({}));
-    assert_eq!(err_field(&replica, Op::StandbyApply, json!({ "delta": delta })), "\"delta\"");
+    let delta = batch(&primary, false);
+    assert_eq!(err_field(&replica, Op::StandbyApply, delta), "\"delta\"");
 
     let exported = ok(&replica, Op::StandbyExport, json!({"drop": true}));
     assert_eq!(exported["full"]["snapshot"]["locks"].as_array().map(Vec::len), Some(1));
@@ -83,5 +86,22 @@ fn a_copy_without_a_full_state_ignores_deltas_and_a_gap_is_refused() {
 fn taking_changes_needs_a_replicated_partition() {
     let primary = node();
     ok(&primary, Op::OpenPartition, json!({"epoch": 1}));
-    assert_eq!(err_field(&primary, Op::TakeChanges, json!({})), "\"change_tracking\"");
+    assert_eq!(err_field(&primary, Op::TakeBatch, json!({})), "\"change_tracking\"");
+}
+
+#[test]
+fn a_batch_that_changes_nothing_says_so_and_a_whole_state_never_does() {
+    let primary = node();
+    ok(&primary, Op::OpenPartition, json!({"epoch": 1, "replicated": true}));
+    ok(&primary, Op::Acquire, json!({"key": "a", "owner": "w1", "lease_ms": 60000}));
+    let first = ok(&primary, Op::TakeBatch, json!({}));
+    assert_eq!(first["empty"], false, "{first}");
+    let again = ok(&primary, Op::TakeBatch, json!({}));
+    assert_eq!(again["empty"], true, "nothing changed since: {again}");
+    let whole = ok(&primary, Op::TakeBatch, json!({"full": true}));
+    assert_eq!(whole["empty"], false, "{whole}");
+    assert!(whole["batch"].as_str().expect("text").starts_with("{\"full\":"), "{whole}");
+    let e =
+        call(&primary, Op::TakeBatch as i32, 0, r#"{"fulll":true}"#).expect_err("unknown member");
+    assert!(e.details_json().contains("fulll"), "{}", e.details_json());
 }

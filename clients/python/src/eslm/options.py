@@ -283,7 +283,7 @@ class LockOptions:
         return path_of(self.targets[0].key, "/_acquire", self.targets[0].scope)
 
     def body(self, owner: str, wait_ms: int | None) -> dict:
-        """The acquire body (docs/API.md "acquire" / "multi-acquire"), with `wait_ms` left of
+        """The acquire body (docs/API.md "POST /_locks/{key}/_acquire" / "POST /_locks/_acquire"), with `wait_ms` left of
         the caller's wait (retries after a 503 spend the same budget)."""
         body: dict = {"owner": owner}
         if self.election:

@@ -35,7 +35,7 @@ const TABLE: [(Op, Handler); 24] = [
     (Op::Downgrade, locks::downgrade),
     (Op::OpenPartition, partitions::open),
     (Op::ClosePartition, partitions::close),
-    (Op::TakeChanges, replication::take_changes),
+    (Op::TakeBatch, replication::take_batch),
     (Op::ExportFull, replication::export_full),
     (Op::StandbyApply, replication::standby_apply),
     (Op::StandbyExport, replication::standby_export),

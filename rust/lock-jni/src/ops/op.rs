@@ -49,8 +49,10 @@ pub enum Op {
     OpenPartition = 18,
     /// The partition left this node: `{"export"?}` -> `{"snapshot"}` (null without export).
     ClosePartition = 19,
-    /// The primary's changes since its previous take, time moved on to now: `{}` -> `PartitionDelta`.
-    TakeChanges = 20,
+    /// The primary's next batch, ready to ship: `{"format"?, "full"?}` -> `{"batch", "empty"}`,
+    /// the batch as JSON text (its changes since the previous take, time moved on to now, or with
+    /// `full` its whole held state) and whether it changes nothing.
+    TakeBatch = 20,
     /// The primary's whole held state: `{}` -> `FullState`.
     ExportFull = 21,
     /// Apply a batch to this node's standby: `{"full"}` | `{"delta"}` -> `{"applied", "seq"?, ..}`.

@@ -42,14 +42,38 @@ impl Batch {
     }
 }
 
-/// The primary's changes since its previous take, after letting time pass to now, written in
-/// the format asked for (`{"format": n}`, the current one by default).
-pub(super) fn take_changes(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
-    let format = decode::<WriteFormat>(args)?.checked()?;
-    let now = cx.now;
-    let mut delta = cx.one()?.take_changes(now)?;
-    delta.format = format;
-    to_json(&delta)
+/// What `take_batch` is asked: the format to write (the current one by default), and whether
+/// the batch is the whole held state rather than the changes.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TakeArgs {
+    #[serde(default = "lock_core::current_state_format")]
+    format: u32,
+    #[serde(default)]
+    full: bool,
+}
+
+/// The next batch of the primary, ready to ship: with `full`, its whole held state (for copies
+/// without a standby, or after a new epoch); else its changes since the previous take, after
+/// letting time pass to now. Answered as `{"batch": "<text>", "empty": bool}`: the batch's JSON
+/// text as `standby_apply` and the state log take it (`{"full": ..}` or `{"delta": ..}`), which
+/// the plugin ships without reading, and whether it changes nothing (a delta of a tick or a
+/// cancel that moved nothing; the table kept its seq).
+pub(super) fn take_batch(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
+    let args = decode::<TakeArgs>(args)?;
+    let format = args.format;
+    lock_core::check_write_format(format)?;
+    let (batch, empty) = if args.full {
+        let mut full = cx.one()?.export_full();
+        full.snapshot.format = format;
+        (format!("{{\"full\":{}}}", to_json(&full)?), false)
+    } else {
+        let now = cx.now;
+        let mut delta = cx.one()?.take_changes(now)?;
+        delta.format = format;
+        (format!("{{\"delta\":{}}}", to_json(&delta)?), delta.is_empty())
+    };
+    Ok(json!({ "batch": batch, "empty": empty }).to_string())
 }
 
 /// The primary's whole held state, for copies without a standby (or after a new epoch), in

@@ -17,7 +17,7 @@ import org.eslm.service.ListedLocks.Position;
 /**
  * Merges the pages of held locks that each partition answered (rust/lock-core/src/table/listing.rs)
  * into one page of the cluster's listing, and turns cursors into the opaque {@code after} / {@code
- * next} strings of {@code GET /_locks} (docs/API.md, "List locks").
+ * next} strings of {@code GET /_locks} (docs/API.md, "GET /_locks").
  *
  * <p>Order: key, then scope ({@code key}, {@code tree}, {@code semaphore}, {@code election}: the core's order), then owner; keys and owners compare by
  * code point, which is the byte order of their UTF-8 that the core sorts by (not Java's UTF-16 order).

@@ -5,7 +5,6 @@ package org.eslm.bridge;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import org.apache.logging.log4j.Level;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 
@@ -89,14 +88,6 @@ public final class LockNative {
      * Rust logs land in the node's log under the logger {@code org.eslm.native}.
      */
     static void log(int level, String target, String message) {
-        Level l =
-                switch (level) {
-                    case 0 -> Level.ERROR;
-                    case 1 -> Level.WARN;
-                    case 2 -> Level.INFO;
-                    case 3 -> Level.DEBUG;
-                    default -> Level.TRACE;
-                };
-        NATIVE_LOG.log(l, "[{}] {}", target, message);
+        NATIVE_LOG.log(NativeLogLevel.log4j(level), "[{}] {}", target, message);
     }
 }

@@ -19,4 +19,12 @@ public final class NativeFormat {
     public static String writeArgs(int format) {
         return "{\"format\":" + format + "}";
     }
+
+    /**
+     * The arguments of {@link NativeOp#TAKE_BATCH}: the next replication batch in {@code format},
+     * the whole state with {@code full}, else the changes since the previous take.
+     */
+    public static String batchArgs(int format, boolean full) {
+        return "{\"format\":" + format + ",\"full\":" + full + "}";
+    }
 }

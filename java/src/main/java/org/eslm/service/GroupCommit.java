@@ -159,21 +159,20 @@ final class GroupCommit {
         Map<String, Object> take;
         try {
             // Written in the format every copy's node reads (docs/ARCHITECTURE.md "Formats and versions").
-            take = core.call(
-                    full ? NativeOp.EXPORT_FULL : NativeOp.TAKE_CHANGES,
-                    partition,
-                    NativeFormat.writeArgs(peerFormat.getAsInt()));
+            take = core.call(NativeOp.TAKE_BATCH, partition, NativeFormat.batchArgs(peerFormat.getAsInt(), full));
         } catch (RuntimeException e) {
             failed(partition, lane, batch, e);
             return;
         }
-        if (full == false && emptyDelta(take.get("result"))) {
+        Map<?, ?> taken = (Map<?, ?>) take.get("result");
+        if (Boolean.TRUE.equals(taken.get("empty"))) {
             // Nothing changed since the last batch (a tick or cancel that moved nothing): the
             // answers waiting on it reveal nothing new, and the core kept the seq.
             committed(partition, lane, batch, take);
             return;
         }
-        String json = BridgeJson.batch(full, take.get("result"));
+        // The core's text, shipped as it is (rust/lock-jni ops/replication.rs, take_batch).
+        String json = (String) taken.get("batch");
         long shippedAt = System.nanoTime();
         channel.ship(
                 partition,
@@ -186,17 +185,6 @@ final class GroupCommit {
                             committed(partition, lane, batch, take);
                         },
                         e -> failed(partition, lane, batch, e)));
-    }
-
-    /** Whether a take changed nothing (the core's {@code PartitionDelta::is_empty}). */
-    private static boolean emptyDelta(Object delta) {
-        Map<?, ?> d = (Map<?, ?>) delta;
-        for (String changes : new String[] {"locks", "released", "sessions", "ended_sessions"}) {
-            if (d.get(changes) instanceof List<?> list && list.isEmpty() == false) {
-                return false;
-            }
-        }
-        return true;
     }
 
     private void committed(int partition, Lane lane, List<ActionListener<Void>> batch, Map<String, Object> take) {

@@ -412,8 +412,10 @@ public final class LockService implements Closeable {
      */
     public String wholeState(int partition) {
         if (partitions.serves(partition)) {
-            return BridgeJson.batch(
-                    true, client.call(NativeOp.EXPORT_FULL, partition, "{}").get("result"));
+            Map<?, ?> taken = (Map<?, ?>)
+                    client.call(NativeOp.TAKE_BATCH, partition, NativeFormat.batchArgs(NativeFormat.STATE_FORMAT, true))
+                            .get("result");
+            return (String) taken.get("batch");
         }
         return standbys.wholeState(partition);
     }
@@ -441,31 +443,19 @@ public final class LockService implements Closeable {
             Map<String, Object> args,
             Task task,
             ActionListener<Map<String, Object>> listener) {
-        PendingRequests.Pending p = pending.register(op, partition, listener);
-        args.put("request_id", p.requestId);
-        Map<String, Object> envelope;
-        try {
-            envelope = callRouted(op, partition, BridgeJson.toJson(args));
-        } catch (Exception e) {
-            pending.callFailed(p, e);
+        PendingRequests.Waitable call =
+                pending.callWaitable(op, partition, task, listener, "queued", id -> callWith(op, partition, args, id));
+        if (call == null) {
             ticks.soon();
-            return;
-        }
-        Exception closedMeanwhile = pending.callReturned(p);
-        Map<?, ?> result = (Map<?, ?>) envelope.get("result");
-        if (result.containsKey("granted")) {
-            // Replicated, a partition closed meanwhile fails the commit below (retryable).
-            pending.remove(p);
-            Map<String, Object> body = ResponseShapes.granted(op, result.get("granted"));
+        } else if (call.waits()) {
+            handleAfterCommit(partition, call.envelope());
+        } else {
+            // Replicated, a partition closed meanwhile fails the commit (retryable).
+            Map<String, Object> body = ResponseShapes.granted(op, call.result().get("granted"));
             afterCommit(partition, listener.delegateFailureAndWrap((l, ignored) -> {
-                handle(envelope);
+                handle(call.envelope());
                 l.onResponse(body);
             }));
-        } else {
-            Map<?, ?> queued = (Map<?, ?>) result.get("queued");
-            pending.queued(p, ((Number) queued.get("waiter_id")).longValue(), task);
-            pending.failIfClosedDuringCall(p, closedMeanwhile);
-            handleAfterCommit(partition, envelope);
         }
     }
 
@@ -478,27 +468,28 @@ public final class LockService implements Closeable {
      */
     private void watch(
             int partition, Map<String, Object> args, Task task, ActionListener<Map<String, Object>> listener) {
-        PendingRequests.Pending p = pending.register(NativeOp.WATCH, partition, listener);
-        args.put("request_id", p.requestId);
-        Map<String, Object> envelope;
-        try {
-            envelope = callRouted(NativeOp.WATCH, partition, BridgeJson.toJson(args));
-        } catch (Exception e) {
-            pending.callFailed(p, e);
+        PendingRequests.Waitable call = pending.callWaitable(
+                NativeOp.WATCH,
+                partition,
+                task,
+                listener,
+                "watching",
+                id -> callWith(NativeOp.WATCH, partition, args, id));
+        if (call == null) {
             return;
         }
-        Exception closedMeanwhile = pending.callReturned(p);
-        Map<?, ?> result = (Map<?, ?>) envelope.get("result");
-        if (result.get("answered") instanceof Map<?, ?> answered) {
-            pending.remove(p);
-            Map<String, Object> body = ResponseShapes.watched(answered);
+        if (call.waits() == false) {
+            Map<String, Object> body =
+                    ResponseShapes.watched((Map<?, ?>) call.result().get("answered"));
             afterCommit(partition, listener.map(ignored -> body)); // the end it reports is committed
-        } else {
-            Map<?, ?> watching = (Map<?, ?>) result.get("watching");
-            pending.queued(p, ((Number) watching.get("waiter_id")).longValue(), task);
-            pending.failIfClosedDuringCall(p, closedMeanwhile);
         }
-        handleAfterCommit(partition, envelope);
+        handleAfterCommit(partition, call.envelope());
+    }
+
+    /** Runs a request that may wait, carrying the id its later event will name. */
+    private Map<String, Object> callWith(NativeOp op, int partition, Map<String, Object> args, long requestId) {
+        args.put("request_id", requestId);
+        return callRouted(op, partition, BridgeJson.toJson(args));
     }
 
     /**

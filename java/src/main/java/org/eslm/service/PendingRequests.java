@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntPredicate;
+import java.util.function.LongFunction;
 import java.util.function.Supplier;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -60,11 +61,50 @@ final class PendingRequests {
         }
     }
 
+    /** How a call that may wait went: the request, the core's envelope, its result, whether it waits. */
+    record Waitable(Pending request, Map<String, Object> envelope, Map<?, ?> result, boolean waits) {}
+
+    /**
+     * Runs one call that may wait, an acquire or a watch (docs/ARCHITECTURE.md "Waiting without
+     * threads, and time"). It is registered under a request id before it crosses the bridge, as
+     * the core's event for it may be drained by another thread's call before this one returns;
+     * {@code call} runs it with that id. When the answer's {@code waitingField} names a waiter,
+     * the request waits: its task's cancellation cancels the waiter, and the core's later event
+     * answers {@code listener}. Otherwise it was answered at once and the caller answers the
+     * listener. A call that throws answers the listener with its failure; then null.
+     */
+    Waitable callWaitable(
+            NativeOp op,
+            int partition,
+            Task task,
+            ActionListener<Map<String, Object>> listener,
+            String waitingField,
+            LongFunction<Map<String, Object>> call) {
+        Pending p = register(op, partition, listener);
+        Map<String, Object> envelope;
+        try {
+            envelope = call.apply(p.requestId);
+        } catch (Exception e) {
+            callFailed(p, e);
+            return null;
+        }
+        Exception closedMeanwhile = callReturned(p);
+        Map<?, ?> result = (Map<?, ?>) envelope.get("result");
+        if (result.get(waitingField) instanceof Map<?, ?> waiting) {
+            queued(p, ((Number) waiting.get("waiter_id")).longValue(), task);
+            failIfClosedDuringCall(p, closedMeanwhile);
+            return new Waitable(p, envelope, result, true);
+        }
+        // Answered at once; replicated, a partition closed meanwhile fails the caller's commit.
+        remove(p);
+        return new Waitable(p, envelope, result, false);
+    }
+
     /**
      * Registers a request before its call: the grant event may be drained by another thread's
      * call before this one returns.
      */
-    Pending register(NativeOp op, int partition, ActionListener<Map<String, Object>> listener) {
+    private Pending register(NativeOp op, int partition, ActionListener<Map<String, Object>> listener) {
         long requestId = requestIds.incrementAndGet();
         Pending p = new Pending(requestId, op, partition, listener);
         pending.put(requestId, p);
@@ -78,7 +118,7 @@ final class PendingRequests {
      * partition, which it would panic again (docs/RELIABILITY.md "A panic in the core"). Answers
      * that close's failure, if any, for the caller to give when its call did not fail.
      */
-    Exception callReturned(Pending p) {
+    private Exception callReturned(Pending p) {
         synchronized (p) {
             p.inCall = false;
             return p.failedInCall;
@@ -86,7 +126,7 @@ final class PendingRequests {
     }
 
     /** {@code p}'s own call threw {@code e}: answered with it, once (see {@link #callReturned}). */
-    void callFailed(Pending p, Exception e) {
+    private void callFailed(Pending p, Exception e) {
         callReturned(p);
         if (remove(p)) {
             p.listener.onFailure(e);
@@ -98,19 +138,19 @@ final class PendingRequests {
      * failure from {@link #callReturned}, or null): the waiter went with the partition, so
      * {@code p} is answered with that failure now.
      */
-    void failIfClosedDuringCall(Pending p, Exception closedMeanwhile) {
+    private void failIfClosedDuringCall(Pending p, Exception closedMeanwhile) {
         if (closedMeanwhile != null && remove(p)) {
             p.listener.onFailure(closedMeanwhile);
         }
     }
 
     /** Forgets {@code p}; whether it was still waiting (so the caller answers it). */
-    boolean remove(Pending p) {
+    private boolean remove(Pending p) {
         return pending.remove(p.requestId) != null;
     }
 
     /** The core queued {@code p} as {@code waiterId}: cancelling its task now cancels the waiter. */
-    void queued(Pending p, long waiterId, Task task) {
+    private void queued(Pending p, long waiterId, Task task) {
         p.waiterId = waiterId;
         if (task instanceof CancellableTask cancellable) {
             cancellable.addListener(() -> cancel(p));

@@ -20,7 +20,8 @@ import org.junit.jupiter.api.Test;
  * The bridge's numbers are defined once, in Rust ({@code ops::Op}, {@code lock_core::ErrorCode}),
  * and emitted by cbindgen into the committed C header {@code rust/lock-jni/include/eslm.h}, which a
  * Rust test keeps current. This test holds the Java copies ({@link NativeOp},
- * {@link NativeLockException}'s constants) to that header, name by name and number by number.
+ * {@link NativeLockException}'s constants, {@link NativeLogLevel}, {@link NativeFormat},
+ * {@link NativeLockCore#ALL_PARTITIONS}) to that header, name by name and number by number.
  */
 class BridgeVocabularyTest {
     private static final Pattern OP = Pattern.compile("^\\s*ESLM_OP_(\\w+) = (\\d+),", Pattern.MULTILINE);
@@ -61,6 +62,29 @@ class BridgeVocabularyTest {
         Map<String, Integer> header = constants(FORMAT, header());
         assertEquals(2, header.size(), "both formats in the header: " + header);
         assertEquals(List.of(), mismatches(header, java));
+    }
+
+    private static final Pattern LOG_LEVEL = Pattern.compile("^\\s*ESLM_LOG_LEVEL_(\\w+) = (\\d+),", Pattern.MULTILINE);
+
+    @Test
+    void everyLogLevelHasTheHeadersNumber() throws IOException {
+        Map<String, Integer> java = new TreeMap<>();
+        for (NativeLogLevel level : NativeLogLevel.values()) {
+            java.put(level.name(), level.code());
+        }
+        Map<String, Integer> header = constants(LOG_LEVEL, header());
+        assertEquals(5, header.size(), "every level in the header: " + header);
+        assertEquals(List.of(), mismatches(header, java));
+    }
+
+    private static final Pattern ALL_PARTITIONS =
+            Pattern.compile("^#define (ALL_PARTITIONS) (-?\\d+)$", Pattern.MULTILINE);
+
+    /** The partition number of node-wide ops. */
+    @Test
+    void allPartitionsIsTheHeaders() throws IOException {
+        Map<String, Integer> header = constants(ALL_PARTITIONS, header());
+        assertEquals(List.of(), mismatches(header, Map.of("ALL_PARTITIONS", NativeLockCore.ALL_PARTITIONS)));
     }
 
     /** The checker itself finds a renumbered, a missing and an extra constant. */

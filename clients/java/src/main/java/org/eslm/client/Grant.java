@@ -5,7 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.eslm.client.internal.Wire;
 
-/** One granted lock as an acquire answer describes it (docs/API.md, "Answer 200"). */
+/** One granted lock as an acquire answer describes it (docs/API.md, "POST /_locks/{key}/_acquire"). */
 record Grant(
         String key,
         LockMode mode,

@@ -145,7 +145,7 @@ public final class LockClient extends Locking implements AutoCloseable {
     }
 
     /**
-     * Evicts every holder of {@code key} (docs/API.md "Force release"), logged on the node with
+     * Evicts every holder of {@code key} (docs/API.md "POST /_locks/{key}/_force_release"), logged on the node with
      * {@code reason}: for a holder known to be gone. Their tokens are dead; a holder still alive is
      * fenced off and finds its lock lost. Answers the evicted grants: owner to fencing token, empty
      * when nothing was held.

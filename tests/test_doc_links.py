@@ -1,0 +1,84 @@
+"""The documents' references to docs/API.md resolve (issue 29): every markdown link into a
+document of the repository with an `#anchor` names a heading or an `<a id>` of that document, and
+every citation by name (`docs/API.md "The fencing recipe"`, in the READMEs, the docs and the
+clients' sources) names a heading or a bold paragraph title (`**Modes.**`) of docs/API.md. The
+checkers are tried on hand-made text too. No node needed."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+API = ROOT / "docs" / "API.md"
+# Where citations live: the documents and the clients' sources (docstrings, Javadoc).
+CITING = ["*.md", "docs/*.md", "bench/*.md", "clients/**/*.md", "clients/python/src/**/*.py",
+          "clients/java/src/main/**/*.java", "clients/shedlock/src/main/**/*.java", "java/src/main/**/*.java",
+          "rust/**/*.md"]
+LINK = re.compile(r"\]\(([^)\s#]*)#([^)\s]+)\)")
+CITATION = re.compile(r'API\.md,?\s+\(?"([^"]+)"')
+
+
+def anchors(markdown: str) -> set[str]:
+    """GitHub's anchors of the headings, and the explicit `<a id>`s."""
+    out = set(re.findall(r'<a (?:id|name)="([^"]+)"', markdown))
+    for line in markdown.splitlines():
+        heading = re.match(r"#+\s+(.*)", line)
+        if heading:
+            text = heading.group(1).strip().lower()
+            out.add(re.sub(r"[^\w\- ]", "", text).replace(" ", "-"))
+    return out
+
+
+def section_names(markdown: str) -> set[str]:
+    """Headings (without their `#`s and backquotes) and bold paragraph titles (`**Modes.**`)."""
+    names = {re.sub(r"^#+\s+", "", line).strip().replace("`", "")
+             for line in markdown.splitlines() if line.startswith("#")}
+    names |= {m.rstrip(".") for m in re.findall(r"^\*\*([^*]+?)\.?\*\*", markdown, re.M)}
+    return names
+
+
+def broken_links(source: Path, text: str) -> list[str]:
+    out = []
+    for target, anchor in LINK.findall(text):
+        if target.startswith(("http:", "https:")) or (target and not target.endswith(".md")):
+            continue
+        doc = (source.parent / target) if target else source
+        if not doc.exists():
+            out.append(f"{target}#{anchor} (no such file)")
+        elif anchor not in anchors(doc.read_text()):
+            out.append(f"{target}#{anchor}")
+    return out
+
+
+def unknown_citations(text: str, names: set[str]) -> list[str]:
+    # one line, without the comment leaders a citation may be wrapped across (` * `, `//`, `#`)
+    flat = " ".join(re.sub(r"\n\s*(?:\*|//+|#)?", " ", text).split())
+    return [name for name in CITATION.findall(flat) if name.replace("`", "") not in names]
+
+
+def citing_files() -> list[Path]:
+    files = {p for pattern in CITING for p in ROOT.glob(pattern)}
+    return sorted(p for p in files if not {"build", "target", "node_modules"} & set(p.relative_to(ROOT).parts))
+
+
+def test_every_anchor_link_names_a_heading_of_its_document():
+    problems = {str(p.relative_to(ROOT)): broken_links(p, p.read_text()) for p in citing_files() if p.suffix == ".md"}
+    assert {k: v for k, v in problems.items() if v} == {}
+
+
+def test_every_citation_of_api_md_names_one_of_its_sections():
+    names = section_names(API.read_text())
+    assert {"The fencing recipe", "Modes", "Partitions and hash tags", "GET /_locks/{key}/_watch"} <= names
+    problems = {str(p.relative_to(ROOT)): unknown_citations(p.read_text(), names) for p in citing_files()}
+    assert {k: v for k, v in problems.items() if v} == {}
+
+
+def test_the_checkers_report_what_does_not_resolve(tmp_path):
+    doc = tmp_path / "API.md"
+    doc.write_text('# REST API\n## The fencing recipe\n<a id="watch"></a>\n**Modes.** text\n')
+    readme = tmp_path / "README.md"
+    readme.write_text("[a](API.md#watch) [b](API.md#the-fencing-recipe) [c](API.md#gone) [d](#rest-api)")
+    assert broken_links(readme, readme.read_text()) == ["API.md#gone", "#rest-api"]
+    names = section_names(doc.read_text())
+    assert unknown_citations('see docs/API.md "Modes" and docs/API.md,\n "Watch a lock"', names) == ["Watch a lock"]
