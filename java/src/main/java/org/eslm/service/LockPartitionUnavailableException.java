@@ -37,7 +37,7 @@ public final class LockPartitionUnavailableException extends LockException {
      * commit failed. Such a change is not lost for sure: a planned move hands the previous owner's
      * table over as it stands, applied change included. So a coordinator that retries an ending
      * change (a release, a session end) and then finds nothing to end answers this instead of 404
-     * (TransportLockOpAction; docs/ARCHITECTURE.md "Replication").
+     * (action.PartitionRouter; docs/ARCHITECTURE.md "Replication").
      */
     public LockPartitionUnavailableException withAppliedAnswer(Map<String, Object> answer) {
         LockPartitionUnavailableException e = new LockPartitionUnavailableException(getMessage(), 0);
