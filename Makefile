@@ -32,10 +32,11 @@ run:
 	$(MVN) package -DskipTests -Des.version=$(ES_VERSION)
 	python3 scripts/node.py run
 
-## The test targets start their nodes with a C1-only JIT (scripts/node.py, ESLM_NODE_JAVA_OPTS): a
-## three-node cluster is ready in about half the time on two cores. `make run` and the benchmark's
-## figures use Elasticsearch's own JVM options. Set ESLM_NODE_JAVA_OPTS= to test without it.
-TEST_NODE_JAVA_OPTS := -XX:TieredStopAtLevel=1
+## The test targets start their nodes with a C1-only JIT and without touching the whole heap at
+## start (scripts/node.py, ESLM_NODE_JAVA_OPTS): a three-node cluster is ready in about half the
+## time on two cores. `make run` and the benchmark's figures use Elasticsearch's own JVM options.
+## Set ESLM_NODE_JAVA_OPTS= to test without them.
+TEST_NODE_JAVA_OPTS := -XX:TieredStopAtLevel=1 -XX:-AlwaysPreTouch
 quick-test integration-test client-test: export ESLM_NODE_JAVA_OPTS ?= $(TEST_NODE_JAVA_OPTS)
 
 ## Everything CI runs.
@@ -86,17 +87,21 @@ java-test: build
 	done
 
 ## Real nodes from the integ-test-zip, plugin installed with elasticsearch-plugin, over HTTP, in
-## three lanes at once (scripts/lanes.py; the tests mostly wait on their nodes, so side by side they
-## end sooner on two cores than one after another): the whole suite on the default version but
-## for LANE_TESTS, printed as it runs; on nodes of every other supported version the modules marked
-## `every_version` (what differs between versions, pytest.ini), then the Python client's suites;
-## the upgrade tests (from $(ES8) and from the previous plugin, tests/integration/test_upgrade.py),
-## then the benchmark harness's smoke tests.
+## lanes at once (scripts/lanes.py): on two cores the tests' CPU is what bounds the run, and lanes
+## keep both cores busy to its end. The whole suite on the default version (but for LANE_TESTS)
+## in three lanes by module name, the first printed as it runs; on nodes of every other supported
+## version the modules marked `every_version` (what differs between versions, pytest.ini), then
+## the Python client's suites; the upgrade tests (from $(ES8) and from the previous plugin,
+## tests/integration/test_upgrade.py), then the benchmark harness's smoke tests.
 LANE_TESTS := tests/test_bench_smoke.py tests/integration/test_upgrade.py
 OTHER_VERSIONS := $(filter-out $(ES_DEFAULT),$(ES_VERSIONS))
+PYTEST_DEFAULT = ES_VERSION=$(ES_DEFAULT) python3 -m pytest -v --durations=10 $(PYTEST_ARGS)
+suite_part = $(filter-out $(LANE_TESTS),$(sort $(wildcard $(1))))
 integration-test: $(PY_ES8)
-	python3 scripts/lanes.py --timeout 3000 --follow suite \
-	  "suite=ES_VERSION=$(ES_DEFAULT) python3 -m pytest tests -v --durations=20 $(LANE_TESTS:%=--ignore=%) $(PYTEST_ARGS)" \
+	python3 scripts/lanes.py --timeout 3000 --follow suite-a-g \
+	  "suite-a-g=$(PYTEST_DEFAULT) $(call suite_part,tests/integration/test_[a-g]*.py)" \
+	  "suite-h-q=$(PYTEST_DEFAULT) $(call suite_part,tests/integration/test_[h-q]*.py)" \
+	  "suite-r-z=$(PYTEST_DEFAULT) $(call suite_part,tests/integration/test_[r-z]*.py tests/test_*.py)" \
 	  "versions=$(foreach v,$(OTHER_VERSIONS),ES_VERSION=$(v) python3 -m pytest tests -v -m every_version --durations=10 $(LANE_TESTS:%=--ignore=%) $(PYTEST_ARGS) &&) $(MAKE) --no-print-directory client-test" \
 	  "upgrade-bench=$(MAKE) --no-print-directory previous-plugin && ES_VERSION=$(ES_DEFAULT) python3 -m pytest tests/integration/test_upgrade.py tests/test_bench_smoke.py -v -s --durations=10 $(PYTEST_ARGS)"
 

@@ -5,11 +5,13 @@ Everything lives under the project's build folder:
 
     build/dist/elasticsearch-<v>.zip      the integ-test-zip, fetched from Maven Central by Maven
     build/dist/elasticsearch-<v>/         its pristine unpacked tree
-    build/<cluster>/<node>/es/            a per-node copy with the plugin installed
+    build/dist/installed/<v>-<digest>/    that tree with the plugin installed, once per zip
+    build/<cluster>/<node>/es/            a per-node copy of it
     build/<cluster>/<node>/{data,logs}/   the node's data and logs
 
 The plugin is installed the way a user installs it: `bin/elasticsearch-plugin install --batch
-file:///...zip`. Nodes bind to 127.0.0.1 only, without security (plain HTTP) unless started with
+file:///...zip` (into a copy of the distribution that nodes then copy, see
+`installed_distribution`). Nodes bind to 127.0.0.1 only, without security (plain HTTP) unless started with
 a `Security` (one node with security on, HTTP still without TLS: see that class). Elasticsearch
 refuses to run as root, so when this script runs as root it starts nodes as the unprivileged
 system user `eslm` (created on first use) and hands the node's folder to it.
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import hashlib
 import json
 import os
 import re
@@ -128,7 +131,8 @@ def maven_env() -> dict:
 
 RUN_AS = "eslm"
 
-# More JVM options for every node this script starts, from $ESLM_NODE_JAVA_OPTS. The test targets
+# More JVM options for every node this script starts (and its launcher's and the plugin CLI's JVMs),
+# from $ESLM_NODE_JAVA_OPTS. The test targets
 # of the Makefile set `-XX:TieredStopAtLevel=1` (C1 only: a node boots in about half the CPU, which
 # on a two-core machine is most of a test's set-up); a node measured for figures runs without it,
 # as users run theirs (bench/run.py refuses it outside --quick).
@@ -138,6 +142,60 @@ NODE_JAVA_OPTS_ENV = "ESLM_NODE_JAVA_OPTS"
 def extra_java_options() -> str:
     """The options of $ESLM_NODE_JAVA_OPTS, or "" when unset."""
     return os.environ.get(NODE_JAVA_OPTS_ENV, "").strip()
+
+
+# The CLI's output, written into a tree once every plugin is installed (see installed_distribution).
+INSTALLED_MARK = ".eslm-installed"
+# How many installed trees build/dist/installed/ keeps (the newest): every build of the plugin zip
+# makes a new one.
+INSTALLED_KEPT = 8
+
+
+def installed_distribution(version: str, plugins: tuple[Path, ...], env: dict) -> Path:
+    """The distribution of `version` with `plugins` installed in that order by the real CLI
+    (`bin/elasticsearch-plugin install --batch file://...`), made once per version and plugin
+    contents under build/dist/installed/ and copied by each node: the CLI is a JVM of its own, and
+    on two cores starting it for every node of a test run adds up to minutes. Made in a staging
+    folder and renamed into place, so runs side by side never see half a tree."""
+    digest = hashlib.sha256(version.encode())
+    for zip_file in plugins:
+        digest.update(zip_file.read_bytes())
+    root = BUILD / "dist" / "installed"
+    tree = root / f"{version}-{digest.hexdigest()[:16]}"
+    if (tree / INSTALLED_MARK).exists():
+        return tree
+    root.mkdir(parents=True, exist_ok=True)
+    staging = root / f".staging-{os.getpid()}-{tree.name}"
+    shutil.rmtree(staging, ignore_errors=True)
+    shutil.copytree(distribution(version), staging, symlinks=True)
+    output = ""
+    for zip_file in plugins:
+        result = subprocess.run(
+            [str(staging / "bin" / "elasticsearch-plugin"), "install", "--batch", zip_file.as_uri()],
+            env=env, capture_output=True, text=True,
+        )
+        if result.returncode != 0:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise RuntimeError(
+                f"elasticsearch-plugin install of {zip_file.name} failed ({result.returncode}):\n"
+                f"{result.stdout}\n{result.stderr}"
+            )
+        output += result.stdout + result.stderr
+    (staging / INSTALLED_MARK).write_text(output)
+    try:
+        staging.rename(tree)
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)  # a run beside this one made it first
+    _prune_installed(root)
+    return tree
+
+
+def _prune_installed(root: Path) -> None:
+    """Removes all but the INSTALLED_KEPT newest installed trees."""
+    trees = sorted((t for t in root.iterdir() if (t / INSTALLED_MARK).exists()),
+                   key=lambda t: (t / INSTALLED_MARK).stat().st_mtime, reverse=True)
+    for old in trees[INSTALLED_KEPT:]:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def ensure_run_as_user(user: str = RUN_AS) -> None:
@@ -314,20 +372,10 @@ class Node:
         self._install_es(version, plugin)
 
     def _install_es(self, version: str, plugin: Path, *more: Path) -> None:
-        shutil.copytree(distribution(version), self.es, symlinks=True)
+        template = installed_distribution(version, (plugin, *more), self._env())
+        shutil.copytree(template, self.es, symlinks=True)
         self.version = version
-        self.install_output = ""
-        for zip_file in (plugin, *more):
-            result = subprocess.run(
-                [str(self.es / "bin" / "elasticsearch-plugin"), "install", "--batch", zip_file.as_uri()],
-                env=self._env(), capture_output=True, text=True,
-            )
-            if result.returncode != 0:
-                raise RuntimeError(
-                    f"elasticsearch-plugin install of {zip_file.name} failed ({result.returncode}):\n"
-                    f"{result.stdout}\n{result.stderr}"
-                )
-            self.install_output += result.stdout + result.stderr
+        self.install_output = (template / INSTALLED_MARK).read_text()
         if self.security is not None:
             self.security.configure(self.es, self._env())
         if os.geteuid() == 0:
@@ -342,6 +390,8 @@ class Node:
         env["HOME"] = str(self.home)
         env["ES_JAVA_OPTS"] = " ".join(filter(None, (
             f"-Xms{self.heap} -Xmx{self.heap} --enable-native-access=ALL-UNNAMED", extra_java_options())))
+        if extra_java_options():
+            env["CLI_JAVA_OPTS"] = extra_java_options()  # the launcher's and the plugin CLI's JVM
         return env
 
     def settings(self) -> list[str]:
