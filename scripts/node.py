@@ -105,11 +105,15 @@ def distribution(version: str) -> Path:
     if not archive.exists():
         artifact = f"org.elasticsearch.distribution.integ-test-zip:elasticsearch:{version}:zip"
         print(f"fetching {artifact} from Maven Central ...", flush=True)
+        fetched = dist_dir / f".fetch-{os.getpid()}"
         subprocess.run(
             ["mvn", "-q", "-B", "dependency:copy", f"-Dartifact={artifact}",
-             f"-DoutputDirectory={dist_dir}", "-Dmdep.overWriteIfNewer=true"],
+             f"-DoutputDirectory={fetched}", "-Dmdep.overWriteIfNewer=true"],
             check=True, cwd=ROOT, env=maven_env(),
         )
+        # renamed into place whole, so that runs side by side never read a half-written zip
+        (fetched / archive.name).replace(archive)
+        shutil.rmtree(fetched, ignore_errors=True)
     staging = dist_dir / f".unpack-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     with zipfile.ZipFile(archive) as z:
@@ -118,7 +122,12 @@ def distribution(version: str) -> Path:
         script.chmod(0o755)
     jdk_bin = staging / f"elasticsearch-{version}" / "jdk"
     assert not jdk_bin.exists(), "the integ-test-zip is expected to carry no JDK"
-    (staging / f"elasticsearch-{version}").rename(tree)
+    try:
+        (staging / f"elasticsearch-{version}").rename(tree)
+    except OSError:
+        if not (tree / "bin" / "elasticsearch").exists():
+            raise
+        # a test run beside this one unpacked it first (make integration-test runs lanes at once)
     shutil.rmtree(staging, ignore_errors=True)
     return tree
 

@@ -423,7 +423,21 @@ def test_node_diagnostics_report_node_plugin_settings_and_core(locks, single_nod
     for p in core["partitions"]:
         assert p["state"] == "active" and p["epoch"] >= 1
         assert p["held"] >= 0 and p["waiting"] >= 0
-    held_before = sum(p["held"] for p in core["partitions"])
+
+    def held() -> int:
+        return sum(p["held"] for p in ok(locks.diagnostics())["core"]["partitions"])
+
+    # Leases of earlier tests on this shared node may end meanwhile (only ever fewer holders):
+    # a count is taken as the one lock's only when the total before it equals the total after.
+    for _ in range(5):
+        k, holder = unique("diag"), unique("holder")
+        before = held()
+        ok(locks.acquire(k, holder))
+        during = held()
+        ok(locks.release(k, holder))
+        if held() == before:
+            break
+    assert during == before + 1, (before, during)
 
     k, holder, waiter = unique("diag"), unique("holder"), unique("waiter")
     ok(locks.acquire(k, holder))
@@ -431,7 +445,6 @@ def test_node_diagnostics_report_node_plugin_settings_and_core(locks, single_nod
     fut = pool.submit(lc.acquire, k, waiter, wait="20s")
     wait_for_waiter(locks, k, waiter)
     d2 = ok(locks.diagnostics())["core"]
-    assert sum(p["held"] for p in d2["partitions"]) == held_before + 1
     assert sum(p["waiting"] for p in d2["partitions"]) >= 1
     assert k in json.dumps(d2["oldest_waiters"]), d2["oldest_waiters"]
     ok(locks.release(k, holder))
