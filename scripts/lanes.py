@@ -45,8 +45,10 @@ def main() -> int:
         log = LOGS / f"{name}.log"
         print(f"=== lane {name}: {command} (output: {log})", flush=True)
         followed = name == args.follow
+        # ESLM_LANE: scripts/node.py gives each lane node folders of its own
         process = subprocess.Popen(["bash", "-c", command], stdout=subprocess.PIPE if followed else log.open("w"),
-                                   stderr=subprocess.STDOUT, start_new_session=True)
+                                   stderr=subprocess.STDOUT, start_new_session=True,
+                                   env={**os.environ, "ESLM_LANE": name})
         if followed:
             tees[name] = threading.Thread(target=_tee, args=(process.stdout, log), daemon=True)
             tees[name].start()

@@ -42,6 +42,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
 PLUGIN_NAME = "lock-manager"
+# The lane a test run is in (scripts/lanes.py sets it): node folders are per lane.
+LANE_ENV = "ESLM_LANE"
 
 
 def es_version() -> str:
@@ -59,9 +61,13 @@ def default_es_version() -> str:
 
 def cluster_home(cluster: str) -> Path:
     """The folder of a cluster's nodes: build/<cluster> on the default version, build/<cluster>-es<v>
-    on another, since `make integration-test` runs the same test modules on both versions at once."""
+    on another, and with `-<lane>` added inside a lane of scripts/lanes.py ($ESLM_LANE):
+    `make integration-test` runs test modules that share fixtures (tests/conftest.py) in lanes at
+    once, on one version and on both."""
     version = es_version()
-    return BUILD / (cluster if version == default_es_version() else f"{cluster}-es{version}")
+    name = cluster if version == default_es_version() else f"{cluster}-es{version}"
+    lane = os.environ.get(LANE_ENV)
+    return BUILD / (f"{name}-{lane}" if lane else name)
 
 
 def java_home() -> str:

@@ -13,7 +13,8 @@ run:
 
     ESLM_NEMESIS_SECONDS=600 ESLM_NEMESIS_SEED=1 python3 -m pytest tests/integration/test_nemesis.py -v -s
 
-The history of the last run is left in build/eslm-it-nemesis/history.jsonl for a post-mortem."""
+The history of the last run is left in the cluster's folder (build/eslm-it-nemesis/, with the lane's
+name added under make test) as history.jsonl for a post-mortem."""
 
 from __future__ import annotations
 
