@@ -128,14 +128,20 @@ def distribution(version: str) -> Path:
         script.chmod(0o755)
     jdk_bin = staging / f"elasticsearch-{version}" / "jdk"
     assert not jdk_bin.exists(), "the integ-test-zip is expected to carry no JDK"
-    try:
-        (staging / f"elasticsearch-{version}").rename(tree)
-    except OSError:
-        if not (tree / "bin" / "elasticsearch").exists():
-            raise
-        # a test run beside this one unpacked it first (make integration-test runs lanes at once)
+    _move_into_place(staging / f"elasticsearch-{version}", tree, tree / "bin" / "elasticsearch")
     shutil.rmtree(staging, ignore_errors=True)
     return tree
+
+
+def _move_into_place(made: Path, tree: Path, complete: Path) -> None:
+    """Renames the folder `made` in staging to `tree`, so that nobody sees half of it. When a run
+    beside this one put `tree` there first (`complete`, a file of a finished tree, exists), theirs
+    is used and `made` is left for the caller to remove (make integration-test runs lanes at once)."""
+    try:
+        made.rename(tree)
+    except OSError:
+        if not complete.exists():
+            raise
 
 
 def maven_env() -> dict:
@@ -147,10 +153,10 @@ def maven_env() -> dict:
 RUN_AS = "eslm"
 
 # More JVM options for every node this script starts (and its launcher's and the plugin CLI's JVMs),
-# from $ESLM_NODE_JAVA_OPTS. The test targets
-# of the Makefile set `-XX:TieredStopAtLevel=1` (C1 only: a node boots in about half the CPU, which
-# on a two-core machine is most of a test's set-up); a node measured for figures runs without it,
-# as users run theirs (bench/run.py refuses it outside --quick).
+# from $ESLM_NODE_JAVA_OPTS. The Makefile's test targets set `-XX:TieredStopAtLevel=1
+# -XX:-AlwaysPreTouch` (C1 only, the heap not touched at start: a node boots in about half the
+# CPU, which on a two-core machine is most of a test's set-up); a node measured for figures runs
+# without them, as users run theirs (bench/run.py refuses them outside --quick).
 NODE_JAVA_OPTS_ENV = "ESLM_NODE_JAVA_OPTS"
 
 
@@ -197,10 +203,8 @@ def installed_distribution(version: str, plugins: tuple[Path, ...], env: dict) -
             )
         output += result.stdout + result.stderr
     (staging / INSTALLED_MARK).write_text(output)
-    try:
-        staging.rename(tree)
-    except OSError:
-        shutil.rmtree(staging, ignore_errors=True)  # a run beside this one made it first
+    _move_into_place(staging, tree, tree / INSTALLED_MARK)
+    shutil.rmtree(staging, ignore_errors=True)
     _prune_installed(root)
     return tree
 

@@ -64,9 +64,7 @@ pub(super) fn take_batch(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeE
     let format = args.format;
     lock_core::check_write_format(format)?;
     let (batch, empty) = if args.full {
-        let mut full = cx.one()?.export_full();
-        full.snapshot.format = format;
-        (format!("{{\"full\":{}}}", to_json(&full)?), false)
+        (format!("{{\"full\":{}}}", full_state(cx, format)?), false)
     } else {
         let now = cx.now;
         let mut delta = cx.one()?.take_changes(now)?;
@@ -80,6 +78,11 @@ pub(super) fn take_batch(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeE
 /// the format asked for.
 pub(super) fn export_full(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
     let format = decode::<WriteFormat>(args)?.checked()?;
+    full_state(cx, format)
+}
+
+/// The partition's whole held state as JSON, in `format` (already checked).
+fn full_state(cx: &mut Ctx<'_>, format: u32) -> Result<String, BridgeError> {
     let mut full = cx.one()?.export_full();
     full.snapshot.format = format;
     to_json(&full)
