@@ -77,9 +77,21 @@ def main() -> int:
             sys.stdout.flush()
         if code != 0:
             failed.append(name)
+    for name, log, _ in running:
+        if name in failed:
+            print(f"\n=== lane {name} failed; its summary:\n{_failure_summary(log)}", flush=True)
     print(f"\n=== lanes: {len(running) - len(failed)} of {len(running)} passed"
           + (f"; failed: {', '.join(failed)}" if failed else ""), flush=True)
     return 1 if failed else 0
+
+
+def _failure_summary(log: Path, tail: int = 40) -> str:
+    """The lines that say what failed, repeated last: CI may keep only the head and the tail of a
+    long output, and a failed lane's own lines sit in its middle. pytest's short summary (its
+    FAILED and ERROR lines) when there is one, else the log's last lines."""
+    lines = log.read_text(errors="replace").splitlines()
+    marks = [i for i, line in enumerate(lines) if "short test summary info" in line]
+    return "\n".join(lines[marks[-1]:] if marks else lines[-tail:])
 
 
 def _tee(stream, log: Path) -> None:
