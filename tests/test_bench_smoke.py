@@ -43,10 +43,16 @@ def test_bench_quick_runs_every_peer_and_workload(tmp_path):
                  "contended-64"):
         assert set(workloads[name]) == peers | ({"es-floor"} if name in floor else set()), name
         for peer, r in workloads[name].items():
-            assert r["grants"] > 0 and not r["errors"], (name, peer, r)
+            assert not r["errors"], (name, peer, r)
+            # Only grants whose acquire began inside the window count. Under contention the polling
+            # document recipe may count none in a quick run's 1.5 s: every client can still be
+            # polling from the warm-up (the starvation the benchmark is there to show; seen once
+            # on a loaded machine). Every other peer and workload grants.
+            starved = name.startswith("contended") and peer == "doc-recipe" and r["grants"] == 0
+            assert r["grants"] > 0 or starved, (name, peer, r)
             if name.startswith("contended"):
                 assert r["mutual_exclusion_violations"] == 0, (name, peer)
-                assert r["handoff_p50_ms"] is not None, (name, peer)
+                assert starved or r["handoff_p50_ms"] is not None, (name, peer)
     # issue 15: a semaphore permit on the peers that have a semaphore (kazoo's recipe for ZooKeeper)
     assert set(workloads["semaphore-1"]) == {"plugin", "zookeeper"}
     assert all(r["grants"] > 0 and not r["errors"] for r in workloads["semaphore-1"].values())
