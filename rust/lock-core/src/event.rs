@@ -44,8 +44,16 @@ impl From<CancelReason> for WatchReason {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
-    /// A queued request was granted. `grants` lists its keys in request order.
-    Granted { waiter_id: WaiterId, request_id: u64, owner: String, grants: Vec<Grant> },
+    /// A queued request was granted. `grants` lists its keys in request order; `multi` says it
+    /// was a multi-lock ([`crate::Partition::acquire_many`]), whose answer has its own shape.
+    Granted {
+        waiter_id: WaiterId,
+        request_id: u64,
+        owner: String,
+        grants: Vec<Grant>,
+        #[serde(default)]
+        multi: bool,
+    },
     /// A queued request waited for its whole budget.
     WaitTimedOut {
         waiter_id: WaiterId,

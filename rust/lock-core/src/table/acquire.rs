@@ -41,6 +41,9 @@ pub(super) struct AcquireSpec<'a> {
     pub(super) request_id: u64,
     /// A semaphore acquire's permits (`semaphore.rs`), 0 otherwise.
     pub(super) permits: u16,
+    /// Asked for as a multi-lock: its grant event says so, for the bridge answers a multi-lock's
+    /// grant in the multi-lock's shape even when it names one key (docs/API.md "Many keys").
+    pub(super) multi: bool,
 }
 
 /// What an acquire did, before it is shaped for the single- or multi-key API.
@@ -130,6 +133,7 @@ impl LockTable {
             session: req.session.as_deref(),
             request_id: req.request_id,
             permits: semaphore.map_or(0, |s| s.permits),
+            multi: false,
         };
         let acquired = self.acquire_spec(&spec, now)?;
         if let Some(s) = semaphore {
@@ -450,6 +454,7 @@ impl LockTable {
             lease_ms: plan.lease_ms,
             session: plan.session,
             permits: plan.permits,
+            multi: req.multi,
         };
         self.insert_waiter(id, waiter);
         self.owner_unref(owner);

@@ -328,6 +328,7 @@ impl LockTable {
             session: req.session.as_deref(),
             request_id: req.request_id,
             permits: 0,
+            multi: true,
         };
         let out = self.acquire_spec(&spec, now).map(|done| match done {
             Acquired::Granted(gs) => {

@@ -239,6 +239,7 @@ impl LockTable {
             request_id: w.request_id,
             owner: owner_name,
             grants,
+            multi: w.multi,
         });
     }
 

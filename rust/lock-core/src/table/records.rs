@@ -200,6 +200,8 @@ pub(super) struct Waiter {
     pub(super) session: SessIdx,
     /// A semaphore waiter's permits, 0 for other scopes.
     pub(super) permits: u16,
+    /// Queued by a multi-lock (see `AcquireSpec::multi`).
+    pub(super) multi: bool,
 }
 
 impl Waiter {
