@@ -208,6 +208,12 @@ enum EslmOp
    * with a `watch_fired` or `watch_timed_out` event; its id is cancelled with `Cancel`).
    */
   ESLM_OP_WATCH = 24,
+  /**
+   * An election's answer from its lock's, on the node that took the REST call:
+   * `{"elected": <acquire body>}` | `{"state": <key info body>, "observed_term"?}` -> the
+   * election body (docs/API.md "Elections"). Touches no partition.
+   */
+  ESLM_OP_ELECTION_VIEW = 25,
 };
 #if __STDC_VERSION__ >= 202311L
 typedef enum EslmOp EslmOp;
@@ -235,6 +241,59 @@ enum EslmLogLevel
 typedef enum EslmLogLevel EslmLogLevel;
 #else
 typedef int32_t EslmLogLevel;
+#endif // __STDC_VERSION__ >= 202311L
+
+/**
+ * A member of an answer that the plugin reads.
+ */
+enum EslmField
+#if __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // __STDC_VERSION__ >= 202311L
+ {
+  ESLM_FIELD_RESULT,
+  ESLM_FIELD_EVENTS,
+  ESLM_FIELD_TICK_IN_MS,
+  ESLM_FIELD_GRANTED,
+  ESLM_FIELD_QUEUED,
+  ESLM_FIELD_ANSWERED,
+  ESLM_FIELD_WATCHING,
+  ESLM_FIELD_WAITER_ID,
+  ESLM_FIELD_REQUEST_ID,
+  ESLM_FIELD_BODY,
+  ESLM_FIELD_GIVE_BACK,
+  ESLM_FIELD_ERROR,
+  ESLM_FIELD_CODE,
+  ESLM_FIELD_MESSAGE,
+  ESLM_FIELD_KEY,
+  ESLM_FIELD_OWNER,
+  ESLM_FIELD_HOLDERS,
+  ESLM_FIELD_WAITED_MS,
+  ESLM_FIELD_CYCLE,
+  ESLM_FIELD_SESSION,
+  ESLM_FIELD_RETRY_AFTER_MS,
+  ESLM_FIELD_LIMIT,
+  ESLM_FIELD_MAX,
+  ESLM_FIELD_PARTITION,
+  ESLM_FIELD_EPOCH,
+  ESLM_FIELD_BATCH,
+  ESLM_FIELD_EMPTY,
+  ESLM_FIELD_SNAPSHOT,
+  ESLM_FIELD_APPLIED,
+  ESLM_FIELD_FULL,
+  ESLM_FIELD_PARTITIONS,
+  ESLM_FIELD_ID,
+  ESLM_FIELD_GRACE_LEFT_MS,
+  ESLM_FIELD_FENCING_TOKEN,
+  ESLM_FIELD_LEASE_MS,
+  ESLM_FIELD_SCOPE,
+  ESLM_FIELD_REENTRANT,
+  ESLM_FIELD_CHANGED,
+};
+#if __STDC_VERSION__ >= 202311L
+typedef enum EslmField EslmField;
+#else
+typedef int32_t EslmField;
 #endif // __STDC_VERSION__ >= 202311L
 
 /**

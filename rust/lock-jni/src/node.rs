@@ -25,6 +25,10 @@ pub struct NodeConfig {
     /// core). The plugin passes `[]` and opens partitions as the cluster assigns them.
     #[serde(default)]
     pub partitions: Option<Vec<PartitionSpec>>,
+    /// The Elasticsearch node's name, shown as the `node` of each holder a key's answer lists
+    /// (docs/API.md "Reading"); absent outside a node (the C ABI, tests).
+    #[serde(default)]
+    pub node_name: Option<String>,
 }
 
 /// A partition to open, with the epoch its tokens carry.
@@ -54,6 +58,8 @@ pub struct OpenSpec<'a> {
 #[derive(Debug)]
 pub struct NodeCore {
     started: Instant,
+    /// See [`NodeConfig::node_name`].
+    node_name: Option<String>,
     config: RwLock<Config>,
     partitions: RwLock<BTreeMap<u32, Arc<Partition>>>,
     /// When each partition's recovery grace ends (core clock); absent = never in grace.
@@ -92,12 +98,18 @@ impl NodeCore {
         );
         Ok(NodeCore {
             started: Instant::now(),
+            node_name: node.node_name,
             config: RwLock::new(node.config),
             partitions: RwLock::new(partitions),
             grace_until: RwLock::new(BTreeMap::new()),
             standbys: RwLock::new(BTreeMap::new()),
             failed: RwLock::new(BTreeMap::new()),
         })
+    }
+
+    /// The node's name, if the plugin gave it (see [`NodeConfig::node_name`]).
+    pub fn node_name(&self) -> Option<&str> {
+        self.node_name.as_deref()
     }
 
     /// Monotonic milliseconds since this core was created.

@@ -7,8 +7,12 @@ use eslm::ops::{call, Op};
 use serde_json::{json, Value};
 
 fn node() -> NodeCore {
-    NodeCore::new(NodeConfig { config: Default::default(), partitions: Some(vec![]) })
-        .expect("core")
+    NodeCore::new(NodeConfig {
+        config: Default::default(),
+        partitions: Some(vec![]),
+        node_name: None,
+    })
+    .expect("core")
 }
 
 fn ok(core: &NodeCore, op: Op, args: Value) -> Value {

@@ -12,8 +12,12 @@ use lock_core::{OLDEST_STATE_FORMAT, STATE_FORMAT};
 use serde_json::{json, Value};
 
 fn node() -> NodeCore {
-    NodeCore::new(NodeConfig { config: Default::default(), partitions: Some(vec![]) })
-        .expect("core")
+    NodeCore::new(NodeConfig {
+        config: Default::default(),
+        partitions: Some(vec![]),
+        node_name: None,
+    })
+    .expect("core")
 }
 
 fn ok(core: &NodeCore, op: Op, args: &Value) -> Value {

@@ -8,14 +8,14 @@
 use lock_core::LockError;
 
 use super::op::Op;
-use super::{introspection, locks, partitions, replication, sessions, BridgeError, Ctx};
+use super::{elections, introspection, locks, partitions, replication, sessions, BridgeError, Ctx};
 
 /// Runs one op: takes the call's context and its JSON arguments, answers the op's result as
 /// JSON text (the envelope is written around it by [`super::envelope`]).
 pub(super) type Handler = fn(&mut Ctx<'_>, &str) -> Result<String, BridgeError>;
 
 /// Every op with its handler, in op-number order: entry `i` is op `i + 1`.
-const TABLE: [(Op, Handler); 24] = [
+const TABLE: [(Op, Handler); 25] = [
     (Op::Acquire, locks::acquire),
     (Op::Release, locks::release),
     (Op::Renew, locks::renew),
@@ -40,6 +40,7 @@ const TABLE: [(Op, Handler); 24] = [
     (Op::StandbyApply, replication::standby_apply),
     (Op::StandbyExport, replication::standby_export),
     (Op::Watch, locks::watch),
+    (Op::ElectionView, elections::view),
 ];
 
 /// The number of the first op; entry `i` of [`TABLE`] has number `FIRST_OP + i`.

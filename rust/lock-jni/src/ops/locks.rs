@@ -1,12 +1,33 @@
 //! Handlers of the lock ops on one partition: acquire, release, renew, downgrade (single and
 //! multi-key), cancel a waiter or a watch, force-release, watch a lock, and one key's holders
-//! and waiters.
+//! and waiters. Each answers its REST body ([`super::bodies`]); a call that may wait answers
+//! either that body or its ticket.
 
-use lock_core::{LockError, Millis, Partition, Scope};
+use lock_core::{
+    AcquireOutcome, LockError, Millis, MultiOutcome, Partition, Queued, Scope, WatchOutcome,
+};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::{decode, to_json, BridgeError, Ctx};
+use super::{bodies, decode, to_json, BridgeError, Ctx};
+
+/// What an acquire answered: its body (`granted`), or its ticket (`queued`) whose grant or
+/// failure comes later as an event.
+#[derive(Serialize)]
+#[serde(rename_all = "snake_case")]
+enum AcquireAnswer<'a> {
+    Granted(bodies::GrantBody<'a>),
+    Queued(Queued),
+}
+
+/// What a watch answered: its body (`answered`), or its ticket (`watching`) whose end comes
+/// later as an event.
+#[derive(Serialize)]
+#[serde(rename_all = "snake_case")]
+enum WatchAnswer<'a> {
+    Answered(bodies::WatchBody<'a>),
+    Watching(Queued),
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -23,49 +44,64 @@ struct KeyArgs {
     scope: Scope,
 }
 
-/// Decodes `args` as `A`, runs `op` on the addressed partition and answers its result. The
-/// partition is resolved first, so a call to a partition that is not open says so whatever
-/// its payload.
-fn on_partition<A, R>(
+/// Decodes `args` as `A` and runs `op` on the addressed partition, which answers the JSON
+/// text. The partition is resolved first, so a call to a partition that is not open says so
+/// whatever its payload.
+fn on_partition<A: DeserializeOwned>(
     cx: &mut Ctx<'_>,
     args: &str,
-    op: impl FnOnce(&Partition, &A, Millis) -> Result<R, LockError>,
-) -> Result<String, BridgeError>
-where
-    A: DeserializeOwned,
-    R: Serialize,
-{
+    op: impl FnOnce(&Partition, &A, Millis) -> Result<String, BridgeError>,
+) -> Result<String, BridgeError> {
     let now = cx.now;
     let p = cx.one()?;
-    to_json(&op(p, &decode::<A>(args)?, now)?)
+    op(p, &decode::<A>(args)?, now)
 }
 
 pub(super) fn acquire(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
-    on_partition(cx, args, Partition::acquire)
+    on_partition(cx, args, |p, req, now| {
+        to_json(&match &p.acquire(req, now)? {
+            AcquireOutcome::Granted(g) => {
+                AcquireAnswer::Granted(bodies::GrantBody::One(bodies::acquired(g)))
+            }
+            AcquireOutcome::Queued(q) => AcquireAnswer::Queued(*q),
+        })
+    })
 }
 
 pub(super) fn acquire_many(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
-    on_partition(cx, args, Partition::acquire_many)
+    on_partition(cx, args, |p, req, now| {
+        to_json(&match &p.acquire_many(req, now)? {
+            MultiOutcome::Granted(gs) => AcquireAnswer::Granted(bodies::granted(gs, true)),
+            MultiOutcome::Queued(q) => AcquireAnswer::Queued(*q),
+        })
+    })
 }
 
 pub(super) fn release(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
-    on_partition(cx, args, Partition::release_at)
+    on_partition(cx, args, |p, req, now| to_json(&bodies::released(&p.release_at(req, now)?)))
 }
 
 pub(super) fn release_many(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
-    on_partition(cx, args, Partition::release_many)
+    on_partition(cx, args, |p, req, now| {
+        to_json(&bodies::many_released(&p.release_many(req, now)?))
+    })
 }
 
 pub(super) fn renew(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
-    on_partition(cx, args, Partition::renew)
+    on_partition(cx, args, |p, req, now| to_json(&bodies::renewed(&p.renew(req, now)?)))
 }
 
 pub(super) fn downgrade(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
-    on_partition(cx, args, Partition::downgrade)
+    on_partition(cx, args, |p, req, now| to_json(&p.downgrade(req, now)?))
 }
 
 pub(super) fn watch(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
-    on_partition(cx, args, Partition::watch)
+    on_partition(cx, args, |p, req, now| {
+        to_json(&match &p.watch(req, now)? {
+            WatchOutcome::Answered(w) => WatchAnswer::Answered(bodies::watched(w)),
+            WatchOutcome::Watching(q) => WatchAnswer::Watching(*q),
+        })
+    })
 }
 
 pub(super) fn cancel(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
@@ -86,7 +122,7 @@ pub(super) fn force_release(cx: &mut Ctx<'_>, args: &str) -> Result<String, Brid
         return Err(LockError::NotHeld { key: args.key, owner: "anyone".into() }.into());
     }
     tracing::warn!(key = %args.key, ?released, "lock force-released by an administrator");
-    to_json(&released)
+    to_json(&bodies::force_released(&released))
 }
 
 /// The key's holders and waiters as the table holds them: time does not move on, so a read
@@ -96,5 +132,6 @@ pub(super) fn key_info(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeErr
     let now = cx.now;
     let p = cx.one()?;
     let args: KeyArgs = decode(args)?;
-    to_json(&p.key_info_scoped(&args.key, args.scope, now)?)
+    let info = p.key_info_scoped(&args.key, args.scope, now)?;
+    to_json(&bodies::key_info(&info, cx.core.node_name()))
 }

@@ -19,14 +19,19 @@
 //! |---|---|
 //! | `op` | [`Op`], the op numbers (the `ESLM_OP_*` constants of `include/eslm.h`) |
 //! | `dispatch` | op number -> handler table |
-//! | `locks`, `sessions`, `introspection`, `partitions`, `replication` | one handler per op, by family |
+//! | `locks`, `sessions`, `introspection`, `partitions`, `replication`, `elections` | one handler per op, by family |
+//! | `bodies` | the REST bodies (docs/API.md) the lock ops answer and events carry |
+//! | `fields` | the member names the plugin reads, emitted as `ESLM_FIELD_*` |
 //! | `envelope` | the envelope writer |
 //! | `error` | [`BridgeError`], its details, and the event -> error mapping |
 //! | `state_format` | the format of the state documents: checked on reading, chosen on writing |
 
+mod bodies;
 mod dispatch;
+mod elections;
 mod envelope;
 mod error;
+pub mod fields;
 mod introspection;
 mod locks;
 mod op;
@@ -153,7 +158,8 @@ mod tests {
     use crate::node::NodeConfig;
 
     fn core() -> NodeCore {
-        NodeCore::new(NodeConfig { config: Config::default(), partitions: None }).expect("core")
+        NodeCore::new(NodeConfig { config: Config::default(), partitions: None, node_name: None })
+            .expect("core")
     }
 
     fn ok(core: &NodeCore, op: Op, args: &str) -> Value {
@@ -247,8 +253,12 @@ mod tests {
         assert_eq!(snapshot["locks"][0]["owner"], "a");
         assert!(call(&old, Op::KeyInfo as i32, 0, r#"{"key":"k"}"#).is_err(), "closed here");
 
-        let new = NodeCore::new(NodeConfig { config: Config::default(), partitions: Some(vec![]) })
-            .expect("core");
+        let new = NodeCore::new(NodeConfig {
+            config: Config::default(),
+            partitions: Some(vec![]),
+            node_name: None,
+        })
+        .expect("core");
         let args = json!({ "epoch": 1, "snapshot": snapshot }).to_string();
         call(&new, Op::OpenPartition as i32, 3, &args).expect("open with state");
         let err = call(&new, Op::Acquire as i32, 3, r#"{"key":"k","owner":"b"}"#)

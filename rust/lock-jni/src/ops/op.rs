@@ -62,4 +62,8 @@ pub enum Op {
     /// Watch one lock until it ends: `WatchRequest` -> `WatchOutcome` (a registered watch ends
     /// with a `watch_fired` or `watch_timed_out` event; its id is cancelled with `Cancel`).
     Watch = 24,
+    /// An election's answer from its lock's, on the node that took the REST call:
+    /// `{"elected": <acquire body>}` | `{"state": <key info body>, "observed_term"?}` -> the
+    /// election body (docs/API.md "Elections"). Touches no partition.
+    ElectionView = 25,
 }

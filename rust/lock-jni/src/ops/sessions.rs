@@ -9,7 +9,7 @@
 use lock_core::SessionId;
 use serde::Deserialize;
 
-use super::{decode, to_json, BridgeError, Ctx};
+use super::{bodies, decode, to_json, BridgeError, Ctx};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -55,5 +55,5 @@ pub(super) fn end(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
     let now = cx.now;
     let p = cx.one()?;
     let args: SessionArgs = decode(args)?;
-    to_json(&p.end_session(&args.session, &args.owner, now)?)
+    to_json(&bodies::ended(&p.end_session(&args.session, &args.owner, now)?))
 }

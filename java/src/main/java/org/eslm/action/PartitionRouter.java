@@ -19,6 +19,7 @@ import org.elasticsearch.threadpool.ThreadPool;
 import org.elasticsearch.transport.ConnectTransportException;
 import org.elasticsearch.transport.NodeDisconnectedException;
 import org.elasticsearch.transport.NodeNotConnectedException;
+import org.eslm.bridge.BridgeField;
 import org.eslm.bridge.NativeOp;
 import org.eslm.cluster.PartitionTable;
 import org.eslm.cluster.TransportWiring;
@@ -102,9 +103,9 @@ final class PartitionRouter {
         Routing afterApplied(Map<String, Object> answer) {
             LockOpRequest retry = request;
             if (request.op() == NativeOp.RELEASE
-                    && request.opArgs().containsKey("fencing_token") == false
-                    && answer.get("fencing_token") != null) {
-                retry = request.withOpArg("fencing_token", answer.get("fencing_token"));
+                    && request.opArgs().containsKey(BridgeField.FENCING_TOKEN.key()) == false
+                    && BridgeField.FENCING_TOKEN.in(answer) != null) {
+                retry = request.withOpArg(BridgeField.FENCING_TOKEN.key(), BridgeField.FENCING_TOKEN.in(answer));
             }
             return new Routing(task, retry, listener, deadline, started, answer);
         }
@@ -239,9 +240,9 @@ final class PartitionRouter {
 
     /** Session ids leave the cluster with their partition in them (see {@link SessionIds}). */
     private static LockOpResponse withGlobalSession(LockOpResponse response, int partition) {
-        if (response.body().get("session") instanceof String session) {
+        if (BridgeField.SESSION.in(response.body()) instanceof String session) {
             Map<String, Object> body = new LinkedHashMap<>(response.body());
-            body.put("session", SessionIds.global(partition, session));
+            body.put(BridgeField.SESSION.key(), SessionIds.global(partition, session));
             return new LockOpResponse(body);
         }
         return response;

@@ -1,6 +1,7 @@
 package org.eslm.api;
 
 import java.util.Map;
+import org.eslm.bridge.BridgeField;
 
 /**
  * A granted lock, as {@code POST /_locks/{key}/_acquire} answers it (docs/API.md). The fencing
@@ -18,16 +19,16 @@ public record Grant(
 
     static Grant of(Map<String, Object> body) {
         return new Grant(
-                (String) body.get("key"),
-                (String) body.get("owner"),
-                number(body, "fencing_token"),
-                number(body, "lease_ms"),
-                number(body, "waited_ms"),
-                Boolean.TRUE.equals(body.get("reentrant")),
+                (String) BridgeField.KEY.in(body),
+                (String) BridgeField.OWNER.in(body),
+                number(body, BridgeField.FENCING_TOKEN),
+                number(body, BridgeField.LEASE_MS),
+                number(body, BridgeField.WAITED_MS),
+                Boolean.TRUE.equals(BridgeField.REENTRANT.in(body)),
                 Map.copyOf(body));
     }
 
-    private static long number(Map<String, Object> body, String field) {
-        return body.get(field) instanceof Number n ? n.longValue() : 0L;
+    private static long number(Map<String, Object> body, BridgeField field) {
+        return field.in(body) instanceof Number n ? n.longValue() : 0L;
     }
 }

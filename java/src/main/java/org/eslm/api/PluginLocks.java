@@ -13,6 +13,7 @@ import org.eslm.action.LockOpResponse;
 import org.eslm.action.TransportAcquireLockAction;
 import org.eslm.action.TransportReleaseLockAction;
 import org.eslm.action.TransportRenewLockAction;
+import org.eslm.bridge.BridgeField;
 import org.eslm.rest.LockRequests;
 import org.eslm.service.LockSettings;
 
@@ -74,7 +75,7 @@ public final class PluginLocks {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("owner", grant.owner());
         body.put("fencing_token", grant.fencingToken());
-        if (grant.body().get("scope") instanceof String scope) {
+        if (BridgeField.SCOPE.in(grant.body()) instanceof String scope) {
             body.put("scope", scope);
         }
         return body;

@@ -30,7 +30,8 @@ public enum NativeOp {
     EXPORT_FULL(21),
     STANDBY_APPLY(22),
     STANDBY_EXPORT(23),
-    WATCH(24);
+    WATCH(24),
+    ELECTION_VIEW(25);
 
     private final int code;
 

@@ -21,6 +21,7 @@ import org.elasticsearch.gateway.GatewayService;
 import org.elasticsearch.index.shard.IndexShard;
 import org.elasticsearch.indices.IndicesService;
 import org.elasticsearch.threadpool.ThreadPool;
+import org.eslm.bridge.BridgeField;
 import org.eslm.service.BridgeJson;
 import org.eslm.service.LockService;
 
@@ -391,7 +392,7 @@ public final class PartitionManager implements ClusterStateListener {
         Map<String, Object> own = handedOff.remove(p);
         if (own != null
                 && (previousOwner == null || previousOwner.equals(local))
-                && own.get("epoch") instanceof Number closedIn
+                && BridgeField.EPOCH.in(own) instanceof Number closedIn
                 && closedIn.longValue() == epoch) {
             // This node closed the partition itself (a "no" from a master that had not caught
             // up, a failed batch) and owns it again in the same term: its own last state has

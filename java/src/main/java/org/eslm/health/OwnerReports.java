@@ -22,6 +22,7 @@ import org.eslm.action.LockDiagnosticsRequest;
 import org.eslm.action.LockDiagnosticsResponse;
 import org.eslm.action.NodeLockDiagnosticsResponse;
 import org.eslm.action.TransportLockDiagnosticsAction;
+import org.eslm.bridge.BridgeField;
 import org.eslm.cluster.PartitionTable;
 
 /**
@@ -150,15 +151,16 @@ final class OwnerReports {
     /** The partitions a node's diagnostics ({@code core.partitions}) show it serves. */
     static Map<Integer, Served> served(Map<String, Object> diagnostics) {
         Map<Integer, Served> served = new LinkedHashMap<>();
-        if (diagnostics.get("core") instanceof Map<?, ?> core && core.get("partitions") instanceof List<?> list) {
+        if (diagnostics.get("core") instanceof Map<?, ?> core
+                && BridgeField.PARTITIONS.in(core) instanceof List<?> list) {
             for (Object entry : list) {
                 Map<?, ?> p = (Map<?, ?>) entry;
                 served.put(
-                        ((Number) p.get("id")).intValue(),
+                        ((Number) BridgeField.ID.in(p)).intValue(),
                         new Served(
-                                ((Number) p.get("epoch")).longValue(),
+                                ((Number) BridgeField.EPOCH.in(p)).longValue(),
                                 Boolean.TRUE.equals(p.get("confirmed")),
-                                p.get("grace_left_ms") instanceof Number left ? left.longValue() : 0L));
+                                BridgeField.GRACE_LEFT_MS.in(p) instanceof Number left ? left.longValue() : 0L));
             }
         }
         return served;

@@ -141,6 +141,16 @@ public class LockManagerPlugin extends VersionedActionPlugin
         return LockSettings.ALL;
     }
 
+    /**
+     * The node's lock core with no partitions yet: PartitionManager opens those whose primary this
+     * node holds. The node's name goes with each holder the core shows (docs/API.md "Reading").
+     */
+    private static NativeLockCore newCore(LockSettings.Values values, String nodeName) {
+        Map<String, Object> nodeConfig =
+                Map.of("config", values.coreConfig(), "partitions", List.of(), "node_name", nodeName);
+        return NativeLockCore.create(BridgeJson.toJson(nodeConfig));
+    }
+
     @Override
     public Collection<?> createComponents(PluginServices services) {
         Settings settings = services.environment().settings();
@@ -156,9 +166,7 @@ public class LockManagerPlugin extends VersionedActionPlugin
         logger.info("loaded native lock library [{}] from [{}]", buildInfo.nativeVersion(), buildInfo.nativeLibrary());
 
         ClusterService clusterService = services.clusterService();
-        // No partitions yet: PartitionManager opens those whose primary this node holds.
-        Map<String, Object> nodeConfig = Map.of("config", values.coreConfig(), "partitions", List.of());
-        NativeLockCore core = NativeLockCore.create(BridgeJson.toJson(nodeConfig));
+        NativeLockCore core = newCore(values, clusterService.getNodeName());
         // The grace covers the longest lease any node may have granted: the highest lease maximum
         // in force here since start (it is dynamic) or recorded by any node (LongestLeaseRecorder).
         Supplier<TimeValue> grace = () -> {
@@ -255,7 +263,7 @@ public class LockManagerPlugin extends VersionedActionPlugin
                 new RestForceReleaseLockAction(settings),
                 new RestLockSessionAction(settings),
                 new RestSemaphoreAction(settings),
-                new RestElectionAction(settings),
+                new RestElectionAction(settings, args -> lockService.electionView(args)),
                 new RestGetLockAction(),
                 new RestWatchLockAction(settings),
                 new RestCatLocksAction(),

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.client.internal.node.NodeClient;
 import org.elasticsearch.rest.RestRequest;
@@ -24,6 +25,7 @@ import org.eslm.action.TransportGetLockAction;
 import org.eslm.action.TransportReleaseLockAction;
 import org.eslm.action.TransportRenewLockAction;
 import org.eslm.action.TransportWatchLockAction;
+import org.eslm.bridge.BridgeField;
 import org.eslm.bridge.NativeOp;
 import org.eslm.service.LockSettings;
 
@@ -33,14 +35,21 @@ import org.eslm.service.LockSettings;
  * long poll. Thin like the semaphores: each is a lock operation on the key {@code name} in scope
  * {@code election} (candidate = owner, term = fencing token) through the lock transport action
  * that serves it, so security sees the same {@code cluster:admin/locks/...} and
- * {@code cluster:monitor/locks/...} actions; only the answer's field names change
- * ({@link ElectionShapes}). The rules are the core's (docs/LOCK_CORE.md "Elections").
+ * {@code cluster:monitor/locks/...} actions; only the answer's field names change, renamed by this
+ * node's core ({@code view}: rust/lock-jni {@code ops/elections.rs}). The rules are the core's
+ * (docs/LOCK_CORE.md "Elections").
  */
 public final class RestElectionAction extends LockRestHandler {
     private final Supplier<LockSettings.Values> settings;
+    private final UnaryOperator<Map<String, Object>> view;
 
-    public RestElectionAction(Supplier<LockSettings.Values> settings) {
+    /**
+     * @param view the core's election view: {@code {"elected": grant}} or {@code {"state": key info,
+     *     "observed_term"?}} to the election's body ({@code LockService#electionView})
+     */
+    public RestElectionAction(Supplier<LockSettings.Values> settings, UnaryOperator<Map<String, Object>> view) {
         this.settings = settings;
+        this.view = view;
     }
 
     @Override
@@ -69,7 +78,7 @@ public final class RestElectionAction extends LockRestHandler {
             if (request.path().endsWith("/_observe")) {
                 return observe(request, client, name, routing);
             }
-            return channel -> state(client, name, routing, toChannel(channel));
+            return channel -> state(client, name, routing, null, toChannel(channel));
         }
         String path = request.path();
         LockSettings.Values values = settings.get();
@@ -81,7 +90,7 @@ public final class RestElectionAction extends LockRestHandler {
                         .execute(
                                 TransportAcquireLockAction.TYPE,
                                 op,
-                                shaped(toChannel(channel), ElectionShapes::elected));
+                                shaped(toChannel(channel), grant -> view.apply(Map.of("elected", grant))));
             }
             boolean resign = path.endsWith("/_resign");
             LockBodies.Args args = ElectionBodies.keyed(resign, name, parser, values);
@@ -120,17 +129,17 @@ public final class RestElectionAction extends LockRestHandler {
      * on watching for the rest of its wait, so {@code changed: false} only ever comes when the
      * wait ran out (docs/API.md "Elections").
      */
-    private static void observeUntil(
+    private void observeUntil(
             RestCancellableNodeClient client,
             String name,
             String routing,
             long term,
             long deadline,
             ActionListener<Map<String, Object>> out) {
-        state(client, name, routing, out.delegateFailureAndWrap((l, now) -> {
+        state(client, name, routing, term, out.delegateFailureAndWrap((l, now) -> {
             long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-            if (ElectionShapes.term(now) != term || leftMs <= 0) {
-                l.onResponse(ElectionShapes.observed(now, term));
+            if (Boolean.TRUE.equals(BridgeField.CHANGED.in(now)) || leftMs <= 0) {
+                l.onResponse(now);
                 return;
             }
             Map<String, Object> args = new LinkedHashMap<>();
@@ -145,11 +154,12 @@ public final class RestElectionAction extends LockRestHandler {
         }));
     }
 
-    /** The election's state ({@link ElectionShapes#state}) from the key's info. */
-    private static void state(
+    /** The election's state from the key's info; with {@code changed} when observing {@code observedTerm}. */
+    private void state(
             org.elasticsearch.client.internal.Client client,
             String name,
             String routing,
+            Long observedTerm,
             ActionListener<Map<String, Object>> listener) {
         Map<String, Object> args = new LinkedHashMap<>();
         args.put("key", name);
@@ -157,7 +167,12 @@ public final class RestElectionAction extends LockRestHandler {
         client.execute(
                 TransportGetLockAction.TYPE,
                 LockOpRequest.of(NativeOp.KEY_INFO, routing, args),
-                shaped(listener, ElectionShapes::state));
+                shaped(
+                        listener,
+                        info -> view.apply(
+                                observedTerm == null
+                                        ? Map.of("state", info)
+                                        : Map.of("state", info, "observed_term", observedTerm))));
     }
 
     /** A listener of lock answers that passes on their bodies reshaped. */

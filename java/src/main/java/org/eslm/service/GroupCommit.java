@@ -11,6 +11,7 @@ import java.util.function.IntSupplier;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.elasticsearch.action.ActionListener;
+import org.eslm.bridge.BridgeField;
 import org.eslm.bridge.NativeFormat;
 import org.eslm.bridge.NativeOp;
 
@@ -164,15 +165,15 @@ final class GroupCommit {
             failed(partition, lane, batch, e);
             return;
         }
-        Map<?, ?> taken = (Map<?, ?>) take.get("result");
-        if (Boolean.TRUE.equals(taken.get("empty"))) {
+        Map<?, ?> taken = (Map<?, ?>) BridgeField.RESULT.in(take);
+        if (Boolean.TRUE.equals(BridgeField.EMPTY.in(taken))) {
             // Nothing changed since the last batch (a tick or cancel that moved nothing): the
             // answers waiting on it reveal nothing new, and the core kept the seq.
             committed(partition, lane, batch, take);
             return;
         }
         // The core's text, shipped as it is (rust/lock-jni ops/replication.rs, take_batch).
-        String json = (String) taken.get("batch");
+        String json = (String) BridgeField.BATCH.in(taken);
         long shippedAt = System.nanoTime();
         channel.ship(
                 partition,

@@ -14,6 +14,7 @@ import org.elasticsearch.xcontent.XContentParser;
 import org.elasticsearch.xcontent.XContentParserConfiguration;
 import org.elasticsearch.xcontent.XContentType;
 import org.elasticsearch.xcontent.json.JsonXContent;
+import org.eslm.bridge.BridgeField;
 
 /**
  * The core's answer to a listing ({@code LIST}, rust/lock-jni {@code ops/introspection.rs}) read
@@ -85,7 +86,7 @@ public final class ListedLocks {
             while (parser.nextToken() == XContentParser.Token.FIELD_NAME) {
                 String field = parser.currentName();
                 parser.nextToken();
-                if (field.equals("result")) {
+                if (field.equals(BridgeField.RESULT.key())) {
                     pages = pages(parser, node);
                 } else {
                     rest.put(field, value(parser));

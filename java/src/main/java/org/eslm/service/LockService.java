@@ -16,6 +16,7 @@ import org.elasticsearch.action.support.GroupedActionListener;
 import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.tasks.Task;
 import org.elasticsearch.threadpool.ThreadPool;
+import org.eslm.bridge.BridgeField;
 import org.eslm.bridge.NativeFormat;
 import org.eslm.bridge.NativeLockCore;
 import org.eslm.bridge.NativeOp;
@@ -229,7 +230,7 @@ public final class LockService implements Closeable {
         Map<String, Object> body;
         try {
             envelope = callRouted(op, partition, BridgeJson.toJson(args));
-            body = ResponseShapes.shape(op, envelope.get("result"), localNodeName.get());
+            body = body(BridgeField.RESULT.in(envelope)); // the REST body, as the core wrote it
         } catch (Exception e) {
             listener.onFailure(e);
             return;
@@ -366,8 +367,8 @@ public final class LockService implements Closeable {
         if (partitions.serves(partition) == false) {
             return null;
         }
-        return BridgeJson.valueToJson(client.call(NativeOp.EXPORT_FULL, partition, NativeFormat.writeArgs(peerFormat))
-                .get("result"));
+        return BridgeJson.valueToJson(BridgeField.RESULT.in(
+                client.call(NativeOp.EXPORT_FULL, partition, NativeFormat.writeArgs(peerFormat))));
     }
 
     /**
@@ -412,10 +413,9 @@ public final class LockService implements Closeable {
      */
     public String wholeState(int partition) {
         if (partitions.serves(partition)) {
-            Map<?, ?> taken = (Map<?, ?>)
-                    client.call(NativeOp.TAKE_BATCH, partition, NativeFormat.batchArgs(NativeFormat.STATE_FORMAT, true))
-                            .get("result");
-            return (String) taken.get("batch");
+            Map<?, ?> taken = (Map<?, ?>) BridgeField.RESULT.in(client.call(
+                    NativeOp.TAKE_BATCH, partition, NativeFormat.batchArgs(NativeFormat.STATE_FORMAT, true)));
+            return (String) BridgeField.BATCH.in(taken);
         }
         return standbys.wholeState(partition);
     }
@@ -433,7 +433,8 @@ public final class LockService implements Closeable {
         pending.failPartition(partition, () -> notServed(partition));
         logger.info("stopped serving lock partition [{}]", partition);
         @SuppressWarnings("unchecked")
-        Map<String, Object> snapshot = (Map<String, Object>) ((Map<?, ?>) envelope.get("result")).get("snapshot");
+        Map<String, Object> snapshot =
+                (Map<String, Object>) BridgeField.SNAPSHOT.in((Map<?, ?>) BridgeField.RESULT.in(envelope));
         return snapshot;
     }
 
@@ -443,15 +444,15 @@ public final class LockService implements Closeable {
             Map<String, Object> args,
             Task task,
             ActionListener<Map<String, Object>> listener) {
-        PendingRequests.Waitable call =
-                pending.callWaitable(op, partition, task, listener, "queued", id -> callWith(op, partition, args, id));
+        PendingRequests.Waitable call = pending.callWaitable(
+                op, partition, task, listener, BridgeField.QUEUED, id -> callWith(op, partition, args, id));
         if (call == null) {
             ticks.soon();
         } else if (call.waits()) {
             handleAfterCommit(partition, call.envelope());
         } else {
             // Replicated, a partition closed meanwhile fails the commit (retryable).
-            Map<String, Object> body = ResponseShapes.granted(op, call.result().get("granted"));
+            Map<String, Object> body = body(BridgeField.GRANTED.in(call.result()));
             afterCommit(partition, listener.delegateFailureAndWrap((l, ignored) -> {
                 handle(call.envelope());
                 l.onResponse(body);
@@ -473,14 +474,13 @@ public final class LockService implements Closeable {
                 partition,
                 task,
                 listener,
-                "watching",
+                BridgeField.WATCHING,
                 id -> callWith(NativeOp.WATCH, partition, args, id));
         if (call == null) {
             return;
         }
         if (call.waits() == false) {
-            Map<String, Object> body =
-                    ResponseShapes.watched((Map<?, ?>) call.result().get("answered"));
+            Map<String, Object> body = body(BridgeField.ANSWERED.in(call.result()));
             afterCommit(partition, listener.map(ignored -> body)); // the end it reports is committed
         }
         handleAfterCommit(partition, call.envelope());
@@ -513,7 +513,7 @@ public final class LockService implements Closeable {
 
     /** Delivers the events of an answer and schedules the next tick. */
     private void handle(Map<String, Object> envelope) {
-        Object events = envelope.get("events");
+        Object events = BridgeField.EVENTS.in(envelope);
         if (events instanceof List<?> list) {
             for (Object event : list) {
                 try {
@@ -523,7 +523,7 @@ public final class LockService implements Closeable {
                 }
             }
         }
-        if (envelope.get("tick_in_ms") instanceof Number inMs) {
+        if (BridgeField.TICK_IN_MS.in(envelope) instanceof Number inMs) {
             ticks.schedule(inMs.longValue());
         }
     }
@@ -531,10 +531,7 @@ public final class LockService implements Closeable {
     /** This node's lock statistics (counters, gauges, wait/hold percentiles, hot keys). */
     public Map<String, Object> stats() {
         tickConfirmed(NativeLockCore.ALL_PARTITIONS);
-        @SuppressWarnings("unchecked")
-        Map<String, Object> stats = (Map<String, Object>)
-                answer(NativeOp.STATS, NativeLockCore.ALL_PARTITIONS, "{}").get("result");
-        return stats;
+        return body(BridgeField.RESULT.in(answer(NativeOp.STATS, NativeLockCore.ALL_PARTITIONS, "{}")));
     }
 
     /**
@@ -552,7 +549,7 @@ public final class LockService implements Closeable {
         }
         body.put("settings", effective);
         body.put("pending_requests", pending.size());
-        body.put("core", withConfirmation(envelope.get("result")));
+        body.put("core", withConfirmation(BridgeField.RESULT.in(envelope)));
         body.put("standbys", standbys.partitions());
         body.put("standby_recovery_waits_ms", standbys.recoveryWaits());
         return body;
@@ -567,12 +564,12 @@ public final class LockService implements Closeable {
     private Map<String, Object> withConfirmation(Object coreDiagnostics) {
         Map<String, Object> core = new LinkedHashMap<>();
         ((Map<?, ?>) coreDiagnostics).forEach((k, v) -> core.put(String.valueOf(k), v));
-        if (core.get("partitions") instanceof List<?> list) {
+        if (BridgeField.PARTITIONS.in(core) instanceof List<?> list) {
             List<Map<String, Object>> annotated = new ArrayList<>(list.size());
             for (Object entry : list) {
                 Map<String, Object> partition = new LinkedHashMap<>();
                 ((Map<?, ?>) entry).forEach((k, v) -> partition.put(String.valueOf(k), v));
-                int id = ((Number) partition.get("id")).intValue();
+                int id = ((Number) BridgeField.ID.in(partition)).intValue();
                 partition.put("confirmed", partitions.confirmed(id));
                 partition.put("replicated", commits.replicates(id));
                 Map<String, Object> batches = commits.batchTimes(id);
@@ -581,9 +578,25 @@ public final class LockService implements Closeable {
                 }
                 annotated.add(partition);
             }
-            core.put("partitions", annotated);
+            core.put(BridgeField.PARTITIONS.key(), annotated);
         }
         return core;
+    }
+
+    /**
+     * An election's body from its lock's answer (docs/API.md "Elections"), renamed by this node's
+     * core (rust/lock-jni {@code ops/elections.rs}) where the REST call came in: {@code {"elected":
+     * grant}} or {@code {"state": key info, "observed_term"?}}. Touches no partition.
+     */
+    public Map<String, Object> electionView(Map<String, Object> args) {
+        return body(BridgeField.RESULT.in(
+                client.call(NativeOp.ELECTION_VIEW, NativeLockCore.ALL_PARTITIONS, BridgeJson.toJson(args))));
+    }
+
+    /** A REST body the core wrote (docs/API.md), handed on as it is. */
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> body(Object answer) {
+        return (Map<String, Object>) answer;
     }
 
     @Override

@@ -6,6 +6,7 @@ import java.util.Map;
 import org.elasticsearch.ElasticsearchStatusException;
 import org.elasticsearch.rest.RestStatus;
 import org.elasticsearch.tasks.TaskCancelledException;
+import org.eslm.bridge.BridgeField;
 import org.eslm.bridge.NativeLockException;
 import org.eslm.bridge.NativeOp;
 
@@ -29,26 +30,28 @@ public final class NativeErrors {
      * {@code details} the core reports with it) to the exception the REST layer renders.
      */
     public static RuntimeException toException(int code, String message, Map<String, Object> details) {
-        String key = String.valueOf(details.get("key"));
+        String key = String.valueOf(BridgeField.KEY.in(details));
         return switch (code) {
             case NativeLockException.CONFLICT ->
-                new LockConflictException(message, key, holderNames(details.get("holders")));
+                new LockConflictException(message, key, holderNames(BridgeField.HOLDERS.in(details)));
             case NativeLockException.NOT_HELD ->
-                new LockNotHeldException(message, key, String.valueOf(details.get("owner")));
+                new LockNotHeldException(message, key, String.valueOf(BridgeField.OWNER.in(details)));
             case NativeLockException.WAIT_TIMEOUT ->
-                new LockWaitTimeoutException(message, key, number(details.get("waited_ms")));
-            case NativeLockException.DEADLOCK -> new DeadlockException(message, key, stringList(details.get("cycle")));
+                new LockWaitTimeoutException(message, key, number(BridgeField.WAITED_MS.in(details)));
+            case NativeLockException.DEADLOCK ->
+                new DeadlockException(message, key, stringList(BridgeField.CYCLE.in(details)));
             case NativeLockException.SESSION_NOT_FOUND ->
-                new SessionNotFoundException(message, String.valueOf(details.get("session")));
+                new SessionNotFoundException(message, String.valueOf(BridgeField.SESSION.in(details)));
             case NativeLockException.LIMIT_EXCEEDED -> limitExceeded(message, details);
             case NativeLockException.PARTITION_UNAVAILABLE ->
-                new LockPartitionUnavailableException(message, number(details.get("retry_after_ms")));
+                new LockPartitionUnavailableException(message, number(BridgeField.RETRY_AFTER_MS.in(details)));
             // The caller cancelled its wait (its HTTP client went away): Elasticsearch's own type.
             case NativeLockException.CANCELLED -> new TaskCancelledException(message);
             case NativeLockException.SEMAPHORE_LIMIT_MISMATCH ->
-                new SemaphoreLimitMismatchException(message, key, number(details.get("limit")));
+                new SemaphoreLimitMismatchException(message, key, number(BridgeField.LIMIT.in(details)));
             case NativeLockException.CORE_PANIC ->
-                new LockCorePanicException(message, number(details.get("partition")), number(details.get("epoch")));
+                new LockCorePanicException(
+                        message, number(BridgeField.PARTITION.in(details)), number(BridgeField.EPOCH.in(details)));
             default ->
                 new ElasticsearchStatusException(
                         "unexpected lock core outcome [" + code + "]: " + message, RestStatus.INTERNAL_SERVER_ERROR);
@@ -78,10 +81,11 @@ public final class NativeErrors {
      * {@code Event::outcome}).
      */
     static RuntimeException eventFailure(Map<?, ?> event) {
-        if (event.get("error") instanceof Map<?, ?> error && error.get("code") instanceof Number code) {
+        if (BridgeField.ERROR.in(event) instanceof Map<?, ?> error
+                && BridgeField.CODE.in(error) instanceof Number code) {
             Map<String, Object> details = new java.util.LinkedHashMap<>();
             error.forEach((k, v) -> details.put(String.valueOf(k), v));
-            return toException(code.intValue(), String.valueOf(error.get("message")), details);
+            return toException(code.intValue(), String.valueOf(BridgeField.MESSAGE.in(error)), details);
         }
         return new ElasticsearchStatusException(
                 "lock event without an outcome: " + event, RestStatus.INTERNAL_SERVER_ERROR);
@@ -92,12 +96,12 @@ public final class NativeErrors {
      * in the error's metadata) rather than the core's field name.
      */
     private static LockLimitExceededException limitExceeded(String message, Map<String, Object> details) {
-        String coreLimit = String.valueOf(details.get("limit"));
+        String coreLimit = String.valueOf(BridgeField.LIMIT.in(details));
         String setting = LockSettings.limitSetting(coreLimit);
         // The keys-per-request limit is about the request's [locks] field: name it.
         String prefix = "max_keys_per_request".equals(coreLimit) ? "[locks] names too many keys: " : "";
         String reason = prefix + message.replace("[" + coreLimit + "]", "[" + setting + "]");
-        return new LockLimitExceededException(reason, setting, number(details.get("max")));
+        return new LockLimitExceededException(reason, setting, number(BridgeField.MAX.in(details)));
     }
 
     private static long number(Object o) {
@@ -108,7 +112,7 @@ public final class NativeErrors {
         List<String> names = new ArrayList<>();
         if (holders instanceof List<?> list) {
             for (Object h : list) {
-                names.add(String.valueOf(((Map<?, ?>) h).get("owner")));
+                names.add(String.valueOf(BridgeField.OWNER.in((Map<?, ?>) h)));
             }
         }
         return names;

@@ -1,6 +1,5 @@
 package org.eslm.service;
 
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -14,6 +13,7 @@ import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.tasks.CancellableTask;
 import org.elasticsearch.tasks.Task;
 import org.elasticsearch.tasks.TaskCancelledException;
+import org.eslm.bridge.BridgeField;
 import org.eslm.bridge.NativeLockException;
 import org.eslm.bridge.NativeOp;
 
@@ -68,7 +68,7 @@ final class PendingRequests {
      * Runs one call that may wait, an acquire or a watch (docs/ARCHITECTURE.md "Waiting without
      * threads, and time"). It is registered under a request id before it crosses the bridge, as
      * the core's event for it may be drained by another thread's call before this one returns;
-     * {@code call} runs it with that id. When the answer's {@code waitingField} names a waiter,
+     * {@code call} runs it with that id. When the answer's {@code waiting} member names a waiter,
      * the request waits: its task's cancellation cancels the waiter, and the core's later event
      * answers {@code listener}. Otherwise it was answered at once and the caller answers the
      * listener. A call that throws answers the listener with its failure; then null.
@@ -78,7 +78,7 @@ final class PendingRequests {
             int partition,
             Task task,
             ActionListener<Map<String, Object>> listener,
-            String waitingField,
+            BridgeField waiting,
             LongFunction<Map<String, Object>> call) {
         Pending p = register(op, partition, listener);
         Map<String, Object> envelope;
@@ -89,9 +89,9 @@ final class PendingRequests {
             return null;
         }
         Exception closedMeanwhile = callReturned(p);
-        Map<?, ?> result = (Map<?, ?>) envelope.get("result");
-        if (result.get(waitingField) instanceof Map<?, ?> waiting) {
-            queued(p, ((Number) waiting.get("waiter_id")).longValue(), task);
+        Map<?, ?> result = (Map<?, ?>) BridgeField.RESULT.in(envelope);
+        if (waiting.in(result) instanceof Map<?, ?> ticket) {
+            queued(p, ((Number) BridgeField.WAITER_ID.in(ticket)).longValue(), task);
             failIfClosedDuringCall(p, closedMeanwhile);
             return new Waitable(p, envelope, result, true);
         }
@@ -220,41 +220,31 @@ final class PendingRequests {
         }
     }
 
-    /** Delivers one event of the core: to the log, or to the request it answers. */
+    /**
+     * Delivers one event of the core to the request it answers (rust/lock-jni {@code
+     * ops/envelope.rs}): its {@code body}, a grant's or a watch's end, as it is; else its
+     * {@code error}. An event that answers no request (a lease or a session ran out) was logged
+     * by the core.
+     */
     void dispatch(Map<?, ?> event) {
-        String type = (String) event.get("event");
-        switch (type) {
-            case "lease_expired" ->
-                logger.info(
-                        "lease of [{}] held by [{}] expired (token {}, held {}ms)",
-                        event.get("key"),
-                        event.get("owner"),
-                        event.get("fencing_token"),
-                        event.get("held_ms"));
-            case "session_expired" ->
-                logger.info(
-                        "session [{}] of [{}] expired; released {}",
-                        event.get("session"),
-                        event.get("owner"),
-                        event.get("released"));
-            default -> {
-                long requestId = ((Number) event.get("request_id")).longValue();
-                Pending p = pending.remove(requestId);
-                if (type.equals("granted")) {
-                    deliverGrant(p, event);
-                } else if (type.equals("watch_fired") || type.equals("watch_timed_out")) {
-                    if (p != null) {
-                        p.listener.onResponse(ResponseShapes.watched(event));
-                    }
-                } else if (p != null) {
-                    p.listener.onFailure(NativeErrors.eventFailure(event));
-                }
+        if (BridgeField.REQUEST_ID.in(event) instanceof Number requestId) {
+            Pending p = pending.remove(requestId.longValue());
+            if (BridgeField.GIVE_BACK.in(event) instanceof List<?> giveBack) {
+                deliverGrant(p, event, giveBack);
+            } else if (p != null && BridgeField.BODY.in(event) instanceof Map<?, ?> body) {
+                p.listener.onResponse(body(body));
+            } else if (p != null) {
+                p.listener.onFailure(NativeErrors.eventFailure(event));
             }
         }
     }
 
-    private void deliverGrant(Pending p, Map<?, ?> event) {
-        List<?> grants = (List<?>) event.get("grants");
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> body(Map<?, ?> body) {
+        return (Map<String, Object>) body;
+    }
+
+    private void deliverGrant(Pending p, Map<?, ?> event, List<?> giveBack) {
         if (p == null) {
             // Its request was already answered (its partition closed, or the node is closing):
             // the grant lives in a partition this node no longer serves.
@@ -262,29 +252,25 @@ final class PendingRequests {
             return;
         }
         if (p.cancelled) {
-            giveBack(p.partition, grants);
+            giveBack(p.partition, giveBack);
             p.listener.onFailure(new TaskCancelledException("client went away before the grant"));
             return;
         }
-        p.listener.onResponse(ResponseShapes.granted(p.op, p.op == NativeOp.ACQUIRE ? grants.get(0) : grants));
+        p.listener.onResponse(body((Map<?, ?>) BridgeField.BODY.in(event)));
     }
 
-    /** Releases grants that reached a request whose client went away. */
-    private void giveBack(int partition, List<?> grants) {
-        for (Object g : grants) {
-            Map<?, ?> grant = (Map<?, ?>) g;
-            Map<String, Object> release = new LinkedHashMap<>();
-            release.put("key", grant.get("key"));
-            release.put("owner", grant.get("owner"));
-            release.put("fencing_token", grant.get("fencing_token"));
-            release.put("scope", grant.get("scope"));
+    /** Releases a grant that reached a request whose client went away: the core's releases, as they are. */
+    private void giveBack(int partition, List<?> releases) {
+        for (Object r : releases) {
+            @SuppressWarnings("unchecked")
+            String release = BridgeJson.toJson((Map<String, ?>) r);
             try {
-                core.answer(NativeOp.RELEASE, partition, BridgeJson.toJson(release));
-                logger.debug("released [{}] granted to a request whose client went away", grant.get("key"));
+                core.answer(NativeOp.RELEASE, partition, release);
+                logger.debug("released {} granted to a request whose client went away", release);
             } catch (LockNotHeldException e) {
-                logger.debug("[{}] granted to a cancelled request had already ended", grant.get("key"));
+                logger.debug("{} granted to a cancelled request had already ended", release);
             } catch (Exception e) {
-                logger.warn(() -> "could not release [" + grant.get("key") + "] granted to a cancelled request", e);
+                logger.warn(() -> "could not release " + release + " granted to a cancelled request", e);
             }
         }
     }

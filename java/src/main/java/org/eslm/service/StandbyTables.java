@@ -7,6 +7,7 @@ import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import org.eslm.bridge.BridgeField;
 import org.eslm.bridge.NativeOp;
 
 /**
@@ -35,9 +36,8 @@ public final class StandbyTables {
      *     lost, or another epoch): the copy must get a whole state again
      */
     public boolean apply(int partition, String batchJson) {
-        Map<?, ?> result = (Map<?, ?>)
-                client.call(NativeOp.STANDBY_APPLY, partition, batchJson).get("result");
-        boolean applied = Boolean.TRUE.equals(result.get("applied"));
+        Map<?, ?> result = (Map<?, ?>) BridgeField.RESULT.in(client.call(NativeOp.STANDBY_APPLY, partition, batchJson));
+        boolean applied = Boolean.TRUE.equals(BridgeField.APPLIED.in(result));
         if (applied) {
             based.add(partition);
         }
@@ -71,9 +71,8 @@ public final class StandbyTables {
 
     /** The standby's whole state as a batch ({@code {"full": ..}}), or {@code null} without one. */
     String wholeState(int partition) {
-        Object full = ((Map<?, ?>)
-                        client.call(NativeOp.STANDBY_EXPORT, partition, "{}").get("result"))
-                .get("full");
+        Object full = BridgeField.FULL.in(
+                (Map<?, ?>) BridgeField.RESULT.in(client.call(NativeOp.STANDBY_EXPORT, partition, "{}")));
         return full == null ? null : BridgeJson.batch(true, full);
     }
 

@@ -196,7 +196,7 @@ class LockOpWireTest {
         for (NativeOp op : NativeOp.values()) {
             assertEquals(op, NativeOp.fromCode(op.code()));
         }
-        for (int unknown : new int[] {0, -1, 25, 99, 127, Integer.MAX_VALUE}) {
+        for (int unknown : new int[] {0, -1, 26, 99, 127, Integer.MAX_VALUE}) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> NativeOp.fromCode(unknown));
             assertTrue(e.getMessage().contains("[" + unknown + "]"), e.getMessage());
         }

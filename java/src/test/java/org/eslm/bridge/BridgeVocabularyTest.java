@@ -87,6 +87,24 @@ class BridgeVocabularyTest {
         assertEquals(List.of(), mismatches(header, Map.of("ALL_PARTITIONS", NativeLockCore.ALL_PARTITIONS)));
     }
 
+    private static final Pattern FIELD = Pattern.compile("^\\s*ESLM_FIELD_(\\w+),", Pattern.MULTILINE);
+
+    /** The members the plugin reads are the header's, in its order (a renamed one fails here or in Rust). */
+    @Test
+    void everyFieldIsTheHeaders() throws IOException {
+        List<String> header = new ArrayList<>();
+        Matcher m = FIELD.matcher(header());
+        while (m.find()) {
+            header.add(m.group(1));
+        }
+        List<String> java = new ArrayList<>();
+        for (BridgeField field : BridgeField.values()) {
+            java.add(field.name());
+        }
+        assertEquals(header, java);
+        assertEquals("tick_in_ms", BridgeField.TICK_IN_MS.key());
+    }
+
     /** The checker itself finds a renumbered, a missing and an extra constant. */
     @Test
     void aDeliberateMismatchIsReported() {

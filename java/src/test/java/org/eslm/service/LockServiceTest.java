@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
-import java.util.Map;
 import org.elasticsearch.ElasticsearchException;
 import org.elasticsearch.rest.RestStatus;
 import org.eslm.NativeTestSupport;
@@ -61,55 +60,6 @@ class LockServiceTest {
             LockLimitExceededException limit = assertInstanceOf(LockLimitExceededException.class, e);
             assertEquals(RestStatus.TOO_MANY_REQUESTS, limit.status());
         }
-    }
-
-    @Test
-    void grantsAreShapedAsTheApiDocuments() {
-        Map<String, Object> grant = Map.of(
-                "key",
-                "k",
-                "owner",
-                "a",
-                "mode",
-                "exclusive",
-                "scope",
-                "key",
-                "fencing_token",
-                5,
-                "lease_ms",
-                100,
-                "waited_ms",
-                3,
-                "reentrant",
-                false);
-        Map<String, Object> single = ResponseShapes.granted(NativeOp.ACQUIRE, grant);
-        assertEquals(true, single.get("acquired"));
-        assertEquals(5, single.get("fencing_token"));
-        assertTrue(single.containsKey("session") == false, "no null session field");
-
-        Map<String, Object> multi = ResponseShapes.granted(
-                NativeOp.ACQUIRE_MANY,
-                List.of(
-                        grant,
-                        Map.of(
-                                "key",
-                                "j",
-                                "owner",
-                                "a",
-                                "mode",
-                                "shared",
-                                "scope",
-                                "key",
-                                "fencing_token",
-                                6,
-                                "lease_ms",
-                                50,
-                                "waited_ms",
-                                9)));
-        assertEquals("a", multi.get("owner"));
-        assertEquals(50L, multi.get("lease_ms"), "the shortest lease of the set");
-        assertEquals(9L, multi.get("waited_ms"));
-        assertEquals(2, ((List<?>) multi.get("locks")).size());
     }
 
     @Test

@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.tasks.TaskCancelledException;
+import org.eslm.bridge.BridgeField;
 import org.eslm.bridge.NativeOp;
 import org.junit.jupiter.api.Test;
 
@@ -41,7 +42,7 @@ class PendingRequestsTest {
         List<Object> outcomes = new ArrayList<>();
         IllegalStateException closed = new IllegalStateException("partition closed");
         PendingRequests.Waitable call =
-                pending.callWaitable(NativeOp.ACQUIRE, 0, null, recording(outcomes), "queued", id -> {
+                pending.callWaitable(NativeOp.ACQUIRE, 0, null, recording(outcomes), BridgeField.QUEUED, id -> {
                     pending.failPartition(0, () -> closed);
                     assertEquals(List.of(), outcomes, "not answered while its call runs");
                     return queuedAs(5);
@@ -55,7 +56,7 @@ class PendingRequestsTest {
     void aCloseDuringACallAnsweredAtOnceIsLeftToTheCaller() {
         List<Object> outcomes = new ArrayList<>();
         PendingRequests.Waitable call =
-                pending.callWaitable(NativeOp.ACQUIRE, 0, null, recording(outcomes), "queued", id -> {
+                pending.callWaitable(NativeOp.ACQUIRE, 0, null, recording(outcomes), BridgeField.QUEUED, id -> {
                     pending.failPartition(0, () -> new IllegalStateException("partition closed"));
                     return Map.of("result", Map.of("granted", Map.of("key", "k")));
                 });
@@ -70,7 +71,7 @@ class PendingRequestsTest {
         List<Object> outcomes = new ArrayList<>();
         IllegalStateException panic = new IllegalStateException("core panic");
         PendingRequests.Waitable call =
-                pending.callWaitable(NativeOp.WATCH, 0, null, recording(outcomes), "watching", id -> {
+                pending.callWaitable(NativeOp.WATCH, 0, null, recording(outcomes), BridgeField.WATCHING, id -> {
                     pending.failPartition(0, () -> new IllegalStateException("partition closed"));
                     throw panic;
                 });
@@ -82,7 +83,7 @@ class PendingRequestsTest {
     void afterItsCallAQueuedRequestIsFailedByTheCloseOnce() {
         List<Object> outcomes = new ArrayList<>();
         AtomicLong requestId = new AtomicLong();
-        pending.callWaitable(NativeOp.ACQUIRE, 0, null, recording(outcomes), "queued", id -> {
+        pending.callWaitable(NativeOp.ACQUIRE, 0, null, recording(outcomes), BridgeField.QUEUED, id -> {
             requestId.set(id);
             return queuedAs(3);
         });
@@ -109,8 +110,8 @@ class PendingRequestsTest {
                 },
                 partition -> true);
         List<Object> outcomes = new ArrayList<>();
-        PendingRequests.Waitable call =
-                racing.callWaitable(NativeOp.ACQUIRE, 0, null, recording(outcomes), "queued", id -> queuedAs(22));
+        PendingRequests.Waitable call = racing.callWaitable(
+                NativeOp.ACQUIRE, 0, null, recording(outcomes), BridgeField.QUEUED, id -> queuedAs(22));
 
         racing.cancel(call.request()); // the core granted it a moment before: nothing to cancel, nothing thrown
         assertEquals(List.of("CANCEL {\"waiter_id\":22}"), calls);
@@ -119,7 +120,7 @@ class PendingRequestsTest {
                 "granted",
                 "request_id",
                 call.request().requestId,
-                "grants",
+                "give_back",
                 List.of(Map.of("key", "k", "owner", "o", "fencing_token", 7, "scope", "key"))));
         assertEquals(2, calls.size());
         assertTrue(calls.get(1).startsWith("RELEASE ") && calls.get(1).contains("\"fencing_token\":7"), calls.get(1));

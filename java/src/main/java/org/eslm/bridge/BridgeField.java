@@ -1,0 +1,79 @@
+package org.eslm.bridge;
+
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The members the plugin reads in the bridge's answers: rust/lock-jni's {@code ops::fields::Field},
+ * emitted into {@code rust/lock-jni/include/eslm.h} as {@code ESLM_FIELD_<NAME>}, each named by its
+ * constant in lower case. {@code BridgeVocabularyTest} holds this list to the header, so no member
+ * name is typed in Java; a Rust test holds the names to what the bridge writes. Everything else
+ * of an answer (the REST bodies, docs/API.md) goes to the client as the core wrote it.
+ */
+public enum BridgeField {
+    // The envelope (`envelope.rs`).
+    RESULT,
+    EVENTS,
+    TICK_IN_MS,
+
+    // A call that may wait: an acquire answers `granted` (its body) or `queued` (its ticket), a
+    // watch `answered` or `watching`; a ticket's `waiter_id` cancels it.
+    GRANTED,
+    QUEUED,
+    ANSWERED,
+    WATCHING,
+    WAITER_ID,
+
+    // An event that answers a request (`envelope.rs`): the request, and its body or error; a grant's
+    // releases if its request went away.
+    REQUEST_ID,
+    BODY,
+    GIVE_BACK,
+    ERROR,
+
+    // A failure's details (`error.rs`), as a failed call and an event's `error` carry them.
+    CODE,
+    MESSAGE,
+    KEY,
+    OWNER,
+    HOLDERS,
+    WAITED_MS,
+    CYCLE,
+    SESSION,
+    RETRY_AFTER_MS,
+    LIMIT,
+    MAX,
+    PARTITION,
+    EPOCH,
+
+    // Replication and partitions (`replication.rs`, `partitions.rs`, `introspection.rs`).
+    BATCH,
+    EMPTY,
+    SNAPSHOT,
+    APPLIED,
+    FULL,
+    PARTITIONS,
+    ID,
+    GRACE_LEFT_MS,
+
+    // What the plugin reads of a REST body (`bodies.rs`): a release's token (a retry names it), a
+    // session (named cluster-wide on the way out), a grant as the in-node API shows it, and whether
+    // an observed election changed.
+    FENCING_TOKEN,
+    LEASE_MS,
+    SCOPE,
+    REENTRANT,
+    CHANGED;
+
+    private final String key = name().toLowerCase(Locale.ROOT);
+
+    /** The member's name in the answer's JSON. */
+    public String key() {
+        return key;
+    }
+
+    /** This member of {@code answer}, or {@code null}. */
+    public Object in(Map<?, ?> answer) {
+        return answer.get(key);
+    }
+}

@@ -1,0 +1,308 @@
+//! The member names the plugin reads in the bridge's answers, defined once here as [`Field`].
+//!
+//! cbindgen emits [`Field`] into `include/eslm.h` as `enum EslmField`, constants
+//! `ESLM_FIELD_<NAME>`; a field's name is its constant's `<NAME>` in lower case (the C header
+//! holds no strings). The plugin's `BridgeFields` is held to the header by `BridgeVocabularyTest`,
+//! and the tests below hold [`Field::name`] to the variant and to what the bridge writes, so a
+//! renamed serde field fails a test rather than a node. The plugin reads nothing else of an
+//! answer: the REST bodies ([`super::bodies`]) go to the client as they are.
+
+/// A member of an answer that the plugin reads.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    // The envelope (`envelope.rs`).
+    Result,
+    Events,
+    TickInMs,
+
+    // A call that may wait: an acquire answers `granted` (its body) or `queued` (its ticket), a
+    // watch `answered` or `watching`; a ticket's `waiter_id` cancels it.
+    Granted,
+    Queued,
+    Answered,
+    Watching,
+    WaiterId,
+
+    // An event that answers a request (`envelope.rs`): the request, and its body or error; a grant's
+    // releases if its request went away.
+    RequestId,
+    Body,
+    GiveBack,
+    Error,
+
+    // A failure's details (`error.rs`), as a failed call and an event's `error` carry them.
+    Code,
+    Message,
+    Key,
+    Owner,
+    Holders,
+    WaitedMs,
+    Cycle,
+    Session,
+    RetryAfterMs,
+    Limit,
+    Max,
+    Partition,
+    Epoch,
+
+    // Replication and partitions (`replication.rs`, `partitions.rs`, `introspection.rs`).
+    Batch,
+    Empty,
+    Snapshot,
+    Applied,
+    Full,
+    Partitions,
+    Id,
+    GraceLeftMs,
+
+    // What the plugin reads of a REST body (`bodies.rs`): a release's token (a retry names it), a
+    // session (named cluster-wide on the way out), a grant as the in-node API shows it, and whether
+    // an observed election changed.
+    FencingToken,
+    LeaseMs,
+    Scope,
+    Reentrant,
+    Changed,
+}
+
+impl Field {
+    /// Every field, in header order.
+    pub const ALL: [Field; 38] = [
+        Field::Result,
+        Field::Events,
+        Field::TickInMs,
+        Field::Granted,
+        Field::Queued,
+        Field::Answered,
+        Field::Watching,
+        Field::WaiterId,
+        Field::RequestId,
+        Field::Body,
+        Field::GiveBack,
+        Field::Error,
+        Field::Code,
+        Field::Message,
+        Field::Key,
+        Field::Owner,
+        Field::Holders,
+        Field::WaitedMs,
+        Field::Cycle,
+        Field::Session,
+        Field::RetryAfterMs,
+        Field::Limit,
+        Field::Max,
+        Field::Partition,
+        Field::Epoch,
+        Field::Batch,
+        Field::Empty,
+        Field::Snapshot,
+        Field::Applied,
+        Field::Full,
+        Field::Partitions,
+        Field::Id,
+        Field::GraceLeftMs,
+        Field::FencingToken,
+        Field::LeaseMs,
+        Field::Scope,
+        Field::Reentrant,
+        Field::Changed,
+    ];
+
+    /// The member's name: the variant in snake case, as serde writes it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Field::Result => "result",
+            Field::Events => "events",
+            Field::TickInMs => "tick_in_ms",
+            Field::Granted => "granted",
+            Field::Queued => "queued",
+            Field::Answered => "answered",
+            Field::Watching => "watching",
+            Field::WaiterId => "waiter_id",
+            Field::RequestId => "request_id",
+            Field::Body => "body",
+            Field::GiveBack => "give_back",
+            Field::Error => "error",
+            Field::Code => "code",
+            Field::Message => "message",
+            Field::Key => "key",
+            Field::Owner => "owner",
+            Field::Holders => "holders",
+            Field::WaitedMs => "waited_ms",
+            Field::Cycle => "cycle",
+            Field::Session => "session",
+            Field::RetryAfterMs => "retry_after_ms",
+            Field::Limit => "limit",
+            Field::Max => "max",
+            Field::Partition => "partition",
+            Field::Epoch => "epoch",
+            Field::Batch => "batch",
+            Field::Empty => "empty",
+            Field::Snapshot => "snapshot",
+            Field::Applied => "applied",
+            Field::Full => "full",
+            Field::Partitions => "partitions",
+            Field::Id => "id",
+            Field::GraceLeftMs => "grace_left_ms",
+            Field::FencingToken => "fencing_token",
+            Field::LeaseMs => "lease_ms",
+            Field::Scope => "scope",
+            Field::Reentrant => "reentrant",
+            Field::Changed => "changed",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use lock_core::{Config, LockError};
+    use serde_json::{json, Value};
+
+    use super::Field;
+    use crate::node::{NodeConfig, NodeCore};
+    use crate::ops::{call, BridgeError, Op, ALL_PARTITIONS};
+
+    #[test]
+    fn each_name_is_its_variant_in_snake_case() {
+        for (i, field) in Field::ALL.into_iter().enumerate() {
+            let mut snake = String::new();
+            for (j, c) in format!("{field:?}").chars().enumerate() {
+                if c.is_uppercase() && j > 0 {
+                    snake.push('_');
+                }
+                snake.push(c.to_ascii_lowercase());
+            }
+            assert_eq!(field.name(), snake, "{field:?}");
+            assert_eq!(field as usize, i, "ALL is in header order");
+        }
+    }
+
+    /// Where each field is: `at` asserts that `v` has the member and counts the field as found.
+    struct Found(BTreeSet<&'static str>);
+
+    impl Found {
+        fn at<'v>(&mut self, v: &'v Value, field: Field) -> &'v Value {
+            let member = v.get(field.name());
+            assert!(member.is_some(), "no [{}] in {v}", field.name());
+            self.0.insert(field.name());
+            member.unwrap_or(&Value::Null)
+        }
+    }
+
+    fn run(core: &NodeCore, op: Op, partition: i32, args: &Value) -> Value {
+        let text = call(core, op as i32, partition, &args.to_string()).expect("call");
+        serde_json::from_str(&text).expect("json")
+    }
+
+    /// Each field the plugin reads, found where the plugin reads it in what the bridge writes
+    /// along one life of a lock, a waiter, a watch, a session, a replication batch, a hand-over
+    /// and an election, and in the details of every failure the plugin maps: a renamed serde
+    /// member fails here.
+    #[test]
+    fn every_field_is_where_the_plugin_reads_it() {
+        use Field::*;
+        let node = NodeConfig {
+            config: Config::default(),
+            partitions: Some(vec![]),
+            node_name: Some("n1".into()),
+        };
+        let core = NodeCore::new(node).expect("core");
+        let mut f = Found(BTreeSet::new());
+        run(&core, Op::OpenPartition, 0, &json!({"epoch": 1, "replicated": true}));
+        let g = run(&core, Op::Acquire, 0, &json!({"key": "k", "owner": "a"}));
+        f.at(&g, Events);
+        f.at(&g, TickInMs);
+        let result = f.at(&g, Result);
+        let grant = f.at(result, Granted);
+        let token = f.at(grant, FencingToken).clone();
+        for field in [Key, Owner, Scope, Reentrant, LeaseMs] {
+            f.at(grant, field);
+        }
+        let b = json!({"key": "k", "owner": "b", "wait_ms": 60000, "request_id": 1});
+        let queued = run(&core, Op::Acquire, 0, &b);
+        let ticket = f.at(&queued["result"], Queued);
+        f.at(ticket, WaiterId);
+        run(
+            &core,
+            Op::Acquire,
+            0,
+            &json!({"key": "k", "owner": "c", "wait_ms": 1, "request_id": 2}),
+        );
+        let watch = run(&core, Op::Watch, 0, &json!({"key": "k", "fencing_token": token}));
+        f.at(&watch["result"], Answered);
+        let w = json!({"key": "k", "fencing_token": token, "wait_ms": 60000, "request_id": 3});
+        f.at(&run(&core, Op::Watch, 0, &w)["result"], Watching);
+        std::thread::sleep(std::time::Duration::from_millis(5)); // c's wait runs out
+        let released = run(&core, Op::Release, 0, &json!({"key": "k", "owner": "a"}));
+        for event in released["events"].as_array().expect("events") {
+            f.at(event, RequestId);
+            match event.get("event").and_then(Value::as_str) {
+                Some("granted") => {
+                    f.at(event, Body);
+                    f.at(event, GiveBack);
+                }
+                Some("watch_fired") => _ = f.at(event, Body),
+                _ => {
+                    let error = f.at(event, Error);
+                    for field in [Code, Message, Key, Owner, WaitedMs] {
+                        f.at(error, field);
+                    }
+                }
+            }
+        }
+        replication_and_more(&core, &mut f);
+        failures(&mut f);
+        let missed: Vec<_> =
+            Field::ALL.iter().map(|f| f.name()).filter(|n| !f.0.contains(n)).collect();
+        assert!(missed.is_empty(), "fields not checked: {missed:?}");
+    }
+
+    /// An election, a session, the batches, diagnostics, a standby and a hand-over.
+    fn replication_and_more(core: &NodeCore, f: &mut Found) {
+        use Field::*;
+        let info = run(core, Op::KeyInfo, 0, &json!({"key": "e", "scope": "election"}));
+        let view = json!({"state": info["result"], "observed_term": 0});
+        f.at(&run(core, Op::ElectionView, ALL_PARTITIONS, &view)["result"], Changed);
+        let s = run(core, Op::SessionCreate, 0, &json!({"owner": "a"}));
+        f.at(&s["result"], Session);
+        let taken = run(core, Op::TakeBatch, 0, &json!({}));
+        f.at(&taken["result"], Empty);
+        let diagnostics = run(core, Op::Diagnostics, ALL_PARTITIONS, &json!({}));
+        let partition = &f.at(&diagnostics["result"], Partitions)[0];
+        f.at(partition, Id);
+        f.at(partition, GraceLeftMs);
+        let full = run(core, Op::TakeBatch, 0, &json!({"full": true}));
+        let batch = f.at(&full["result"], Batch).as_str().expect("text");
+        let batch: Value = serde_json::from_str(batch).expect("batch");
+        f.at(&run(core, Op::StandbyApply, 1, &batch)["result"], Applied);
+        f.at(&run(core, Op::StandbyExport, 1, &json!({}))["result"], Full);
+        f.at(&run(core, Op::ClosePartition, 0, &json!({"export": true}))["result"], Snapshot);
+    }
+
+    /// The details of every failure the plugin maps.
+    fn failures(f: &mut Found) {
+        use Field::*;
+        let failures: [(BridgeError, &[Field]); 6] = [
+            (LockError::Conflict { key: "k".into(), holders: vec![] }.into(), &[Holders]),
+            (
+                LockError::Deadlock { key: "k".into(), owner: "o".into(), cycle: vec![] }.into(),
+                &[Cycle],
+            ),
+            (LockError::SessionNotFound { session: "s".into() }.into(), &[Session]),
+            (LockError::LimitExceeded { limit: "max_locks", max: 1 }.into(), &[Limit, Max]),
+            (LockError::PartitionUnavailable { retry_after_ms: 1 }.into(), &[RetryAfterMs]),
+            (
+                BridgeError::CorePanic { partition: Some(0), epoch: Some(1), message: "m".into() },
+                &[Partition, Epoch],
+            ),
+        ];
+        for (failure, fields) in failures {
+            for field in fields {
+                f.at(&failure.details(), *field);
+            }
+        }
+    }
+}
