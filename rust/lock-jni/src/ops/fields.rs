@@ -46,7 +46,9 @@ pub enum Field {
     Partition,
     Epoch,
 
-    // Replication and partitions (`replication.rs`, `partitions.rs`, `introspection.rs`).
+    // Replication, partitions and listing (`replication.rs`, `partitions.rs`, `introspection.rs`):
+    // a listing's pages are read for their order, by `partition`, `locks` (each lock's `key`, `scope`
+    // and `owner`) and `next`.
     Batch,
     Empty,
     Snapshot,
@@ -55,6 +57,8 @@ pub enum Field {
     Partitions,
     Id,
     GraceLeftMs,
+    Locks,
+    Next,
 
     // What the plugin reads of a REST body (`bodies.rs`): a release's token (a retry names it), a
     // session (named cluster-wide on the way out), a grant as the in-node API shows it, and whether
@@ -68,7 +72,7 @@ pub enum Field {
 
 impl Field {
     /// Every field, in header order.
-    pub const ALL: [Field; 38] = [
+    pub const ALL: [Field; 40] = [
         Field::Result,
         Field::Events,
         Field::TickInMs,
@@ -102,6 +106,8 @@ impl Field {
         Field::Partitions,
         Field::Id,
         Field::GraceLeftMs,
+        Field::Locks,
+        Field::Next,
         Field::FencingToken,
         Field::LeaseMs,
         Field::Scope,
@@ -145,6 +151,8 @@ impl Field {
             Field::Partitions => "partitions",
             Field::Id => "id",
             Field::GraceLeftMs => "grace_left_ms",
+            Field::Locks => "locks",
+            Field::Next => "next",
             Field::FencingToken => "fencing_token",
             Field::LeaseMs => "lease_ms",
             Field::Scope => "scope",
@@ -270,6 +278,14 @@ mod tests {
         f.at(&s["result"], Session);
         let taken = run(core, Op::TakeBatch, 0, &json!({}));
         f.at(&taken["result"], Empty);
+        let listed = run(core, Op::List, ALL_PARTITIONS, &json!({"size": 1}));
+        let page = &f.at(&listed, Result)[0];
+        f.at(page, Partition);
+        f.at(page, Next);
+        let lock = &f.at(page, Locks)[0];
+        for field in [Key, Scope, Owner] {
+            f.at(lock, field);
+        }
         let diagnostics = run(core, Op::Diagnostics, ALL_PARTITIONS, &json!({}));
         let partition = &f.at(&diagnostics["result"], Partitions)[0];
         f.at(partition, Id);

@@ -40,7 +40,11 @@ pub(super) fn list(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> 
         .iter()
         .map(|(partition, page)| ListedPage {
             partition: *partition,
-            locks: page.locks.iter().map(|lock| ListedLock::of(lock, *partition)).collect(),
+            locks: page
+                .locks
+                .iter()
+                .map(|lock| ListedLock::of(lock, *partition, cx.core.node_name()))
+                .collect(),
             next: &page.next,
         })
         .collect();
@@ -75,10 +79,13 @@ struct ListedLock<'a> {
     session: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     value: Option<&'a str>,
+    /// The node serving it (absent outside a node).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    node: Option<&'a str>,
 }
 
 impl<'a> ListedLock<'a> {
-    fn of(lock: &'a LockInfo, partition: u32) -> Self {
+    fn of(lock: &'a LockInfo, partition: u32, node: Option<&'a str>) -> Self {
         // Destructured in full, so that a field added to `LockInfo` fails here until it is listed.
         let LockInfo {
             key,
@@ -106,6 +113,7 @@ impl<'a> ListedLock<'a> {
             scope: *scope,
             session: session.is_some(),
             value: value.as_deref(),
+            node,
         }
     }
 }

@@ -46,7 +46,9 @@ public enum BridgeField {
     PARTITION,
     EPOCH,
 
-    // Replication and partitions (`replication.rs`, `partitions.rs`, `introspection.rs`).
+    // Replication, partitions and listing (`replication.rs`, `partitions.rs`, `introspection.rs`):
+    // a listing's pages are read for their order, by `partition`, `locks` (each lock's `key`, `scope`
+    // and `owner`) and `next`.
     BATCH,
     EMPTY,
     SNAPSHOT,
@@ -55,6 +57,8 @@ public enum BridgeField {
     PARTITIONS,
     ID,
     GRACE_LEFT_MS,
+    LOCKS,
+    NEXT,
 
     // What the plugin reads of a REST body (`bodies.rs`): a release's token (a retry names it), a
     // session (named cluster-wide on the way out), a grant as the in-node API shows it, and whether

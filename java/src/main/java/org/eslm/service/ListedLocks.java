@@ -18,8 +18,8 @@ import org.eslm.bridge.BridgeField;
 
 /**
  * The core's answer to a listing ({@code LIST}, rust/lock-jni {@code ops/introspection.rs}) read
- * without building a map per lock: each listed lock keeps its JSON as the core wrote it (plus its
- * {@code node}), next to the three fields the listing is ordered by. The REST answer writes those
+ * without building a map per lock: each listed lock keeps its JSON as the core wrote it (with the
+ * {@code node} serving it), next to the three fields the listing is ordered by. The REST answer writes those
  * bytes as they are (docs/ARCHITECTURE.md "Listing"): building, copying and rendering a map per
  * lock cost ~5 KB of garbage per listed lock, which showed in the acquire tail latency of the
  * listing benchmark (bench/RESULTS.md, issue 13).
@@ -41,9 +41,9 @@ public final class ListedLocks {
         /** The cursor as the core's {@code ListCursor} JSON object, and as it is encoded for clients. */
         public Map<String, Object> toMap() {
             Map<String, Object> cursor = new LinkedHashMap<>();
-            cursor.put("key", key);
-            cursor.put("scope", scope);
-            cursor.put("owner", owner);
+            cursor.put(BridgeField.KEY.key(), key);
+            cursor.put(BridgeField.SCOPE.key(), scope);
+            cursor.put(BridgeField.OWNER.key(), owner);
             return cursor;
         }
 
@@ -76,8 +76,8 @@ public final class ListedLocks {
     /** A parsed answer: the pages, and the envelope's events and next tick (delivered as for any call). */
     record Answer(List<Page> pages, Map<String, Object> envelope) {}
 
-    /** Parses a {@code LIST} answer envelope, adding {@code "node": node} to every lock. */
-    static Answer parse(String envelopeJson, String node) {
+    /** Parses a {@code LIST} answer envelope. */
+    static Answer parse(String envelopeJson) {
         try (XContentParser parser =
                 JsonXContent.jsonXContent.createParser(XContentParserConfiguration.EMPTY, envelopeJson)) {
             List<Page> pages = List.of();
@@ -87,7 +87,7 @@ public final class ListedLocks {
                 String field = parser.currentName();
                 parser.nextToken();
                 if (field.equals(BridgeField.RESULT.key())) {
-                    pages = pages(parser, node);
+                    pages = pages(parser);
                 } else {
                     rest.put(field, value(parser));
                 }
@@ -107,27 +107,30 @@ public final class ListedLocks {
         };
     }
 
-    private static List<Page> pages(XContentParser parser, String node) throws IOException {
+    private static List<Page> pages(XContentParser parser) throws IOException {
         expect(parser.currentToken(), XContentParser.Token.START_ARRAY);
         List<Page> pages = new ArrayList<>();
         while (parser.nextToken() == XContentParser.Token.START_OBJECT) {
-            pages.add(page(parser, node));
+            pages.add(page(parser));
         }
         return pages;
     }
 
-    private static Page page(XContentParser parser, String node) throws IOException {
+    private static Page page(XContentParser parser) throws IOException {
         int partition = -1;
         List<Lock> locks = new ArrayList<>();
         Cursor next = null;
         while (parser.nextToken() == XContentParser.Token.FIELD_NAME) {
             String field = parser.currentName();
             parser.nextToken();
-            switch (field) {
-                case "partition" -> partition = parser.intValue();
-                case "next" -> next = parser.currentToken() == XContentParser.Token.VALUE_NULL ? null : cursor(parser);
-                case "locks" -> locks = locks(parser, node);
-                default -> parser.skipChildren();
+            if (field.equals(BridgeField.PARTITION.key())) {
+                partition = parser.intValue();
+            } else if (field.equals(BridgeField.NEXT.key())) {
+                next = parser.currentToken() == XContentParser.Token.VALUE_NULL ? null : cursor(parser);
+            } else if (field.equals(BridgeField.LOCKS.key())) {
+                locks = locks(parser);
+            } else {
+                parser.skipChildren();
             }
         }
         return new Page(partition, locks, next);
@@ -135,14 +138,17 @@ public final class ListedLocks {
 
     private static Cursor cursor(XContentParser parser) throws IOException {
         Map<String, String> fields = parser.mapStrings();
-        return new Cursor(fields.get("key"), fields.get("scope"), fields.get("owner"));
+        return new Cursor(
+                fields.get(BridgeField.KEY.key()),
+                fields.get(BridgeField.SCOPE.key()),
+                fields.get(BridgeField.OWNER.key()));
     }
 
     /**
      * A page's locks, copied one after another into one buffer by one builder (no map per lock);
      * each lock is a slice of that buffer.
      */
-    private static List<Lock> locks(XContentParser parser, String node) throws IOException {
+    private static List<Lock> locks(XContentParser parser) throws IOException {
         expect(parser.currentToken(), XContentParser.Token.START_ARRAY);
         List<Cursor> positions = new ArrayList<>();
         List<Integer> ends = new ArrayList<>();
@@ -150,7 +156,7 @@ public final class ListedLocks {
         BytesReference all;
         try (XContentBuilder json = new XContentBuilder(JsonXContent.jsonXContent, out)) {
             while (parser.nextToken() == XContentParser.Token.START_OBJECT) {
-                positions.add(copyLock(parser, json, node));
+                positions.add(copyLock(parser, json));
                 json.flush();
                 ends.add(Math.toIntExact(out.position()));
             }
@@ -169,10 +175,8 @@ public final class ListedLocks {
         return locks;
     }
 
-    /**
-     * Copies one lock object field by field, adding its node, as a top-level value of {@code json}.
-     */
-    private static Cursor copyLock(XContentParser parser, XContentBuilder json, String node) throws IOException {
+    /** Copies one lock object field by field, as a top-level value of {@code json}, noting its position. */
+    private static Cursor copyLock(XContentParser parser, XContentBuilder json) throws IOException {
         String key = null;
         String scope = null;
         String owner = null;
@@ -180,14 +184,17 @@ public final class ListedLocks {
         while (parser.nextToken() == XContentParser.Token.FIELD_NAME) {
             String field = parser.currentName();
             parser.nextToken();
-            switch (field) {
-                case "key" -> json.field(field, key = parser.text());
-                case "scope" -> json.field(field, scope = parser.text());
-                case "owner" -> json.field(field, owner = parser.text());
-                default -> json.field(field).copyCurrentStructure(parser);
+            if (field.equals(BridgeField.KEY.key())) {
+                json.field(field, key = parser.text());
+            } else if (field.equals(BridgeField.SCOPE.key())) {
+                json.field(field, scope = parser.text());
+            } else if (field.equals(BridgeField.OWNER.key())) {
+                json.field(field, owner = parser.text());
+            } else {
+                json.field(field).copyCurrentStructure(parser);
             }
         }
-        json.field("node", node).endObject();
+        json.endObject();
         return new Cursor(key, scope, owner);
     }
 

@@ -191,8 +191,8 @@ public final class LockService implements Closeable {
         tickConfirmed(NativeLockCore.ALL_PARTITIONS);
         List<ListedLocks.Page> pages;
         try {
-            ListedLocks.Answer answer = ListedLocks.parse(
-                    client.callText(NativeOp.LIST, NativeLockCore.ALL_PARTITIONS, filterJson), localNodeName.get());
+            ListedLocks.Answer answer =
+                    ListedLocks.parse(client.callText(NativeOp.LIST, NativeLockCore.ALL_PARTITIONS, filterJson));
             handle(answer.envelope());
             // Only confirmed partitions, once what their pages show is committed: the listing's
             // coordinator answers 503 when a partition has no page (ListPages).

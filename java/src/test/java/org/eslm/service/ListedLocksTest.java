@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@link ListedLocks} over real answers of the core: each listed lock keeps every field the core
- * wrote, in its order, plus its node, and the page's cursor is read.
+ * wrote, in its order, with the node the core was given, and the page's cursor is read.
  */
 class ListedLocksTest {
     @BeforeAll
@@ -23,7 +23,7 @@ class ListedLocksTest {
     }
 
     private static NativeLockCore coreWithThreeLocks() {
-        NativeLockCore core = NativeLockCore.create("{}");
+        NativeLockCore core = NativeLockCore.create("{\"node_name\":\"node-\u00e9\"}");
         core.call(NativeOp.ACQUIRE, 0, "{\"key\":\"b\",\"owner\":\"o\\\"1\",\"lease_ms\":60000}");
         core.call(NativeOp.ACQUIRE, 0, "{\"key\":\"/a/x\",\"scope\":\"tree\",\"owner\":\"o2\",\"mode\":\"shared\"}");
         core.call(NativeOp.ACQUIRE, 0, "{\"key\":\"\u00e9\u00e9\",\"owner\":\"o3\"}");
@@ -31,11 +31,11 @@ class ListedLocksTest {
     }
 
     @Test
-    void listedLocksKeepTheCoresFieldsAndGainTheirNode() {
+    void listedLocksKeepTheCoresFieldsAndTheirNode() {
         try (NativeLockCore core = coreWithThreeLocks()) {
             String answer = core.call(NativeOp.LIST, NativeLockCore.ALL_PARTITIONS, "{\"size\":10}");
 
-            ListedLocks.Answer parsed = ListedLocks.parse(answer, "node-\u00e9");
+            ListedLocks.Answer parsed = ListedLocks.parse(answer);
 
             @SuppressWarnings("unchecked")
             Map<String, Object> page =
@@ -48,7 +48,7 @@ class ListedLocksTest {
             for (int i = 0; i < 3; i++) {
                 ListedLocks.Lock lock = listed.locks().get(i);
                 Map<String, Object> expected = new LinkedHashMap<>(coreLocks.get(i));
-                expected.put("node", "node-\u00e9");
+                assertEquals("node-\u00e9", expected.get("node"), "the core's node name");
                 assertEquals(expected, lock.asMap());
                 assertEquals(
                         List.copyOf(expected.keySet()), List.copyOf(lock.asMap().keySet()), "field order kept");
@@ -65,7 +65,7 @@ class ListedLocksTest {
     void aFullPageEndsAtItsLastLock() {
         try (NativeLockCore core = coreWithThreeLocks()) {
             String answer = core.call(NativeOp.LIST, NativeLockCore.ALL_PARTITIONS, "{\"size\":2}");
-            ListedLocks.Page page = ListedLocks.parse(answer, "n").pages().get(0);
+            ListedLocks.Page page = ListedLocks.parse(answer).pages().get(0);
             assertEquals(2, page.locks().size());
             assertEquals(ListedLocks.Cursor.at(page.locks().get(1)), page.next());
         }
