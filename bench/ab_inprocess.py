@@ -4,9 +4,13 @@ change that must not cost speed (a restructuring): the base revision is checked 
 build/ab-base, both trees are built, then measured back to back on the same machine.
 
     python3 bench/ab_inprocess.py --base main          # base = a revision; head = this tree
+    python3 bench/ab_inprocess.py --base main --rounds 3
 
 Prints a Markdown table (base, head, change) for bench/RESULTS.md and writes the raw figures to
-build/ab-inprocess.json. Takes about 15 minutes; run it on an otherwise idle machine."""
+build/ab-inprocess.json. One round takes about 5 minutes after the builds; run it on an otherwise
+idle machine. On a noisy machine (a VM: one round's JMH errors can be as large as the figures),
+`--rounds N` measures base and head N times, alternating (base, head, head, base, ...), and shows
+each figure's median over its rounds."""
 
 from __future__ import annotations
 
@@ -51,6 +55,15 @@ def measure(tree: Path) -> dict:
     return figures
 
 
+def median_of(rounds: list[dict]) -> dict:
+    """Each figure's median over the rounds (the JMH error shown is the median round's)."""
+    def pick(kind: str, key: str, field: str) -> dict:
+        runs = sorted((r[kind][key] for r in rounds if key in r[kind]), key=lambda f: f[field])
+        return runs[len(runs) // 2]
+    return {kind: {key: pick(kind, key, field) for key in rounds[0][kind]}
+            for kind, field in (("criterion", "ns_per_iter"), ("jmh", "ns_per_op"))}
+
+
 def rows(base: dict, head: dict) -> list[str]:
     out = ["| figure | base | head | change |", "|---|---:|---:|---:|"]
     for key, b in base["criterion"].items():
@@ -71,17 +84,24 @@ def rows(base: dict, head: dict) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--base", required=True, help="the revision to compare this tree with")
+    ap.add_argument("--rounds", type=int, default=1, help="measurements of each, alternating; medians shown")
     args = ap.parse_args()
     started = time.monotonic()
     base_tree = checkout(args.base)
     for tree in (base_tree, ROOT):
         build(tree)
-    base, head = measure(base_tree), measure(ROOT)
+    bases, heads = [], []
+    for i in range(args.rounds):
+        order = [(bases, base_tree), (heads, ROOT)]
+        for into, tree in order if i % 2 == 0 else reversed(order):
+            into.append(measure(tree))
+    base, head = median_of(bases), median_of(heads)
     head_rev = subprocess.check_output(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
                                        text=True).strip()
     (ROOT / "build" / "ab-inprocess.json").write_text(json.dumps(
-        {"base": args.base, "head": head_rev, "base_figures": base, "head_figures": head}, indent=1))
-    print(f"base {args.base}, head {head_rev}, {time.monotonic() - started:.0f} s")
+        {"base": args.base, "head": head_rev, "rounds": args.rounds, "base_rounds": bases, "head_rounds": heads},
+        indent=1))
+    print(f"base {args.base}, head {head_rev}, {args.rounds} round(s), medians, {time.monotonic() - started:.0f} s")
     print("\n".join(rows(base, head)))
 
 
