@@ -23,7 +23,7 @@ from .errors import (BadRequest, CorePanic, Deadlock, GrantExpired, IllegalArgum
                      InvalidArgument, LimitExceeded, LockConflict, LockConnectionError, LockError,
                      LockLost, LockNotHeld, LockWaitTimeout, PartitionUnavailable, RequestEOFError,
                      RequestParseError, RequestTooLarge, SemaphoreLimitMismatch, SessionLost,
-                     SessionNotFound, Unavailable)
+                     SessionNotFound, StaleToken, Unavailable, UpdateConflict, VersionConflict)
 from .held import Grant, HeldLock
 from .lock_api import LockBlock
 from .session import Session
@@ -38,5 +38,5 @@ __all__ = [
     "IllegalArgument", "LockNotHeld", "SessionNotFound", "LockConflict", "LockWaitTimeout",
     "Deadlock", "RequestTooLarge", "LimitExceeded", "CorePanic", "Unavailable",
     "PartitionUnavailable", "LockLost", "SessionLost", "SemaphoreLimitMismatch", "GrantExpired",
-    "LockConnectionError",
+    "LockConnectionError", "VersionConflict", "StaleToken", "UpdateConflict",
 ]

@@ -14,7 +14,7 @@ import time
 import weakref
 from typing import TYPE_CHECKING, Any, Iterable
 
-from . import steps
+from . import documents, steps
 from .aio_election import AsyncLeaderLoop, AsyncLeadershipBase
 from .client import ClientBase
 from .durations import Duration
@@ -144,6 +144,11 @@ class AsyncHeldLock(AsyncCallbacks, HandleBase):
     async def renew(self, lease=None) -> None:
         """Renews now (the watchdog does it by itself). Raises LockNotHeld if it is gone."""
         await self.client.run(self.renew_steps(lease))
+
+    async def index(self, index: str, document: dict, *, id: str, key: str | None = None,
+                    refresh: Any = None) -> dict:
+        """See `HeldLock.index`: a write fenced by this lock's token."""
+        return await self.client.run(self.fenced_index_steps(index, document, id, key, refresh))
 
     async def extend(self, lease) -> None:
         """Renews now for `lease`, counted from now (see `HeldLock.extend`)."""
@@ -319,6 +324,11 @@ class AsyncLocks(ClientBase, AsyncLockApi):
         self.live.add(held)
         held.start_watchdog()
         return held
+
+    async def optimistic_update(self, index: str, id: str, change, *, retries: int = documents.DEFAULT_RETRIES,
+                                refresh: Any = None) -> dict | None:
+        """See `Locks.optimistic_update` (`change` is a plain function)."""
+        return await self.run(documents.optimistic_update(index, id, change, retries, refresh))
 
     def session(self, ttl: Duration | None = None, routing: str | None = None, on_lost=None) -> AsyncSession:
         """`async with alocks.session(ttl="30s") as s:` (see `Locks.session`)."""

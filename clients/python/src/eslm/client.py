@@ -14,7 +14,7 @@ import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from . import steps
+from . import documents, steps
 from .durations import Duration, to_millis
 from .errors import InvalidArgument
 from .election import LeaderLoop, Leadership, election_steps, observe_steps
@@ -215,6 +215,15 @@ class Locks(ClientBase, LockApi):
     def force_release(self, key: str, *, scope: str = "key", reason: str | None = None) -> dict:
         """Admin: evicts every holder of `key` (`POST /_locks/{key}/_force_release`)."""
         return self.run(self.force_release_steps(key, scope, reason))
+
+    def optimistic_update(self, index: str, id: str, change, *, retries: int = documents.DEFAULT_RETRIES,
+                          refresh: Any = None) -> dict | None:
+        """Changes document `index/_doc/id` without a lock (docs/API.md "Fenced writes and
+        optimistic updates"): `change(source)` gets a copy of its source (None if there is none)
+        and returns the new one; it is written only if nobody wrote in between, else read and
+        applied again, at most `retries` times more (`UpdateConflict` then). Returning None or
+        the source unchanged writes nothing. Returns the source as it now stands."""
+        return self.run(documents.optimistic_update(index, id, change, retries, refresh))
 
     def locked(self, key: str, *, scope: str = "key") -> bool:
         """Whether anyone holds `key` now (`GET /_locks/{key}`; intention locks of a tree do not

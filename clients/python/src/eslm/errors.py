@@ -155,6 +155,22 @@ class GrantExpired(LockConflict):
     error. A lock is never handed over as held after its lease could have ended."""
 
 
+class VersionConflict(LockError, error_type="version_conflict_engine_exception", status=409):
+    """Elasticsearch refused a document write whose version or sequence number did not match the
+    document's (docs/API.md "Fenced writes and optimistic updates")."""
+
+
+class StaleToken(VersionConflict):
+    """A fenced write (`held.index(...)`) refused by Elasticsearch: the document already carries
+    a larger version, written with the token of a later holder. This holder's lock is over; what
+    it was about to write must not land."""
+
+
+class UpdateConflict(VersionConflict):
+    """`optimistic_update` gave up: each of its attempts lost its race with another writer (the
+    document's sequence number changed between its read and its write)."""
+
+
 class LockConnectionError(LockError, ConnectionError):
     """The request did not get an answer: connection refused or reset, a timeout, TLS, or a body
     that could not be read (the official client's `TransportError`, kept as `__cause__`)."""
@@ -170,7 +186,7 @@ def from_transport(error: BaseException) -> LockConnectionError:
 _BY_TYPE = {(cls.http_status, cls.error_type): cls for cls in (
     RequestParseError, RequestEOFError, IllegalArgument, LockNotHeld, SessionNotFound,
     LockConflict, LockWaitTimeout, SemaphoreLimitMismatch, Deadlock, RequestTooLarge, LimitExceeded, CorePanic,
-    PartitionUnavailable,
+    PartitionUnavailable, VersionConflict,
 )}
 
 _BY_STATUS = {400: BadRequest, 503: Unavailable}

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 
-from . import steps
+from . import documents, steps
 from .durations import to_millis
-from .errors import BadRequest, GrantExpired, LockError, LockLost, LockNotHeld
+from .errors import BadRequest, GrantExpired, InvalidArgument, LockError, LockLost, LockNotHeld
 from .options import ELECTION, LockOptions, keyed_body, path_of
 
 log = logging.getLogger("eslm")
@@ -175,6 +175,19 @@ class HandleBase(Losable):
     @property
     def tokens(self) -> dict[str, int]:
         return {g.key: g.fencing_token for g in self.grants}
+
+    def fenced_index_steps(self, index: str, document: dict, doc_id: str, key: str | None,
+                           refresh: Any) -> steps.Steps:
+        """`index`'s steps: refused at once when the lock is known lost, else a fenced write with
+        the token of `key` (a multi-lock's keys each have their own)."""
+        if self.lost:
+            raise self.lost_error
+        if key is None and len(self.grants) > 1:
+            raise InvalidArgument(f"[key] is required for a fenced write of a multi-lock: one of {self.keys}")
+        if key is not None and key not in self.tokens:
+            raise InvalidArgument(f"[key] must be one of this lock's keys {self.keys}, got [{key}]")
+        token = self.grants[0].fencing_token if key is None else self.tokens[key]
+        return documents.fenced_index(index, doc_id, document, token, refresh)
 
     @property
     def watched(self) -> bool:
@@ -389,6 +402,15 @@ class HeldLock(HandleBase):
         """Whether the server still has this grant: this owner with this fencing token (redis-py's
         `owned()`); False once released, expired, force-released or lost."""
         return self.client.run(self.owned_steps())
+
+    def index(self, index: str, document: dict, *, id: str, key: str | None = None,
+              refresh: Any = None) -> dict:
+        """Writes `document` as `index/_doc/id` fenced by this lock's token (docs/API.md "Fenced
+        writes and optimistic updates"): Elasticsearch refuses it with `StaleToken` once a later
+        holder of the lock has written the document. `key` picks a multi-lock's token. Raises
+        `LockLost` without writing when the lock is already known lost. Returns Elasticsearch's
+        answer (`_version` is the token)."""
+        return self.client.run(self.fenced_index_steps(index, document, id, key, refresh))
 
     def locked(self) -> bool:
         """Whether anyone holds the key now, this grant or another (redis-py's `locked()`)."""
