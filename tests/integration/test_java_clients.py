@@ -50,6 +50,8 @@ EXPECTED = {
         "org.eslm.client.OwnersTest": 3,
         "org.eslm.client.LateGrantTest": 2,
         "org.eslm.client.TransportFailureTest": 2,
+        # Issue 30: fenced writes and optimistic updates.
+        "org.eslm.client.DocumentsTest": 3,
         "org.eslm.client.example.ReadmeExampleTest": 3,
     },
     "shedlock": {

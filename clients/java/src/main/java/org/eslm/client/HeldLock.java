@@ -151,6 +151,23 @@ public final class HeldLock implements AsyncCloseable {
         return grant.fencingToken();
     }
 
+    /**
+     * Writes {@code document} (a map or any object Jackson writes as a JSON object) as {@code
+     * index/_doc/id}, fenced by this lock's token (docs/API.md "Fenced writes and optimistic
+     * updates"): Elasticsearch refuses it once a later holder of the lock has written the document.
+     *
+     * @return the document's version after the write: this lock's token
+     * @throws org.eslm.client.errors.StaleTokenException when a later holder already wrote it
+     * @throws LockLostException without writing anything when the lock is already known lost
+     */
+    public long index(String index, String id, Object document) {
+        Optional<LockException> gone = lostCause();
+        if (gone.isPresent()) {
+            throw new LockLostException(describe(owner, grant), gone.get());
+        }
+        return Documents.fencedIndex(shared.requests(), index, id, document, fencingToken());
+    }
+
     /** The lease left when the lock was granted, in milliseconds. */
     public long leaseMs() {
         return grant.leaseMs();

@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.function.UnaryOperator;
 import org.eslm.client.errors.LockNotHeldException;
 import org.eslm.client.internal.Durations;
 import org.eslm.client.internal.Retrier;
@@ -152,6 +153,25 @@ public final class LockClient extends Locking implements AutoCloseable {
      */
     public Map<String, Long> forceRelease(String key, String reason) {
         return forceRelease(key, LockScope.KEY, reason);
+    }
+
+    /**
+     * Changes document {@code index/_doc/id} without a lock (docs/API.md "Fenced writes and
+     * optimistic updates"): {@code change} gets a copy of its source (null when there is none) and
+     * returns the new one, written only if nobody wrote in between, else read and applied again, at
+     * most 10 times more. Returning null or the source unchanged writes nothing.
+     *
+     * @return the source as it now stands
+     * @throws org.eslm.client.errors.UpdateConflictException when every attempt lost its race
+     */
+    public Map<String, Object> optimisticUpdate(String index, String id, UnaryOperator<Map<String, Object>> change) {
+        return optimisticUpdate(index, id, change, Documents.DEFAULT_RETRIES);
+    }
+
+    /** {@link #optimisticUpdate(String, String, UnaryOperator)} with at most {@code retries} attempts after the first. */
+    public Map<String, Object> optimisticUpdate(
+            String index, String id, UnaryOperator<Map<String, Object>> change, int retries) {
+        return Documents.optimisticUpdate(shared.requests(), index, id, change, retries);
     }
 
     /** {@link #forceRelease(String, String)} in {@code scope}: a tree path, a semaphore, an election. */

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.eslm.client.internal.Durations;
 import org.eslm.client.internal.Endpoints;
@@ -202,6 +203,21 @@ final class Requests {
             body.put("lease", Durations.positiveMillis(options.lease(), "lease"));
         }
         return body;
+    }
+
+    /** {@code GET /{index}/_doc/{id}}, realtime (docs/API.md "Fenced writes and optimistic updates"). */
+    CompletableFuture<JsonNode> getDocument(String index, String id) {
+        return plain("GET", Endpoints.document(index, id), null);
+    }
+
+    /** {@code PUT /{index}/_doc/{id}?{query}} with {@code document} as a JSON object. */
+    CompletableFuture<JsonNode> putDocument(String index, String id, String query, Object document) {
+        return plain("PUT", Endpoints.document(index, id) + "?" + query, transport.tree(document));
+    }
+
+    /** A JSON value as a new map of plain values. */
+    Map<String, Object> asMap(Object value) {
+        return transport.map(value);
     }
 
     private ObjectNode ownerBody(String owner) {

@@ -56,6 +56,11 @@ public final class Endpoints {
         return "/_locks/" + encode(key);
     }
 
+    /** {@code /{index}/_doc/{id}}: a document of the application's own, beside the locks. */
+    public static String document(String index, String id) {
+        return "/" + encode(index) + "/_doc/" + encode(id);
+    }
+
     /** Percent-encoding for a path segment: URLEncoder's form encoding, with a space as %20. */
     static String encode(String segment) {
         return URLEncoder.encode(segment, StandardCharsets.UTF_8).replace("+", "%20");

@@ -37,6 +37,19 @@ public final class JsonExchange {
         return json.createObjectNode();
     }
 
+    /** {@code value} (a map, a record, any object Jackson writes) as a JSON object. */
+    public ObjectNode tree(Object value) {
+        if (json.valueToTree(value) instanceof ObjectNode object) {
+            return object;
+        }
+        throw new IllegalArgumentException("[document] must be a JSON object, got [" + value + "]");
+    }
+
+    /** A JSON object (or anything {@link #tree} takes) as a new map of plain values. */
+    public Map<String, Object> map(Object value) {
+        return json.convertValue(value, new TypeReference<LinkedHashMap<String, Object>>() {});
+    }
+
     /**
      * Sends one request (see {@link Transport#send}); its answer as JSON, or its failure as a
      * {@link LockException}. Cancelling the future aborts the request: a queued waiter is dropped.
