@@ -19,11 +19,12 @@ def test_a_block_holds_its_permits_and_releases_them(locks):
     s = unique("sem")
     with locks.semaphore(s, limit=3, permits=2, lease="30s") as held:
         assert held.permits == 2 and held.key == s and held.fencing_token > 0
+        assert held.remaining == 1, "3 - 2 left just after the grant"
         state = locks.get(s, scope="semaphore")
         assert state["limit"] == 3
         assert [(h["owner"], h["permits"]) for h in state["holders"]] == [(held.owner, 2)]
         with locks.semaphore(s, limit=3, owner=unique("worker")) as one:
-            assert one.permits == 1 and one.fencing_token > held.fencing_token
+            assert one.permits == 1 and one.fencing_token > held.fencing_token and one.remaining == 0
             with pytest.raises(eslm.LockConflict):
                 with locks.semaphore(s, limit=3, owner=unique("worker")):
                     pytest.fail("a full semaphore granted a permit")

@@ -31,6 +31,9 @@ pub struct Grant {
     /// Semaphores only: the semaphore's limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<u32>,
+    /// Semaphores only: the permits of the limit that nobody held just after this grant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remaining: Option<u32>,
     /// Elections only: the value kept with the grant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,

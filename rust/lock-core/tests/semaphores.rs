@@ -84,6 +84,30 @@ fn permits_add_up_to_the_limit_and_answers_show_them() {
 }
 
 #[test]
+fn a_grant_says_how_many_permits_remain_after_it() {
+    let mut t = table();
+    assert_eq!(granted(&mut t, &sem("pool", "a", 2, 5), 0).remaining, Some(3));
+    assert_eq!(granted(&mut t, &sem("pool", "b", 3, 5), 0).remaining, Some(0));
+    let q = queued(&mut t, &waiting(sem("pool", "c", 4, 5)), 0);
+    release(&mut t, "pool", "b", 1);
+    assert!(granted_owners(&mut t).is_empty(), "4 do not fit beside a's 2");
+    release(&mut t, "pool", "a", 2);
+    let remaining: Vec<_> = t
+        .drain_events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Granted { waiter_id, grants, .. } if waiter_id == q.waiter_id => {
+                Some(grants[0].remaining)
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(remaining, [Some(1)], "the waiter's grant, after it");
+    assert_eq!(granted(&mut t, &AcquireRequest::new("lock", "a"), 3).remaining, None);
+    t.check_invariants().expect("invariants");
+}
+
+#[test]
 fn bad_numbers_and_other_limits_are_refused_naming_the_field() {
     let mut t = table();
     let field = |e: LockError| match e {

@@ -139,6 +139,8 @@ class HandleBase(Losable):
         self.owner: str = options.owner  # chosen by `ClientBase.owner_for` before the acquire
         self.options = options
         self.permits: int | None = answer.get("permits")  # a semaphore's grant only
+        # A semaphore's grant only: the permits of its limit nobody held just after this grant.
+        self.remaining: int | None = answer.get("remaining")
         self.grants = Grant.all_of(options, answer)
         self.lease_ms: int = answer["lease_ms"]
         self.waited_ms: int = answer.get("waited_ms", 0)

@@ -194,6 +194,7 @@ impl LockTable {
             session: self.session_name(lk.session),
             permits: self.shown_permits(lk.key, lk.permits),
             limit: self.shown_limit(lk.key),
+            remaining: self.shown_remaining(lk.key),
             value: self.election_value(l),
         }
     }

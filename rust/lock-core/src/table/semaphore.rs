@@ -160,6 +160,13 @@ impl LockTable {
         (ks.scope == Scope::Semaphore).then_some(u32::from(ks.limit))
     }
 
+    /// The permits of semaphore `k`'s limit that nobody holds, as the answers show them: only on
+    /// a semaphore.
+    pub(super) fn shown_remaining(&self, k: KeyIdx) -> Option<u32> {
+        let limit = self.shown_limit(k)?;
+        Some(limit.saturating_sub(self.held_permits(k)))
+    }
+
     /// The invariants of the semaphores: a limit on every used semaphore, permits of every
     /// holder and waiter within it, held permits never above it; no permits elsewhere.
     pub(super) fn check_semaphores(&self) -> Result<(), String> {

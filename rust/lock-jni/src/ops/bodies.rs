@@ -32,6 +32,8 @@ pub(super) struct Acquired<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     limit: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    remaining: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     value: Option<&'a str>,
 }
 
@@ -49,6 +51,7 @@ pub(super) fn acquired(g: &Grant) -> Acquired<'_> {
         session: g.session.as_deref(),
         permits: g.permits,
         limit: g.limit,
+        remaining: g.remaining,
         value: g.value.as_deref(),
     }
 }
@@ -413,6 +416,10 @@ mod tests {
         let g = &run(&core, Op::Acquire, s)["result"]["granted"];
         assert!(g.get("mode").is_none(), "{g}");
         assert_eq!((g["permits"].as_u64(), g["limit"].as_u64()), (Some(1), Some(2)), "{g}");
+        assert_eq!(g["remaining"], 1, "{g}");
+        let s = json!({"key": "s", "owner": "b", "scope": "semaphore", "limit": 2});
+        let g = &run(&core, Op::Acquire, s)["result"]["granted"];
+        assert_eq!(g["remaining"], 0, "{g}");
         let info = &run(&core, Op::KeyInfo, json!({"key": "s", "scope": "semaphore"}))["result"];
         assert_eq!(
             members(&info["holders"][0]),

@@ -14,7 +14,8 @@ record Grant(
         long leaseMs,
         long waitedMs,
         boolean reentrant,
-        int permits) {
+        int permits,
+        int remaining) {
 
     /** {@code POST /_locks/{key}/_acquire}: every field at the top level. */
     static Grant single(JsonNode answer) {
@@ -31,6 +32,7 @@ record Grant(
                 answer.get("lease_ms").asLong(),
                 answer.path("waited_ms").asLong(),
                 false,
+                0,
                 0);
     }
 
@@ -54,6 +56,7 @@ record Grant(
                 answer.get("lease_ms").asLong(),
                 answer.path("waited_ms").asLong(),
                 lock.path("reentrant").asBoolean(false),
-                lock.path("permits").asInt(0));
+                lock.path("permits").asInt(0),
+                lock.path("remaining").asInt(0));
     }
 }

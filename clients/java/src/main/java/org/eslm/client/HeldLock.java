@@ -144,6 +144,14 @@ public final class HeldLock implements AsyncCloseable {
     }
 
     /**
+     * A semaphore's permits that nobody held just after this grant (docs/API.md "Semaphores"): how
+     * many more a caller could take at once then; 0 for a lock.
+     */
+    public int remaining() {
+        return grant.remaining();
+    }
+
+    /**
      * The grant's fencing token: strictly increasing per key. Pass it where the protected write
      * happens, e.g. as an external version (docs/API.md, "The fencing recipe").
      */

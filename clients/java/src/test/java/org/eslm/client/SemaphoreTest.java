@@ -30,10 +30,12 @@ class SemaphoreTest extends NodeTest {
         Semaphore api = owner("a").semaphore(name, 3);
         try (HeldLock two = api.acquire(2, AcquireOptions.defaults().withLease(Duration.ofSeconds(30)))) {
             assertEquals(2, two.permits());
+            assertEquals(1, two.remaining(), "3 - 2 left after the grant");
             assertEquals(LockScope.SEMAPHORE, two.scope());
             assertEquals(3, state(name).get("limit").asInt());
             try (HeldLock one = owner("b").semaphore(name, 3).acquire(AcquireOptions.defaults())) {
                 assertTrue(one.fencingToken() > two.fencingToken());
+                assertEquals(0, one.remaining());
                 assertThrows(
                         LockConflictException.class,
                         () -> owner("c").semaphore(name, 3).acquire(AcquireOptions.defaults()));
