@@ -11,6 +11,7 @@ as steps (see steps.py) shared by the sync and the asyncio client.
 from __future__ import annotations
 
 import copy
+import itertools
 from typing import Any, Callable
 from urllib.parse import quote, urlencode
 
@@ -52,7 +53,7 @@ def optimistic_update(index: str, doc_id: str, change: Callable[[dict | None], d
     source as it now stands."""
     if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
         raise errors.InvalidArgument(f"[retries] must be a whole number of at least 0, got [{retries!r}]")
-    for attempt in range(retries + 1):
+    for attempt in itertools.count():
         source, condition = yield from _read(index, doc_id)
         changed = change(copy.deepcopy(source))
         if changed is None or changed == source:
@@ -66,7 +67,6 @@ def optimistic_update(index: str, doc_id: str, change: Callable[[dict | None], d
                     f"update of [{index}/{doc_id}] lost its race {retries + 1} times: {e.reason}",
                     e.status, e.body, e.type) from e
             yield Sleep(backoff(attempt))
-    raise AssertionError("unreachable")
 
 
 def _read(index: str, doc_id: str) -> Steps:

@@ -20,6 +20,12 @@ public final class BridgeJson {
         return XContentHelper.convertToMap(JsonXContent.jsonXContent, json, true);
     }
 
+    /** A JSON object the core wrote and {@link #parse} read (a REST body, docs/API.md), as the map it is. */
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> object(Object parsed) {
+        return (Map<String, Object>) parsed;
+    }
+
     /** JSON text of a map. */
     public static String toJson(Map<String, ?> map) {
         try (XContentBuilder builder = JsonXContent.contentBuilder()) {

@@ -230,7 +230,7 @@ public final class LockService implements Closeable {
         Map<String, Object> body;
         try {
             envelope = callRouted(op, partition, BridgeJson.toJson(args));
-            body = body(BridgeField.RESULT.in(envelope)); // the REST body, as the core wrote it
+            body = BridgeJson.object(BridgeField.RESULT.in(envelope)); // the REST body, as the core wrote it
         } catch (Exception e) {
             listener.onFailure(e);
             return;
@@ -452,7 +452,7 @@ public final class LockService implements Closeable {
             handleAfterCommit(partition, call.envelope());
         } else {
             // Replicated, a partition closed meanwhile fails the commit (retryable).
-            Map<String, Object> body = body(BridgeField.GRANTED.in(call.result()));
+            Map<String, Object> body = BridgeJson.object(BridgeField.GRANTED.in(call.result()));
             afterCommit(partition, listener.delegateFailureAndWrap((l, ignored) -> {
                 handle(call.envelope());
                 l.onResponse(body);
@@ -480,7 +480,7 @@ public final class LockService implements Closeable {
             return;
         }
         if (call.waits() == false) {
-            Map<String, Object> body = body(BridgeField.ANSWERED.in(call.result()));
+            Map<String, Object> body = BridgeJson.object(BridgeField.ANSWERED.in(call.result()));
             afterCommit(partition, listener.map(ignored -> body)); // the end it reports is committed
         }
         handleAfterCommit(partition, call.envelope());
@@ -531,7 +531,7 @@ public final class LockService implements Closeable {
     /** This node's lock statistics (counters, gauges, wait/hold percentiles, hot keys). */
     public Map<String, Object> stats() {
         tickConfirmed(NativeLockCore.ALL_PARTITIONS);
-        return body(BridgeField.RESULT.in(answer(NativeOp.STATS, NativeLockCore.ALL_PARTITIONS, "{}")));
+        return BridgeJson.object(BridgeField.RESULT.in(answer(NativeOp.STATS, NativeLockCore.ALL_PARTITIONS, "{}")));
     }
 
     /**
@@ -589,14 +589,8 @@ public final class LockService implements Closeable {
      * grant}} or {@code {"state": key info, "observed_term"?}}. Touches no partition.
      */
     public Map<String, Object> electionView(Map<String, Object> args) {
-        return body(BridgeField.RESULT.in(
+        return BridgeJson.object(BridgeField.RESULT.in(
                 client.call(NativeOp.ELECTION_VIEW, NativeLockCore.ALL_PARTITIONS, BridgeJson.toJson(args))));
-    }
-
-    /** A REST body the core wrote (docs/API.md), handed on as it is. */
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> body(Object answer) {
-        return (Map<String, Object>) answer;
     }
 
     @Override

@@ -232,16 +232,11 @@ final class PendingRequests {
             if (BridgeField.GIVE_BACK.in(event) instanceof List<?> giveBack) {
                 deliverGrant(p, event, giveBack);
             } else if (p != null && BridgeField.BODY.in(event) instanceof Map<?, ?> body) {
-                p.listener.onResponse(body(body));
+                p.listener.onResponse(BridgeJson.object(body));
             } else if (p != null) {
                 p.listener.onFailure(NativeErrors.eventFailure(event));
             }
         }
-    }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> body(Map<?, ?> body) {
-        return (Map<String, Object>) body;
     }
 
     private void deliverGrant(Pending p, Map<?, ?> event, List<?> giveBack) {
@@ -256,7 +251,7 @@ final class PendingRequests {
             p.listener.onFailure(new TaskCancelledException("client went away before the grant"));
             return;
         }
-        p.listener.onResponse(body((Map<?, ?>) BridgeField.BODY.in(event)));
+        p.listener.onResponse(BridgeJson.object(BridgeField.BODY.in(event)));
     }
 
     /** Releases a grant that reached a request whose client went away: the core's releases, as they are. */
