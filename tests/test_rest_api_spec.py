@@ -32,7 +32,7 @@ EXPECTED = {
     "locks.acquire", "locks.release", "locks.renew", "locks.multi_acquire", "locks.multi_release",
     "locks.session_create", "locks.session_keepalive", "locks.session_delete", "locks.get",
     "locks.list", "cat.locks", "locks.stats", "locks.node_diagnostics", "locks.diagnostics", "locks.force_release",
-    "semaphores.acquire", "semaphores.release", "semaphores.renew", "semaphores.get", "cat.semaphores",
+    "semaphores.acquire", "semaphores.release", "semaphores.renew", "semaphores.limit", "semaphores.get", "cat.semaphores",
     "locks.watch",
     "elections.campaign", "elections.resign", "elections.renew", "elections.get", "elections.observe",
     "cat.elections",

@@ -300,13 +300,13 @@ def wait_until_green(w: World) -> None:
 
 def setup_semaphore(method: str, path: str, reqs, w: World) -> None:
     """The state of the semaphore examples: free for an acquire; held by worker-1 (2 of 4) for
-    release, renew and the table; full with a waiter for GET."""
+    release, renew and the table; full with a waiter for GET and a change of the limit."""
     if path.endswith("/_acquire"):
         return
     if path.endswith("/_release") or path.endswith("/_renew"):
         tokens = doc_tokens(reqs)
         w.hold_permits("worker-1", 2, doc_token=tokens[0] if tokens else None)
-    elif method == "GET":
+    elif method == "GET" or path.endswith("/_limit"):
         w.hold_permits("worker-1", 2)
         w.hold_permits("worker-2", 2)
         w.queue_for_permit("transfer-7")

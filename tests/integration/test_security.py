@@ -69,7 +69,7 @@ CHANGES = ["cluster:admin/locks/acquire", "cluster:admin/locks/release", "cluste
            "cluster:admin/locks/session"]
 READS = ["cluster:monitor/locks/get", "cluster:monitor/locks/watch", "cluster:monitor/locks/list",
          "cluster:monitor/locks/stats", "cluster:monitor/locks/node/diagnostics", "cluster:monitor/locks/diagnostics"]
-ADMIN = ["cluster:admin/lock_manager/force_release"]
+ADMIN = ["cluster:admin/lock_manager/force_release", "cluster:admin/lock_manager/semaphore_limit"]
 HEALTH = ["cluster:monitor/health_api"]
 GRANTED = {
     "app": CHANGES + READS,
@@ -155,6 +155,11 @@ def test_lock_user_may_not_force_release(app):
     assert_forbidden(app.force_release(key, reason="not mine to evict"),
                      "cluster:admin/lock_manager/force_release", "app")
     assert app.holders(key) == ["w-5"], "the refused force-release changed nothing"
+    sem = unique("sem")
+    ok(app.call("POST", f"/_semaphores/{sem}/_acquire", {"owner": "w-5", "limit": 2}))
+    assert_forbidden(app.call("POST", f"/_semaphores/{sem}/_limit", {"limit": 1}),
+                     "cluster:admin/lock_manager/semaphore_limit", "app")
+    ok(app.call("POST", f"/_semaphores/{sem}/_release", {"owner": "w-5"}))
     ok(app.release(key, "w-5"))
 
 

@@ -1,8 +1,9 @@
 """Counting semaphores (docs/API.md "Semaphores", docs/LOCK_CORE.md "Semaphores") on real
 nodes over HTTP: the limit is never exceeded under 50 concurrent clients (checked by a ledger
 at every grant), FIFO with mixed permit sizes, permits back when a lease runs out, the limit
-fixed while in use (409), bad input (400 naming the field), `_cat/semaphores` and stats. The
-three-node test is in test_semaphores_cluster.py (one node or cluster at a time)."""
+fixed while in use (409) unless changed by `_limit` (nothing revoked), bad input (400 naming
+the field), `_cat/semaphores` and stats. The three-node test is in test_semaphores_cluster.py
+(one node or cluster at a time)."""
 
 from __future__ import annotations
 
@@ -189,6 +190,82 @@ def test_permits_come_back_when_a_lease_runs_out(locks):
     assert 0.5 <= waited < 10, f"granted after {waited:.2f}s: when the 1s lease ran out"
     assert g["waited_ms"] >= 500 and g["permits"] == 2
     assert [h["owner"] for h in sem_state(locks, s)["holders"]] == [waiter]
+
+
+def limit_call(lc: LockClient, name: str, body) -> requests.Response:
+    return lc.call("POST", f"/_semaphores/{enc(name)}/_limit", body)
+
+
+def test_a_lowered_limit_revokes_nothing_and_grants_only_below_it(locks, single_node):
+    """a holds 3 of 4, b waits for 2. The limit goes to 2: a keeps its 3 permits (and renews),
+    b still waits; an acquire naming the old limit is 409; when a releases, b is granted under
+    the new limit. Raised to 3 while c waits for 1: c is granted at once."""
+    s, a = unique("sem"), unique("owner")
+    ok(sem_call(locks, s, "acquire", a, permits=3, limit=4, lease="60s"))
+    answer: dict[str, requests.Response] = {}
+
+    def wait_for(owner, permits, limit):
+        lc = LockClient(single_node.url)
+        try:
+            answer[owner] = sem_call(lc, s, "acquire", owner, permits=permits, limit=limit, wait="30s",
+                                     lease="60s", timeout=60)
+        finally:
+            lc.close()
+
+    b = threading.Thread(target=wait_for, args=("b", 2, 4))
+    b.start()
+    wait_until(lambda: waiting_owners(locks, s) == ["b"], 10, message="b queued")
+    changed = ok(limit_call(locks, s, {"limit": 2}))
+    assert changed == {"key": s, "limit": 2, "previous": 4, "held": 3}, changed
+    state = sem_state(locks, s)
+    assert state["limit"] == 2 and [(h["owner"], h["permits"]) for h in state["holders"]] == [(a, 3)], state
+    ok(sem_call(locks, s, "renew", a, lease="60s"))
+    err = assert_error(sem_call(locks, s, "acquire", unique("owner"), limit=4), 409,
+                       "semaphore_limit_mismatch_exception", "limit")
+    assert err["limit"] == "2", err
+    assert waiting_owners(locks, s) == ["b"] and "b" not in answer
+    ok(sem_call(locks, s, "release", a))
+    b.join(20)
+    g = ok(answer["b"])
+    assert (g["permits"], g["limit"], g["remaining"]) == (2, 2, 0), g
+    c = threading.Thread(target=wait_for, args=("c", 1, 2))
+    c.start()
+    wait_until(lambda: waiting_owners(locks, s) == ["c"], 10, message="c queued")
+    assert ok(limit_call(locks, s, {"limit": 3}))["previous"] == 2
+    c.join(20)
+    assert (ok(answer["c"])["limit"], ok(answer["c"])["remaining"]) == (3, 0)
+    for owner in ("b", "c"):
+        ok(sem_call(locks, s, "release", owner))
+
+
+@pytest.mark.parametrize("body, field", [
+    ({}, "limit"),
+    ({"limit": 0}, "limit"),
+    ({"limit": 70000}, "limit"),
+    ({"limit": "many"}, "limit"),
+    ({"limit": 2, "owner": "o"}, "owner"),
+])
+def test_bad_limit_bodies_are_400_naming_the_field(locks, body, field):
+    s = unique("sem")
+    ok(sem_call(locks, s, "acquire", unique("owner"), limit=3))
+    r = limit_call(locks, s, body)
+    assert r.status_code == 400, r.text
+    assert field in r.text, r.text
+    assert sem_state(locks, s)["limit"] == 3, "a refused change changed nothing"
+
+
+def test_a_limit_change_on_an_unused_semaphore_or_below_a_waiter_is_refused(locks, single_node):
+    s = unique("sem")
+    assert_error(limit_call(locks, s, {"limit": 2}), 404, "lock_not_held_exception")
+    ok(sem_call(locks, s, "acquire", "a", limit=5))
+    waiter = threading.Thread(target=lambda: sem_call(LockClient(single_node.url), s, "acquire", "w", permits=5,
+                                                      limit=5, wait="2s", timeout=30))
+    waiter.start()
+    wait_until(lambda: waiting_owners(locks, s) == ["w"], 10, message="w queued")
+    err = assert_error(limit_call(locks, s, {"limit": 4}), 400, "illegal_argument_exception", "limit")
+    assert "[w] waits for [5] permits" in err["reason"], err
+    waiter.join(10)
+    ok(sem_call(locks, s, "release", "a"))
 
 
 def test_permits_never_exceed_the_limit_under_50_concurrent_clients(single_node):

@@ -85,12 +85,14 @@ ACQUIRE_S = 10  # how long the acquirers run after the failover
 
 
 def test_holders_survive_kill_9_of_the_owner_and_permits_never_exceed_the_limit(cluster):
-    """kill -9 of the owner (not the master) of the semaphore's partition: the promoted replica
-    serves the holders with their permits and tokens and the limit (through both survivors), a
-    holder renews, a full semaphore still refuses; then ACQUIRERS threads acquire and release
-    1-2 permits through both survivors for ACQUIRE_S (seeded), and the history shows never more
-    than LIMIT permits certainly held at once, tokens rising in real-time order and all above
-    every token issued before the kill."""
+    """kill -9 of the owner (not the master) of the semaphore's partition, after its limit was
+    lowered below the permits held: the promoted replica serves the holders with their permits
+    and tokens and the lowered limit (through both survivors), a holder renews, the semaphore
+    refuses a grant over the lowered limit, a release that leaves it over still grants nobody,
+    the limit goes back up; then ACQUIRERS threads acquire and release 1-2 permits through both
+    survivors for ACQUIRE_S (seeded), and the history shows never more than LIMIT permits
+    certainly held at once, tokens rising in real-time order and all above every token issued
+    before the kill."""
     owner, epoch, _ = owner_that_is_not_the_master(cluster)
     settled(owner)
     a, b = [n for n in live(cluster) if n is not owner]
@@ -101,10 +103,13 @@ def test_holders_survive_kill_9_of_the_owner_and_permits_never_exceed_the_limit(
                                                             "lease": "2m"})
         assert r.status_code == 200, r.text
         before[who] = (permits, r.json()["fencing_token"])
+    lowered = LIMIT - 1
+    r = http(b, "POST", f"/_semaphores/{s}/_limit", {"limit": lowered})
+    assert r.status_code == 200 and r.json()["held"] == 3, r.text
     answer = {}
     waiter = threading.Thread(target=lambda: answer.update(r=http(
         b, "POST", f"/_semaphores/{s}/_acquire",
-        {"owner": "w", "permits": 2, "limit": LIMIT, "wait": "120s"}, timeout=150)), daemon=True)
+        {"owner": "w", "permits": 2, "limit": lowered, "wait": "120s"}, timeout=150)), daemon=True)
     waiter.start()
     wait_until(lambda: waiters(a, s) == ["w"], 20, message="w queued")
 
@@ -115,22 +120,25 @@ def test_holders_survive_kill_9_of_the_owner_and_permits_never_exceed_the_limit(
         assert new_owner is not owner and new_epoch > epoch
         for n in (a, b):
             state = http(n, "GET", f"/_semaphores/{s}").json()
-            assert state["limit"] == LIMIT, state
+            assert state["limit"] == lowered, state
             assert {h["owner"]: (h["permits"], h["fencing_token"]) for h in state["holders"]} == before, state
         r = http(b, "POST", f"/_semaphores/{s}/_renew", {"owner": "x", "fencing_token": before["x"][1]})
         assert r.status_code == 200, r.text
-        r = http(b, "POST", f"/_semaphores/{s}/_acquire", {"owner": "z", "limit": LIMIT})
+        r = http(b, "POST", f"/_semaphores/{s}/_acquire", {"owner": "z", "limit": lowered})
         assert r.status_code == 409 and r.json()["error"]["type"] == "lock_conflict_exception", r.text
         # Waiters are not replicated: w's coordinator queues it again on the new owner.
         wait_until(lambda: waiters(a, s) == ["w"], 30, message="w queued again")
         assert http(a, "POST", f"/_semaphores/{s}/_release", {"owner": "x"}).status_code == 200
+        assert waiters(a, s) == ["w"], "1 held + 2 asked is over the lowered limit"
+        assert http(a, "POST", f"/_semaphores/{s}/_release", {"owner": "y"}).status_code == 200
         waiter.join(60)
         assert answer["r"].status_code == 200, answer["r"].text
         granted = answer["r"].json()
         assert granted["permits"] == 2 and granted["fencing_token"] > before["y"][1], granted
         before["w"] = (2, granted["fencing_token"])
-        for who in ("y", "w"):
-            assert http(a, "POST", f"/_semaphores/{s}/_release", {"owner": who}).status_code == 200
+        r = http(b, "POST", f"/_semaphores/{s}/_limit", {"limit": LIMIT})
+        assert r.status_code == 200 and r.json()["previous"] == lowered, r.text
+        assert http(a, "POST", f"/_semaphores/{s}/_release", {"owner": "w"}).status_code == 200
         history, permits = acquire_concurrently(s, [a, b])
         grants = [op for op in history.ops() if op.f == ACQUIRE and op.type == "ok"]
         assert len(grants) >= 20, f"seed {SEED}: only {len(grants)} grants: the run proved little"

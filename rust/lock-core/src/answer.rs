@@ -77,6 +77,17 @@ pub enum MultiOutcome {
     Queued(Queued),
 }
 
+/// What a change of a semaphore's limit did (docs/LOCK_CORE.md, "Semaphores"): the new and the
+/// previous limit and the permits held when it took effect. `held` may exceed `limit` after a
+/// lowering: nothing held is revoked, and no grant is made until the permits held fall below the
+/// new limit. Waiters that fit under a raised limit are granted at once (as events).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LimitChanged {
+    pub limit: u32,
+    pub previous: u32,
+    pub held: u32,
+}
+
 /// A queued request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Queued {

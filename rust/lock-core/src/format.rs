@@ -11,6 +11,7 @@
 //! |---|---|
 //! | 1 | everything written before formats were numbered: documents without a `format` member |
 //! | 2 | a `format` member, the first of every `PartitionDelta` and `PartitionSnapshot`; their records refuse members they do not know |
+//! | 3 | a semaphore's holders may hold more permits than its `limit` (a limit lowered while held, docs/LOCK_CORE.md "Semaphores"): a reader of format 2 refuses such a snapshot, so a limit goes below the permits held only when every node reads format 3 |
 //!
 //! The rules: a writer that adds or changes a member raises [`STATE_FORMAT`]; a reader takes
 //! every format from [`OLDEST_STATE_FORMAT`] to [`STATE_FORMAT`] and refuses a newer one by its
@@ -21,7 +22,11 @@
 use crate::error::LockError;
 
 /// The format this build writes (the newest it reads).
-pub const STATE_FORMAT: u32 = 2;
+pub const STATE_FORMAT: u32 = 3;
+
+/// The first format whose readers import a semaphore whose holders exceed its lowered limit:
+/// before every node reads it, a limit is never lowered below the permits held.
+pub const STATE_FORMAT_OVER_LIMIT: u32 = 3;
 
 /// The oldest format this build reads: documents without a `format` member.
 pub const OLDEST_STATE_FORMAT: u32 = 1;

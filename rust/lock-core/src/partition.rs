@@ -8,8 +8,8 @@
 use parking_lot::{Mutex, MutexGuard};
 
 use crate::answer::{
-    AcquireOutcome, Grant, KeyInfo, MultiOutcome, Released, Renewed, SessionEnded, SessionInfo,
-    TokenOutcome, WaiterInfo, WatchOutcome,
+    AcquireOutcome, Grant, KeyInfo, LimitChanged, MultiOutcome, Released, Renewed, SessionEnded,
+    SessionInfo, TokenOutcome, WaiterInfo, WatchOutcome,
 };
 use crate::config::Config;
 use crate::error::LockError;
@@ -122,6 +122,17 @@ impl Partition {
         now: Millis,
     ) -> Result<Vec<Released>, LockError> {
         self.table.lock().force_release(key, scope, now)
+    }
+
+    /// See [`LockTable::change_semaphore_limit`].
+    pub fn change_semaphore_limit(
+        &self,
+        name: &str,
+        limit: u32,
+        below_held: bool,
+        now: Millis,
+    ) -> Result<LimitChanged, LockError> {
+        self.table.lock().change_semaphore_limit(name, limit, below_held, now)
     }
 
     /// See [`LockTable::renew`].

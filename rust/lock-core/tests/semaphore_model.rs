@@ -1,11 +1,13 @@
 //! Property test of counting semaphores: random histories of acquires (with mixed permits,
-//! priorities, waits, leases, sessions and now and then a wrong limit), releases, renewals and
-//! session ends, with a random clock, checked against a small reference model after every
+//! priorities, waits, leases, sessions and now and then a wrong limit), releases, renewals,
+//! session ends and changes of the limit while in use, with a random clock, checked against a small reference model after every
 //! millisecond (docs/LOCK_CORE.md, "Semaphores").
 //!
 //! The model sees only answers and events. It checks:
 //!
-//! - **limit**: the permits held on a semaphore never exceed its limit (read from the table);
+//! - **limit**: no grant takes the permits held over the limit (a lowered limit may leave more
+//!   held than it allows: nothing is revoked, and grants wait until the permits fit again);
+//!   a limit change is refused exactly when the model expects (unused, below a waiter's permits);
 //! - **agreement**: the table's holders (owner, permits, token) and limit equal the model's;
 //! - **decisions**: an acquire is granted at once exactly when its permits fit and no waiter is
 //!   ranked ahead of it; refused with the error the model expects (limit mismatch, permits,
@@ -64,6 +66,10 @@ enum Op {
     EndSession {
         owner: usize,
     },
+    ChangeLimit {
+        sem: usize,
+        limit: u32,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -75,9 +81,10 @@ fn op() -> impl Strategy<Value = Op> {
         8 => (o.clone(), s.clone(), 1u32..5, 0u8..10, wait, lease.clone(), any::<bool>(), prop::bool::weighted(0.1))
             .prop_map(|(owner, sem, permits, prio, wait, lease, session, odd_limit)| Op::Acquire { owner, sem, permits, prio, wait, lease, session, odd_limit }),
         4 => (o.clone(), s.clone()).prop_map(|(owner, sem)| Op::Release { owner, sem }),
-        1 => (o.clone(), s, lease).prop_map(|(owner, sem, lease)| Op::Renew { owner, sem, lease }),
+        1 => (o.clone(), s.clone(), lease).prop_map(|(owner, sem, lease)| Op::Renew { owner, sem, lease }),
         1 => (o.clone(), (5u64..60).prop_map(|t| 4 * t + 2)).prop_map(|(owner, ttl)| Op::Session { owner, ttl }),
         1 => o.prop_map(|owner| Op::EndSession { owner }),
+        1 => (s, 1u32..7).prop_map(|(sem, limit)| Op::ChangeLimit { sem, limit }),
     ]
 }
 
@@ -288,12 +295,6 @@ impl Model {
             if got != want {
                 return Err(format!("at {}: {sem} holders {got:?}, model {want:?}", self.now));
             }
-            let held: u32 = got.iter().map(|g| g.1).sum();
-            if let Some(limit) = info.limit {
-                if held > limit {
-                    return Err(format!("{sem}: {held} permits held over the limit {limit}"));
-                }
-            }
             if self.in_use(sem) && info.limit != Some(self.limits[sem]) {
                 return Err(format!("{sem}: limit {:?}, model {}", info.limit, self.limits[sem]));
             }
@@ -466,8 +467,31 @@ fn other_op(m: &mut Model, t: &mut LockTable, op: &Op, made: &mut u128) -> Resul
             m.drop_session_holders(&id);
             t.end_session(&id, owner, now).map_err(|e| e.to_string())?;
         }
+        Op::ChangeLimit { sem, limit } => change_limit(m, t, SEMS[sem].0, limit)?,
     }
     m.apply_events(t.drain_events())
+}
+
+/// A change of the limit: refused on an unused semaphore or below a waiter's permits, else in
+/// force at once (the waiters it lets in come as events).
+fn change_limit(m: &mut Model, t: &mut LockTable, sem: &str, limit: u32) -> Result<(), String> {
+    let out = t.change_semaphore_limit(sem, limit, true, m.now);
+    if !m.in_use(sem) {
+        return match out {
+            Err(LockError::NotHeld { .. }) => Ok(()),
+            other => Err(format!("limit of unused {sem}: expected not held, got {other:?}")),
+        };
+    }
+    if m.waiters.values().any(|w| w.sem == sem && w.permits > limit) {
+        return expect_invalid(out, "limit");
+    }
+    match out {
+        Ok(c) if c.previous == m.limits[sem] && c.held == m.held(sem) && c.limit == limit => {
+            m.limits.insert(sem.to_owned(), limit);
+            Ok(())
+        }
+        other => Err(format!("limit {limit} of {sem} (model {}): got {other:?}", m.limits[sem])),
+    }
 }
 
 fn run(ops: Vec<(u64, Op)>) -> Result<(), String> {

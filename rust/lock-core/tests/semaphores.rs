@@ -221,8 +221,90 @@ fn permits_and_limit_survive_snapshot_standby_and_listing() {
     bad.locks[1].limit = Some(4);
     let err = LockTable::import(&bad, 2, *t.config(), 1).expect_err("two limits");
     assert!(matches!(err, LockError::InvalidArgument { field: "snapshot", .. }), "{err}");
-    let mut over = t.export();
-    over.locks[1].permits = Some(4);
-    let err = LockTable::import(&over, 2, *t.config(), 1).expect_err("over the limit");
+    let mut same_owner = t.export();
+    same_owner.locks[1].owner = "a".into();
+    let err = LockTable::import(&same_owner, 2, *t.config(), 1).expect_err("owner twice");
     assert!(matches!(err, LockError::InvalidArgument { field: "snapshot", .. }), "{err}");
+}
+
+fn change(t: &mut LockTable, limit: u32, below_held: bool, now: u64) -> Result<u32, LockError> {
+    t.change_semaphore_limit("api", limit, below_held, now).map(|c| c.previous)
+}
+
+#[test]
+fn a_lowered_limit_revokes_nothing_and_grants_only_below_it() {
+    let mut t = table();
+    granted(&mut t, &sem("api", "a", 2, 5), 0);
+    granted(&mut t, &sem("api", "b", 3, 5), 0);
+    queued(&mut t, &waiting(sem("api", "c", 2, 5)), 0);
+    let err = change(&mut t, 3, false, 1).expect_err("below the held without format 3");
+    assert!(matches!(err, LockError::InvalidArgument { field: "limit", .. }), "{err}");
+    assert_eq!(change(&mut t, 3, true, 1), Ok(5));
+    t.check_invariants().expect("held over a lowered limit is allowed");
+    let info = t.key_info_scoped("api", Scope::Semaphore, 1).expect("info");
+    assert_eq!((info.limit, info.holders.len()), (Some(3), 2), "nobody lost a permit");
+    assert!(t.drain_events().is_empty());
+    match t.acquire(&sem("api", "d", 1, 5), 1) {
+        Err(LockError::LimitMismatch { limit: 3, requested: 5, .. }) => {}
+        other => panic!("an acquire naming the old limit: {other:?}"),
+    }
+    release(&mut t, "api", "b", 2);
+    assert!(granted_owners(&mut t).is_empty(), "2 held + 2 asked is over 3");
+    release(&mut t, "api", "a", 3);
+    assert_eq!(granted_owners(&mut t), ["c"]);
+    let err = t.acquire(&sem("api", "d", 2, 3), 3).expect_err("2 + 2 > 3");
+    assert!(matches!(err, LockError::Conflict { .. }), "{err}");
+}
+
+#[test]
+fn a_raised_limit_grants_the_waiters_it_lets_in() {
+    let mut t = table();
+    granted(&mut t, &sem("api", "a", 2, 3), 0);
+    queued(&mut t, &waiting(sem("api", "b", 3, 3)), 0);
+    queued(&mut t, &waiting(sem("api", "c", 1, 3)), 0);
+    assert_eq!(change(&mut t, 5, false, 1), Ok(3));
+    assert_eq!(granted_owners(&mut t), ["b"], "FIFO: b first; c does not fit in 5");
+    assert_eq!(change(&mut t, 6, false, 2), Ok(5));
+    assert_eq!(granted_owners(&mut t), ["c"]);
+    let g = granted(&mut t, &sem("api", "a", 2, 6), 2);
+    assert!(g.reentrant && g.limit == Some(6) && g.remaining == Some(0), "{g:?}");
+}
+
+#[test]
+fn a_limit_change_is_refused_on_an_unused_semaphore_or_below_a_waiter() {
+    let mut t = table();
+    let err = change(&mut t, 3, true, 0).expect_err("unused");
+    assert!(matches!(err, LockError::NotHeld { .. }), "{err}");
+    granted(&mut t, &sem("api", "a", 1, 6), 0);
+    queued(&mut t, &waiting(sem("api", "b", 6, 6)), 0);
+    let err = change(&mut t, 5, true, 1).expect_err("b asks for 6");
+    assert!(err.to_string().contains("[b] waits for [6] permits"), "{err}");
+    for bad in [0, 70_000] {
+        let err = change(&mut t, bad, true, 1).expect_err("out of range");
+        assert!(matches!(err, LockError::InvalidArgument { field: "limit", .. }), "{err}");
+    }
+    assert_eq!(t.key_info_scoped("api", Scope::Semaphore, 1).expect("info").limit, Some(6));
+}
+
+#[test]
+fn a_changed_limit_reaches_the_replicas_and_survives_a_move_over_it() {
+    let mut t = table();
+    t.set_change_tracking(true);
+    let mut standby = Standby::from_full(&t.export_full(), 0);
+    granted(&mut t, &sem("api", "a", 2, 5), 0);
+    granted(&mut t, &sem("api", "b", 3, 5), 0);
+    standby.apply(&t.take_changes(1).expect("on"), 1).expect("delta");
+    change(&mut t, 2, true, 2).expect("lowered");
+    let delta = t.take_changes(2).expect("on");
+    assert_eq!(delta.locks.iter().map(|l| l.limit).collect::<Vec<_>>(), [Some(2), Some(2)]);
+    standby.apply(&delta, 2).expect("delta");
+    for snapshot in [t.export(), standby.snapshot(2)] {
+        let mut moved = LockTable::import(&snapshot, 2, *t.config(), 2).expect("import over it");
+        moved.check_invariants().expect("invariants");
+        let info = moved.key_info_scoped("api", Scope::Semaphore, 2).expect("info");
+        assert_eq!((info.limit, info.holders.len()), (Some(2), 2));
+        release(&mut moved, "api", "b", 3);
+        let err = moved.acquire(&sem("api", "d", 1, 2), 3).expect_err("2 held of 2");
+        assert!(matches!(err, LockError::Conflict { .. }), "{err}");
+    }
 }

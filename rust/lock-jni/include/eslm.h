@@ -19,7 +19,7 @@
  * "Formats and versions"): `lock_core::STATE_FORMAT`, written out because cbindgen emits only
  * literals; an assertion beside it (rust/lock-jni/src/ops/mod.rs) fails the build when they differ.
  */
-#define ESLM_STATE_FORMAT 2
+#define ESLM_STATE_FORMAT 3
 
 /**
  * The oldest format of the state documents this build reads: `lock_core::OLDEST_STATE_FORMAT`.
@@ -214,6 +214,17 @@ enum EslmOp
    * election body (docs/API.md "Elections"). Touches no partition.
    */
   ESLM_OP_ELECTION_VIEW = 25,
+  /**
+   * Change a semaphore's limit while it is in use: `{"key", "limit"}` -> `{"key", "limit",
+   * "previous", "held"}` (waiters it lets in are granted as events). Below the permits held
+   * only when every node reads state format 3 (see `PeersRead`).
+   */
+  ESLM_OP_SEMAPHORE_LIMIT = 26,
+  /**
+   * The state format every node of the cluster reads, from the plugin's node attributes:
+   * `{"format"}` -> `{"format"}`. What the oldest peer cannot read is refused.
+   */
+  ESLM_OP_PEERS_READ = 27,
 };
 #if __STDC_VERSION__ >= 202311L
 typedef enum EslmOp EslmOp;

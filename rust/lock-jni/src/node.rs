@@ -6,6 +6,7 @@
 //! "Partitions, owners, epochs"); a single-node set-up serves everything from partition 0.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -72,6 +73,10 @@ pub struct NodeCore {
     /// of [`NodeCore::partitions`], since their tables may be inconsistent, and refused until
     /// they are opened again (or closed).
     failed: RwLock<BTreeMap<u32, FailedPartition>>,
+    /// The state format every node of the cluster reads, as the plugin last said
+    /// ([`NodeCore::set_peer_format`]); this build's until told. What the oldest peer cannot read
+    /// is refused, never written (docs/ARCHITECTURE.md, "Formats and versions").
+    peer_format: AtomicU32,
 }
 
 /// A partition in which the core panicked: the epoch it served in and the panic's message.
@@ -104,12 +109,25 @@ impl NodeCore {
             grace_until: RwLock::new(BTreeMap::new()),
             standbys: RwLock::new(BTreeMap::new()),
             failed: RwLock::new(BTreeMap::new()),
+            peer_format: AtomicU32::new(lock_core::STATE_FORMAT),
         })
     }
 
     /// The node's name, if the plugin gave it (see [`NodeConfig::node_name`]).
     pub fn node_name(&self) -> Option<&str> {
         self.node_name.as_deref()
+    }
+
+    /// The state format every node of the cluster reads (see [`NodeCore::peer_format`]).
+    pub fn peer_format(&self) -> u32 {
+        self.peer_format.load(Ordering::Relaxed)
+    }
+
+    /// Records the state format every node of the cluster reads (the plugin's `PeerFormats`).
+    pub fn set_peer_format(&self, format: u32) -> Result<(), LockError> {
+        lock_core::check_state_format(format)?;
+        self.peer_format.store(format, Ordering::Relaxed);
+        Ok(())
     }
 
     /// Monotonic milliseconds since this core was created.

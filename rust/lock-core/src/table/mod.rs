@@ -39,8 +39,8 @@ use std::collections::BinaryHeap;
 use hashbrown::HashMap;
 
 use crate::answer::{
-    AcquireOutcome, Grant, KeyInfo, MultiOutcome, Released, Renewed, SessionEnded, SessionInfo,
-    TokenOutcome, WaiterInfo, WatchOutcome,
+    AcquireOutcome, Grant, KeyInfo, LimitChanged, MultiOutcome, Released, Renewed, SessionEnded,
+    SessionInfo, TokenOutcome, WaiterInfo, WatchOutcome,
 };
 use crate::config::Config;
 use crate::error::LockError;
@@ -429,6 +429,30 @@ impl LockTable {
         let out = self.take_key(key, scope)?;
         self.prune_deadlines();
         Ok(out)
+    }
+
+    /// Changes the limit of semaphore `name` while it is in use (docs/LOCK_CORE.md,
+    /// "Semaphores"): grants follow the new limit, nothing held is revoked, and waiters a raised
+    /// limit lets in are granted at once (see [`LockTable::drain_events`]). A limit below the
+    /// permits held is taken only with `below_held`: held permits over the limit are state that
+    /// a replica of state format 2 refuses to import, so the caller allows it only when every
+    /// node reads format 3 ([`crate::STATE_FORMAT`]).
+    ///
+    /// # Errors
+    /// [`LockError::NotHeld`] when nobody holds or waits for the semaphore;
+    /// [`LockError::InvalidArgument`] on `limit` when it is out of range, below a waiter's
+    /// permits, or below the permits held without `below_held`.
+    pub fn change_semaphore_limit(
+        &mut self,
+        name: &str,
+        limit: u32,
+        below_held: bool,
+        now: Millis,
+    ) -> Result<LimitChanged, LockError> {
+        self.advance_to(now);
+        let out = self.change_limit(name, limit, below_held);
+        self.prune_deadlines();
+        out
     }
 
     /// Extends a held lock's lease to `now + lease` (a session lock renews its session).

@@ -12,6 +12,7 @@
 use super::ids::{KeyIdx, OwnerIdx};
 use super::records::{Dirty, QueueKey};
 use super::LockTable;
+use crate::answer::LimitChanged;
 use crate::error::LockError;
 use crate::mode::Mode;
 use crate::request::AcquireRequest;
@@ -111,6 +112,68 @@ impl LockTable {
         }
     }
 
+    /// The work of [`LockTable::change_semaphore_limit`]: the semaphore must be in use (its limit
+    /// lives only while anyone holds or waits); no waiter may ask for more than the new limit
+    /// (it could never be granted); below the permits held only with `below_held`. Every holder
+    /// is noted as changed, so the next delta carries the new limit to the replicas, and the
+    /// pump grants the waiters a raised limit lets in.
+    pub(super) fn change_limit(
+        &mut self,
+        name: &str,
+        limit: u32,
+        below_held: bool,
+    ) -> Result<LimitChanged, LockError> {
+        crate::validate::name(name, Scope::Semaphore, &self.config.limits)?;
+        if limit == 0 || limit > MAX_SEMAPHORE_LIMIT {
+            return Err(LockError::invalid(
+                "limit",
+                format!("must be 1..={MAX_SEMAPHORE_LIMIT}, got [{limit}]"),
+            ));
+        }
+        let k = self
+            .find_key(Scope::Semaphore, name)
+            .filter(|&k| !self.key_state(k).holders.is_empty() || self.key_state(k).queue.is_some())
+            .ok_or_else(|| LockError::NotHeld { key: name.to_owned(), owner: "anyone".into() })?;
+        let held = self.held_permits(k);
+        if limit < held && !below_held {
+            return Err(LockError::invalid(
+                "limit",
+                format!(
+                    "[{held}] permits of semaphore [{name}] are held: a limit below them needs \
+                     every node of the cluster to read state format 3 (docs/API.md, \
+                     \"Semaphores\")"
+                ),
+            ));
+        }
+        self.check_waiters_fit(k, name, limit)?;
+        let previous = u32::from(self.key_state(k).limit);
+        // Fits a u16: checked against MAX_SEMAPHORE_LIMIT above.
+        self.keys.live_mut(k).limit = limit as u16;
+        let holders: Vec<_> = self.key_state(k).holders.iter().map(|h| h.lock).collect();
+        for l in holders {
+            self.note_lock(l);
+        }
+        let mut dirty: Dirty = smallvec::smallvec![k];
+        self.pump(&mut dirty);
+        Ok(LimitChanged { limit, previous, held })
+    }
+
+    /// Refuses a limit below the permits a waiter of semaphore `k` asks for.
+    fn check_waiters_fit(&self, k: KeyIdx, name: &str, limit: u32) -> Result<(), LockError> {
+        let queue = self.key_state(k).queue.iter().flat_map(|q| q.values());
+        if let Some(w) = queue.map(|wid| self.waiter(*wid)).find(|w| u32::from(w.permits) > limit) {
+            return Err(LockError::invalid(
+                "limit",
+                format!(
+                    "[{}] waits for [{}] permits of semaphore [{name}], more than [{limit}]",
+                    self.owner_name(w.owner),
+                    w.permits
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// Whether `permits` for `owner` on semaphore `k` are blocked: by the permits held (an
     /// owner that holds the key already is never blocked, as for locks) or by any waiter
     /// ranked before `qkey` (strict FIFO, see the module docs).
@@ -168,16 +231,17 @@ impl LockTable {
     }
 
     /// The invariants of the semaphores: a limit on every used semaphore, permits of every
-    /// holder and waiter within it, held permits never above it; no permits elsewhere.
+    /// waiter within it, every holder with permits; no permits elsewhere. The permits held may
+    /// exceed the limit after it was lowered (nothing held is revoked); that no grant ever
+    /// takes them over it is checked by the model tests, which see every grant.
     pub(super) fn check_semaphores(&self) -> Result<(), String> {
-        for (k, ks) in self.keys.iter() {
+        for (_, ks) in self.keys.iter() {
             let used = !ks.holders.is_empty() || ks.queue.is_some();
             if ks.scope != Scope::Semaphore || !used {
                 continue;
             }
-            let held = self.held_permits(k);
-            if ks.limit == 0 || held > u32::from(ks.limit) {
-                return Err(format!("semaphore {} holds {held} of limit {}", ks.name, ks.limit));
+            if ks.limit == 0 {
+                return Err(format!("semaphore {} has no limit", ks.name));
             }
             for h in &ks.holders {
                 let lk = self.lock(h.lock);
@@ -234,11 +298,15 @@ fn check_numbers(req: &AcquireRequest) -> Result<SemaphoreTerms, LockError> {
     Ok(SemaphoreTerms { permits: permits as u16, limit: limit as u16 })
 }
 
-/// The checked numbers of a semaphore lock in a snapshot (permits and limit as in a request).
+/// The checked numbers of a semaphore lock in a snapshot: a limit and permits in range, as in a
+/// request, except that the permits may exceed the limit (a holder's, after a lowering).
 pub(super) fn snapshot_numbers(
     permits: Option<u32>,
     limit: Option<u32>,
 ) -> Result<SemaphoreTerms, LockError> {
-    let req = AcquireRequest { permits, limit, ..Default::default() };
-    check_numbers(&req).map_err(|e| LockError::invalid("snapshot", e.to_string()))
+    let raised = limit.map(|l| l.max(permits.unwrap_or(1)));
+    let req = AcquireRequest { permits, limit: raised, ..Default::default() };
+    let terms = check_numbers(&req).map_err(|e| LockError::invalid("snapshot", e.to_string()))?;
+    // Checked by check_numbers: limit >= 1, so a u16.
+    Ok(SemaphoreTerms { limit: limit.unwrap_or(0) as u16, ..terms })
 }

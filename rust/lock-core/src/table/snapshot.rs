@@ -216,8 +216,11 @@ impl LockTable {
                 needed.push((self.intern_key(Scope::Tree, anc), l.mode.intention()));
             }
         }
+        // A semaphore's holders are not checked against its limit: after a lowering they may
+        // hold more (nothing held is revoked, docs/LOCK_CORE.md "Semaphores").
         let conflict = self.find_target_lock(o, k).is_some()
-            || needed.iter().any(|&(kk, m)| self.blocked_at(kk, o, m, permits, IMPORT_QKEY));
+            || (semaphore.is_none()
+                && needed.iter().any(|&(kk, m)| self.blocked_at(kk, o, m, permits, IMPORT_QKEY)));
         if conflict {
             let mut dirty: Dirty = needed.iter().map(|(k, _)| *k).collect();
             self.owner_unref(o);

@@ -6,8 +6,8 @@
 //! (docs/API.md "Elections": owner → `leader`, fencing token → `term`, key → `name`).
 
 use lock_core::{
-    Event, FencingToken, Grant, HolderInfo, KeyInfo, Millis, Mode, Priority, Released, Renewed,
-    Scope, SessionEnded, WaiterId, WaiterInfo, WatchReason, Watched,
+    Event, FencingToken, Grant, HolderInfo, KeyInfo, LimitChanged, Millis, Mode, Priority,
+    Released, Renewed, Scope, SessionEnded, WaiterId, WaiterInfo, WatchReason, Watched,
 };
 use serde::Serialize;
 
@@ -236,6 +236,18 @@ pub(super) fn force_released(released: &[Released]) -> ForceReleased<'_> {
         .map(|r| Evicted { owner: &r.owner, fencing_token: r.fencing_token })
         .collect();
     ForceReleased { released }
+}
+
+/// A semaphore's changed limit (`POST /_semaphores/{name}/_limit`, docs/API.md "Semaphores").
+#[derive(Serialize)]
+pub(super) struct LimitBody<'a> {
+    key: &'a str,
+    #[serde(flatten)]
+    changed: LimitChanged,
+}
+
+pub(super) fn limit_changed(key: &str, changed: LimitChanged) -> LimitBody<'_> {
+    LimitBody { key, changed }
 }
 
 /// One holder of a key as `GET /_locks/{key}` shows it, with the node serving it.

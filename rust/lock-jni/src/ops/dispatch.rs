@@ -15,7 +15,7 @@ use super::{elections, introspection, locks, partitions, replication, sessions, 
 pub(super) type Handler = fn(&mut Ctx<'_>, &str) -> Result<String, BridgeError>;
 
 /// Every op with its handler, in op-number order: entry `i` is op `i + 1`.
-const TABLE: [(Op, Handler); 25] = [
+const TABLE: [(Op, Handler); 27] = [
     (Op::Acquire, locks::acquire),
     (Op::Release, locks::release),
     (Op::Renew, locks::renew),
@@ -41,6 +41,8 @@ const TABLE: [(Op, Handler); 25] = [
     (Op::StandbyExport, replication::standby_export),
     (Op::Watch, locks::watch),
     (Op::ElectionView, elections::view),
+    (Op::SemaphoreLimit, locks::semaphore_limit),
+    (Op::PeersRead, partitions::peers_read),
 ];
 
 /// The number of the first op; entry `i` of [`TABLE`] has number `FIRST_OP + i`.

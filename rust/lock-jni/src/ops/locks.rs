@@ -125,6 +125,24 @@ pub(super) fn force_release(cx: &mut Ctx<'_>, args: &str) -> Result<String, Brid
     to_json(&bodies::force_released(&released))
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LimitArgs {
+    key: String,
+    limit: u32,
+}
+
+/// Changes a semaphore's limit; below the permits held only when every node of the cluster reads
+/// a state in which holders may exceed the limit (lock_core's format 3).
+pub(super) fn semaphore_limit(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
+    let below_held = cx.core.peer_format() >= lock_core::STATE_FORMAT_OVER_LIMIT;
+    on_partition(cx, args, |p, args: &LimitArgs, now| {
+        let changed = p.change_semaphore_limit(&args.key, args.limit, below_held, now)?;
+        tracing::info!(key = %args.key, ?changed, "semaphore limit changed");
+        to_json(&bodies::limit_changed(&args.key, changed))
+    })
+}
+
 /// The key's holders and waiters as the table holds them: time does not move on, so a read
 /// never expires a lease nor grants a waiter (the plugin ticks a confirmed partition first; see
 /// the `introspection` module).

@@ -59,7 +59,7 @@ pub const ALL_PARTITIONS: i32 = -1;
 /// The format of the state documents this build writes, for the plugin (docs/ARCHITECTURE.md
 /// "Formats and versions"): `lock_core::STATE_FORMAT`, written out because cbindgen emits only
 /// literals; an assertion beside it (rust/lock-jni/src/ops/mod.rs) fails the build when they differ.
-pub const ESLM_STATE_FORMAT: u32 = 2;
+pub const ESLM_STATE_FORMAT: u32 = 3;
 
 /// The oldest format of the state documents this build reads: `lock_core::OLDEST_STATE_FORMAT`.
 pub const ESLM_OLDEST_STATE_FORMAT: u32 = 1;
@@ -227,6 +227,28 @@ mod tests {
         assert!(events[0].get("error").is_none(), "a watch's end is no error: {r}");
         let gone = ok(&core, Op::Watch, &args);
         assert_eq!(gone["result"]["answered"]["reason"], "not_held", "{gone}");
+    }
+
+    #[test]
+    fn a_semaphore_limit_goes_below_the_held_only_when_every_node_reads_it() {
+        let core = core();
+        let sem = r#"{"key":"s","owner":"a","scope":"semaphore","permits":3,"limit":4}"#;
+        ok(&core, Op::Acquire, sem);
+        let waiter = r#"{"key":"s","owner":"b","scope":"semaphore","permits":2,"limit":4,
+            "wait_ms":60000,"request_id":7}"#;
+        ok(&core, Op::Acquire, waiter);
+        let raised = ok(&core, Op::SemaphoreLimit, r#"{"key":"s","limit":5}"#);
+        assert_eq!(raised["result"], json!({"key":"s","limit":5,"previous":4,"held":3}));
+        assert_eq!(raised["events"][0]["request_id"], 7, "the raise let b in: {raised}");
+        ok(&core, Op::PeersRead, r#"{"format":2}"#);
+        let lower = r#"{"key":"s","limit":2}"#;
+        let err = call(&core, Op::SemaphoreLimit as i32, 0, lower).expect_err("a format-2 peer");
+        let d: Value = serde_json::from_str(&err.details_json()).expect("json");
+        assert_eq!(d["field"], "limit", "{d}");
+        assert!(call(&core, Op::PeersRead as i32, 0, r#"{"format":9}"#).is_err(), "too new");
+        ok(&core, Op::PeersRead, &format!(r#"{{"format":{}}}"#, lock_core::STATE_FORMAT));
+        let lowered = ok(&core, Op::SemaphoreLimit, lower);
+        assert_eq!(lowered["result"]["held"], 5, "{lowered}");
     }
 
     #[test]

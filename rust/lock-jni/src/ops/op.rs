@@ -66,4 +66,11 @@ pub enum Op {
     /// `{"elected": <acquire body>}` | `{"state": <key info body>, "observed_term"?}` -> the
     /// election body (docs/API.md "Elections"). Touches no partition.
     ElectionView = 25,
+    /// Change a semaphore's limit while it is in use: `{"key", "limit"}` -> `{"key", "limit",
+    /// "previous", "held"}` (waiters it lets in are granted as events). Below the permits held
+    /// only when every node reads state format 3 (see `PeersRead`).
+    SemaphoreLimit = 26,
+    /// The state format every node of the cluster reads, from the plugin's node attributes:
+    /// `{"format"}` -> `{"format"}`. What the oldest peer cannot read is refused.
+    PeersRead = 27,
 }

@@ -82,6 +82,19 @@ pub(super) fn close(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError>
     Ok(json!({ "snapshot": to_value(&snapshot)? }).to_string())
 }
 
+/// The state format every node of the cluster reads.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FormatArgs {
+    format: u32,
+}
+
+pub(super) fn peers_read(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
+    let format = decode::<FormatArgs>(args)?.format;
+    cx.core.set_peer_format(format)?;
+    Ok(json!({ "format": format }).to_string())
+}
+
 pub(super) fn configure(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
     cx.core.set_config(decode::<Config>(args)?)?;
     to_json(&cx.core.config())

@@ -13,7 +13,8 @@ import java.util.List;
  *   sessions; semaphores and elections use the same actions);</li>
  *   <li>{@link #LOCK_READS}: reads that change nothing (a key's holders, watches, the listing,
  *   stats, a node's diagnostics);</li>
- *   <li>{@link #LOCK_ADMIN}: taking locks away from their holders (force-release). Not under
+ *   <li>{@link #LOCK_ADMIN}: what changes other owners' locks: taking locks away from their holders
+ *   (force-release), changing a semaphore's limit. Not under
  *   {@code cluster:admin/locks}: a role granting {@code cluster:admin/locks/*} — or the raw
  *   prefix {@code cluster:admin/locks}, which Elasticsearch matches as {@code cluster:admin/locks*}
  *   — must not grant it.</li>
@@ -46,12 +47,13 @@ public final class LockActionNames {
     public static final String DIAGNOSTICS = LOCK_READS + "diagnostics";
 
     public static final String FORCE_RELEASE = LOCK_ADMIN + "force_release";
+    public static final String SEMAPHORE_LIMIT = LOCK_ADMIN + "semaphore_limit";
 
     /** Every name above, by group. */
     public static final List<String> CHANGES = List.of(ACQUIRE, RELEASE, RENEW, SESSION);
 
     public static final List<String> READS = List.of(GET, WATCH, LIST, STATS, NODE_DIAGNOSTICS, DIAGNOSTICS);
-    public static final List<String> ADMIN = List.of(FORCE_RELEASE);
+    public static final List<String> ADMIN = List.of(FORCE_RELEASE, SEMAPHORE_LIMIT);
 
     private LockActionNames() {}
 }

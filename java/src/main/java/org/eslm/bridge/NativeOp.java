@@ -31,7 +31,9 @@ public enum NativeOp {
     STANDBY_APPLY(22),
     STANDBY_EXPORT(23),
     WATCH(24),
-    ELECTION_VIEW(25);
+    ELECTION_VIEW(25),
+    SEMAPHORE_LIMIT(26),
+    PEERS_READ(27);
 
     private final int code;
 

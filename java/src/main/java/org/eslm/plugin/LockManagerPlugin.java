@@ -33,6 +33,7 @@ import org.eslm.action.TransportLockStatsAction;
 import org.eslm.action.TransportNodeDiagnosticsAction;
 import org.eslm.action.TransportReleaseLockAction;
 import org.eslm.action.TransportRenewLockAction;
+import org.eslm.action.TransportSemaphoreLimitAction;
 import org.eslm.action.TransportWatchLockAction;
 import org.eslm.api.LockManagerExtension;
 import org.eslm.api.PluginLocks;
@@ -237,6 +238,7 @@ public class LockManagerPlugin extends VersionedActionPlugin
                 new Action(TransportReleaseLockAction.TYPE, TransportReleaseLockAction.class),
                 new Action(TransportRenewLockAction.TYPE, TransportRenewLockAction.class),
                 new Action(TransportForceReleaseLockAction.TYPE, TransportForceReleaseLockAction.class),
+                new Action(TransportSemaphoreLimitAction.TYPE, TransportSemaphoreLimitAction.class),
                 new Action(TransportLockSessionAction.TYPE, TransportLockSessionAction.class),
                 new Action(TransportGetLockAction.TYPE, TransportGetLockAction.class),
                 new Action(TransportWatchLockAction.TYPE, TransportWatchLockAction.class),

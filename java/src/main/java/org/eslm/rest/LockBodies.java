@@ -105,6 +105,8 @@ final class LockBodies {
             new ObjectParser<>("semaphore_release_request", Args::new);
     static final ObjectParser<Args, LockSettings.Values> SEMAPHORE_RENEW =
             new ObjectParser<>("semaphore_renew_request", Args::new);
+    static final ObjectParser<Args, LockSettings.Values> SEMAPHORE_LIMIT =
+            new ObjectParser<>("semaphore_limit_request", Args::new);
     private static final ObjectParser<Args, LockSettings.Values> LOCK_ITEM = new ObjectParser<>("lock", Args::new);
     private static final ObjectParser<Args, LockSettings.Values> RELEASE_ITEM = new ObjectParser<>("lock", Args::new);
 
@@ -178,7 +180,9 @@ final class LockBodies {
         SESSION_CREATE.declareField((a, v) -> a.raw.put("ttl", v), LockBodies::rawValue, TTL, ValueType.VALUE);
         FORCE_RELEASE.declareString((a, v) -> a.reason = v, REASON);
         SEMAPHORE_ACQUIRE.declareLong((a, v) -> a.put("permits", semaphoreNumber("permits", v)), PERMITS);
-        SEMAPHORE_ACQUIRE.declareLong((a, v) -> a.put("limit", semaphoreNumber("limit", v)), LIMIT);
+        for (ObjectParser<Args, LockSettings.Values> p : List.of(SEMAPHORE_ACQUIRE, SEMAPHORE_LIMIT)) {
+            p.declareLong((a, v) -> a.put("limit", semaphoreNumber("limit", v)), LIMIT);
+        }
     }
 
     /** Largest semaphore {@code limit} (the core's {@code MAX_SEMAPHORE_LIMIT}). */
@@ -208,6 +212,13 @@ final class LockBodies {
         args.put("key", name);
         args.put("scope", SEMAPHORE);
         defaultWait(args, settings);
+        return args;
+    }
+
+    /** Parses a change of semaphore {@code name}'s limit: {@code {"limit": n}} (required). */
+    static Args semaphoreLimit(String name, XContentParser parser, LockSettings.Values settings) throws IOException {
+        Args args = parse(SEMAPHORE_LIMIT, parser, settings).require("limit");
+        args.put("key", name);
         return args;
     }
 

@@ -13,15 +13,18 @@ import org.eslm.action.RoutingValues;
 import org.eslm.action.TransportAcquireLockAction;
 import org.eslm.action.TransportReleaseLockAction;
 import org.eslm.action.TransportRenewLockAction;
+import org.eslm.action.TransportSemaphoreLimitAction;
 import org.eslm.bridge.NativeOp;
 import org.eslm.service.LockSettings;
 
 /**
- * The counting semaphores: {@code POST /_semaphores/{name}/_acquire}, {@code _release}, {@code _renew}
- * and {@code GET /_semaphores/{name}} (docs/API.md "Semaphores"). Thin on purpose: each is the lock
+ * The counting semaphores: {@code POST /_semaphores/{name}/_acquire}, {@code _release}, {@code _renew},
+ * {@code _limit} and {@code GET /_semaphores/{name}} (docs/API.md "Semaphores"). Thin on purpose: each is the lock
  * operation of the same name on the key {@code name} in scope {@code semaphore}, sent to the lock
  * transport action that serves it (so security sees the same {@code cluster:admin/locks/...} and
- * {@code cluster:monitor/locks/...} actions), routed by the name as a plain key is. The rules
+ * {@code cluster:monitor/locks/...} actions; a change of the limit, which changes what other owners
+ * may hold, is the admin action {@code cluster:admin/lock_manager/semaphore_limit}), routed by the
+ * name as a plain key is. The rules
  * (permits, limit, FIFO) are the core's (docs/LOCK_CORE.md "Semaphores").
  */
 public final class RestSemaphoreAction extends LockRestHandler {
@@ -42,6 +45,7 @@ public final class RestSemaphoreAction extends LockRestHandler {
                 new Route(POST, "/_semaphores/{name}/_acquire"),
                 new Route(POST, "/_semaphores/{name}/_release"),
                 new Route(POST, "/_semaphores/{name}/_renew"),
+                new Route(POST, "/_semaphores/{name}/_limit"),
                 new Route(GET, "/_semaphores/{name}"));
     }
 
@@ -62,6 +66,11 @@ public final class RestSemaphoreAction extends LockRestHandler {
                 LockBodies.Args args =
                         LockBodies.semaphoreKeyed(LockBodies.SEMAPHORE_RELEASE, name, parser, settings.get());
                 return send(request, client, TransportReleaseLockAction.TYPE, NativeOp.RELEASE, routing, args);
+            }
+            if (path.endsWith("/_limit")) {
+                LockBodies.Args args = LockBodies.semaphoreLimit(name, parser, settings.get());
+                return send(
+                        request, client, TransportSemaphoreLimitAction.TYPE, NativeOp.SEMAPHORE_LIMIT, routing, args);
             }
             LockBodies.Args args = LockBodies.semaphoreKeyed(LockBodies.SEMAPHORE_RENEW, name, parser, settings.get());
             return send(request, client, TransportRenewLockAction.TYPE, NativeOp.RENEW, routing, args);

@@ -380,6 +380,10 @@ public final class LockService implements Closeable {
     public void peersRead(int format) {
         int before = peerFormat;
         peerFormat = format;
+        if (closed.get() == false) {
+            // The core refuses what the oldest peer cannot read (a semaphore limit below the permits held).
+            client.call(NativeOp.PEERS_READ, NativeLockCore.ALL_PARTITIONS, NativeFormat.writeArgs(format));
+        }
         if (before != format) {
             logger.info(
                     "the nodes of the cluster read lock state format [{}] (this node's is [{}]): writing it in [{}]",

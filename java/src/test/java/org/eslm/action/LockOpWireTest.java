@@ -196,7 +196,8 @@ class LockOpWireTest {
         for (NativeOp op : NativeOp.values()) {
             assertEquals(op, NativeOp.fromCode(op.code()));
         }
-        for (int unknown : new int[] {0, -1, 26, 99, 127, Integer.MAX_VALUE}) {
+        int next = NativeOp.values()[NativeOp.values().length - 1].code() + 1;
+        for (int unknown : new int[] {0, -1, next, 99, 127, Integer.MAX_VALUE}) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> NativeOp.fromCode(unknown));
             assertTrue(e.getMessage().contains("[" + unknown + "]"), e.getMessage());
         }
