@@ -34,7 +34,7 @@ EXPECTED = {
         "org.eslm.client.SessionTest": 2,
         "org.eslm.client.MultiLockTest": 3,
         "org.eslm.client.ServerErrorsTest": 1,
-        "org.eslm.client.SemaphoreTest": 3,
+        "org.eslm.client.SemaphoreTest": 4,
         "org.eslm.client.ElectionTest": 5,
         # The same tests over Rest5Client (the cancellation tests left out: README "Transports").
         "org.eslm.client.LockClientRest5Test": 9,
@@ -44,7 +44,7 @@ EXPECTED = {
         "org.eslm.client.TokenLockRest5Test": 2,
         "org.eslm.client.SessionRest5Test": 2,
         "org.eslm.client.MultiLockRest5Test": 3,
-        "org.eslm.client.SemaphoreRest5Test": 3,
+        "org.eslm.client.SemaphoreRest5Test": 4,
         "org.eslm.client.ElectionRest5Test": 5,
         # Issue 27: one owner per acquisition, late grants, no answer over both transports.
         "org.eslm.client.OwnersTest": 3,

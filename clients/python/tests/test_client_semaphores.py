@@ -1,6 +1,7 @@
 """Semaphores in the Python client against a real node (docs/API.md "Semaphores"): blocks that
 hold permits, workers of one client each with an owner of their own never over the limit, the
-watchdog renewing a grant past its lease, the limit mismatch error, and the asyncio variant."""
+watchdog renewing a grant past its lease, the limit mismatch error, an administrator's change of
+the limit, and the asyncio variant."""
 
 from __future__ import annotations
 
@@ -76,6 +77,27 @@ def test_limit_mismatch_and_bad_numbers(locks, other):
             locks.semaphore(s, **bad)
 
 
+def test_an_administrator_changes_the_limit_and_nothing_held_is_revoked(locks, other):
+    s = unique("sem")
+    with locks.semaphore(s, limit=4, permits=3, lease="30s") as held:
+        assert locks.set_semaphore_limit(s, 2) == {"key": s, "limit": 2, "previous": 4, "held": 3}
+        state = locks.get(s, scope="semaphore")
+        assert state["limit"] == 2 and [h["permits"] for h in state["holders"]] == [3], state
+        with pytest.raises(eslm.SemaphoreLimitMismatch) as e:
+            other.semaphore(s, limit=4).__enter__()
+        assert e.value.limit == 2
+        with pytest.raises(eslm.LockConflict):
+            with other.semaphore(s, limit=2):
+                pytest.fail("a grant over the lowered limit")
+        assert not held.lost
+    assert held.released
+    with pytest.raises(eslm.LockNotHeld):
+        locks.set_semaphore_limit(s, 3)
+    for bad in (0, 70_000, True, "2"):
+        with pytest.raises(eslm.InvalidArgument):
+            locks.set_semaphore_limit(s, bad)
+
+
 def test_async_semaphore_block(es_node):
     async def main():
         es = AsyncElasticsearch(es_node.url)
@@ -84,6 +106,10 @@ def test_async_semaphore_block(es_node):
             s = unique("sem")
             async with alocks.semaphore(s, limit=2, permits=2) as held:
                 assert held.permits == 2
+                assert (await alocks.set_semaphore_limit(s, 3))["previous"] == 2
+                async with aother.semaphore(s, limit=3) as third:
+                    assert third.remaining == 0
+                assert (await alocks.set_semaphore_limit(s, 2))["held"] == 2
                 with pytest.raises(eslm.LockConflict):
                     async with aother.semaphore(s, limit=2):
                         pytest.fail("a full semaphore granted a permit")

@@ -338,6 +338,10 @@ class AsyncLocks(ClientBase, AsyncLockApi):
         """See `Locks.force_release`."""
         return await self.run(self.force_release_steps(key, scope, reason))
 
+    async def set_semaphore_limit(self, name: str, limit: int) -> dict:
+        """See `Locks.set_semaphore_limit`."""
+        return await self.run(self.semaphore_limit_steps(name, limit))
+
     async def get(self, key: str, *, scope: str = "key") -> dict:
         """See `Locks.get`."""
         return await self.run(self.get_steps(key, scope))

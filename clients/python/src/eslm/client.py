@@ -20,7 +20,7 @@ from .errors import InvalidArgument
 from .election import LeaderLoop, Leadership, election_steps, observe_steps
 from .held import HeldLock, Holds, LossWatcher, Renewer, holders_of
 from .lock_api import LockApi
-from .options import SEMAPHORE, LockOptions, Target, check_name, path_of
+from .options import MAX_SEMAPHORE_LIMIT, SEMAPHORE, LockOptions, Target, check_count, check_name, path_of
 from .session import Session
 
 if TYPE_CHECKING:
@@ -124,6 +124,11 @@ class ClientBase:
             body["reason"] = str(reason)
         return steps.simple("POST", path_of(key, "/_force_release"), body, self.retry_for_ms / 1000)
 
+    def semaphore_limit_steps(self, name: str, limit: int):
+        body = {"limit": check_count(limit, "limit", MAX_SEMAPHORE_LIMIT)}
+        return steps.simple("POST", path_of(check_name(name, "name"), "/_limit", SEMAPHORE), body,
+                            self.retry_for_ms / 1000)
+
     def watch_steps(self, key: str, token: int, wait: Duration, scope: str):
         Target.checked(key, scope=scope)
         if isinstance(token, bool) or not isinstance(token, int) or token <= 0:
@@ -215,6 +220,13 @@ class Locks(ClientBase, LockApi):
     def force_release(self, key: str, *, scope: str = "key", reason: str | None = None) -> dict:
         """Admin: evicts every holder of `key` (`POST /_locks/{key}/_force_release`)."""
         return self.run(self.force_release_steps(key, scope, reason))
+
+    def set_semaphore_limit(self, name: str, limit: int) -> dict:
+        """Admin: changes the limit of semaphore `name` while it is in use (`POST
+        /_semaphores/{name}/_limit`, docs/API.md "Semaphores"): grants follow it at once, nothing
+        held is revoked. Returns `{"key", "limit", "previous", "held"}`; `LockNotHeld` when
+        nobody holds or waits. Acquirers must name the new limit from then on."""
+        return self.run(self.semaphore_limit_steps(name, limit))
 
     def optimistic_update(self, index: str, id: str, change, *, retries: int = documents.DEFAULT_RETRIES,
                           refresh: Any = None) -> dict | None:

@@ -174,6 +174,23 @@ public final class LockClient extends Locking implements AutoCloseable {
         return Documents.optimisticUpdate(shared.requests(), index, id, change, retries);
     }
 
+    /**
+     * Changes the limit of semaphore {@code name} while it is in use (docs/API.md "POST
+     * /_semaphores/{name}/_limit"; the administrator's privilege {@code
+     * cluster:admin/lock_manager/semaphore_limit}): grants follow it at once, nothing held is
+     * revoked, a raise grants the waiters it lets in. Acquirers must name the new limit from then on
+     * ({@link Locking#semaphore}).
+     *
+     * @throws LockNotHeldException nobody holds or waits for the semaphore
+     * @throws org.eslm.client.errors.InvalidLockRequestException the limit is below a waiter's permits
+     */
+    public SemaphoreLimitChange setSemaphoreLimit(String name, int limit) {
+        if (limit < 1 || limit > Semaphore.MAX_LIMIT) {
+            throw new IllegalArgumentException("[limit] must be 1 to " + Semaphore.MAX_LIMIT + ", got [" + limit + "]");
+        }
+        return Sync.await(shared.requests().semaphoreLimit(name, limit).thenApply(SemaphoreLimitChange::of));
+    }
+
     /** {@link #forceRelease(String, String)} in {@code scope}: a tree path, a semaphore, an election. */
     public Map<String, Long> forceRelease(String key, LockScope scope, String reason) {
         CompletableFuture<Map<String, Long>> evicted = shared.requests()

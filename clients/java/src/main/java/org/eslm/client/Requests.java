@@ -166,6 +166,14 @@ final class Requests {
         return plain("POST", Endpoints.lock(key) + "/_force_release", body);
     }
 
+    /** {@code POST /_semaphores/{name}/_limit}: an administrator's change of the limit. */
+    CompletableFuture<JsonNode> semaphoreLimit(String name, int limit) {
+        return plain(
+                "POST",
+                Endpoints.semaphore(name) + "/_limit",
+                transport.object().put("limit", limit));
+    }
+
     /** {@code GET /_locks/_node/diagnostics}: the receiving node's view, settings included. */
     CompletableFuture<JsonNode> nodeDiagnostics() {
         return plain("GET", "/_locks/_node/diagnostics", null);

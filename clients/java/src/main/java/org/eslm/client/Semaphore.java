@@ -14,13 +14,14 @@ import org.eslm.client.internal.Futures;
  * HeldLock} of scope {@link LockScope#SEMAPHORE}: close it to give the permits back.
  *
  * <p>The limit is the semaphore's while anyone holds or waits: another one is refused with {@link
- * org.eslm.client.errors.SemaphoreLimitMismatchException}. Each acquisition of a {@link LockClient}
+ * org.eslm.client.errors.SemaphoreLimitMismatchException}, whose limit an administrator may have
+ * changed ({@link LockClient#setSemaphoreLimit}). Each acquisition of a {@link LockClient}
  * has an owner of its own, so workers sharing the client each hold their own permits; the same
  * owner asking again with the same permits ({@link LockClient#withOwner}, {@link
  * LockClient#reentrant()}) gets its grant back.
  */
 public final class Semaphore {
-    private static final int MAX_LIMIT = 65_535;
+    static final int MAX_LIMIT = 65_535;
 
     private final Locking locking;
     private final String name;

@@ -14,6 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.eslm.client.errors.LockConflictException;
+import org.eslm.client.errors.LockNotHeldException;
 import org.eslm.client.errors.SemaphoreLimitMismatchException;
 import org.eslm.client.internal.Endpoints;
 import org.junit.jupiter.api.Test;
@@ -63,6 +64,29 @@ class SemaphoreTest extends NodeTest {
         assertThrows(IllegalArgumentException.class, () -> locks.semaphore(name, 0));
         assertThrows(
                 IllegalArgumentException.class, () -> locks.semaphore(name, 2).acquire(3, AcquireOptions.defaults()));
+    }
+
+    @Test
+    void anAdministratorChangesTheLimitAndNothingHeldIsRevoked() throws Exception {
+        String name = uniqueKey("sem");
+        AcquireOptions waiting = AcquireOptions.defaults().withWait(Duration.ofSeconds(30));
+        HeldLock three = owner("a").semaphore(name, 4).acquire(3, AcquireOptions.defaults());
+        CompletableFuture<HeldLock> two = owner("b").semaphore(name, 4).acquireAsync(2, waiting);
+        RealNode.await(() -> state(name).get("waiters").size() == 1, Duration.ofSeconds(10), "b queued");
+        assertEquals(new SemaphoreLimitChange(name, 2, 4, 3), locks.setSemaphoreLimit(name, 2));
+        assertEquals(2, state(name).get("limit").asInt());
+        SemaphoreLimitMismatchException e = assertThrows(
+                SemaphoreLimitMismatchException.class,
+                () -> owner("c").semaphore(name, 4).acquire(AcquireOptions.defaults()));
+        assertEquals(2, e.limit());
+        three.renew(Duration.ofSeconds(20));
+        assertFalse(three.isLost() || two.isDone(), "nothing revoked, nobody granted over the limit");
+        three.close();
+        try (HeldLock granted = two.get(20, TimeUnit.SECONDS)) {
+            assertEquals(0, granted.remaining(), "2 of the new limit 2");
+        }
+        assertThrows(LockNotHeldException.class, () -> locks.setSemaphoreLimit(name, 3));
+        assertThrows(IllegalArgumentException.class, () -> locks.setSemaphoreLimit(name, 0));
     }
 
     @Test
