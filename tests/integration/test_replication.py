@@ -32,9 +32,11 @@ from cluster_kit import (
     owner_that_is_not_the_master,
     rejoin,
     restart_all,
+    served,
     settled,
     wait_for_new_master,
 )
+from lockclient import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -225,6 +227,39 @@ def killed_owner_keeps_holders(cluster, owner, epoch):
         assert r.status_code == 200, r.text
     finally:
         rejoin(owner, a)
+
+
+def test_a_lock_delay_survives_kill_9_of_the_owner(cluster):
+    """A holder frozen past its lease (a GC pause): its lock-delay (docs/API.md "Lock-delay")
+    started on the owner, then kill -9 of the owner: the promoted copy still keeps the key from
+    other owners, and lets its owner take it back; a lock granted with a delay before the kill
+    and force-released after it starts its delay on the new owner too."""
+    with no_rebalancing(cluster):
+        owner, _, _ = owner_that_is_not_the_master(cluster)
+        settled(owner)
+        a, b = [n for n in live(cluster) if n is not owner]
+        paused, asked = keys_in_partition(a, 0, "delay", 2)
+        before = take(a, paused, "paused", lease="1s", lock_delay="1m")
+        take(a, asked, "asked", lease="2m", lock_delay="1m")
+        wait_until(lambda: http(a, "GET", f"/_locks/{paused}").json().get("lock_delays"), 20,
+                   message="the paused holder's lease ran out")
+        owner.kill()
+        try:
+            state = wait_until(lambda: served(b, f"/_locks/{paused}"), 60, 0.1, message="served again")
+            assert [d["owner"] for d in state["lock_delays"]] == ["paused"], state
+            r = http(b, "POST", f"/_locks/{paused}/_acquire", {"owner": "next"})
+            assert r.status_code == 409, r.text
+            error = r.json()["error"]
+            assert error["type"] == "lock_conflict_exception" and int(error["retry_after_ms"]) > 10_000, error
+            assert "lock-delay" in error["reason"], error
+            assert take(b, paused, "paused") > before, "its owner takes it back, with a larger token"
+            r = http(a, "POST", f"/_locks/{asked}/_force_release", {"reason": "its host is gone"})
+            assert r.status_code == 200, r.text
+            r = http(a, "POST", f"/_locks/{asked}/_acquire", {"owner": "next"})
+            assert r.status_code == 409 and "lock-delay" in r.json()["error"]["reason"], r.text
+            assert http(a, "POST", f"/_locks/{paused}/_release", {"owner": "paused"}).status_code == 200
+        finally:
+            rejoin(owner, a)
 
 
 def test_a_lowered_lease_maximum_never_shortens_a_running_lease_through_a_failover(cluster):

@@ -164,6 +164,23 @@ def test_a_stale_holders_fenced_write_is_refused(es, locks, other):
     assert es.get(index=index, id="42")["_source"] == {"by": "second"}
 
 
+def test_a_lock_delay_keeps_a_force_released_key_from_others_but_not_its_owner(locks, other):
+    """docs/API.md "Lock-delay": the holder may be paused rather than gone, so its key waits."""
+    key = unique()
+    held = locks.acquire(key, lease="30s", lock_delay="20s")
+    other.force_release(key)
+    assert [d["owner"] for d in locks.get(key)["lock_delays"]] == [held.owner]
+    with pytest.raises(eslm.LockConflict) as refused:
+        other.acquire(key)
+    assert 0 < int(refused.value.error["retry_after_ms"]) <= 20_000
+    assert other.try_lock(key) is None
+    back = locks.acquire(key, owner=held.owner)
+    assert back.fencing_token > held.fencing_token
+    back.release()
+    with pytest.raises(eslm.InvalidArgument, match=r"\[lock_delay\]"):
+        locks.semaphore(unique("sem"), limit=2, lock_delay="1s")
+
+
 def test_multi_lock_is_all_or_nothing(locks, other, holders):
     a, b, c = unique("a"), unique("b"), unique("c")
     with locks.lock_many([a, {"key": b, "mode": "shared"}], wait="5s") as held:
@@ -224,7 +241,7 @@ def test_durations_take_strings_seconds_and_timedeltas(locks):
     ({"wait": float("nan")}, "wait"), ({"lease": [30]}, "lease"), ({"mode": "sole"}, "mode"),
     ({"scope": "forest"}, "scope"), ({"priority": 10}, "priority"), ({"on_lost": "print"}, "on_lost"),
     ({"cancel_on_lost": True}, "cancel_on_lost"), ({"owner": ""}, "owner"), ({"reentrant": "yes"}, "reentrant"),
-    ({"owner": "w", "reentrant": True}, "owner"),
+    ({"owner": "w", "reentrant": True}, "owner"), ({"lock_delay": "soon"}, "lock_delay"),
 ])
 def test_bad_options_are_refused_before_anything_is_sent(locks, options, named, holders):
     key = unique()

@@ -217,6 +217,20 @@ pub struct KeyInfo {
     /// Semaphores only: the semaphore's limit (absent when nobody holds or waits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<u32>,
+    /// Lock-delays running on the key: whose lock ended without a release, and for how long
+    /// others are kept out still (docs/LOCK_CORE.md, "Lock-delay").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lock_delays: Vec<DelayInfo>,
+}
+
+/// A lock-delay running on a key, as [`KeyInfo`] shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DelayInfo {
+    /// The owner whose lock ended; it may take the key back at once.
+    pub owner: String,
+    /// The mode the ended lock held the key in: what the delay keeps from others.
+    pub mode: Mode,
+    pub delay_left_ms: Millis,
 }
 
 /// One held lock, as listed by owner or prefix. Read back only as a snapshot's lock
@@ -242,6 +256,10 @@ pub struct LockInfo {
     /// Elections only: the value kept with the grant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
+    /// The lock-delay it was granted with (format 3; absent when none): what its keys keep
+    /// from other owners if it ends without a release (docs/LOCK_CORE.md, "Lock-delay").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock_delay_ms: Option<Millis>,
 }
 
 /// A session: one lease and keep-alive for many locks.

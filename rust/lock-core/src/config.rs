@@ -79,6 +79,11 @@ pub struct Config {
     /// Unused keys and owners kept interned before a sweep frees them, so a key locked and
     /// unlocked over and over costs no allocation.
     pub idle_cache: usize,
+    /// Lock-delay of a grant whose request names none (`locks.lock_delay.default`): after a
+    /// lock ends without its holder's release (lease or session expiry, force-release), its
+    /// keys are not granted to another owner for this long (docs/LOCK_CORE.md, "Lock-delay").
+    /// 0: off.
+    pub default_lock_delay_ms: Millis,
     pub limits: Limits,
 }
 
@@ -91,10 +96,15 @@ impl Default for Config {
             aging_ms: 1_000,
             hot_keys: 16,
             idle_cache: 4096,
+            default_lock_delay_ms: 0,
             limits: Limits::default(),
         }
     }
 }
+
+/// Longest lock-delay accepted, by a request or the setting: a minute (as Consul's). A delay
+/// keeps a key from everyone else with nobody to renew or release it, so it stays short.
+pub const MAX_LOCK_DELAY_MS: Millis = 60_000;
 
 /// Longest aging step accepted: one day (keeps queue ranks far from overflow).
 pub const MAX_AGING_MS: Millis = 86_400_000;
@@ -114,6 +124,9 @@ impl Config {
         }
         if self.max_lease_ms > MAX_LEASE_EVER_MS || self.max_wait_ms > MAX_LEASE_EVER_MS {
             return Err(LockError::invalid("max_lease_ms", "must be at most a year"));
+        }
+        if self.default_lock_delay_ms > MAX_LOCK_DELAY_MS {
+            return Err(LockError::invalid("default_lock_delay_ms", "must be at most a minute"));
         }
         if self.aging_ms > MAX_AGING_MS {
             return Err(LockError::invalid("aging_ms", "must be at most one day"));

@@ -58,8 +58,9 @@ pub enum ErrorCode {
 pub enum LockError {
     /// The request itself is wrong; `field` names the offending field.
     InvalidArgument { field: &'static str, reason: String },
-    /// The key is held by other owners and the request would not wait.
-    Conflict { key: String, holders: Vec<HolderInfo> },
+    /// The key is held by other owners and the request would not wait. `delay_left_ms`: the
+    /// longest lock-delay still running on the key that keeps the request out (0: none).
+    Conflict { key: String, holders: Vec<HolderInfo>, delay_left_ms: Millis },
     /// `owner` does not hold `key` (or holds it under another token).
     NotHeld { key: String, owner: String },
     /// A queued request waited for its whole budget without being granted.
@@ -120,7 +121,16 @@ impl fmt::Display for LockError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LockError::InvalidArgument { field, reason } => write!(f, "[{field}] {reason}"),
-            LockError::Conflict { key, holders } => {
+            LockError::Conflict { key, holders, delay_left_ms }
+                if holders.is_empty() && *delay_left_ms > 0 =>
+            {
+                write!(
+                f,
+                "lock [{key}] is in its lock-delay for [{delay_left_ms}ms]: a lock on it ended \
+                 without a release, and until then only its owner may take it"
+            )
+            }
+            LockError::Conflict { key, holders, .. } => {
                 write!(f, "lock [{key}] is held by ")?;
                 for (i, h) in holders.iter().enumerate() {
                     if i > 0 {

@@ -50,16 +50,16 @@ mod types;
 mod validate;
 
 pub use answer::{
-    AcquireOutcome, Grant, HolderInfo, KeyInfo, LimitChanged, LockInfo, MultiOutcome, Queued,
-    Released, Renewed, SessionEnded, SessionInfo, TokenGrant, TokenOutcome, WaiterInfo,
+    AcquireOutcome, DelayInfo, Grant, HolderInfo, KeyInfo, LimitChanged, LockInfo, MultiOutcome,
+    Queued, Released, Renewed, SessionEnded, SessionInfo, TokenGrant, TokenOutcome, WaiterInfo,
     WatchOutcome, WatchReason, Watched,
 };
-pub use config::{Config, Limits, MAX_AGING_MS, MAX_LEASE_EVER_MS};
+pub use config::{Config, Limits, MAX_AGING_MS, MAX_LEASE_EVER_MS, MAX_LOCK_DELAY_MS};
 pub use error::{ErrorCode, LockError};
 pub use event::{CancelReason, Event};
 pub use format::{
     check_state_format, check_write_format, current_state_format, OLDEST_STATE_FORMAT,
-    STATE_FORMAT, STATE_FORMAT_OVER_LIMIT,
+    STATE_FORMAT, STATE_FORMAT_LOCK_DELAY, STATE_FORMAT_OVER_LIMIT,
 };
 pub use histogram::{
     Histogram, HistogramSummary, MAX_TRACKED_MS, RELATIVE_ERROR, SLOT_MS, SUB_BUCKETS, WINDOW_MS,

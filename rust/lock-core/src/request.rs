@@ -48,6 +48,11 @@ pub struct AcquireRequest {
     /// [`crate::types::MAX_ELECTION_VALUE_BYTES`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
+    /// Lock-delay of the grant (docs/LOCK_CORE.md, "Lock-delay"), at most
+    /// [`crate::MAX_LOCK_DELAY_MS`]; absent = [`crate::Config::default_lock_delay_ms`]; not on
+    /// semaphores.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock_delay_ms: Option<Millis>,
 }
 
 impl AcquireRequest {
@@ -84,6 +89,9 @@ pub struct MultiAcquireRequest {
     pub session: Option<String>,
     #[serde(default)]
     pub request_id: u64,
+    /// As [`AcquireRequest::lock_delay_ms`], for every key of the multi-lock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock_delay_ms: Option<Millis>,
 }
 
 /// A release: only a holder may release, and when a token is given it must be the holder's.

@@ -12,7 +12,9 @@
 use std::collections::BTreeMap;
 
 use crate::error::LockError;
-use crate::table::{FullState, LockSnapshot, PartitionDelta, PartitionSnapshot, SessionSnapshot};
+use crate::table::{
+    DelaySnapshot, FullState, LockSnapshot, PartitionDelta, PartitionSnapshot, SessionSnapshot,
+};
 use crate::types::{FencingToken, Millis, Scope};
 
 /// A lock's identity on the standby: token, scope and key (a multi-key grant shares a token).
@@ -33,6 +35,8 @@ pub struct Standby {
     counter: u64,
     locks: BTreeMap<LockId, Applied<LockSnapshot>>,
     sessions: BTreeMap<String, Applied<SessionSnapshot>>,
+    /// Lock-delays running, each with its time left when applied.
+    delays: Vec<Applied<DelaySnapshot>>,
     /// The primary's recovery grace left when its full state arrived (deltas never change it).
     grace: Applied<Millis>,
 }
@@ -48,9 +52,11 @@ impl Standby {
             counter: snap.counter,
             locks: BTreeMap::new(),
             sessions: BTreeMap::new(),
+            delays: Vec::new(),
             grace: Applied { item: snap.grace_ms, at: now },
         };
         s.upsert(&snap.locks, &snap.sessions, now);
+        s.add_delays(&snap.delays, now);
         s
     }
 
@@ -129,6 +135,7 @@ impl Standby {
             self.locks.remove(&(r.fencing_token, r.scope, r.key.clone()));
         }
         self.upsert(&delta.locks, &delta.sessions, now);
+        self.add_delays(&delta.delays, now);
         self.counter = delta.counter;
         self.seq = delta.seq;
         Ok(())
@@ -163,6 +170,15 @@ impl Standby {
             })
             .collect();
         let grace_ms = left(self.grace.item, self.grace.at, now);
+        let delays = self
+            .delays
+            .iter()
+            .map(|d| DelaySnapshot {
+                delay_left_ms: left(d.item.delay_left_ms, d.at, now),
+                ..d.item.clone()
+            })
+            .filter(|d| d.delay_left_ms > 0)
+            .collect();
         PartitionSnapshot {
             format: crate::STATE_FORMAT,
             epoch: self.epoch,
@@ -170,7 +186,14 @@ impl Standby {
             locks,
             sessions,
             grace_ms,
+            delays,
         }
+    }
+
+    /// Keeps lock-delays as applied at `now`, dropping those whose time has run out.
+    fn add_delays(&mut self, delays: &[DelaySnapshot], now: Millis) {
+        self.delays.retain(|d| left(d.item.delay_left_ms, d.at, now) > 0);
+        self.delays.extend(delays.iter().map(|d| Applied { item: d.clone(), at: now }));
     }
 
     /// Stores locks and sessions as applied at `now`, replacing earlier versions.

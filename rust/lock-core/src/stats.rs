@@ -25,6 +25,10 @@ pub struct Counters {
     pub sessions_created: u64,
     pub sessions_expired: u64,
     pub limit_rejections: u64,
+    /// Lock-delays started: locks granted with one that ended without their holder's release
+    /// (`table/delay.rs`).
+    #[serde(default)]
+    pub lock_delays: u64,
 }
 
 /// The hottest keys by contention (conflicts + queued requests), kept with the Space-Saving

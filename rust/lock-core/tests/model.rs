@@ -720,6 +720,7 @@ fn run(ops: Vec<(u64, Op)>) -> Result<(), String> {
                     permits: None,
                     limit: None,
                     value: None,
+                    lock_delay_ms: None,
                 };
                 let out = t.acquire(&req, now).map(|o| match o {
                     AcquireOutcome::Granted(g) => Ok(vec![g]),

@@ -19,7 +19,7 @@ fn exclusive_conflicts_with_another_owner_and_names_the_holder() {
     let g = grant(&mut t, &req("k", "a", X), 10);
     assert!(!g.reentrant);
     match t.acquire(&req("k", "b", X), 15) {
-        Err(LockError::Conflict { key, holders }) => {
+        Err(LockError::Conflict { key, holders, .. }) => {
             assert_eq!(key, "k");
             assert_eq!(holders.len(), 1);
             assert_eq!(holders[0].owner, "a");

@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use lock_core::{
     Config, FullState, LockError, Partition, PartitionDelta, PartitionSnapshot, Standby,
+    STATE_FORMAT_LOCK_DELAY,
 };
 use parking_lot::RwLock;
 use serde::Deserialize;
@@ -123,11 +124,28 @@ impl NodeCore {
         self.peer_format.load(Ordering::Relaxed)
     }
 
-    /// Records the state format every node of the cluster reads (the plugin's `PeerFormats`).
+    /// Records the state format every node of the cluster reads (the plugin's `PeerFormats`),
+    /// and applies the settings again when that turns the default lock-delay on or off.
     pub fn set_peer_format(&self, format: u32) -> Result<(), LockError> {
         lock_core::check_state_format(format)?;
-        self.peer_format.store(format, Ordering::Relaxed);
+        let current = self.config.write();
+        let before = self.peer_format.swap(format, Ordering::Relaxed);
+        if (before >= STATE_FORMAT_LOCK_DELAY) != (format >= STATE_FORMAT_LOCK_DELAY) {
+            for (_, partition) in self.partitions() {
+                partition.set_config(self.table_config(*current))?;
+            }
+        }
         Ok(())
+    }
+
+    /// The settings a partition's table runs with: the node's, without a default lock-delay
+    /// while a node of the cluster cannot read one (docs/LOCK_CORE.md, "Lock-delay").
+    fn table_config(&self, config: Config) -> Config {
+        if self.peer_format() >= STATE_FORMAT_LOCK_DELAY {
+            config
+        } else {
+            Config { default_lock_delay_ms: 0, ..config }
+        }
     }
 
     /// Monotonic milliseconds since this core was created.
@@ -179,7 +197,7 @@ impl NodeCore {
         config.validate()?;
         let mut current = self.config.write();
         for (_, partition) in self.partitions() {
-            partition.set_config(config)?;
+            partition.set_config(self.table_config(config))?;
         }
         *current = config;
         tracing::info!(?config, "lock settings updated");
@@ -194,7 +212,7 @@ impl NodeCore {
     /// higher.
     pub fn open_partition(&self, id: u32, spec: OpenSpec<'_>) -> Result<(), LockError> {
         let now = self.now();
-        let config = self.config();
+        let config = self.table_config(self.config());
         let standby = if spec.from_standby { Some(self.take_standby(id)?) } else { None };
         let snapshot = standby.as_ref().map(|s| s.snapshot(now));
         let snapshot = snapshot.as_ref().or(spec.snapshot);

@@ -46,10 +46,13 @@ class AcquireArgs(TypedDict, total=False):
 
 
 class LockArgs(AcquireArgs, total=False):
-    """`AcquireArgs` and a lock's `mode` and `scope`."""
+    """`AcquireArgs` and a lock's `mode` and `scope`, and its `lock_delay` (a duration, at most a
+    minute: after the lock ends without a release, its keys wait that long before another owner
+    gets them; docs/API.md "Lock-delay")."""
 
     mode: Literal["exclusive", "shared"]
     scope: Literal["key", "tree"]
+    lock_delay: Duration | None
 
 
 class AsyncAcquireArgs(AcquireArgs, total=False):
@@ -224,6 +227,7 @@ class LockOptions:
     owner: str | None = None
     reentrant: bool = False
     value: str | None = None  # a leadership's published value (docs/API.md "Elections")
+    lock_delay_ms: int | None = None  # docs/API.md "Lock-delay"
 
     @property
     def election(self) -> bool:
@@ -249,6 +253,8 @@ class LockOptions:
         """`permits` of semaphore `name` of `limit`."""
         limit = check_count(limit, "limit", MAX_SEMAPHORE_LIMIT)
         permits = check_count(permits, "permits", limit)
+        if kw.get("lock_delay") is not None:
+            raise InvalidArgument("[lock_delay] a semaphore has no lock-delay")
         options = cls.build((Target(check_name(name, "name"), scope=SEMAPHORE),), False, **kw)
         return dataclasses.replace(options, permits=permits, limit=limit)
 
@@ -269,13 +275,13 @@ class LockOptions:
     def build(cls, targets, multi, *, lease: Duration | None = None, wait: Duration | None = None,
               priority: Priority | None = None, session: Any = None, owner: str | None = None,
               reentrant: bool = False, on_lost: Callable[[Any], Any] | None = None,
-              cancel_on_lost: bool = False) -> "LockOptions":
+              cancel_on_lost: bool = False, lock_delay: Duration | None = None) -> "LockOptions":
         if on_lost is not None and not callable(on_lost):
             raise InvalidArgument(f"[on_lost] must be callable, got [{on_lost!r}]")
         check_owner_choice(owner, reentrant, session)
         return cls(targets, multi, optional_millis(lease, "lease"), optional_millis(wait, "wait"),
                    check_priority(priority), session, on_lost, bool(cancel_on_lost), owner=owner,
-                   reentrant=reentrant)
+                   reentrant=reentrant, lock_delay_ms=optional_millis(lock_delay, "lock_delay"))
 
     def path(self) -> str:
         if self.multi:
@@ -295,6 +301,7 @@ class LockOptions:
         else:
             body.update(mode=self.targets[0].mode, scope=self.targets[0].scope)
         optional = {"wait": wait_ms, "lease": self.lease_ms, "priority": self.priority,
-                    "session": self.session.id if self.session is not None else None}
+                    "session": self.session.id if self.session is not None else None,
+                    "lock_delay": self.lock_delay_ms}
         body.update({k: v for k, v in optional.items() if v is not None})
         return body

@@ -101,6 +101,9 @@ fn run_ops(data: &[u8]) {
                     lease_ms: Some(u64::from(y)),
                     session: if y & 0x80 != 0 { sessions.last().cloned() } else { None },
                     request_id: u64::from(op),
+                    // Now and then a lock-delay (docs/LOCK_CORE.md "Lock-delay"), refused on
+                    // semaphores, so that delays run, block, end and are checked by the invariants.
+                    lock_delay_ms: (x & 0x4 != 0).then_some(u64::from(y % 64)),
                 };
                 let _ = t.acquire(&req, now);
             }

@@ -44,6 +44,8 @@ pub(super) struct AcquireSpec<'a> {
     /// Asked for as a multi-lock: its grant event says so, for the bridge answers a multi-lock's
     /// grant in the multi-lock's shape even when it names one key (docs/API.md "Many keys").
     pub(super) multi: bool,
+    /// The lock-delay asked for (`delay.rs`); absent: the setting's.
+    pub(super) lock_delay_ms: Option<Millis>,
 }
 
 /// What an acquire did, before it is shaped for the single- or multi-key API.
@@ -79,6 +81,8 @@ struct Plan<'a> {
     qkey: QueueKey,
     /// A semaphore acquire's permits, 0 otherwise.
     permits: u16,
+    /// The grant's lock-delay (`delay.rs`), 0 for none.
+    lock_delay_ms: Millis,
 }
 
 impl Plan<'_> {
@@ -98,6 +102,7 @@ impl Plan<'_> {
             needed: SmallVec::new(),
             qkey: QueueKey { rank: 0, seq: 0 },
             permits: 0,
+            lock_delay_ms: 0,
         }
     }
 }
@@ -134,6 +139,7 @@ impl LockTable {
             request_id: req.request_id,
             permits: semaphore.map_or(0, |s| s.permits),
             multi: false,
+            lock_delay_ms: req.lock_delay_ms,
         };
         let acquired = self.acquire_spec(&spec, now)?;
         if let Some(s) = semaphore {
@@ -206,6 +212,8 @@ impl LockTable {
         plan.priority = Priority::parse(req.priority)?;
         plan.wait_ms = req.wait_ms.unwrap_or(0).min(self.config.max_wait_ms);
         plan.lease_ms = validate::lease(&self.config, req.lease_ms)?;
+        plan.lock_delay_ms =
+            self.lock_delay_for(req.lock_delay_ms, req.targets.iter().map(|t| t.scope))?;
         plan.session = self.session_for(req.session, req.owner)?;
         if now < self.grace_until {
             return Err(LockError::PartitionUnavailable { retry_after_ms: self.grace_until - now });
@@ -307,6 +315,7 @@ impl LockTable {
             lease_ms: plan.lease_ms,
             session: plan.session,
             permits: plan.permits,
+            lock_delay_ms: plan.lock_delay_ms,
         };
         let granted = self.apply_grant(owner, &targets, &terms);
         let mut grants = SmallVec::new();
@@ -341,7 +350,8 @@ impl LockTable {
         if plan.wait_ms == 0 {
             self.counters.conflicts += 1;
             let holders = self.holder_infos(blocked_key, now);
-            return Err(LockError::Conflict { key: blocked_name, holders });
+            let delay_left_ms = self.delay_left(blocked_key);
+            return Err(LockError::Conflict { key: blocked_name, holders, delay_left_ms });
         }
         self.check_queue_room(plan)?;
         let queued = self.enqueue(req, plan, now);
@@ -455,6 +465,7 @@ impl LockTable {
             session: plan.session,
             permits: plan.permits,
             multi: req.multi,
+            lock_delay_ms: plan.lock_delay_ms,
         };
         self.insert_waiter(id, waiter);
         self.owner_unref(owner);

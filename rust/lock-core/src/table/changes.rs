@@ -14,6 +14,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::delay::DelaySnapshot;
 use super::ids::{LockIdx, SessIdx};
 use super::snapshot::{LockSnapshot, PartitionSnapshot, SessionSnapshot};
 use super::LockTable;
@@ -51,6 +52,10 @@ pub struct PartitionDelta {
     pub sessions: Vec<SessionSnapshot>,
     /// Sessions ended or expired, by id; their locks go with them.
     pub ended_sessions: Vec<String>,
+    /// Lock-delays started (format 3; absent when none): a replica keeps each until its time
+    /// left runs out (docs/LOCK_CORE.md, "Lock-delay").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub delays: Vec<DelaySnapshot>,
 }
 
 impl PartitionDelta {
@@ -61,6 +66,7 @@ impl PartitionDelta {
             && self.released.is_empty()
             && self.sessions.is_empty()
             && self.ended_sessions.is_empty()
+            && self.delays.is_empty()
     }
 }
 
@@ -91,6 +97,7 @@ pub(super) struct Changes {
     released: Vec<ReleasedLock>,
     sessions: Vec<SessionId>,
     ended: Vec<SessionId>,
+    delays: Vec<DelaySnapshot>,
 }
 
 impl LockTable {
@@ -136,6 +143,13 @@ impl LockTable {
         }
     }
 
+    /// Notes a lock-delay started (built at once: it never changes, and its lock is gone).
+    pub(super) fn note_delay(&mut self, d: DelaySnapshot) {
+        if let Some(c) = self.changes.as_mut() {
+            c.delays.push(d);
+        }
+    }
+
     /// Notes a session created or kept alive.
     #[inline]
     pub(super) fn note_session(&mut self, id: SessionId) {
@@ -161,6 +175,7 @@ impl LockTable {
         let released = std::mem::take(&mut c.released);
         let mut session_ids = std::mem::take(&mut c.sessions);
         let ended = std::mem::take(&mut c.ended);
+        let delays = std::mem::take(&mut c.delays);
         lock_idx.sort_unstable();
         lock_idx.dedup();
         session_ids.sort_unstable();
@@ -179,7 +194,8 @@ impl LockTable {
         let changed = !(locks.is_empty()
             && released.is_empty()
             && session_ids.is_empty()
-            && ended.is_empty());
+            && ended.is_empty()
+            && delays.is_empty());
         if changed {
             // An empty take keeps the seq: there is nothing to send, and a replica that never
             // sees it has no gap.
@@ -194,6 +210,7 @@ impl LockTable {
             released,
             sessions,
             ended_sessions: ended.iter().map(SessionId::to_string).collect(),
+            delays,
         })
     }
 

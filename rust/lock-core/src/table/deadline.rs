@@ -4,7 +4,7 @@
 
 use std::cmp::Reverse;
 
-use super::ids::{LockIdx, SessIdx, NO_SESSION};
+use super::ids::{KeyIdx, LockIdx, SessIdx, NO_SESSION};
 use super::records::Dirty;
 use super::LockTable;
 use crate::answer::WatchReason;
@@ -40,6 +40,10 @@ pub(super) enum DeadlineKind {
     Watch {
         watch: WaiterId,
     },
+    /// The end of a lock-delay on a key (`delay.rs`).
+    Delay {
+        key: KeyIdx,
+    },
 }
 
 /// One entry of the deadline heap (a min-heap through `Reverse`).
@@ -72,6 +76,7 @@ impl LockTable {
                 DeadlineKind::Wait { waiter } => self.expire_wait(waiter, &mut dirty),
                 DeadlineKind::Session { idx } => self.expire_session(idx),
                 DeadlineKind::Watch { watch } => self.expire_watch(watch),
+                DeadlineKind::Delay { key } => self.expire_delays(key, &mut dirty),
             }
             self.pump(&mut dirty);
         }
@@ -130,6 +135,7 @@ impl LockTable {
                 self.sessions.get(idx).is_some_and(|s| s.expires_at == d.at)
             }
             DeadlineKind::Watch { watch } => self.watch_deadline_live(watch, d.at),
+            DeadlineKind::Delay { key } => self.delay_deadline_live(key, d.at),
         }
     }
 

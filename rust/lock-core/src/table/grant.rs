@@ -28,6 +28,8 @@ pub(super) struct GrantTerms {
     pub(super) session: SessIdx,
     /// A semaphore grant's permits, 0 for other scopes (`semaphore.rs`).
     pub(super) permits: u16,
+    /// The lock-delay of the locks granted (`delay.rs`), 0 for none.
+    pub(super) lock_delay_ms: Millis,
 }
 
 impl LockTable {
@@ -39,7 +41,7 @@ impl LockTable {
         targets: &[Target],
         terms: &GrantTerms,
     ) -> Granted {
-        let GrantTerms { token, now, lease_ms, session, permits } = *terms;
+        let GrantTerms { token, now, lease_ms, session, permits, lock_delay_ms } = *terms;
         let lease_until =
             if session == NO_SESSION { now.saturating_add(lease_ms) } else { SESSION_LEASE };
         let mut grants = Granted::new();
@@ -64,6 +66,7 @@ impl LockTable {
                         lk.lease_until = until;
                         self.push_deadline(until, DeadlineKind::Lease { lock: l, token: token.0 });
                     }
+                    self.keep_lock_delay(l, lock_delay_ms);
                     self.counters.upgrades += 1;
                     grants.push((l, false));
                 }
@@ -79,6 +82,7 @@ impl LockTable {
                         granted_at: now,
                         lease_until,
                     });
+                    self.keep_lock_delay(l, lock_delay_ms);
                     grants.push((l, false));
                 }
             }

@@ -55,6 +55,7 @@ impl LockTable {
                 holders: Vec::new(),
                 waiters: Vec::new(),
                 limit: None,
+                lock_delays: Vec::new(),
             };
         };
         let waiters = self
@@ -74,6 +75,7 @@ impl LockTable {
             holders: self.holder_infos(k, now),
             waiters,
             limit: self.shown_limit(k).filter(|_| used),
+            lock_delays: self.delays_on(k),
         }
     }
 
@@ -135,6 +137,7 @@ impl LockTable {
             permits: self.shown_permits(lk.key, lk.permits),
             limit: self.shown_limit(lk.key),
             value: self.election_value(l),
+            lock_delay_ms: Some(self.lock_delay_of(l)).filter(|ms| *ms > 0),
         }
     }
 

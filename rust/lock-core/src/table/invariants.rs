@@ -33,6 +33,7 @@ impl LockTable {
         self.check_waiters()?;
         self.check_watches()?;
         self.check_election_values()?;
+        self.check_delays()?;
         self.check_owners_and_sessions()?;
         self.check_memory_counts()?;
         if let Some(Reverse(d)) = self.deadlines.peek() {
@@ -49,7 +50,7 @@ impl LockTable {
         if self.find_key(ks.scope, &ks.name) != Some(k) {
             return Err(format!("key {} not indexed", ks.name));
         }
-        if ks.holders.is_empty() && ks.queue.is_none() && !ks.idle {
+        if ks.holders.is_empty() && ks.queue.is_none() && !ks.delayed && !ks.idle {
             return Err(format!("key {} is empty but neither freed nor idle", ks.name));
         }
         for (i, a) in ks.holders.iter().enumerate() {
@@ -153,12 +154,14 @@ impl LockTable {
         Ok(())
     }
 
-    /// Owner reference counts equal locks + waiters + sessions; no session outlived its TTL.
+    /// Owner reference counts equal locks + waiters + sessions + lock-delays running; no session
+    /// outlived its TTL.
     fn check_owners_and_sessions(&self) -> Result<(), String> {
         for (i, o) in self.owners.iter() {
             let locks = self.locks.iter().filter(|l| l.live && l.owner == i as OwnerIdx).count();
             let sessions = self.sessions.values().filter(|s| s.owner == i as OwnerIdx).count();
-            if o.locks as usize != locks || o.refs as usize != locks + o.waiters.len() + sessions {
+            let refs = locks + o.waiters.len() + sessions + self.delays_of(i as OwnerIdx);
+            if o.locks as usize != locks || o.refs as usize != refs {
                 return Err(format!("owner {} refcount drifted", o.name));
             }
             if o.sessions as usize != sessions {

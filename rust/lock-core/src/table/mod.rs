@@ -16,6 +16,7 @@ mod acquire;
 mod changes;
 mod deadline;
 mod deadlock;
+mod delay;
 mod election;
 mod grant;
 mod ids;
@@ -65,6 +66,7 @@ use watch::Watches;
 
 pub use changes::{FullState, PartitionDelta, ReleasedLock};
 pub use deadline::MAX_TIME;
+pub use delay::DelaySnapshot;
 pub use introspect::ListFilter;
 pub use listing::{ListCursor, ListPage, SCAN_BUDGET};
 pub use memory::MemoryUsage;
@@ -103,6 +105,8 @@ pub struct LockTable {
     watches: Watches,
     /// The values kept with election grants and waiting campaigns (`election.rs`).
     election_values: election::ElectionValues,
+    /// Lock-delays asked for by live locks and running on keys (`delay.rs`).
+    delays: delay::LockDelays,
     /// Queue entries of all waiters (one per key each queues on); for the memory estimate.
     queue_entries: usize,
     /// Keys with a wait queue; for the memory estimate.
@@ -158,6 +162,7 @@ impl LockTable {
             waiters: HashMap::new(),
             watches: Watches::default(),
             election_values: election::ElectionValues::default(),
+            delays: delay::LockDelays::default(),
             queue_entries: 0,
             queues: 0,
             next_waiter: 1,
@@ -329,6 +334,7 @@ impl LockTable {
             request_id: req.request_id,
             permits: 0,
             multi: true,
+            lock_delay_ms: req.lock_delay_ms,
         };
         let out = self.acquire_spec(&spec, now).map(|done| match done {
             Acquired::Granted(gs) => {

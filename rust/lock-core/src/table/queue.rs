@@ -65,6 +65,9 @@ impl LockTable {
         if ks.holders.iter().any(|h| h.owner == owner && h.mode.covers(mode)) {
             return false;
         }
+        if self.delay_blocks(k, owner, mode) {
+            return true;
+        }
         if ks.holders.iter().any(|h| h.owner != owner && !h.mode.compatible_with(mode)) {
             return true;
         }
@@ -223,7 +226,14 @@ impl LockTable {
         } else {
             NO_SESSION
         };
-        let terms = GrantTerms { token, now, lease_ms: w.lease_ms, session, permits: w.permits };
+        let terms = GrantTerms {
+            token,
+            now,
+            lease_ms: w.lease_ms,
+            session,
+            permits: w.permits,
+            lock_delay_ms: w.lock_delay_ms,
+        };
         let granted = self.apply_grant(owner, &w.targets, &terms);
         if let (Some(v), Some(&(l, _))) = (value, granted.first()) {
             self.election_values.hold(l, v);

@@ -70,6 +70,8 @@ pub(super) struct KeyState {
     /// A semaphore's limit, set by the acquire that finds it unused (`semaphore.rs`); 0 for
     /// other scopes. Meaningless while the key is unused.
     pub(super) limit: u16,
+    /// A lock-delay runs on the key (`delay.rs`): it stays interned until the delay ends.
+    pub(super) delayed: bool,
 }
 
 impl Interned for KeyState {
@@ -92,11 +94,12 @@ impl Interned for KeyState {
             holders: SmallVec::new(),
             queue: None,
             limit: 0,
+            delayed: false,
         }
     }
 
     fn in_use(&self) -> bool {
-        !self.holders.is_empty() || self.queue.is_some()
+        !self.holders.is_empty() || self.queue.is_some() || self.delayed
     }
 
     fn idle_flag(&mut self) -> &mut bool {
@@ -202,6 +205,8 @@ pub(super) struct Waiter {
     pub(super) permits: u16,
     /// Queued by a multi-lock (see `AcquireSpec::multi`).
     pub(super) multi: bool,
+    /// The lock-delay its grant will have (`delay.rs`), 0 for none.
+    pub(super) lock_delay_ms: Millis,
 }
 
 impl Waiter {

@@ -208,6 +208,7 @@ impl LockTable {
             self.election_leaders -= 1;
         }
         self.owners.live_mut(lk.owner).locks -= 1;
+        self.end_lock_with_delay(l, &lk, reason);
         self.owner_unref(lk.owner);
     }
 }

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 
 use super::deadline::MAX_TIME;
+use super::delay::DelaySnapshot;
 use super::ids::{KeyIdx, LockIdx, NO_SESSION};
 use super::records::{Dirty, Lock, QueueKey, SESSION_LEASE};
 use super::semaphore::{snapshot_numbers, SemaphoreTerms};
@@ -43,6 +44,9 @@ pub struct PartitionSnapshot {
     /// the node it moves to, since the leases its grace waits out may still be running.
     #[serde(default)]
     pub grace_ms: Millis,
+    /// Lock-delays running (format 3; absent when none), with their time left.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub delays: Vec<DelaySnapshot>,
 }
 
 /// One held lock in a [`PartitionSnapshot`]: what a listing shows of it ([`LockInfo`]), built
@@ -112,6 +116,7 @@ impl LockTable {
             locks,
             sessions,
             grace_ms,
+            delays: self.export_delays(),
         }
     }
 
@@ -136,6 +141,9 @@ impl LockTable {
         let newest = FencingToken::new(snapshot.epoch, snapshot.counter);
         for l in &snapshot.locks {
             t.import_lock(l, newest)?;
+        }
+        for d in &snapshot.delays {
+            t.import_delay(d)?;
         }
         t.set_epoch(epoch)?;
         t.prune_deadlines();
@@ -191,6 +199,9 @@ impl LockTable {
             })?,
         };
         let semaphore = self.import_semaphore_terms(l)?;
+        let lock_delay = self
+            .lock_delay_for(l.lock_delay_ms, std::iter::once(l.scope))
+            .map_err(|e| LockError::invalid("snapshot", e.to_string()))?;
         super::election::check_value(l.scope, l.value.as_deref())?;
         let o = self.intern_owner(&l.owner);
         let k = self.intern_key(l.scope, &l.key);
@@ -252,6 +263,7 @@ impl LockTable {
         if let Some(v) = &l.value {
             self.election_values.hold(l_idx, v.as_str().into());
         }
+        self.keep_lock_delay(l_idx, lock_delay);
         self.owner_unref(o);
         Ok(())
     }

@@ -6,8 +6,8 @@
 //! (docs/API.md "Elections": owner → `leader`, fencing token → `term`, key → `name`).
 
 use lock_core::{
-    Event, FencingToken, Grant, HolderInfo, KeyInfo, LimitChanged, Millis, Mode, Priority,
-    Released, Renewed, Scope, SessionEnded, WaiterId, WaiterInfo, WatchReason, Watched,
+    DelayInfo, Event, FencingToken, Grant, HolderInfo, KeyInfo, LimitChanged, Millis, Mode,
+    Priority, Released, Renewed, Scope, SessionEnded, WaiterId, WaiterInfo, WatchReason, Watched,
 };
 use serde::Serialize;
 
@@ -294,13 +294,22 @@ pub(super) struct KeyBody<'a> {
     waiters: Vec<WaiterBody<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     limit: Option<u32>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    lock_delays: &'a [DelayInfo],
 }
 
 pub(super) fn key_info<'a>(info: &'a KeyInfo, node: Option<&'a str>) -> KeyBody<'a> {
     let modes = info.scope != Scope::Semaphore;
     let holders = info.holders.iter().map(|h| holder(h, modes, node)).collect();
     let waiters = info.waiters.iter().map(|w| waiter(w, modes)).collect();
-    KeyBody { key: &info.key, scope: info.scope, holders, waiters, limit: info.limit }
+    KeyBody {
+        key: &info.key,
+        scope: info.scope,
+        holders,
+        waiters,
+        limit: info.limit,
+        lock_delays: &info.lock_delays,
+    }
 }
 
 fn holder<'a>(h: &'a HolderInfo, modes: bool, node: Option<&'a str>) -> HolderBody<'a> {

@@ -94,7 +94,12 @@ impl BridgeError {
 fn lock_details(e: &LockError) -> Value {
     match e {
         LockError::InvalidArgument { field, reason } => json!({ "field": field, "reason": reason }),
-        LockError::Conflict { key, holders } => json!({ "key": key, "holders": holders }),
+        LockError::Conflict { key, holders, delay_left_ms: 0 } => {
+            json!({ "key": key, "holders": holders })
+        }
+        LockError::Conflict { key, holders, delay_left_ms } => {
+            json!({ "key": key, "holders": holders, "retry_after_ms": delay_left_ms })
+        }
         LockError::NotHeld { key, owner } => json!({ "key": key, "owner": owner }),
         LockError::WaitTimeout { key, owner, waited_ms } => {
             json!({ "key": key, "owner": owner, "waited_ms": waited_ms })

@@ -302,7 +302,10 @@ mod tests {
     fn failures(f: &mut Found) {
         use Field::*;
         let failures: [(BridgeError, &[Field]); 6] = [
-            (LockError::Conflict { key: "k".into(), holders: vec![] }.into(), &[Holders]),
+            (
+                LockError::Conflict { key: "k".into(), holders: vec![], delay_left_ms: 0 }.into(),
+                &[Holders],
+            ),
             (
                 LockError::Deadlock { key: "k".into(), owner: "o".into(), cycle: vec![] }.into(),
                 &[Cycle],

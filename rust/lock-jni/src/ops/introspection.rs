@@ -79,6 +79,8 @@ struct ListedLock<'a> {
     session: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     value: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lock_delay_ms: Option<Millis>,
     /// The node serving it (absent outside a node).
     #[serde(skip_serializing_if = "Option::is_none")]
     node: Option<&'a str>,
@@ -99,6 +101,7 @@ impl<'a> ListedLock<'a> {
             permits,
             limit,
             value,
+            lock_delay_ms,
         } = lock;
         ListedLock {
             fencing_token: *fencing_token,
@@ -113,6 +116,7 @@ impl<'a> ListedLock<'a> {
             scope: *scope,
             session: session.is_some(),
             value: value.as_deref(),
+            lock_delay_ms: *lock_delay_ms,
             node,
         }
     }
@@ -172,6 +176,7 @@ fn node_stats(partitions: &[(u32, PartitionStats)]) -> Value {
         "releases": sum(&|s| s.counters.releases),
         "renewals": sum(&|s| s.counters.renewals),
         "limit_rejections": sum(&|s| s.counters.limit_rejections),
+        "lock_delays": sum(&|s| s.counters.lock_delays),
         "held": sum(&|s| s.held_locks as u64),
         "semaphore_grants": sum(&|s| s.semaphore_grants as u64),
         "held_permits": sum(&|s| s.held_permits),

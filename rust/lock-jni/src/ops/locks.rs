@@ -4,7 +4,8 @@
 //! either that body or its ticket.
 
 use lock_core::{
-    AcquireOutcome, LockError, Millis, MultiOutcome, Partition, Queued, Scope, WatchOutcome,
+    AcquireOutcome, AcquireRequest, LockError, Millis, MultiAcquireRequest, MultiOutcome,
+    Partition, Queued, Scope, WatchOutcome, STATE_FORMAT_LOCK_DELAY,
 };
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -57,8 +58,24 @@ fn on_partition<A: DeserializeOwned>(
     op(p, &decode::<A>(args)?, now)
 }
 
+/// Refuses a lock-delay while a node of the cluster cannot read one: it would be left out of
+/// the state that node takes over (docs/LOCK_CORE.md, "Lock-delay").
+fn check_delay_readable(peers: u32, lock_delay_ms: Option<Millis>) -> Result<(), BridgeError> {
+    if lock_delay_ms.unwrap_or(0) > 0 && peers < STATE_FORMAT_LOCK_DELAY {
+        return Err(LockError::invalid(
+            "lock_delay_ms",
+            "needs every node of the cluster to read state format 3: a node of an older plugin \
+             is a member (docs/API.md, \"Lock-delay\")",
+        )
+        .into());
+    }
+    Ok(())
+}
+
 pub(super) fn acquire(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
-    on_partition(cx, args, |p, req, now| {
+    let peers = cx.core.peer_format();
+    on_partition(cx, args, |p, req: &AcquireRequest, now| {
+        check_delay_readable(peers, req.lock_delay_ms)?;
         to_json(&match &p.acquire(req, now)? {
             AcquireOutcome::Granted(g) => {
                 AcquireAnswer::Granted(bodies::GrantBody::One(bodies::acquired(g)))
@@ -69,7 +86,9 @@ pub(super) fn acquire(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeErro
 }
 
 pub(super) fn acquire_many(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
-    on_partition(cx, args, |p, req, now| {
+    let peers = cx.core.peer_format();
+    on_partition(cx, args, |p, req: &MultiAcquireRequest, now| {
+        check_delay_readable(peers, req.lock_delay_ms)?;
         to_json(&match &p.acquire_many(req, now)? {
             MultiOutcome::Granted(gs) => AcquireAnswer::Granted(bodies::granted(gs, true)),
             MultiOutcome::Queued(q) => AcquireAnswer::Queued(*q),

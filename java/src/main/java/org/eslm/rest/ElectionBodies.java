@@ -45,6 +45,11 @@ final class ElectionBodies {
                 (a, v) -> a.raw.put("wait", v), LockBodies::rawValue, new ParseField("wait"), ValueType.VALUE);
         CAMPAIGN.declareString((a, v) -> a.put("session", v), new ParseField("session"));
         CAMPAIGN.declareString((a, v) -> a.put("value", value(v)), new ParseField("value"));
+        CAMPAIGN.declareField(
+                (a, v) -> a.raw.put("lock_delay", v),
+                LockBodies::rawValue,
+                new ParseField("lock_delay"),
+                ValueType.VALUE);
     }
 
     /** A campaign: an exclusive acquire of the election that waits (by default) to be elected. */

@@ -47,6 +47,7 @@ final class LockBodies {
             convert("wait", "wait_ms", settings.waitMax(), LockSettings.WAIT_MAX.getKey());
             convert("lease", "lease_ms", settings.leaseMax(), LockSettings.LEASE_MAX.getKey());
             convert("ttl", "ttl_ms", settings.leaseMax(), LockSettings.LEASE_MAX.getKey());
+            convert("lock_delay", "lock_delay_ms", LOCK_DELAY_MAX, LOCK_DELAY_MAX_NAME);
             return this;
         }
 
@@ -81,6 +82,12 @@ final class LockBodies {
     private static final ParseField REASON = new ParseField("reason");
     private static final ParseField PERMITS = new ParseField("permits");
     private static final ParseField LIMIT = new ParseField("limit");
+    private static final ParseField LOCK_DELAY = new ParseField("lock_delay");
+
+    /** The longest lock-delay (the core's {@code MAX_LOCK_DELAY_MS}), and how a refusal names it. */
+    static final TimeValue LOCK_DELAY_MAX = TimeValue.timeValueMinutes(1);
+
+    private static final String LOCK_DELAY_MAX_NAME = "the longest lock-delay";
 
     static final ObjectParser<Args, LockSettings.Values> ACQUIRE =
             new ObjectParser<>("lock_acquire_request", Args::new);
@@ -136,6 +143,9 @@ final class LockBodies {
             p.declareField((a, v) -> a.put("priority", v), LockBodies::priority, PRIORITY, ValueType.VALUE);
             p.declareField((a, v) -> a.raw.put("wait", v), LockBodies::rawValue, WAIT, ValueType.VALUE);
             p.declareString((a, v) -> a.put("session", v), SESSION);
+        }
+        for (ObjectParser<Args, LockSettings.Values> p : List.of(ACQUIRE, MULTI_ACQUIRE)) {
+            p.declareField((a, v) -> a.raw.put("lock_delay", v), LockBodies::rawValue, LOCK_DELAY, ValueType.VALUE);
         }
         for (ObjectParser<Args, LockSettings.Values> p :
                 List.of(ACQUIRE, MULTI_ACQUIRE, RENEW, SEMAPHORE_ACQUIRE, SEMAPHORE_RENEW)) {

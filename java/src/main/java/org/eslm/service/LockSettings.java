@@ -50,6 +50,18 @@ public final class LockSettings {
             ONE_DAY,
             Property.NodeScope,
             Property.Dynamic);
+    /**
+     * The lock-delay of a grant whose request names none (docs/API.md "Lock-delay"): after a lock
+     * ends without its holder's release, its keys wait this long before another owner gets them.
+     * At most a minute (the core's {@code MAX_LOCK_DELAY_MS}); 0 (the default) turns it off.
+     */
+    public static final Setting<TimeValue> LOCK_DELAY_DEFAULT = Setting.timeSetting(
+            "locks.lock_delay.default",
+            TimeValue.ZERO,
+            TimeValue.ZERO,
+            TimeValue.timeValueMinutes(1),
+            Property.NodeScope,
+            Property.Dynamic);
     /** Most requests queued on one key. */
     public static final Setting<Integer> MAX_WAITERS =
             Setting.intSetting("locks.max_waiters", 10_000, 1, 1_000_000, Property.NodeScope, Property.Dynamic);
@@ -204,6 +216,7 @@ public final class LockSettings {
             WAIT_DEFAULT,
             WAIT_MAX,
             PRIORITY_AGING,
+            LOCK_DELAY_DEFAULT,
             MAX_WAITERS,
             MAX_KEYS_PER_REQUEST,
             LIMIT_LOCKS,
@@ -250,6 +263,7 @@ public final class LockSettings {
             TimeValue waitDefault,
             TimeValue waitMax,
             TimeValue aging,
+            TimeValue lockDelayDefault,
             int maxWaiters,
             int maxKeysPerRequest,
             Limits limits,
@@ -262,6 +276,7 @@ public final class LockSettings {
                     WAIT_DEFAULT.get(settings),
                     WAIT_MAX.get(settings),
                     PRIORITY_AGING.get(settings),
+                    LOCK_DELAY_DEFAULT.get(settings),
                     MAX_WAITERS.get(settings),
                     MAX_KEYS_PER_REQUEST.get(settings),
                     Limits.of(settings),
@@ -288,6 +303,7 @@ public final class LockSettings {
             config.put("max_lease_ms", leaseMax.millis());
             config.put("max_wait_ms", waitMax.millis());
             config.put("aging_ms", aging.millis());
+            config.put("default_lock_delay_ms", lockDelayDefault.millis());
             config.put("limits", limits);
             return config;
         }
@@ -300,6 +316,7 @@ public final class LockSettings {
             m.put(WAIT_DEFAULT.getKey(), waitDefault.getStringRep());
             m.put(WAIT_MAX.getKey(), waitMax.getStringRep());
             m.put(PRIORITY_AGING.getKey(), aging.getStringRep());
+            m.put(LOCK_DELAY_DEFAULT.getKey(), lockDelayDefault.getStringRep());
             m.put(MAX_WAITERS.getKey(), maxWaiters);
             m.put(MAX_KEYS_PER_REQUEST.getKey(), maxKeysPerRequest);
             m.putAll(limits.asMap());

@@ -33,7 +33,13 @@ public final class NativeErrors {
         String key = String.valueOf(BridgeField.KEY.in(details));
         return switch (code) {
             case NativeLockException.CONFLICT ->
-                new LockConflictException(message, key, holderNames(BridgeField.HOLDERS.in(details)));
+                new LockConflictException(
+                        message,
+                        key,
+                        holderNames(BridgeField.HOLDERS.in(details)),
+                        BridgeField.RETRY_AFTER_MS.in(details) == null
+                                ? 0
+                                : number(BridgeField.RETRY_AFTER_MS.in(details)));
             case NativeLockException.NOT_HELD ->
                 new LockNotHeldException(message, key, String.valueOf(BridgeField.OWNER.in(details)));
             case NativeLockException.WAIT_TIMEOUT ->

@@ -19,16 +19,26 @@ import org.eslm.client.internal.Durations;
  * @param lease the lease, or null for the server's {@code locks.lease.default}; ignored under a
  *     session, whose ttl applies
  * @param watchdog whether the client renews the lease while the lock is held (default true)
+ * @param lockDelay the lock-delay (docs/API.md "Lock-delay"), at most a minute: after the lock ends
+ *     without a release (its lease ran out, it was force-released), its keys wait this long before
+ *     another owner gets them; null for the server's {@code locks.lock_delay.default}; not for
+ *     semaphores
  */
 public record AcquireOptions(
-        LockMode mode, LockScope scope, Integer priority, Duration maxWait, Duration lease, boolean watchdog) {
+        LockMode mode,
+        LockScope scope,
+        Integer priority,
+        Duration maxWait,
+        Duration lease,
+        boolean watchdog,
+        Duration lockDelay) {
     /** docs/API.md, "Priorities": {@code background} is 2, {@code foreground} (the default) 7. */
     public static final int BACKGROUND = 2;
 
     public static final int FOREGROUND = 7;
 
     private static final AcquireOptions DEFAULTS =
-            new AcquireOptions(LockMode.EXCLUSIVE, LockScope.KEY, null, Duration.ZERO, null, true);
+            new AcquireOptions(LockMode.EXCLUSIVE, LockScope.KEY, null, Duration.ZERO, null, true, null);
 
     public AcquireOptions {
         Objects.requireNonNull(mode, "mode");
@@ -40,6 +50,15 @@ public record AcquireOptions(
         if (lease != null) {
             Durations.positiveMillis(lease, "lease");
         }
+        if (lockDelay != null) {
+            Durations.millis(lockDelay, "lock_delay");
+        }
+    }
+
+    /** The options without a lock-delay of their own, as before it existed. */
+    public AcquireOptions(
+            LockMode mode, LockScope scope, Integer priority, Duration maxWait, Duration lease, boolean watchdog) {
+        this(mode, scope, priority, maxWait, lease, watchdog, null);
     }
 
     /** Exclusive, key scope, the server's priority and lease, no wait, watchdog on. */
@@ -48,7 +67,7 @@ public record AcquireOptions(
     }
 
     public AcquireOptions withMode(LockMode newMode) {
-        return new AcquireOptions(newMode, scope, priority, maxWait, lease, watchdog);
+        return new AcquireOptions(newMode, scope, priority, maxWait, lease, watchdog, lockDelay);
     }
 
     public AcquireOptions shared() {
@@ -56,7 +75,7 @@ public record AcquireOptions(
     }
 
     public AcquireOptions withScope(LockScope newScope) {
-        return new AcquireOptions(mode, newScope, priority, maxWait, lease, watchdog);
+        return new AcquireOptions(mode, newScope, priority, maxWait, lease, watchdog, lockDelay);
     }
 
     /** Tree scope: the key is an absolute path such as {@code /orders/eu/42}. */
@@ -65,19 +84,24 @@ public record AcquireOptions(
     }
 
     public AcquireOptions withPriority(int newPriority) {
-        return new AcquireOptions(mode, scope, newPriority, maxWait, lease, watchdog);
+        return new AcquireOptions(mode, scope, newPriority, maxWait, lease, watchdog, lockDelay);
     }
 
     public AcquireOptions withWait(Duration newWait) {
-        return new AcquireOptions(mode, scope, priority, newWait, lease, watchdog);
+        return new AcquireOptions(mode, scope, priority, newWait, lease, watchdog, lockDelay);
     }
 
     public AcquireOptions withLease(Duration newLease) {
-        return new AcquireOptions(mode, scope, priority, maxWait, newLease, watchdog);
+        return new AcquireOptions(mode, scope, priority, maxWait, newLease, watchdog, lockDelay);
+    }
+
+    /** The lock-delay; {@link Duration#ZERO} for none even when the server's setting has one. */
+    public AcquireOptions withLockDelay(Duration newLockDelay) {
+        return new AcquireOptions(mode, scope, priority, maxWait, lease, watchdog, newLockDelay);
     }
 
     /** Without the watchdog the lease simply runs out unless {@link HeldLock#renew} is called. */
     public AcquireOptions withWatchdog(boolean on) {
-        return new AcquireOptions(mode, scope, priority, maxWait, lease, on);
+        return new AcquireOptions(mode, scope, priority, maxWait, lease, on, lockDelay);
     }
 }

@@ -35,7 +35,7 @@ final class Requests {
 
     /** {@code POST /_locks/{key}/_acquire}; a retry asks the server to wait what is left. */
     CompletableFuture<JsonNode> acquire(String owner, String key, AcquireOptions options, String sessionId) {
-        ObjectNode body = acquireBody(owner, options, sessionId);
+        ObjectNode body = withLockDelay(acquireBody(owner, options, sessionId), options);
         body.put("mode", Wire.name(options.mode())).put("scope", Wire.name(options.scope()));
         return waiting(Endpoints.acquire(key), body, Durations.millis(options.maxWait(), "wait"));
     }
@@ -60,7 +60,18 @@ final class Requests {
         } else if (options.lease() != null) {
             body.put("lease", Durations.positiveMillis(options.lease(), "lease"));
         }
-        return waiting(Endpoints.election(name) + "/_campaign", body, Durations.millis(options.maxWait(), "wait"));
+        return waiting(
+                Endpoints.election(name) + "/_campaign",
+                withLockDelay(body, options),
+                Durations.millis(options.maxWait(), "wait"));
+    }
+
+    /** The options' lock-delay in an acquire body, when they name one (docs/API.md "Lock-delay"). */
+    private static ObjectNode withLockDelay(ObjectNode body, AcquireOptions options) {
+        if (options.lockDelay() != null) {
+            body.put("lock_delay", Durations.millis(options.lockDelay(), "lock_delay"));
+        }
+        return body;
     }
 
     /** {@code GET /_elections/{name}}: the election's state. */
@@ -71,7 +82,7 @@ final class Requests {
     /** {@code POST /_locks/_acquire}: all or nothing. */
     CompletableFuture<JsonNode> acquireAll(
             String owner, List<LockTarget> targets, AcquireOptions options, String sessionId) {
-        ObjectNode body = acquireBody(owner, options, sessionId);
+        ObjectNode body = withLockDelay(acquireBody(owner, options, sessionId), options);
         ArrayNode locks = body.putArray("locks");
         for (LockTarget target : targets) {
             locks.addObject()

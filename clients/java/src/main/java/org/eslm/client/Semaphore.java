@@ -70,6 +70,9 @@ public final class Semaphore {
         if (permits < 1 || permits > limit) {
             throw new IllegalArgumentException("[permits] must be 1 to the limit " + limit + ", got [" + permits + "]");
         }
+        if (options.lockDelay() != null) {
+            throw new IllegalArgumentException("[lock_delay] a semaphore has no lock-delay");
+        }
         long sentAt = System.nanoTime();
         String owner = locking.nextOwner();
         return Futures.compose(

@@ -116,6 +116,23 @@ class LockClientTest extends NodeTest {
     }
 
     @Test
+    void aLockDelayKeepsAForceReleasedKeyFromOthersButNotItsOwner() {
+        String key = uniqueKey("delay");
+        LockClient paused = locks.withOwner(uniqueKey("paused"));
+        HeldLock held = paused.acquire(key, AcquireOptions.defaults().withLockDelay(Duration.ofSeconds(20)));
+        locks.forceRelease(key, "test: holder looks gone");
+        LockConflictException refused = assertThrows(LockConflictException.class, () -> locks.acquire(key));
+        long retryAfter = Long.parseLong(refused.details().get("retry_after_ms").toString());
+        assertTrue(retryAfter > 0 && retryAfter <= 20_000, refused.getMessage());
+        assertTrue(locks.tryAcquire(key, AcquireOptions.defaults()).isEmpty());
+        try (HeldLock back = paused.acquire(key)) {
+            assertTrue(back.fencingToken() > held.fencingToken(), "its owner takes it back");
+        }
+        assertThrows(IllegalArgumentException.class, () -> locks.semaphore(uniqueKey("sem"), 2)
+                .acquire(AcquireOptions.defaults().withLockDelay(Duration.ofSeconds(1))));
+    }
+
+    @Test
     void treeLocksExcludeAncestorsButNotSiblings() {
         String root = "/" + uniqueKey("tree");
         try (HeldLock leaf =
