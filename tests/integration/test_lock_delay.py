@@ -109,3 +109,13 @@ def test_a_deposed_leader_keeps_its_election_for_the_delay(locks):
     again = ok(locks.call("POST", f"{path}/_campaign", {"candidate": leader, "wait": "0s"}))
     assert again["leader"] == leader, again
     ok(locks.call("POST", f"{path}/_resign", {"candidate": leader}))
+
+
+def test_a_multi_lock_keeps_each_of_its_keys_for_its_delay(locks):
+    first, second, a, b = unique(), unique(), unique("a"), unique("b")
+    body = {"owner": a, "locks": [{"key": first}, {"key": second}], "lock_delay": "20s"}
+    ok(locks.call("POST", "/_locks/_acquire", body))
+    for key in (first, second):
+        ok(locks.force_release(key, reason="a is gone"))
+        assert [d["owner"] for d in delays(locks, key)] == [a]
+        assert_error(locks.acquire(key, b), 409, "lock_conflict_exception")

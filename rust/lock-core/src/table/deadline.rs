@@ -157,7 +157,11 @@ impl LockTable {
             }
             self.deadlines.pop();
         }
-        let live = self.live_locks + self.waiters.len() + self.live_sessions + self.watches.len();
+        let live = self.live_locks
+            + self.waiters.len()
+            + self.live_sessions
+            + self.watches.len()
+            + self.delayed_keys();
         if self.deadlines.len() > STALE_SLACK + 2 * live {
             let heap = std::mem::take(&mut self.deadlines);
             self.deadlines = heap.into_iter().filter(|Reverse(d)| self.deadline_live(d)).collect();

@@ -168,6 +168,11 @@ impl LockTable {
         dirty.push(k);
     }
 
+    /// The keys with a delay running: each has a live deadline (counted by `prune_deadlines`).
+    pub(super) fn delayed_keys(&self) -> usize {
+        self.delays.by_key.len()
+    }
+
     /// Whether a delay deadline of key `k` at `at` still has a delay to end.
     pub(super) fn delay_deadline_live(&self, k: KeyIdx, at: Millis) -> bool {
         self.delays.by_key.get(&k).is_some_and(|ds| ds.iter().any(|d| d.until == at))

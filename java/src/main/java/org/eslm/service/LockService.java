@@ -381,8 +381,13 @@ public final class LockService implements Closeable {
         int before = peerFormat;
         peerFormat = format;
         if (closed.get() == false) {
-            // The core refuses what the oldest peer cannot read (a semaphore limit below the permits held).
-            client.call(NativeOp.PEERS_READ, NativeLockCore.ALL_PARTITIONS, NativeFormat.writeArgs(format));
+            // The core refuses what the oldest peer cannot read: a lock-delay, a semaphore limit below
+            // the permits held (docs/ARCHITECTURE.md "Formats and versions").
+            try {
+                client.call(NativeOp.PEERS_READ, NativeLockCore.ALL_PARTITIONS, NativeFormat.writeArgs(format));
+            } catch (RuntimeException e) {
+                logger.warn(() -> "could not tell the lock core that the cluster reads format [" + format + "]", e);
+            }
         }
         if (before != format) {
             logger.info(
