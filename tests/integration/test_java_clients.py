@@ -26,7 +26,7 @@ CLIENTS = ROOT / "clients"
 # running fails here.
 EXPECTED = {
     "java": {
-        "org.eslm.client.LockClientTest": 10,
+        "org.eslm.client.LockClientTest": 11,
         "org.eslm.client.WatchdogTest": 4,
         "org.eslm.client.LossWatchTest": 2,
         "org.eslm.client.AsyncTest": 2,
@@ -37,7 +37,7 @@ EXPECTED = {
         "org.eslm.client.SemaphoreTest": 4,
         "org.eslm.client.ElectionTest": 5,
         # The same tests over Rest5Client (the cancellation tests left out: README "Transports").
-        "org.eslm.client.LockClientRest5Test": 10,
+        "org.eslm.client.LockClientRest5Test": 11,
         "org.eslm.client.WatchdogRest5Test": 4,
         "org.eslm.client.LossWatchRest5Test": 2,
         "org.eslm.client.AsyncRest5Test": 1,

@@ -69,7 +69,8 @@ CHANGES = ["cluster:admin/locks/acquire", "cluster:admin/locks/release", "cluste
            "cluster:admin/locks/session"]
 READS = ["cluster:monitor/locks/get", "cluster:monitor/locks/watch", "cluster:monitor/locks/list",
          "cluster:monitor/locks/stats", "cluster:monitor/locks/node/diagnostics", "cluster:monitor/locks/diagnostics"]
-ADMIN = ["cluster:admin/lock_manager/force_release", "cluster:admin/lock_manager/semaphore_limit"]
+ADMIN = ["cluster:admin/lock_manager/force_release", "cluster:admin/lock_manager/semaphore_limit",
+         "cluster:admin/lock_manager/preempt"]
 HEALTH = ["cluster:monitor/health_api"]
 GRANTED = {
     "app": CHANGES + READS,
@@ -159,6 +160,7 @@ def test_lock_user_may_not_force_release(app):
     ok(app.call("POST", f"/_semaphores/{sem}/_acquire", {"owner": "w-5", "limit": 2}))
     assert_forbidden(app.call("POST", f"/_semaphores/{sem}/_limit", {"limit": 1}),
                      "cluster:admin/lock_manager/semaphore_limit", "app")
+    assert_forbidden(app.acquire(key, "w-9", wait="1s", preempt="1s"), "cluster:admin/lock_manager/preempt", "app")
     ok(app.call("POST", f"/_semaphores/{sem}/_release", {"owner": "w-5"}))
     ok(app.release(key, "w-5"))
 

@@ -320,3 +320,20 @@ def test_a_deadlock_victim_gets_a_deadlock_error(locks, other):
         assert victim.value.status == 409 and victim.value.type == "deadlock_exception"
     first.join(20)
     assert outcomes == ["granted"]
+
+
+def test_preemption_calls_on_revoke_and_the_holder_that_ignores_it_loses_the_lock(locks, other):
+    """docs/API.md "Preemption": a background holder is told (on_revoke with the grace), keeps
+    renewing through the grace, and loses the lock (LockLost, reason preempted) when it ends;
+    the foreground waiter is granted with a larger token."""
+    key, told = unique(), []
+    held = locks.acquire(key, priority="background", lease="2s",
+                         on_revoke=lambda h, grace: told.append((h, grace)))
+    granted = other.acquire(key, wait="20s", preempt="3s")
+    assert [h for h, _ in told] == [held] and 0 < told[0][1] <= 3 and held.revoke_grace_s == told[0][1]
+    assert granted.fencing_token > held.fencing_token
+    wait_until(lambda: held.lost, 10, message="the preempted holder finds its loss")
+    assert "preempted" in str(held.lost_error)
+    granted.release()
+    with pytest.raises(eslm.InvalidArgument, match=r"\[preempt\]"):
+        locks.semaphore(unique("sem"), limit=2, preempt="1s")

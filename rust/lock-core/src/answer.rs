@@ -120,6 +120,12 @@ pub enum WatchReason {
     /// A watch for the next holder (fencing token 0, elections only): the election has one
     /// now (docs/LOCK_CORE.md, "Elections"); the token answered is the holder's.
     Held,
+    /// A waiter of higher priority asked the holder to yield (docs/LOCK_CORE.md, "Preemption"):
+    /// the lock is still held, and is taken away when the grace (`grace_ms`) ends. Only a watch
+    /// that asked for notices (`revoke`) is told.
+    RevokeRequested,
+    /// Taken away after a revoke's grace ended with the holder still holding.
+    Preempted,
 }
 
 /// What a watch answered at once: the lock with the token no longer held (`reason`), or
@@ -131,6 +137,9 @@ pub struct Watched {
     pub fencing_token: FencingToken,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<WatchReason>,
+    /// With [`WatchReason::RevokeRequested`]: the grace left before the lock is taken away.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grace_ms: Option<Millis>,
 }
 
 /// What a watch did.
@@ -260,6 +269,10 @@ pub struct LockInfo {
     /// from other owners if it ends without a release (docs/LOCK_CORE.md, "Lock-delay").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lock_delay_ms: Option<Millis>,
+    /// The priority it was granted at, when not the default `foreground` (7) (format 3): what a
+    /// preempting waiter compares (docs/LOCK_CORE.md, "Preemption").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<u8>,
 }
 
 /// A session: one lease and keep-alive for many locks.

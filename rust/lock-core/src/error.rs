@@ -81,6 +81,9 @@ pub enum LockError {
     /// A semaphore acquire asked for `requested` as the limit of `key`, whose limit is `limit`
     /// while anyone holds or waits.
     LimitMismatch { key: String, limit: u32, requested: u32 },
+    /// `owner` does not hold `key` any more: a waiter of higher priority preempted it after the
+    /// grace it was given (docs/LOCK_CORE.md, "Preemption").
+    Preempted { key: String, owner: String },
 }
 
 impl LockError {
@@ -105,6 +108,9 @@ impl LockError {
             LockError::WaiterNotFound { .. } => ErrorCode::NotHeld,
             LockError::Cancelled { .. } => ErrorCode::Cancelled,
             LockError::LimitMismatch { .. } => ErrorCode::SemaphoreLimitMismatch,
+            // No code of its own (codes are frozen in the C header): a preempted lock is not
+            // held (HTTP 404); the message and the details say why.
+            LockError::Preempted { .. } => ErrorCode::NotHeld,
         }
     }
 
@@ -143,6 +149,11 @@ impl fmt::Display for LockError {
             LockError::NotHeld { key, owner } => {
                 write!(f, "lock [{key}] is not held by [{owner}]")
             }
+            LockError::Preempted { key, owner } => write!(
+                f,
+                "lock [{key}] is not held by [{owner}]: it was preempted by a waiter of higher \
+                 priority when the grace it was given ended"
+            ),
             LockError::WaitTimeout { key, owner, waited_ms } => {
                 write!(f, "[{owner}] waited {waited_ms}ms for lock [{key}] without getting it")
             }

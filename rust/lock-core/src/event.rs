@@ -104,6 +104,8 @@ pub enum Event {
         fencing_token: FencingToken,
         reason: WatchReason,
         waited_ms: Millis,
+        /// With [`WatchReason::RevokeRequested`]: the grace left (the lock is still held).
+        grace_ms: Option<Millis>,
     },
     /// A watch's wait ran out while the lock it names is still held: its only event then.
     WatchTimedOut {

@@ -53,6 +53,11 @@ pub struct AcquireRequest {
     /// semaphores.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lock_delay_ms: Option<Millis>,
+    /// Preemption (docs/LOCK_CORE.md, "Preemption"): while this request waits, holders of lower
+    /// priority in its way are asked to yield and lose their locks after this grace. Needs a
+    /// `wait`; not on semaphores; capped by [`crate::Config::max_lease_ms`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preempt_ms: Option<Millis>,
 }
 
 impl AcquireRequest {
@@ -197,4 +202,8 @@ pub struct WatchRequest {
     /// The caller's correlation id, echoed in the watch's event.
     #[serde(default)]
     pub request_id: u64,
+    /// Also end with [`crate::WatchReason::RevokeRequested`] when a waiter asks the holder to
+    /// yield (answered at once if one already has).
+    #[serde(default)]
+    pub revoke: bool,
 }

@@ -29,6 +29,12 @@ pub struct Counters {
     /// (`table/delay.rs`).
     #[serde(default)]
     pub lock_delays: u64,
+    /// Holders asked to yield to a preempting waiter (`table/preempt.rs`).
+    #[serde(default)]
+    pub revokes_requested: u64,
+    /// Locks taken away when their grace ended.
+    #[serde(default)]
+    pub preemptions: u64,
 }
 
 /// The hottest keys by contention (conflicts + queued requests), kept with the Space-Saving

@@ -101,6 +101,7 @@ fn step(t: &mut LockTable, seen: &mut Seen, op: &Op, now: u64) -> Result<(), Str
                 fencing_token: FencingToken(0),
                 wait_ms: Some(*wait),
                 request_id: 0,
+                revoke: false,
             };
             t.advance(now);
             match t.watch(&w, now).map_err(|e| e.to_string())? {

@@ -123,6 +123,7 @@ fn next_holder_watch(name: &str, wait_ms: u64) -> WatchRequest {
         fencing_token: FencingToken(0),
         wait_ms: Some(wait_ms),
         request_id: 7,
+        revoke: false,
     }
 }
 

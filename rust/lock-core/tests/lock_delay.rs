@@ -177,3 +177,32 @@ fn delays_running_and_asked_for_survive_a_snapshot_a_delta_and_a_standby() {
     let gone = standby.snapshot(20_000);
     assert!(gone.delays.is_empty(), "a standby drops delays whose time ran out");
 }
+
+#[test]
+fn a_state_written_for_format_2_readers_leaves_out_delays_and_priorities() {
+    let mut t = table();
+    t.set_change_tracking(true);
+    let background = AcquireRequest {
+        priority: Some(lock_core::PriorityValue::Level(2)),
+        ..delayed("asked", "a", 1_000)
+    };
+    grant(&mut t, &AcquireRequest { lease_ms: Some(60_000), ..background }, 0);
+    grant(&mut t, &delayed("running", "a", 1_000), 0);
+    t.advance(100);
+    let mut delta = t.take_changes(100).expect("on");
+    let mut snapshot = t.export();
+    assert!(!snapshot.delays.is_empty() && snapshot.locks[0].priority == Some(2));
+    snapshot.set_format(2);
+    delta.set_format(2);
+    assert!(snapshot.delays.is_empty() && delta.delays.is_empty());
+    for l in snapshot.locks.iter().chain(&delta.locks) {
+        assert_eq!((l.lock_delay_ms, l.priority), (None, None), "{l:?}");
+    }
+    let text = serde_json::to_string(&snapshot).expect("json");
+    assert!(
+        !text.contains("lock_delay") && !text.contains("priority") && !text.contains("delays"),
+        "{text}"
+    );
+    snapshot.set_format(3);
+    assert_eq!(snapshot.format, 3);
+}

@@ -721,6 +721,7 @@ fn run(ops: Vec<(u64, Op)>) -> Result<(), String> {
                     limit: None,
                     value: None,
                     lock_delay_ms: None,
+                    preempt_ms: None,
                 };
                 let out = t.acquire(&req, now).map(|o| match o {
                     AcquireOutcome::Granted(g) => Ok(vec![g]),
@@ -952,6 +953,7 @@ fn watch(
         fencing_token: token,
         wait_ms: Some(wait),
         request_id: 7,
+        revoke: false,
     };
     let held = m.token_held(&lk, token);
     match (t.watch(&req, m.now).map_err(|e| e.to_string())?, held) {

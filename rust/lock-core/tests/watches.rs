@@ -18,6 +18,7 @@ fn watch_req(key: &str, token: FencingToken, wait_ms: Millis) -> WatchRequest {
         fencing_token: token,
         wait_ms: Some(wait_ms),
         request_id: 9,
+        revoke: false,
     }
 }
 

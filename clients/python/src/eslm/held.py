@@ -132,7 +132,11 @@ class Losable:
 
 class HandleBase(Losable):
     """A held lock (or the locks of one multi-lock). `lost` turns true, once, when the lock is
-    known to be gone; `lost_error` is then the `LockLost` the block ends with."""
+    known to be gone; `lost_error` is then the `LockLost` the block ends with. `revoke_grace_s`
+    is set when a preempting waiter asked it to yield (with `on_revoke`, docs/API.md
+    "Preemption")."""
+
+    revoke_grace_s: float | None = None
 
     def __init__(self, client, options: LockOptions, answer: dict, started: float):
         self.client = client
@@ -324,10 +328,13 @@ class HandleBase(Losable):
     def loss_watch_steps(self, g: Grant):
         """Watches grant `g` until the lock is let go or lost: one long poll after another; an
         answer that its token ended is a loss, with the server's reason. A failed poll is
-        retried after a second (renewals still find a loss); a refused one (400) stops."""
+        retried after a second (renewals still find a loss); a refused one (400) stops. With
+        `on_revoke`, the first poll also answers a request to yield (docs/API.md "Preemption"):
+        the callback is called once, and the watch goes on for the end."""
+        notices = self.options.on_revoke is not None and g.scope != ELECTION
         while self.watching():
             try:
-                answer = yield from steps.watch(g.key, g.fencing_token, self.watch_wait_ms(), g.scope)
+                answer = yield from steps.watch(g.key, g.fencing_token, self.watch_wait_ms(), g.scope, notices)
             except BadRequest as e:
                 log.warning("watching %r refused, renewals alone will find a loss: %s", self, e)
                 return
@@ -335,10 +342,24 @@ class HandleBase(Losable):
                 log.info("watch of %r failed, retrying: %s", self, e)
                 yield steps.Sleep(1.0)
                 continue
+            if answer.get("reason") == "revoke_requested":
+                notices = False
+                self.revoke_requested(answer.get("grace_ms", 0) / 1000)
+                continue
             if answer.get("changed") and self.watching():
                 # an election's observe has no reason: its term is simply no longer the leader's
                 reason = answer.get("reason") or f"its term ended; leader now {answer.get('leader')!r}"
                 self.lose(f"the server ended it ({reason})")
+
+    def revoke_requested(self, grace_s: float) -> None:
+        """A preempting waiter asked this holder to yield within `grace_s` seconds: calls
+        `on_revoke(held, grace_s)` (the watchdog goes on renewing until a release, or until the
+        lock is taken away and lost)."""
+        self.revoke_grace_s = grace_s
+        try:
+            self._notify(self.options.on_revoke(self, grace_s))
+        except Exception:  # a failing callback must not stop the watch
+            log.exception("on_revoke callback of %r failed", self)
 
     def release_steps(self):
         """Releases the grant(s), 503s retried for the client's `retry_for`. A release that

@@ -48,11 +48,16 @@ class AcquireArgs(TypedDict, total=False):
 class LockArgs(AcquireArgs, total=False):
     """`AcquireArgs` and a lock's `mode` and `scope`, and its `lock_delay` (a duration, at most a
     minute: after the lock ends without a release, its keys wait that long before another owner
-    gets them; docs/API.md "Lock-delay")."""
+    gets them; docs/API.md "Lock-delay"). Preemption (docs/API.md "Preemption"): `preempt` (a
+    grace; needs `wait` and the preempt privilege) asks holders of lower priority in the way to
+    yield; `on_revoke(held, grace_s)` is called once when this lock's holder is asked to yield
+    (release within `grace_s` seconds, or lose the lock)."""
 
     mode: Literal["exclusive", "shared"]
     scope: Literal["key", "tree"]
     lock_delay: Duration | None
+    preempt: Duration | None
+    on_revoke: Callable[[Any, float], Any] | None
 
 
 class AsyncAcquireArgs(AcquireArgs, total=False):
@@ -119,13 +124,14 @@ def path_of(key: str, action: str = "", scope: str = "key") -> str:
     return f"{BASE_PATHS.get(scope, '/_locks/')}{quote(key, safe='')}{action}"
 
 
-def watch_path(key: str, token: int, wait_ms: int, scope: str) -> str:
+def watch_path(key: str, token: int, wait_ms: int, scope: str, revoke: bool = False) -> str:
     """The long poll that answers when the grant with `token` ends: a lock's `_watch`, or for
     a leadership the election's `_observe` of its term (docs/API.md "Elections": it wakes when
     that leadership ends, and answers at once when the term is no longer the current one)."""
     if scope == ELECTION:
         return path_of(key, f"/_observe?term={int(token)}&wait={wait_ms}ms", ELECTION)
-    return path_of(key, f"/_watch?token={int(token)}&wait={wait_ms}ms&scope={scope}")
+    notices = "&revoke=true" if revoke else ""  # docs/API.md "Preemption"
+    return path_of(key, f"/_watch?token={int(token)}&wait={wait_ms}ms&scope={scope}{notices}")
 
 
 def keyed_body(owner: str, fencing_token: int, scope: str) -> dict:
@@ -228,6 +234,8 @@ class LockOptions:
     reentrant: bool = False
     value: str | None = None  # a leadership's published value (docs/API.md "Elections")
     lock_delay_ms: int | None = None  # docs/API.md "Lock-delay"
+    preempt_ms: int | None = None  # docs/API.md "Preemption": the grace given to holders in the way
+    on_revoke: Callable[[Any, float], Any] | None = None
 
     @property
     def election(self) -> bool:
@@ -255,6 +263,8 @@ class LockOptions:
         permits = check_count(permits, "permits", limit)
         if kw.get("lock_delay") is not None:
             raise InvalidArgument("[lock_delay] a semaphore has no lock-delay")
+        if kw.get("preempt") is not None:
+            raise InvalidArgument("[preempt] a semaphore's holders are not preempted")
         options = cls.build((Target(check_name(name, "name"), scope=SEMAPHORE),), False, **kw)
         return dataclasses.replace(options, permits=permits, limit=limit)
 
@@ -275,13 +285,19 @@ class LockOptions:
     def build(cls, targets, multi, *, lease: Duration | None = None, wait: Duration | None = None,
               priority: Priority | None = None, session: Any = None, owner: str | None = None,
               reentrant: bool = False, on_lost: Callable[[Any], Any] | None = None,
-              cancel_on_lost: bool = False, lock_delay: Duration | None = None) -> "LockOptions":
-        if on_lost is not None and not callable(on_lost):
-            raise InvalidArgument(f"[on_lost] must be callable, got [{on_lost!r}]")
+              cancel_on_lost: bool = False, lock_delay: Duration | None = None,
+              preempt: Duration | None = None,
+              on_revoke: Callable[[Any, float], Any] | None = None) -> "LockOptions":
+        for name, callback in (("on_lost", on_lost), ("on_revoke", on_revoke)):
+            if callback is not None and not callable(callback):
+                raise InvalidArgument(f"[{name}] must be callable, got [{callback!r}]")
+        if preempt is not None and multi:
+            raise InvalidArgument("[preempt] a multi-lock does not preempt")
         check_owner_choice(owner, reentrant, session)
         return cls(targets, multi, optional_millis(lease, "lease"), optional_millis(wait, "wait"),
                    check_priority(priority), session, on_lost, bool(cancel_on_lost), owner=owner,
-                   reentrant=reentrant, lock_delay_ms=optional_millis(lock_delay, "lock_delay"))
+                   reentrant=reentrant, lock_delay_ms=optional_millis(lock_delay, "lock_delay"),
+                   preempt_ms=optional_millis(preempt, "preempt"), on_revoke=on_revoke)
 
     def path(self) -> str:
         if self.multi:
@@ -302,6 +318,6 @@ class LockOptions:
             body.update(mode=self.targets[0].mode, scope=self.targets[0].scope)
         optional = {"wait": wait_ms, "lease": self.lease_ms, "priority": self.priority,
                     "session": self.session.id if self.session is not None else None,
-                    "lock_delay": self.lock_delay_ms}
+                    "lock_delay": self.lock_delay_ms, "preempt": self.preempt_ms}
         body.update({k: v for k, v in optional.items() if v is not None})
         return body

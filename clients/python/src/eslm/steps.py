@@ -158,13 +158,13 @@ def acquire(owner: str, options) -> Steps:
     return retrying(make_call, time.monotonic() + (wait_ms or 0) / 1000)
 
 
-def watch(key: str, token: int, wait_ms: int, scope: str) -> Steps:
+def watch(key: str, token: int, wait_ms: int, scope: str, revoke: bool = False) -> Steps:
     """`GET /_locks/{key}/_watch` (for an election, `GET /_elections/{name}/_observe` of term
     `token`): answers when the grant with `token` ends (`changed`, with a lock's `reason`) or
     after `wait_ms` with `changed: false`. The request's read timeout is the wait plus the
     margin; a 503 is retried within the wait."""
     def make_call(deadline: float) -> Call:
         left = millis_left(deadline)
-        return Call("GET", watch_path(key, token, left, scope), None, left / 1000 + WAIT_MARGIN_S)
+        return Call("GET", watch_path(key, token, left, scope, revoke), None, left / 1000 + WAIT_MARGIN_S)
 
     return retrying(make_call, time.monotonic() + wait_ms / 1000)

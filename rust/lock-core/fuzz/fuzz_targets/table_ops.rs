@@ -104,6 +104,8 @@ fn run_ops(data: &[u8]) {
                     // Now and then a lock-delay (docs/LOCK_CORE.md "Lock-delay"), refused on
                     // semaphores, so that delays run, block, end and are checked by the invariants.
                     lock_delay_ms: (x & 0x4 != 0).then_some(u64::from(y % 64)),
+                    // and a preempting waiter (docs/LOCK_CORE.md "Preemption").
+                    preempt_ms: (x & 0x8 != 0).then_some(u64::from(y % 32) + 1),
                 };
                 let _ = t.acquire(&req, now);
             }
@@ -163,6 +165,7 @@ fn run_ops(data: &[u8]) {
                     fencing_token: FencingToken::new(1, u64::from(y % 16) + 1),
                     wait_ms: Some(u64::from(y >> 2) * 8),
                     request_id: u64::from(op),
+                    revoke: y & 1 == 1,
                 };
                 let _ = t.watch(&req, now);
             }

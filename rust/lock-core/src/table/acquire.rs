@@ -46,6 +46,8 @@ pub(super) struct AcquireSpec<'a> {
     pub(super) multi: bool,
     /// The lock-delay asked for (`delay.rs`); absent: the setting's.
     pub(super) lock_delay_ms: Option<Millis>,
+    /// The grace a preempting acquire gives the holders in its way (`preempt.rs`).
+    pub(super) preempt_ms: Option<Millis>,
 }
 
 /// What an acquire did, before it is shaped for the single- or multi-key API.
@@ -83,6 +85,8 @@ struct Plan<'a> {
     permits: u16,
     /// The grant's lock-delay (`delay.rs`), 0 for none.
     lock_delay_ms: Millis,
+    /// The grace given to holders in the way (`preempt.rs`), 0: no preemption.
+    preempt_ms: Millis,
 }
 
 impl Plan<'_> {
@@ -103,6 +107,7 @@ impl Plan<'_> {
             qkey: QueueKey { rank: 0, seq: 0 },
             permits: 0,
             lock_delay_ms: 0,
+            preempt_ms: 0,
         }
     }
 }
@@ -140,6 +145,7 @@ impl LockTable {
             permits: semaphore.map_or(0, |s| s.permits),
             multi: false,
             lock_delay_ms: req.lock_delay_ms,
+            preempt_ms: req.preempt_ms,
         };
         let acquired = self.acquire_spec(&spec, now)?;
         if let Some(s) = semaphore {
@@ -214,6 +220,8 @@ impl LockTable {
         plan.lease_ms = validate::lease(&self.config, req.lease_ms)?;
         plan.lock_delay_ms =
             self.lock_delay_for(req.lock_delay_ms, req.targets.iter().map(|t| t.scope))?;
+        plan.preempt_ms =
+            self.preempt_grace(req.preempt_ms, plan.wait_ms, req.targets.iter().map(|t| t.scope))?;
         plan.session = self.session_for(req.session, req.owner)?;
         if now < self.grace_until {
             return Err(LockError::PartitionUnavailable { retry_after_ms: self.grace_until - now });
@@ -316,6 +324,7 @@ impl LockTable {
             session: plan.session,
             permits: plan.permits,
             lock_delay_ms: plan.lock_delay_ms,
+            priority: plan.priority,
         };
         let granted = self.apply_grant(owner, &targets, &terms);
         let mut grants = SmallVec::new();
@@ -372,6 +381,7 @@ impl LockTable {
                 cycle: victim_cycle,
             });
         }
+        self.ask_holders_to_yield(queued.id);
         // Queueing may have made a later-ranked waiter wait for nothing new, but it can also be
         // immediately grantable in a corner (its blockers vanished during `advance`): pump.
         let mut dirty = Dirty::new();
@@ -466,6 +476,7 @@ impl LockTable {
             permits: plan.permits,
             multi: req.multi,
             lock_delay_ms: plan.lock_delay_ms,
+            preempt_ms: plan.preempt_ms,
         };
         self.insert_waiter(id, waiter);
         self.owner_unref(owner);

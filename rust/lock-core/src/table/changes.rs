@@ -59,6 +59,16 @@ pub struct PartitionDelta {
 }
 
 impl PartitionDelta {
+    /// Marks the delta as written in `format`, leaving out what that format does not have (as
+    /// [`PartitionSnapshot::set_format`]).
+    pub fn set_format(&mut self, format: u32) {
+        self.format = format;
+        if format < crate::STATE_FORMAT_LOCK_DELAY {
+            self.delays.clear();
+            self.locks.iter_mut().for_each(super::snapshot::strip_format_3);
+        }
+    }
+
     /// Whether nothing changed: such a delta carries the previous take's `seq`, and need not be
     /// sent (applying it anyway changes nothing).
     pub fn is_empty(&self) -> bool {

@@ -44,6 +44,11 @@ pub(super) enum DeadlineKind {
     Delay {
         key: KeyIdx,
     },
+    /// The end of the grace a holder was given to yield (`preempt.rs`).
+    Revoke {
+        lock: LockIdx,
+        token: u64,
+    },
 }
 
 /// One entry of the deadline heap (a min-heap through `Reverse`).
@@ -77,6 +82,7 @@ impl LockTable {
                 DeadlineKind::Session { idx } => self.expire_session(idx),
                 DeadlineKind::Watch { watch } => self.expire_watch(watch),
                 DeadlineKind::Delay { key } => self.expire_delays(key, &mut dirty),
+                DeadlineKind::Revoke { lock, .. } => self.end_grace(lock, &mut dirty),
             }
             self.pump(&mut dirty);
         }
@@ -136,6 +142,7 @@ impl LockTable {
             }
             DeadlineKind::Watch { watch } => self.watch_deadline_live(watch, d.at),
             DeadlineKind::Delay { key } => self.delay_deadline_live(key, d.at),
+            DeadlineKind::Revoke { lock, token } => self.revoke_deadline_live(lock, token, d.at),
         }
     }
 

@@ -13,7 +13,7 @@ use crate::answer::WatchReason;
 use crate::answer::{Grant, TokenGrant};
 use crate::error::LockError;
 use crate::mode::Mode;
-use crate::types::{FencingToken, Millis, Scope};
+use crate::types::{FencingToken, Millis, Priority, Scope};
 
 /// The terms every target of one grant shares.
 #[derive(Debug, Clone, Copy)]
@@ -30,6 +30,8 @@ pub(super) struct GrantTerms {
     pub(super) permits: u16,
     /// The lock-delay of the locks granted (`delay.rs`), 0 for none.
     pub(super) lock_delay_ms: Millis,
+    /// The priority they were asked at (`preempt.rs`).
+    pub(super) priority: Priority,
 }
 
 impl LockTable {
@@ -41,7 +43,7 @@ impl LockTable {
         targets: &[Target],
         terms: &GrantTerms,
     ) -> Granted {
-        let GrantTerms { token, now, lease_ms, session, permits, lock_delay_ms } = *terms;
+        let GrantTerms { token, now, lease_ms, session, permits, lock_delay_ms, priority } = *terms;
         let lease_until =
             if session == NO_SESSION { now.saturating_add(lease_ms) } else { SESSION_LEASE };
         let mut grants = Granted::new();
@@ -67,6 +69,9 @@ impl LockTable {
                         self.push_deadline(until, DeadlineKind::Lease { lock: l, token: token.0 });
                     }
                     self.keep_lock_delay(l, lock_delay_ms);
+                    // Under its new token the lock is another grant: a revoke of the old one lapses.
+                    self.forget_preemption(l);
+                    self.keep_priority(l, priority);
                     self.counters.upgrades += 1;
                     grants.push((l, false));
                 }
@@ -83,6 +88,7 @@ impl LockTable {
                         lease_until,
                     });
                     self.keep_lock_delay(l, lock_delay_ms);
+                    self.keep_priority(l, priority);
                     grants.push((l, false));
                 }
             }

@@ -10,7 +10,7 @@ use super::LockTable;
 use crate::answer::{HolderInfo, KeyInfo, LockInfo, WaiterInfo};
 use crate::mode::Mode;
 use crate::stats::PartitionStats;
-use crate::types::{Millis, Scope, WaiterId};
+use crate::types::{Millis, Priority, Scope, WaiterId};
 
 /// A filter for [`LockTable::list_locks`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -138,6 +138,7 @@ impl LockTable {
             limit: self.shown_limit(lk.key),
             value: self.election_value(l),
             lock_delay_ms: Some(self.lock_delay_of(l)).filter(|ms| *ms > 0),
+            priority: Some(self.priority_of(l).0).filter(|p| *p != Priority::FOREGROUND.0),
         }
     }
 

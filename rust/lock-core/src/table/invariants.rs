@@ -34,6 +34,7 @@ impl LockTable {
         self.check_watches()?;
         self.check_election_values()?;
         self.check_delays()?;
+        self.check_preemption()?;
         self.check_owners_and_sessions()?;
         self.check_memory_counts()?;
         if let Some(Reverse(d)) = self.deadlines.peek() {

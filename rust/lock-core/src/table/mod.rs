@@ -25,6 +25,7 @@ mod introspect;
 mod invariants;
 mod listing;
 mod memory;
+mod preempt;
 mod queue;
 mod records;
 mod release;
@@ -107,6 +108,8 @@ pub struct LockTable {
     election_values: election::ElectionValues,
     /// Lock-delays asked for by live locks and running on keys (`delay.rs`).
     delays: delay::LockDelays,
+    /// Grant priorities and pending revokes (`preempt.rs`).
+    preemption: preempt::Preemption,
     /// Queue entries of all waiters (one per key each queues on); for the memory estimate.
     queue_entries: usize,
     /// Keys with a wait queue; for the memory estimate.
@@ -163,6 +166,7 @@ impl LockTable {
             watches: Watches::default(),
             election_values: election::ElectionValues::default(),
             delays: delay::LockDelays::default(),
+            preemption: preempt::Preemption::default(),
             queue_entries: 0,
             queues: 0,
             next_waiter: 1,
@@ -335,6 +339,7 @@ impl LockTable {
             permits: 0,
             multi: true,
             lock_delay_ms: req.lock_delay_ms,
+            preempt_ms: None,
         };
         let out = self.acquire_spec(&spec, now).map(|done| match done {
             Acquired::Granted(gs) => {

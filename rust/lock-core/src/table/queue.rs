@@ -233,6 +233,7 @@ impl LockTable {
             session,
             permits: w.permits,
             lock_delay_ms: w.lock_delay_ms,
+            priority: w.priority,
         };
         let granted = self.apply_grant(owner, &w.targets, &terms);
         if let (Some(v), Some(&(l, _))) = (value, granted.first()) {

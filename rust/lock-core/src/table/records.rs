@@ -207,6 +207,8 @@ pub(super) struct Waiter {
     pub(super) multi: bool,
     /// The lock-delay its grant will have (`delay.rs`), 0 for none.
     pub(super) lock_delay_ms: Millis,
+    /// The grace it gives the holders in its way (`preempt.rs`), 0: it does not preempt.
+    pub(super) preempt_ms: Millis,
 }
 
 impl Waiter {

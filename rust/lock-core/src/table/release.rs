@@ -53,7 +53,7 @@ impl LockTable {
         owner: &str,
         token: Option<FencingToken>,
     ) -> Result<LockIdx, LockError> {
-        let not_held = || LockError::NotHeld { key: key.to_owned(), owner: owner.to_owned() };
+        let not_held = || self.not_held(key, scope, owner);
         let o = self.find_owner(owner).ok_or_else(not_held)?;
         let k = self.find_key(scope, key).ok_or_else(not_held)?;
         let l = self.find_target_lock(o, k).ok_or_else(not_held)?;
@@ -208,6 +208,7 @@ impl LockTable {
             self.election_leaders -= 1;
         }
         self.owners.live_mut(lk.owner).locks -= 1;
+        self.forget_preemption(l);
         self.end_lock_with_delay(l, &lk, reason);
         self.owner_unref(lk.owner);
     }

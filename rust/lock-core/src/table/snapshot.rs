@@ -16,7 +16,7 @@ use crate::answer::LockInfo;
 use crate::config::{Config, MAX_LEASE_EVER_MS};
 use crate::error::LockError;
 use crate::mode::Mode;
-use crate::types::{FencingToken, Millis, Scope, SessionId};
+use crate::types::{FencingToken, Millis, Priority, Scope, SessionId};
 use crate::validate::{self, tree_ancestors, validate_owner};
 
 /// A partition's state for handing it to another node: held locks with their leases and
@@ -47,6 +47,26 @@ pub struct PartitionSnapshot {
     /// Lock-delays running (format 3; absent when none), with their time left.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub delays: Vec<DelaySnapshot>,
+}
+
+impl PartitionSnapshot {
+    /// Marks the snapshot as written in `format` (a checked one this build writes), leaving out
+    /// what that format does not have: before format 3, lock-delays and grant priorities (see
+    /// [`crate::STATE_FORMAT_LOCK_DELAY`]; the core refuses delays while a peer reads an older
+    /// format, and a priority is only lost to a preemption, docs/LOCK_CORE.md "Preemption").
+    pub fn set_format(&mut self, format: u32) {
+        self.format = format;
+        if format < crate::STATE_FORMAT_LOCK_DELAY {
+            self.delays.clear();
+            self.locks.iter_mut().for_each(strip_format_3);
+        }
+    }
+}
+
+/// A lock without the members format 3 added.
+pub(super) fn strip_format_3(l: &mut LockSnapshot) {
+    l.lock_delay_ms = None;
+    l.priority = None;
 }
 
 /// One held lock in a [`PartitionSnapshot`]: what a listing shows of it ([`LockInfo`]), built
@@ -181,6 +201,21 @@ impl LockTable {
         Ok(())
     }
 
+    /// A snapshot lock's members of format 3, checked: its lock-delay and its grant's priority.
+    fn import_format_3(&self, l: &LockSnapshot) -> Result<(Millis, Priority), LockError> {
+        let lock_delay = self
+            .lock_delay_for(l.lock_delay_ms, std::iter::once(l.scope))
+            .map_err(|e| LockError::invalid("snapshot", e.to_string()))?;
+        let priority = match l.priority {
+            None => Priority::FOREGROUND,
+            Some(p) if p <= Priority::MAX.0 => Priority(p),
+            Some(_) => {
+                return Err(LockError::invalid("snapshot", format!("bad priority on [{}]", l.key)))
+            }
+        };
+        Ok((lock_delay, priority))
+    }
+
     /// Imports one lock: checked like a request, and refused when it conflicts with a holder
     /// imported before it or its token is newer than the snapshot's counter.
     fn import_lock(&mut self, l: &LockSnapshot, newest: FencingToken) -> Result<(), LockError> {
@@ -199,9 +234,7 @@ impl LockTable {
             })?,
         };
         let semaphore = self.import_semaphore_terms(l)?;
-        let lock_delay = self
-            .lock_delay_for(l.lock_delay_ms, std::iter::once(l.scope))
-            .map_err(|e| LockError::invalid("snapshot", e.to_string()))?;
+        let (lock_delay, priority) = self.import_format_3(l)?;
         super::election::check_value(l.scope, l.value.as_deref())?;
         let o = self.intern_owner(&l.owner);
         let k = self.intern_key(l.scope, &l.key);
@@ -264,6 +297,7 @@ impl LockTable {
             self.election_values.hold(l_idx, v.as_str().into());
         }
         self.keep_lock_delay(l_idx, lock_delay);
+        self.keep_priority(l_idx, priority);
         self.owner_unref(o);
         Ok(())
     }

@@ -33,6 +33,8 @@ pub(super) struct Watch {
     pub(super) request_id: u64,
     pub(super) since: Millis,
     pub(super) deadline: Millis,
+    /// Also ends when the holder is asked to yield (`preempt.rs`).
+    pub(super) revoke: bool,
 }
 
 /// The watches of the table: by id, and the ids on each watched lock (so removing a lock finds
@@ -66,6 +68,7 @@ impl LockTable {
                 scope: req.scope,
                 fencing_token: req.fencing_token,
                 reason,
+                grace_ms: None,
             })
         };
         let next_holder = req.fencing_token.0 == 0 && req.scope == Scope::Election;
@@ -80,6 +83,13 @@ impl LockTable {
                 scope: req.scope,
                 fencing_token: token,
                 reason: Some(WatchReason::Held),
+                grace_ms: None,
+            }));
+        }
+        if let Some(grace_ms) = self.revoke_left(l).filter(|_| req.revoke && l != NO_LOCK) {
+            return Ok(WatchOutcome::Answered(Watched {
+                grace_ms: Some(grace_ms),
+                ..self.revoke_answer(req)
             }));
         }
         let wait = req.wait_ms.unwrap_or(0).min(self.config.max_wait_ms);
@@ -103,6 +113,7 @@ impl LockTable {
             request_id: req.request_id,
             since: self.now,
             deadline,
+            revoke: req.revoke,
         };
         self.watches.by_id.insert(id, watch);
         if l == NO_LOCK {
@@ -142,6 +153,7 @@ impl LockTable {
                     fencing_token: lk.token,
                     reason: WatchReason::Held,
                     waited_ms: self.now.saturating_sub(w.since),
+                    grace_ms: None,
                 });
             }
         }
@@ -171,8 +183,48 @@ impl LockTable {
                     fencing_token,
                     reason,
                     waited_ms: self.now.saturating_sub(w.since),
+                    grace_ms: None,
                 });
             }
+        }
+    }
+
+    /// The holder of lock `l` was asked to yield within `grace_ms`: its watches that asked for
+    /// notices end with [`WatchReason::RevokeRequested`]; the others keep waiting for its end.
+    pub(super) fn fire_revoke_watches(&mut self, l: LockIdx, grace_ms: Millis) {
+        let Some(ids) = self.watches.by_lock.get_mut(&l) else { return };
+        let by_id = &self.watches.by_id;
+        let notified: SmallVec<[WaiterId; 2]> =
+            ids.iter().copied().filter(|id| by_id.get(id).is_some_and(|w| w.revoke)).collect();
+        ids.retain(|id| !notified.contains(id));
+        if ids.is_empty() {
+            self.watches.by_lock.remove(&l);
+        }
+        for id in notified {
+            if let Some(w) = self.watches.by_id.remove(&id) {
+                let (key, scope, fencing_token) = self.watched(&w);
+                self.events.push(Event::WatchFired {
+                    watch_id: id,
+                    request_id: w.request_id,
+                    key,
+                    scope,
+                    fencing_token,
+                    reason: WatchReason::RevokeRequested,
+                    waited_ms: self.now.saturating_sub(w.since),
+                    grace_ms: Some(grace_ms),
+                });
+            }
+        }
+    }
+
+    /// A watch's answer that its lock's holder is asked to yield (grace filled in by the caller).
+    fn revoke_answer(&self, req: &WatchRequest) -> Watched {
+        Watched {
+            key: req.key.clone(),
+            scope: req.scope,
+            fencing_token: req.fencing_token,
+            reason: Some(WatchReason::RevokeRequested),
+            grace_ms: None,
         }
     }
 

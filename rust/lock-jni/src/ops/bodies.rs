@@ -127,20 +127,25 @@ pub(super) struct WatchBody<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     held: Option<bool>,
     waited_ms: Millis,
+    /// A revoke notice: the grace left before the lock is taken away.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    grace_ms: Option<Millis>,
 }
 
 pub(super) fn watched(w: &Watched) -> WatchBody<'_> {
-    watch_body(&w.key, w.scope, w.fencing_token, w.reason, 0)
+    watch_body(&w.key, w.scope, w.fencing_token, w.reason, 0, w.grace_ms)
 }
 
+/// A watch's body: `changed` when the lock ended; a revoke notice leaves it held.
 fn watch_body(
     key: &str,
     scope: Scope,
     fencing_token: FencingToken,
     reason: Option<WatchReason>,
     waited_ms: Millis,
+    grace_ms: Option<Millis>,
 ) -> WatchBody<'_> {
-    let changed = reason.is_some();
+    let changed = reason.is_some_and(|r| r != WatchReason::RevokeRequested);
     WatchBody {
         key,
         scope,
@@ -149,6 +154,7 @@ fn watch_body(
         reason,
         held: (!changed).then_some(true),
         waited_ms,
+        grace_ms,
     }
 }
 
@@ -164,11 +170,18 @@ pub(super) enum EventBody<'a> {
 pub(super) fn event_body(event: &Event) -> Option<EventBody<'_>> {
     match event {
         Event::Granted { grants, multi, .. } => Some(EventBody::Grant(granted(grants, *multi))),
-        Event::WatchFired { key, scope, fencing_token, reason, waited_ms, .. } => Some(
-            EventBody::Watch(watch_body(key, *scope, *fencing_token, Some(*reason), *waited_ms)),
-        ),
+        Event::WatchFired { key, scope, fencing_token, reason, waited_ms, grace_ms, .. } => {
+            Some(EventBody::Watch(watch_body(
+                key,
+                *scope,
+                *fencing_token,
+                Some(*reason),
+                *waited_ms,
+                *grace_ms,
+            )))
+        }
         Event::WatchTimedOut { key, scope, fencing_token, waited_ms, .. } => {
-            Some(EventBody::Watch(watch_body(key, *scope, *fencing_token, None, *waited_ms)))
+            Some(EventBody::Watch(watch_body(key, *scope, *fencing_token, None, *waited_ms, None)))
         }
         _ => None,
     }

@@ -101,6 +101,9 @@ fn lock_details(e: &LockError) -> Value {
             json!({ "key": key, "holders": holders, "retry_after_ms": delay_left_ms })
         }
         LockError::NotHeld { key, owner } => json!({ "key": key, "owner": owner }),
+        LockError::Preempted { key, owner } => {
+            json!({ "key": key, "owner": owner, "ended": "preempted" })
+        }
         LockError::WaitTimeout { key, owner, waited_ms } => {
             json!({ "key": key, "owner": owner, "waited_ms": waited_ms })
         }

@@ -45,6 +45,7 @@ pub enum Field {
     Max,
     Partition,
     Epoch,
+    Ended,
 
     // Replication, partitions and listing (`replication.rs`, `partitions.rs`, `introspection.rs`):
     // a listing's pages are read for their order, by `partition`, `locks` (each lock's `key`, `scope`
@@ -72,7 +73,7 @@ pub enum Field {
 
 impl Field {
     /// Every field, in header order.
-    pub const ALL: [Field; 40] = [
+    pub const ALL: [Field; 41] = [
         Field::Result,
         Field::Events,
         Field::TickInMs,
@@ -98,6 +99,7 @@ impl Field {
         Field::Max,
         Field::Partition,
         Field::Epoch,
+        Field::Ended,
         Field::Batch,
         Field::Empty,
         Field::Snapshot,
@@ -143,6 +145,7 @@ impl Field {
             Field::Max => "max",
             Field::Partition => "partition",
             Field::Epoch => "epoch",
+            Field::Ended => "ended",
             Field::Batch => "batch",
             Field::Empty => "empty",
             Field::Snapshot => "snapshot",
@@ -301,7 +304,7 @@ mod tests {
     /// The details of every failure the plugin maps.
     fn failures(f: &mut Found) {
         use Field::*;
-        let failures: [(BridgeError, &[Field]); 6] = [
+        let failures: [(BridgeError, &[Field]); 7] = [
             (
                 LockError::Conflict { key: "k".into(), holders: vec![], delay_left_ms: 0 }.into(),
                 &[Holders],
@@ -313,6 +316,7 @@ mod tests {
             (LockError::SessionNotFound { session: "s".into() }.into(), &[Session]),
             (LockError::LimitExceeded { limit: "max_locks", max: 1 }.into(), &[Limit, Max]),
             (LockError::PartitionUnavailable { retry_after_ms: 1 }.into(), &[RetryAfterMs]),
+            (LockError::Preempted { key: "k".into(), owner: "o".into() }.into(), &[Owner, Ended]),
             (
                 BridgeError::CorePanic { partition: Some(0), epoch: Some(1), message: "m".into() },
                 &[Partition, Epoch],

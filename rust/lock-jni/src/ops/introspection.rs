@@ -81,6 +81,8 @@ struct ListedLock<'a> {
     value: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     lock_delay_ms: Option<Millis>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    priority: Option<u8>,
     /// The node serving it (absent outside a node).
     #[serde(skip_serializing_if = "Option::is_none")]
     node: Option<&'a str>,
@@ -102,6 +104,7 @@ impl<'a> ListedLock<'a> {
             limit,
             value,
             lock_delay_ms,
+            priority,
         } = lock;
         ListedLock {
             fencing_token: *fencing_token,
@@ -117,6 +120,7 @@ impl<'a> ListedLock<'a> {
             session: session.is_some(),
             value: value.as_deref(),
             lock_delay_ms: *lock_delay_ms,
+            priority: *priority,
             node,
         }
     }
@@ -177,6 +181,8 @@ fn node_stats(partitions: &[(u32, PartitionStats)]) -> Value {
         "renewals": sum(&|s| s.counters.renewals),
         "limit_rejections": sum(&|s| s.counters.limit_rejections),
         "lock_delays": sum(&|s| s.counters.lock_delays),
+        "revokes_requested": sum(&|s| s.counters.revokes_requested),
+        "preemptions": sum(&|s| s.counters.preemptions),
         "held": sum(&|s| s.held_locks as u64),
         "semaphore_grants": sum(&|s| s.semaphore_grants as u64),
         "held_permits": sum(&|s| s.held_permits),

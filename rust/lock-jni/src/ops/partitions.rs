@@ -77,7 +77,7 @@ pub(super) fn close(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError>
     lock_core::check_write_format(args.format)?;
     let mut snapshot = cx.core.close_partition(partition_id(cx.partition)?, args.export);
     if let Some(s) = snapshot.as_mut() {
-        s.format = args.format;
+        s.set_format(args.format);
     }
     Ok(json!({ "snapshot": to_value(&snapshot)? }).to_string())
 }

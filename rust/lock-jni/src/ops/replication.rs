@@ -68,7 +68,7 @@ pub(super) fn take_batch(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeE
     } else {
         let now = cx.now;
         let mut delta = cx.one()?.take_changes(now)?;
-        delta.format = format;
+        delta.set_format(format);
         (format!("{{\"delta\":{}}}", to_json(&delta)?), delta.is_empty())
     };
     Ok(json!({ "batch": batch, "empty": empty }).to_string())
@@ -84,7 +84,7 @@ pub(super) fn export_full(cx: &mut Ctx<'_>, args: &str) -> Result<String, Bridge
 /// The partition's whole held state as JSON, in `format` (already checked).
 fn full_state(cx: &mut Ctx<'_>, format: u32) -> Result<String, BridgeError> {
     let mut full = cx.one()?.export_full();
-    full.snapshot.format = format;
+    full.snapshot.set_format(format);
     to_json(&full)
 }
 

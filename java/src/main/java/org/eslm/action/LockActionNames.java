@@ -14,7 +14,8 @@ import java.util.List;
  *   <li>{@link #LOCK_READS}: reads that change nothing (a key's holders, watches, the listing,
  *   stats, a node's diagnostics);</li>
  *   <li>{@link #LOCK_ADMIN}: what changes other owners' locks: taking locks away from their holders
- *   (force-release), changing a semaphore's limit. Not under
+ *   (force-release), changing a semaphore's limit, an acquire that preempts lower-priority
+ *   holders. Not under
  *   {@code cluster:admin/locks}: a role granting {@code cluster:admin/locks/*} — or the raw
  *   prefix {@code cluster:admin/locks}, which Elasticsearch matches as {@code cluster:admin/locks*}
  *   — must not grant it.</li>
@@ -48,12 +49,13 @@ public final class LockActionNames {
 
     public static final String FORCE_RELEASE = LOCK_ADMIN + "force_release";
     public static final String SEMAPHORE_LIMIT = LOCK_ADMIN + "semaphore_limit";
+    public static final String PREEMPT = LOCK_ADMIN + "preempt";
 
     /** Every name above, by group. */
     public static final List<String> CHANGES = List.of(ACQUIRE, RELEASE, RENEW, SESSION);
 
     public static final List<String> READS = List.of(GET, WATCH, LIST, STATS, NODE_DIAGNOSTICS, DIAGNOSTICS);
-    public static final List<String> ADMIN = List.of(FORCE_RELEASE, SEMAPHORE_LIMIT);
+    public static final List<String> ADMIN = List.of(FORCE_RELEASE, SEMAPHORE_LIMIT, PREEMPT);
 
     private LockActionNames() {}
 }

@@ -45,6 +45,7 @@ public enum BridgeField {
     MAX,
     PARTITION,
     EPOCH,
+    ENDED,
 
     // Replication, partitions and listing (`replication.rs`, `partitions.rs`, `introspection.rs`):
     // a listing's pages are read for their order, by `partition`, `locks` (each lock's `key`, `scope`

@@ -31,6 +31,7 @@ import org.eslm.action.TransportLockDiagnosticsAction;
 import org.eslm.action.TransportLockSessionAction;
 import org.eslm.action.TransportLockStatsAction;
 import org.eslm.action.TransportNodeDiagnosticsAction;
+import org.eslm.action.TransportPreemptLockAction;
 import org.eslm.action.TransportReleaseLockAction;
 import org.eslm.action.TransportRenewLockAction;
 import org.eslm.action.TransportSemaphoreLimitAction;
@@ -239,6 +240,7 @@ public class LockManagerPlugin extends VersionedActionPlugin
                 new Action(TransportRenewLockAction.TYPE, TransportRenewLockAction.class),
                 new Action(TransportForceReleaseLockAction.TYPE, TransportForceReleaseLockAction.class),
                 new Action(TransportSemaphoreLimitAction.TYPE, TransportSemaphoreLimitAction.class),
+                new Action(TransportPreemptLockAction.TYPE, TransportPreemptLockAction.class),
                 new Action(TransportLockSessionAction.TYPE, TransportLockSessionAction.class),
                 new Action(TransportGetLockAction.TYPE, TransportGetLockAction.class),
                 new Action(TransportWatchLockAction.TYPE, TransportWatchLockAction.class),

@@ -48,6 +48,7 @@ final class LockBodies {
             convert("lease", "lease_ms", settings.leaseMax(), LockSettings.LEASE_MAX.getKey());
             convert("ttl", "ttl_ms", settings.leaseMax(), LockSettings.LEASE_MAX.getKey());
             convert("lock_delay", "lock_delay_ms", LOCK_DELAY_MAX, LOCK_DELAY_MAX_NAME);
+            convert("preempt", "preempt_ms", settings.leaseMax(), LockSettings.LEASE_MAX.getKey());
             return this;
         }
 
@@ -83,6 +84,7 @@ final class LockBodies {
     private static final ParseField PERMITS = new ParseField("permits");
     private static final ParseField LIMIT = new ParseField("limit");
     private static final ParseField LOCK_DELAY = new ParseField("lock_delay");
+    private static final ParseField PREEMPT = new ParseField("preempt");
 
     /** The longest lock-delay (the core's {@code MAX_LOCK_DELAY_MS}), and how a refusal names it. */
     static final TimeValue LOCK_DELAY_MAX = TimeValue.timeValueMinutes(1);
@@ -147,6 +149,7 @@ final class LockBodies {
         for (ObjectParser<Args, LockSettings.Values> p : List.of(ACQUIRE, MULTI_ACQUIRE)) {
             p.declareField((a, v) -> a.raw.put("lock_delay", v), LockBodies::rawValue, LOCK_DELAY, ValueType.VALUE);
         }
+        ACQUIRE.declareField((a, v) -> a.raw.put("preempt", v), LockBodies::rawValue, PREEMPT, ValueType.VALUE);
         for (ObjectParser<Args, LockSettings.Values> p :
                 List.of(ACQUIRE, MULTI_ACQUIRE, RENEW, SEMAPHORE_ACQUIRE, SEMAPHORE_RENEW)) {
             p.declareField((a, v) -> a.raw.put("lease", v), LockBodies::rawValue, LEASE, ValueType.VALUE);

@@ -9,6 +9,7 @@ import org.elasticsearch.client.internal.node.NodeClient;
 import org.elasticsearch.rest.RestRequest;
 import org.elasticsearch.xcontent.XContentParser;
 import org.eslm.action.TransportAcquireLockAction;
+import org.eslm.action.TransportPreemptLockAction;
 import org.eslm.bridge.NativeOp;
 import org.eslm.service.LockSettings;
 
@@ -49,10 +50,12 @@ public final class RestAcquireLockAction extends LockRestHandler {
                         args);
             }
             LockBodies.Args args = LockBodies.acquire(key, parser, settings.get());
+            // Preempting takes locks from other owners: the admin's action, not the holder's own.
+            boolean preempts = args.containsKey("preempt_ms");
             return send(
                     request,
                     client,
-                    TransportAcquireLockAction.TYPE,
+                    preempts ? TransportPreemptLockAction.TYPE : TransportAcquireLockAction.TYPE,
                     NativeOp.ACQUIRE,
                     LockBodies.routingValue(args),
                     args);

@@ -16,8 +16,10 @@ import org.eslm.service.LockSettings;
 /**
  * {@code GET /_locks/{key}/_watch?token=<t>&wait=<d>}: a long poll that answers as soon as the
  * lock of {@code key} with fencing token {@code t} no longer holds, with the reason, or with
- * {@code changed: false} when {@code wait} ran out (docs/API.md "Watch a lock"). Addressed like
- * {@code GET /_locks/{key}} ({@code scope=tree} for a tree node; no {@code routing}).
+ * {@code changed: false} when {@code wait} ran out (docs/API.md "Watch a lock"); with {@code
+ * revoke=true} also when a preempting waiter asks the holder to yield ({@code revoke_requested},
+ * docs/API.md "Preemption"). Addressed like {@code GET /_locks/{key}} ({@code scope=tree} for a
+ * tree node; no {@code routing}).
  */
 public final class RestWatchLockAction extends LockRestHandler {
     private final Supplier<LockSettings.Values> settings;
@@ -54,8 +56,22 @@ public final class RestWatchLockAction extends LockRestHandler {
         args.put("scope", scope);
         args.put("fencing_token", token);
         args.put("wait_ms", LockBodies.duration("wait", wait, values.waitMax(), LockSettings.WAIT_MAX.getKey()));
+        if (revokeParam(request.param("revoke"))) {
+            args.put("revoke", true); // also answer a request to yield (docs/API.md "Preemption")
+        }
         String routing = RoutingValues.of(key, scope);
         return send(request, client, TransportWatchLockAction.TYPE, NativeOp.WATCH, routing, args);
+    }
+
+    /** The {@code revoke} parameter: {@code true} or {@code false} (the default). */
+    static boolean revokeParam(String value) {
+        if (value == null || value.equals("false")) {
+            return false;
+        }
+        if (value.equals("true")) {
+            return true;
+        }
+        throw new IllegalArgumentException("[revoke] must be true or false, got [" + value + "]");
     }
 
     /** The {@code token} parameter: a fencing token, a positive whole number. */

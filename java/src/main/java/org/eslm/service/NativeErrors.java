@@ -41,7 +41,8 @@ public final class NativeErrors {
                                 ? 0
                                 : number(BridgeField.RETRY_AFTER_MS.in(details)));
             case NativeLockException.NOT_HELD ->
-                new LockNotHeldException(message, key, String.valueOf(BridgeField.OWNER.in(details)));
+                new LockNotHeldException(message, key, String.valueOf(BridgeField.OWNER.in(details)), (String)
+                        BridgeField.ENDED.in(details));
             case NativeLockException.WAIT_TIMEOUT ->
                 new LockWaitTimeoutException(message, key, number(BridgeField.WAITED_MS.in(details)));
             case NativeLockException.DEADLOCK ->

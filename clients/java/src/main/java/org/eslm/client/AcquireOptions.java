@@ -23,6 +23,10 @@ import org.eslm.client.internal.Durations;
  *     without a release (its lease ran out, it was force-released), its keys wait this long before
  *     another owner gets them; null for the server's {@code locks.lock_delay.default}; not for
  *     semaphores
+ * @param preempt the grace given to holders of lower priority in the way (docs/API.md
+ *     "Preemption"), or null: no preemption; needs a wait and the preempt privilege; not for
+ *     multi-locks and semaphores
+ * @param onRevoke told when this lock's holder is asked to yield to a preempting waiter, or null
  */
 public record AcquireOptions(
         LockMode mode,
@@ -31,14 +35,16 @@ public record AcquireOptions(
         Duration maxWait,
         Duration lease,
         boolean watchdog,
-        Duration lockDelay) {
+        Duration lockDelay,
+        Duration preempt,
+        RevokeListener onRevoke) {
     /** docs/API.md, "Priorities": {@code background} is 2, {@code foreground} (the default) 7. */
     public static final int BACKGROUND = 2;
 
     public static final int FOREGROUND = 7;
 
     private static final AcquireOptions DEFAULTS =
-            new AcquireOptions(LockMode.EXCLUSIVE, LockScope.KEY, null, Duration.ZERO, null, true, null);
+            new AcquireOptions(LockMode.EXCLUSIVE, LockScope.KEY, null, Duration.ZERO, null, true, null, null, null);
 
     public AcquireOptions {
         Objects.requireNonNull(mode, "mode");
@@ -53,12 +59,15 @@ public record AcquireOptions(
         if (lockDelay != null) {
             Durations.millis(lockDelay, "lock_delay");
         }
+        if (preempt != null) {
+            Durations.positiveMillis(preempt, "preempt");
+        }
     }
 
     /** The options without a lock-delay of their own, as before it existed. */
     public AcquireOptions(
             LockMode mode, LockScope scope, Integer priority, Duration maxWait, Duration lease, boolean watchdog) {
-        this(mode, scope, priority, maxWait, lease, watchdog, null);
+        this(mode, scope, priority, maxWait, lease, watchdog, null, null, null);
     }
 
     /** Exclusive, key scope, the server's priority and lease, no wait, watchdog on. */
@@ -67,7 +76,7 @@ public record AcquireOptions(
     }
 
     public AcquireOptions withMode(LockMode newMode) {
-        return new AcquireOptions(newMode, scope, priority, maxWait, lease, watchdog, lockDelay);
+        return new AcquireOptions(newMode, scope, priority, maxWait, lease, watchdog, lockDelay, preempt, onRevoke);
     }
 
     public AcquireOptions shared() {
@@ -75,7 +84,7 @@ public record AcquireOptions(
     }
 
     public AcquireOptions withScope(LockScope newScope) {
-        return new AcquireOptions(mode, newScope, priority, maxWait, lease, watchdog, lockDelay);
+        return new AcquireOptions(mode, newScope, priority, maxWait, lease, watchdog, lockDelay, preempt, onRevoke);
     }
 
     /** Tree scope: the key is an absolute path such as {@code /orders/eu/42}. */
@@ -84,24 +93,34 @@ public record AcquireOptions(
     }
 
     public AcquireOptions withPriority(int newPriority) {
-        return new AcquireOptions(mode, scope, newPriority, maxWait, lease, watchdog, lockDelay);
+        return new AcquireOptions(mode, scope, newPriority, maxWait, lease, watchdog, lockDelay, preempt, onRevoke);
     }
 
     public AcquireOptions withWait(Duration newWait) {
-        return new AcquireOptions(mode, scope, priority, newWait, lease, watchdog, lockDelay);
+        return new AcquireOptions(mode, scope, priority, newWait, lease, watchdog, lockDelay, preempt, onRevoke);
     }
 
     public AcquireOptions withLease(Duration newLease) {
-        return new AcquireOptions(mode, scope, priority, maxWait, newLease, watchdog, lockDelay);
+        return new AcquireOptions(mode, scope, priority, maxWait, newLease, watchdog, lockDelay, preempt, onRevoke);
     }
 
     /** The lock-delay; {@link Duration#ZERO} for none even when the server's setting has one. */
     public AcquireOptions withLockDelay(Duration newLockDelay) {
-        return new AcquireOptions(mode, scope, priority, maxWait, lease, watchdog, newLockDelay);
+        return new AcquireOptions(mode, scope, priority, maxWait, lease, watchdog, newLockDelay, preempt, onRevoke);
+    }
+
+    /** Preempts: holders of lower priority in the way are asked to yield within {@code grace}. */
+    public AcquireOptions withPreempt(Duration grace) {
+        return new AcquireOptions(mode, scope, priority, maxWait, lease, watchdog, lockDelay, grace, onRevoke);
+    }
+
+    /** Tells {@code listener} when this lock's holder is asked to yield (the loss watch must be on). */
+    public AcquireOptions withOnRevoke(RevokeListener listener) {
+        return new AcquireOptions(mode, scope, priority, maxWait, lease, watchdog, lockDelay, preempt, listener);
     }
 
     /** Without the watchdog the lease simply runs out unless {@link HeldLock#renew} is called. */
     public AcquireOptions withWatchdog(boolean on) {
-        return new AcquireOptions(mode, scope, priority, maxWait, lease, on, lockDelay);
+        return new AcquireOptions(mode, scope, priority, maxWait, lease, on, lockDelay, preempt, onRevoke);
     }
 }

@@ -41,6 +41,10 @@ public final class HeldLock implements AsyncCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile Watchdog watchdog;
     private volatile LossWatch lossWatch;
+    /** Told when a preempting waiter asks this holder to yield (docs/API.md "Preemption"). */
+    private volatile RevokeListener revokeListener;
+
+    private volatile Duration revokeGrace;
 
     HeldLock(Shared shared, String owner, Grant grant, LockSession session) {
         this.shared = shared;
@@ -67,19 +71,43 @@ public final class HeldLock implements AsyncCloseable {
                 shared.scheduler(),
                 shared.lossWatchSlots(),
                 interval,
-                waitMs -> shared.requests().watch(key(), scope(), fencingToken(), waitMs),
+                (waitMs, revoke) -> shared.requests().watch(key(), scope(), fencingToken(), waitMs, revoke),
                 cause -> {
                     Watchdog renewing = watchdog;
                     if (renewing != null) {
                         renewing.stop();
                     }
                     lost.lose(cause);
-                });
+                },
+                revokeListener == null ? null : this::revokeRequested);
         lossWatch = watch;
         watch.start();
         if (closed.get()) {
             watch.stop(); // closed while starting
         }
+    }
+
+    /** Asks the loss watch (started next) to tell {@code listener} of a request to yield. */
+    void notifyRevokes(RevokeListener listener) {
+        this.revokeListener = listener;
+    }
+
+    private void revokeRequested(long graceMs) {
+        Duration grace = Duration.ofMillis(graceMs);
+        revokeGrace = grace;
+        try {
+            revokeListener.revokeRequested(this, grace);
+        } catch (RuntimeException e) {
+            // A listener's failure must not stop the watch: the loss is still found and reported.
+        }
+    }
+
+    /**
+     * The grace a preempting waiter gave this holder to yield (docs/API.md "Preemption"), if one
+     * asked (and the options named an {@link AcquireOptions#onRevoke}).
+     */
+    public Optional<Duration> revokeGrace() {
+        return Optional.ofNullable(revokeGrace);
     }
 
     /**

@@ -135,6 +135,7 @@ public abstract sealed class Locking permits LockClient, LockSession {
     CompletableFuture<HeldLock> handOver(String owner, Grant grant, AcquireOptions options, long sentAt) {
         LockSession session = session();
         HeldLock lock = new HeldLock(shared(), owner, grant, session);
+        lock.notifyRevokes(options.onRevoke());
         if (session != null) {
             session.remember(lock); // the session's keep-alive carries its locks' lease
             return CompletableFuture.completedFuture(opened(lock));

@@ -35,7 +35,7 @@ final class Requests {
 
     /** {@code POST /_locks/{key}/_acquire}; a retry asks the server to wait what is left. */
     CompletableFuture<JsonNode> acquire(String owner, String key, AcquireOptions options, String sessionId) {
-        ObjectNode body = withLockDelay(acquireBody(owner, options, sessionId), options);
+        ObjectNode body = withPreempt(withLockDelay(acquireBody(owner, options, sessionId), options), options);
         body.put("mode", Wire.name(options.mode())).put("scope", Wire.name(options.scope()));
         return waiting(Endpoints.acquire(key), body, Durations.millis(options.maxWait(), "wait"));
     }
@@ -43,6 +43,7 @@ final class Requests {
     /** {@code POST /_semaphores/{name}/_acquire} for {@code permits} of {@code limit}. */
     CompletableFuture<JsonNode> acquireSemaphore(
             String owner, String name, int permits, int limit, AcquireOptions options, String sessionId) {
+        noPreempt(options, "a semaphore");
         ObjectNode body = acquireBody(owner, options, sessionId);
         body.put("permits", permits).put("limit", limit);
         return waiting(Endpoints.semaphore(name) + "/_acquire", body, Durations.millis(options.maxWait(), "wait"));
@@ -74,6 +75,21 @@ final class Requests {
         return body;
     }
 
+    /** The options' preemption grace in a single lock's acquire body (docs/API.md "Preemption"). */
+    private static ObjectNode withPreempt(ObjectNode body, AcquireOptions options) {
+        if (options.preempt() != null) {
+            body.put("preempt", Durations.positiveMillis(options.preempt(), "preempt"));
+        }
+        return body;
+    }
+
+    /** Refuses a preemption where the server has none. */
+    private static void noPreempt(AcquireOptions options, String what) {
+        if (options.preempt() != null) {
+            throw new IllegalArgumentException("[preempt] " + what + " does not preempt");
+        }
+    }
+
     /** {@code GET /_elections/{name}}: the election's state. */
     CompletableFuture<JsonNode> election(String name) {
         return plain("GET", Endpoints.election(name), null);
@@ -82,6 +98,7 @@ final class Requests {
     /** {@code POST /_locks/_acquire}: all or nothing. */
     CompletableFuture<JsonNode> acquireAll(
             String owner, List<LockTarget> targets, AcquireOptions options, String sessionId) {
+        noPreempt(options, "a multi-lock");
         ObjectNode body = withLockDelay(acquireBody(owner, options, sessionId), options);
         ArrayNode locks = body.putArray("locks");
         for (LockTarget target : targets) {
@@ -108,9 +125,15 @@ final class Requests {
      * {@code waitMs} unchanged; a 503 is retried within the wait.
      */
     CompletableFuture<JsonNode> watch(String key, LockScope scope, long token, long waitMs) {
+        return watch(key, scope, token, waitMs, false);
+    }
+
+    /** {@link #watch(String, LockScope, long, long)}, with {@code revoke} also answering a request to yield. */
+    CompletableFuture<JsonNode> watch(String key, LockScope scope, long token, long waitMs, boolean revoke) {
         return retrier.run(waitMs, left -> {
             long wait = Math.max(1, left);
-            return transport.send("GET", watchPath(key, scope, token, wait), null, wait);
+            String path = watchPath(key, scope, token, wait) + (revoke ? "&revoke=true" : "");
+            return transport.send("GET", path, null, wait);
         });
     }
 

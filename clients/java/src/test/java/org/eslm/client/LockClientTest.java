@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.eslm.client.errors.InvalidLockRequestException;
 import org.eslm.client.errors.LockConflictException;
 import org.eslm.client.errors.LockLostException;
@@ -130,6 +131,35 @@ class LockClientTest extends NodeTest {
         }
         assertThrows(IllegalArgumentException.class, () -> locks.semaphore(uniqueKey("sem"), 2)
                 .acquire(AcquireOptions.defaults().withLockDelay(Duration.ofSeconds(1))));
+    }
+
+    @Test
+    void aPreemptedHolderIsToldThenLosesItsLockToTheForegroundWaiter() throws Exception {
+        String key = uniqueKey("preempt");
+        List<Duration> told = new CopyOnWriteArrayList<>();
+        HeldLock background = owner("batch")
+                .acquire(
+                        key,
+                        AcquireOptions.defaults()
+                                .withPriority(AcquireOptions.BACKGROUND)
+                                .withLease(Duration.ofSeconds(2))
+                                .withOnRevoke((lock, grace) -> told.add(grace)));
+        try (HeldLock foreground = owner("ui")
+                .acquire(
+                        key,
+                        AcquireOptions.defaults()
+                                .withWait(Duration.ofSeconds(20))
+                                .withPreempt(Duration.ofSeconds(3)))) {
+            assertEquals(1, told.size());
+            assertTrue(!told.get(0).isNegative() && told.get(0).compareTo(Duration.ofSeconds(3)) <= 0);
+            assertEquals(told.get(0), background.revokeGrace().orElseThrow());
+            assertTrue(foreground.fencingToken() > background.fencingToken());
+            RealNode.await(background::isLost, Duration.ofSeconds(10), "the preempted holder finds its loss");
+        }
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> locks.acquireAll(
+                        List.of(LockTarget.of(key)), AcquireOptions.defaults().withPreempt(Duration.ofSeconds(1))));
     }
 
     @Test

@@ -9,6 +9,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
+import java.util.function.LongConsumer;
 import org.eslm.client.errors.LockException;
 import org.eslm.client.errors.LockNotHeldException;
 
@@ -18,13 +19,14 @@ import org.eslm.client.errors.LockNotHeldException;
  * than at the next renewal (docs/API.md "Watch a lock"). Each poll holds one connection of the
  * REST client's pool, so a client watches at most as many grants as it has {@code slots}; a grant
  * beyond them relies on its renewals. A failed poll is tried again after a pause; a refused one
- * (400) stops the watch.
+ * (400) stops the watch. With an {@code onRevoke}, the polls also answer a request to yield
+ * (docs/API.md "Preemption"), told once; the watch then goes on for the end.
  */
 public final class LossWatch {
-    /** One poll: the watch's answer after at most {@code waitMs}. */
+    /** One poll: the watch's answer after at most {@code waitMs}; with {@code revoke} also a request to yield. */
     @FunctionalInterface
     public interface Poll {
-        CompletableFuture<JsonNode> watch(long waitMs);
+        CompletableFuture<JsonNode> watch(long waitMs, boolean revoke);
     }
 
     /** Pause before polling again after a poll failed. */
@@ -35,6 +37,10 @@ public final class LossWatch {
     private final long waitMs;
     private final Poll poll;
     private final Consumer<LockException> onLost;
+    /** Told the grace (ms) of a request to yield, once; null: such requests are not asked for. */
+    private final LongConsumer onRevoke;
+
+    private volatile boolean revokeNotices;
     private final AtomicBoolean stopped = new AtomicBoolean();
     private volatile CompletableFuture<JsonNode> inFlight;
 
@@ -43,12 +49,15 @@ public final class LossWatch {
             Semaphore slots,
             long waitMs,
             Poll poll,
-            Consumer<LockException> onLost) {
+            Consumer<LockException> onLost,
+            LongConsumer onRevoke) {
         this.scheduler = scheduler;
         this.slots = slots;
         this.waitMs = Math.max(1_000, waitMs);
         this.poll = poll;
         this.onLost = onLost;
+        this.onRevoke = onRevoke;
+        this.revokeNotices = onRevoke != null;
     }
 
     /** Starts watching if a slot is free; false (and nothing started) otherwise. */
@@ -78,7 +87,7 @@ public final class LossWatch {
         }
         CompletableFuture<JsonNode> answer;
         try {
-            answer = poll.watch(waitMs);
+            answer = poll.watch(waitMs, revokeNotices);
         } catch (RuntimeException e) {
             answer = CompletableFuture.failedFuture(e);
         }
@@ -96,6 +105,12 @@ public final class LossWatch {
     }
 
     private void answered(JsonNode body) {
+        if (revokeNotices && "revoke_requested".equals(body.path("reason").asText())) {
+            revokeNotices = false; // told once; the next polls wait for the end
+            onRevoke.accept(body.path("grace_ms").asLong());
+            next();
+            return;
+        }
         if (!body.path("changed").asBoolean()) {
             next();
             return;
