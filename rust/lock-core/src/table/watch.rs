@@ -173,19 +173,24 @@ impl LockTable {
     pub(super) fn fire_watches(&mut self, l: LockIdx, reason: WatchReason) {
         let Some(ids) = self.watches.by_lock.remove(&l) else { return };
         for id in ids {
-            if let Some(w) = self.watches.by_id.remove(&id) {
-                let (key, scope, fencing_token) = self.watched(&w);
-                self.events.push(Event::WatchFired {
-                    watch_id: id,
-                    request_id: w.request_id,
-                    key,
-                    scope,
-                    fencing_token,
-                    reason,
-                    waited_ms: self.now.saturating_sub(w.since),
-                    grace_ms: None,
-                });
-            }
+            self.end_watch(id, reason, None);
+        }
+    }
+
+    /// Removes watch `id` (if registered) and emits its [`Event::WatchFired`].
+    fn end_watch(&mut self, id: WaiterId, reason: WatchReason, grace_ms: Option<Millis>) {
+        if let Some(w) = self.watches.by_id.remove(&id) {
+            let (key, scope, fencing_token) = self.watched(&w);
+            self.events.push(Event::WatchFired {
+                watch_id: id,
+                request_id: w.request_id,
+                key,
+                scope,
+                fencing_token,
+                reason,
+                waited_ms: self.now.saturating_sub(w.since),
+                grace_ms,
+            });
         }
     }
 
@@ -201,19 +206,7 @@ impl LockTable {
             self.watches.by_lock.remove(&l);
         }
         for id in notified {
-            if let Some(w) = self.watches.by_id.remove(&id) {
-                let (key, scope, fencing_token) = self.watched(&w);
-                self.events.push(Event::WatchFired {
-                    watch_id: id,
-                    request_id: w.request_id,
-                    key,
-                    scope,
-                    fencing_token,
-                    reason: WatchReason::RevokeRequested,
-                    waited_ms: self.now.saturating_sub(w.since),
-                    grace_ms: Some(grace_ms),
-                });
-            }
+            self.end_watch(id, WatchReason::RevokeRequested, Some(grace_ms));
         }
     }
 
