@@ -85,6 +85,10 @@ pub struct Config {
     /// 0: off.
     pub default_lock_delay_ms: Millis,
     pub limits: Limits,
+    /// Lock history records kept until drained, 0 = no history (`locks.audit.enabled` and
+    /// `locks.audit.buffer_size`; docs/LOCK_CORE.md "Lock history"). Past it, records are
+    /// dropped and counted.
+    pub audit_capacity: usize,
 }
 
 impl Default for Config {
@@ -98,6 +102,7 @@ impl Default for Config {
             idle_cache: 4096,
             default_lock_delay_ms: 0,
             limits: Limits::default(),
+            audit_capacity: 0,
         }
     }
 }
@@ -108,6 +113,9 @@ pub const MAX_LOCK_DELAY_MS: Millis = 60_000;
 
 /// Longest aging step accepted: one day (keeps queue ranks far from overflow).
 pub const MAX_AGING_MS: Millis = 86_400_000;
+
+/// The largest lock history buffer of one table ([`Config::audit_capacity`]).
+pub const MAX_AUDIT_CAPACITY: usize = 1_000_000;
 
 /// The longest lease or wait any configuration accepts: a year. A snapshot's leases are
 /// imported as recorded up to this (a lease above it was never granted by any configuration).
@@ -130,6 +138,9 @@ impl Config {
         }
         if self.aging_ms > MAX_AGING_MS {
             return Err(LockError::invalid("aging_ms", "must be at most one day"));
+        }
+        if self.audit_capacity > MAX_AUDIT_CAPACITY {
+            return Err(LockError::invalid("audit_capacity", "must be at most 1000000"));
         }
         let l = &self.limits;
         if l.max_key_bytes == 0 || l.max_key_bytes > MAX_KEY_BYTES {

@@ -54,7 +54,9 @@ pub use answer::{
     Queued, Released, Renewed, SessionEnded, SessionInfo, TokenGrant, TokenOutcome, WaiterInfo,
     WatchOutcome, WatchReason, Watched,
 };
-pub use config::{Config, Limits, MAX_AGING_MS, MAX_LEASE_EVER_MS, MAX_LOCK_DELAY_MS};
+pub use config::{
+    Config, Limits, MAX_AGING_MS, MAX_AUDIT_CAPACITY, MAX_LEASE_EVER_MS, MAX_LOCK_DELAY_MS,
+};
 pub use error::{ErrorCode, LockError};
 pub use event::{CancelReason, Event};
 pub use format::{
@@ -71,10 +73,11 @@ pub use request::{
     ReleaseItem, ReleaseRequest, RenewRequest, WatchRequest,
 };
 pub use standby::Standby;
-pub use stats::{Counters, HotKey, PartitionStats};
+pub use stats::{AuditStats, Counters, HotKey, PartitionStats};
 pub use table::{
-    FullState, ListCursor, ListFilter, ListPage, LockSnapshot, LockTable, MemoryUsage,
-    PartitionDelta, PartitionSnapshot, ReleasedLock, SessionSnapshot, MAX_TIME, SCAN_BUDGET,
+    AuditEvent, AuditRecord, FullState, ListCursor, ListFilter, ListPage, LockSnapshot, LockTable,
+    MemoryUsage, PartitionDelta, PartitionSnapshot, ReleasedLock, SessionSnapshot, MAX_TIME,
+    SCAN_BUDGET,
 };
 pub use types::{
     FencingToken, Millis, Priority, PriorityValue, Scope, SessionId, WaiterId, MAX_KEY_BYTES,

@@ -19,7 +19,9 @@ use crate::request::{
     RenewRequest, WatchRequest,
 };
 use crate::stats::PartitionStats;
-use crate::table::{FullState, ListFilter, ListPage, LockTable, PartitionDelta, PartitionSnapshot};
+use crate::table::{
+    AuditRecord, FullState, ListFilter, ListPage, LockTable, PartitionDelta, PartitionSnapshot,
+};
 use crate::types::{FencingToken, Millis, Scope, SessionId, WaiterId};
 
 /// Most locks a page takes per hold of the partition's mutex (see [`Partition::list_page`]).
@@ -133,6 +135,22 @@ impl Partition {
         now: Millis,
     ) -> Result<LimitChanged, LockError> {
         self.table.lock().change_semaphore_limit(name, limit, below_held, now)
+    }
+
+    /// See [`LockTable::force_release_because`].
+    pub fn force_release_because(
+        &self,
+        key: &str,
+        scope: Scope,
+        reason: Option<&str>,
+        now: Millis,
+    ) -> Result<Vec<Released>, LockError> {
+        self.table.lock().force_release_because(key, scope, reason, now)
+    }
+
+    /// See [`LockTable::drain_audit`].
+    pub fn drain_audit(&self, max: usize) -> Vec<AuditRecord> {
+        self.table.lock().drain_audit(max)
     }
 
     /// See [`LockTable::renew`].

@@ -114,6 +114,20 @@ pub struct PartitionStats {
     /// The table's estimated heap bytes (see [`crate::MemoryUsage`]).
     #[serde(default)]
     pub memory: crate::MemoryUsage,
+    /// The lock history's buffer (docs/LOCK_CORE.md "Lock history").
+    #[serde(default)]
+    pub audit: AuditStats,
+}
+
+/// The lock history's counters of one table since it was created (or imported).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditStats {
+    /// Records pushed into the buffer.
+    pub recorded: u64,
+    /// Records refused by a full buffer, or buffered when the history was turned off.
+    pub dropped: u64,
+    /// Records in the buffer, not yet drained.
+    pub buffered: u64,
 }
 
 #[cfg(test)]

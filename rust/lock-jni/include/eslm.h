@@ -225,6 +225,12 @@ enum EslmOp
    * `{"format"}` -> `{"format"}`. What the oldest peer cannot read is refused.
    */
   ESLM_OP_PEERS_READ = 27,
+  /**
+   * Take the lock history's buffered records (docs/API.md "Lock history") of one partition, or
+   * of all with partition -1: `{"max"}` -> `{"bulk", "documents"}`, the body of one `_bulk`
+   * request of `create` actions (NDJSON text) and how many documents it holds.
+   */
+  ESLM_OP_AUDIT_DRAIN = 28,
 };
 #if __STDC_VERSION__ >= 202311L
 typedef enum EslmOp EslmOp;
@@ -303,6 +309,8 @@ enum EslmField
   ESLM_FIELD_SCOPE,
   ESLM_FIELD_REENTRANT,
   ESLM_FIELD_CHANGED,
+  ESLM_FIELD_BULK,
+  ESLM_FIELD_DOCUMENTS,
 };
 #if __STDC_VERSION__ >= 202311L
 typedef enum EslmField EslmField;

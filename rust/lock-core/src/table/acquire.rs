@@ -327,6 +327,7 @@ impl LockTable {
             priority: plan.priority,
         };
         let granted = self.apply_grant(owner, &targets, &terms);
+        self.audit_grants(&granted, None);
         let mut grants = SmallVec::new();
         for &(l, reentrant) in &granted {
             grants.push(self.capture(l, reentrant));

@@ -57,6 +57,7 @@ impl LockTable {
                 .collect();
             let vpos = cycle.iter().position(|w| *w == victim).unwrap_or(0);
             names.rotate_left(vpos);
+            self.audit_victim(victim, &names);
             let mut dirty = Dirty::new();
             if Some(victim) == current {
                 // The caller answers its own request with the cycle: no event.

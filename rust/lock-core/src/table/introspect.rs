@@ -171,6 +171,7 @@ impl LockTable {
             hold_time: self.hold_hist.summary(self.now),
             hottest_keys: self.hot.top(),
             memory: self.memory_usage(),
+            audit: self.audit_stats(),
         }
     }
 

@@ -13,6 +13,7 @@
 //! top of the heap (so [`LockTable::next_deadline`] is exact).
 
 mod acquire;
+mod audit;
 mod changes;
 mod deadline;
 mod deadlock;
@@ -65,6 +66,7 @@ use listing::ListingIndex;
 use records::{KeyState, Lock, OwnerState, Session, Waiter};
 use watch::Watches;
 
+pub use audit::{AuditEvent, AuditRecord};
 pub use changes::{FullState, PartitionDelta, ReleasedLock};
 pub use deadline::MAX_TIME;
 pub use delay::DelaySnapshot;
@@ -130,6 +132,8 @@ pub struct LockTable {
     changes: Option<Box<Changes>>,
     /// Number of the latest take of changes (see [`PartitionDelta::seq`]).
     change_seq: u64,
+    /// The lock history's buffer (`audit.rs`); empty and off unless configured.
+    audit: audit::AuditLog,
 }
 
 impl LockTable {
@@ -182,7 +186,15 @@ impl LockTable {
             hot: HotKeys::new(config.hot_keys),
             changes: None,
             change_seq: 0,
-        })
+            audit: audit::AuditLog::default(),
+        }
+        .audited())
+    }
+
+    /// The table with its lock history configured (`audit.rs`).
+    fn audited(mut self) -> Self {
+        self.configure_audit();
+        self
     }
 
     /// The settings.
@@ -200,6 +212,7 @@ impl LockTable {
     pub fn set_config(&mut self, config: Config) -> Result<(), LockError> {
         config.validate()?;
         self.config = config;
+        self.configure_audit();
         Ok(())
     }
 
@@ -466,10 +479,22 @@ impl LockTable {
         out
     }
 
+    /// [`LockTable::force_release`] with the administrator's reason, which the lock history
+    /// records with each lock taken (docs/LOCK_CORE.md "Lock history").
+    pub fn force_release_because(
+        &mut self,
+        key: &str,
+        scope: Scope,
+        reason: Option<&str>,
+        now: Millis,
+    ) -> Result<Vec<Released>, LockError> {
+        self.with_force_reason(reason, |t| t.force_release(key, scope, now))
+    }
+
     /// Extends a held lock's lease to `now + lease` (a session lock renews its session).
     pub fn renew(&mut self, req: &RenewRequest, now: Millis) -> Result<Renewed, LockError> {
         self.advance_to(now);
-        let out = self.renew_held(req)?;
+        let out = self.renew_held(req).inspect_err(|e| self.audit_renew_refused(req, e))?;
         self.prune_deadlines();
         Ok(out)
     }
@@ -565,6 +590,13 @@ impl LockTable {
     /// Takes the events that happened since the last drain, oldest first.
     pub fn drain_events(&mut self) -> Vec<Event> {
         std::mem::take(&mut self.events)
+    }
+
+    /// Takes up to `max` of the lock history's records, oldest first (docs/LOCK_CORE.md "Lock
+    /// history"); the rest stay buffered. Nothing is recorded unless
+    /// [`Config::audit_capacity`] is set.
+    pub fn drain_audit(&mut self, max: usize) -> Vec<AuditRecord> {
+        self.take_audit(max)
     }
 
     // ---- introspection (introspect.rs) ----

@@ -236,6 +236,7 @@ impl LockTable {
             priority: w.priority,
         };
         let granted = self.apply_grant(owner, &w.targets, &terms);
+        self.audit_grants(&granted, Some(waited));
         if let (Some(v), Some(&(l, _))) = (value, granted.first()) {
             self.election_values.hold(l, v);
         }

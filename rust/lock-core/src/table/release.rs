@@ -172,6 +172,7 @@ impl LockTable {
     /// Removes a lock and its holder entries; its keys go to `dirty`. Every path that ends a
     /// lock comes here and says why (`reason`), which is what the lock's watches are told.
     pub(super) fn remove_lock(&mut self, l: LockIdx, dirty: &mut Dirty, reason: WatchReason) {
+        self.audit_removed(l, reason);
         self.fire_watches(l, reason);
         self.election_values.unhold(l);
         self.note_removed(l);

@@ -8,14 +8,16 @@
 use lock_core::LockError;
 
 use super::op::Op;
-use super::{elections, introspection, locks, partitions, replication, sessions, BridgeError, Ctx};
+use super::{
+    elections, history, introspection, locks, partitions, replication, sessions, BridgeError, Ctx,
+};
 
 /// Runs one op: takes the call's context and its JSON arguments, answers the op's result as
 /// JSON text (the envelope is written around it by [`super::envelope`]).
 pub(super) type Handler = fn(&mut Ctx<'_>, &str) -> Result<String, BridgeError>;
 
 /// Every op with its handler, in op-number order: entry `i` is op `i + 1`.
-const TABLE: [(Op, Handler); 27] = [
+const TABLE: [(Op, Handler); 28] = [
     (Op::Acquire, locks::acquire),
     (Op::Release, locks::release),
     (Op::Renew, locks::renew),
@@ -43,6 +45,7 @@ const TABLE: [(Op, Handler); 27] = [
     (Op::ElectionView, elections::view),
     (Op::SemaphoreLimit, locks::semaphore_limit),
     (Op::PeersRead, partitions::peers_read),
+    (Op::AuditDrain, history::drain),
 ];
 
 /// The number of the first op; entry `i` of [`TABLE`] has number `FIRST_OP + i`.

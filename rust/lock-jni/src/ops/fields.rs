@@ -69,11 +69,15 @@ pub enum Field {
     Scope,
     Reentrant,
     Changed,
+
+    // The lock history's drain (`history.rs`): the bulk body and its number of documents.
+    Bulk,
+    Documents,
 }
 
 impl Field {
     /// Every field, in header order.
-    pub const ALL: [Field; 41] = [
+    pub const ALL: [Field; 43] = [
         Field::Result,
         Field::Events,
         Field::TickInMs,
@@ -115,6 +119,8 @@ impl Field {
         Field::Scope,
         Field::Reentrant,
         Field::Changed,
+        Field::Bulk,
+        Field::Documents,
     ];
 
     /// The member's name: the variant in snake case, as serde writes it.
@@ -161,6 +167,8 @@ impl Field {
             Field::Scope => "scope",
             Field::Reentrant => "reentrant",
             Field::Changed => "changed",
+            Field::Bulk => "bulk",
+            Field::Documents => "documents",
         }
     }
 }
@@ -298,6 +306,9 @@ mod tests {
         let batch: Value = serde_json::from_str(batch).expect("batch");
         f.at(&run(core, Op::StandbyApply, 1, &batch)["result"], Applied);
         f.at(&run(core, Op::StandbyExport, 1, &json!({}))["result"], Full);
+        let drained = run(core, Op::AuditDrain, ALL_PARTITIONS, &json!({"max": 10}));
+        f.at(&drained["result"], Bulk);
+        f.at(&drained["result"], Documents);
         f.at(&run(core, Op::ClosePartition, 0, &json!({"export": true}))["result"], Snapshot);
     }
 

@@ -45,6 +45,18 @@ struct KeyArgs {
     scope: Scope,
 }
 
+/// Names the key a force-release takes, and the administrator's reason (for the log and the
+/// lock history).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ForceArgs {
+    key: String,
+    #[serde(default)]
+    scope: Scope,
+    #[serde(default)]
+    reason: Option<String>,
+}
+
 /// Decodes `args` as `A` and runs `op` on the addressed partition, which answers the JSON
 /// text. The partition is resolved first, so a call to a partition that is not open says so
 /// whatever its payload.
@@ -135,12 +147,12 @@ pub(super) fn cancel(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError
 pub(super) fn force_release(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
     let now = cx.now;
     let p = cx.one()?;
-    let args: KeyArgs = decode(args)?;
-    let released = p.force_release(&args.key, args.scope, now)?;
+    let args: ForceArgs = decode(args)?;
+    let released = p.force_release_because(&args.key, args.scope, args.reason.as_deref(), now)?;
     if released.is_empty() {
         return Err(LockError::NotHeld { key: args.key, owner: "anyone".into() }.into());
     }
-    tracing::warn!(key = %args.key, ?released, "lock force-released by an administrator");
+    tracing::warn!(key = %args.key, ?released, reason = ?args.reason, "lock force-released by an administrator");
     to_json(&bodies::force_released(&released))
 }
 

@@ -19,7 +19,7 @@
 //! |---|---|
 //! | `op` | [`Op`], the op numbers (the `ESLM_OP_*` constants of `include/eslm.h`) |
 //! | `dispatch` | op number -> handler table |
-//! | `locks`, `sessions`, `introspection`, `partitions`, `replication`, `elections` | one handler per op, by family |
+//! | `locks`, `sessions`, `introspection`, `partitions`, `replication`, `elections`, `history` | one handler per op, by family |
 //! | `bodies` | the REST bodies (docs/API.md) the lock ops answer and events carry |
 //! | `fields` | the member names the plugin reads, emitted as `ESLM_FIELD_*` |
 //! | `envelope` | the envelope writer |
@@ -32,6 +32,7 @@ mod elections;
 mod envelope;
 mod error;
 pub mod fields;
+mod history;
 mod introspection;
 mod locks;
 mod op;

@@ -73,4 +73,8 @@ pub enum Op {
     /// The state format every node of the cluster reads, from the plugin's node attributes:
     /// `{"format"}` -> `{"format"}`. What the oldest peer cannot read is refused.
     PeersRead = 27,
+    /// Take the lock history's buffered records (docs/API.md "Lock history") of one partition, or
+    /// of all with partition -1: `{"max"}` -> `{"bulk", "documents"}`, the body of one `_bulk`
+    /// request of `create` actions (NDJSON text) and how many documents it holds.
+    AuditDrain = 28,
 }
