@@ -216,6 +216,9 @@ public final class LockOpRequest extends ActionRequest {
         if (waitMs != NO_WAIT) {
             args.put("wait_ms", waitMs);
         }
+        if (reason != null && op == NativeOp.FORCE_RELEASE) {
+            args.put("reason", reason); // for the node's log and the lock history
+        }
         return args;
     }
 

@@ -68,7 +68,11 @@ public enum BridgeField {
     LEASE_MS,
     SCOPE,
     REENTRANT,
-    CHANGED;
+    CHANGED,
+
+    // The lock history's drain (`history.rs`): the bulk body and its number of documents.
+    BULK,
+    DOCUMENTS;
 
     private final String key = name().toLowerCase(Locale.ROOT);
 

@@ -33,7 +33,8 @@ public enum NativeOp {
     WATCH(24),
     ELECTION_VIEW(25),
     SEMAPHORE_LIMIT(26),
-    PEERS_READ(27);
+    PEERS_READ(27),
+    AUDIT_DRAIN(28);
 
     private final int code;
 

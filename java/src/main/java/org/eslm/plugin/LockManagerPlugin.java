@@ -42,6 +42,7 @@ import org.eslm.bridge.LockNative;
 import org.eslm.bridge.NativeLockCore;
 import org.eslm.bridge.NativePlatform;
 import org.eslm.cluster.CopyCatchUp;
+import org.eslm.cluster.LockHistory;
 import org.eslm.cluster.LockIndex;
 import org.eslm.cluster.LockReplicationAction;
 import org.eslm.cluster.LockShardListener;
@@ -89,6 +90,7 @@ public class LockManagerPlugin extends VersionedActionPlugin
     private volatile LockService lockService;
     private volatile LockShardListener shardListener;
     private volatile LockPartitionsHealthIndicator healthIndicator;
+    private volatile LockHistory history;
     private List<LockManagerExtension> extensions = List.of();
 
     /**
@@ -227,6 +229,9 @@ public class LockManagerPlugin extends VersionedActionPlugin
                 clusterService, services.client(), services.threadPool(), service::diagnostics, replicated);
         CopyCatchUp catchUp = new CopyCatchUp(service, log, clusterService, services.client(), services.threadPool());
         shardListener = new LockShardListener(service, log, clusterService, catchUp, services.threadPool());
+        LockHistory lockHistory = new LockHistory(service, services.client(), services.threadPool());
+        lockHistory.start();
+        history = lockHistory;
         PluginLocks pluginLocks = new PluginLocks(services.client(), service::settings);
         extensions.forEach(extension -> extension.onLocksReady(pluginLocks));
         return List.of(service, buildInfo, partitions, log, copies, catchUp, pluginLocks);
@@ -301,6 +306,10 @@ public class LockManagerPlugin extends VersionedActionPlugin
 
     @Override
     public void close() {
+        LockHistory started = history;
+        if (started != null) {
+            started.close();
+        }
         LockService service = lockService;
         if (service != null) {
             service.close();

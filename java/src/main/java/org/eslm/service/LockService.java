@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import java.util.function.IntConsumer;
 import java.util.function.Supplier;
@@ -64,6 +65,10 @@ public final class LockService implements Closeable {
     private final StandbyTables standbys;
     /** This node's shutdown, as the requests it coordinates see it. */
     private final NodeShutdown shutdown;
+    /** Lock history documents written by this node, and lost because a write failed (org.eslm.cluster.LockHistory). */
+    private final LongAdder historyIndexed = new LongAdder();
+
+    private final LongAdder historyFailed = new LongAdder();
 
     public LockService(
             NativeLockCore core,
@@ -537,10 +542,35 @@ public final class LockService implements Closeable {
         }
     }
 
-    /** This node's lock statistics (counters, gauges, wait/hold percentiles, hot keys). */
+    /**
+     * This node's lock statistics (counters, gauges, wait/hold percentiles, hot keys), with the
+     * lock history's: the core's {@code audit_recorded}, {@code audit_dropped} and
+     * {@code audit_buffered}, and this node's {@code audit_indexed} and {@code audit_failed}.
+     */
     public Map<String, Object> stats() {
         tickConfirmed(NativeLockCore.ALL_PARTITIONS);
-        return BridgeJson.object(BridgeField.RESULT.in(answer(NativeOp.STATS, NativeLockCore.ALL_PARTITIONS, "{}")));
+        Map<String, Object> stats = new LinkedHashMap<>(
+                BridgeJson.object(BridgeField.RESULT.in(answer(NativeOp.STATS, NativeLockCore.ALL_PARTITIONS, "{}"))));
+        stats.put("audit_indexed", historyIndexed.sum());
+        stats.put("audit_failed", historyFailed.sum());
+        return stats;
+    }
+
+    /**
+     * Takes up to {@code max} lock history records from this node's partitions, oldest first per
+     * partition (docs/API.md "Lock history"). Never blocks: the core copies them out of its buffer.
+     */
+    public LockHistoryBatch drainHistory(int max) {
+        Map<String, Object> result = BridgeJson.object(BridgeField.RESULT.in(
+                answer(NativeOp.AUDIT_DRAIN, NativeLockCore.ALL_PARTITIONS, "{\"max\":" + max + "}")));
+        return new LockHistoryBatch(
+                (String) BridgeField.BULK.in(result), ((Number) BridgeField.DOCUMENTS.in(result)).intValue());
+    }
+
+    /** Counts lock history documents written ({@code indexed}) and lost to a failed write ({@code failed}). */
+    public void countHistory(long indexed, long failed) {
+        historyIndexed.add(indexed);
+        historyFailed.add(failed);
     }
 
     /**

@@ -114,6 +114,35 @@ public final class LockSettings {
     public static final Setting<Double> LISTING_MAX_BUSY =
             Setting.doubleSetting("locks.listing.max_busy", 0.25, 0.05, 1.0, Property.NodeScope, Property.Dynamic);
 
+    /**
+     * The lock history (docs/API.md "Lock history"): grants, releases, expiries, force-releases,
+     * deadlock victims and refused renewals, written by each node to the data stream
+     * {@code locks-history}. Off by default.
+     */
+    public static final Setting<Boolean> AUDIT_ENABLED =
+            Setting.boolSetting("locks.audit.enabled", false, Property.NodeScope, Property.Dynamic);
+    /**
+     * Lock history records each partition keeps until they are written; past it, records are
+     * dropped and counted ({@code audit_dropped} in {@code _stats}), never a lock slowed.
+     */
+    public static final Setting<Integer> AUDIT_BUFFER_SIZE =
+            Setting.intSetting("locks.audit.buffer_size", 10_000, 1, 1_000_000, Property.NodeScope, Property.Dynamic);
+    /** How long the lock history keeps a document: the data stream lifecycle's {@code data_retention}. */
+    public static final Setting<TimeValue> AUDIT_RETENTION = Setting.timeSetting(
+            "locks.audit.retention",
+            TimeValue.timeValueDays(7),
+            TimeValue.timeValueHours(1),
+            Property.NodeScope,
+            Property.Dynamic);
+    /** How often each node writes the lock history it buffered (one {@code _bulk} at a time). */
+    public static final Setting<TimeValue> AUDIT_FLUSH_INTERVAL = Setting.timeSetting(
+            "locks.audit.flush_interval",
+            TimeValue.timeValueSeconds(1),
+            TimeValue.timeValueMillis(100),
+            TimeValue.timeValueMinutes(1),
+            Property.NodeScope,
+            Property.Dynamic);
+
     /** {@code locks.durability} value: changes replicated and persisted before they are answered. */
     public static final String DURABILITY_REPLICATED = "replicated";
     /** {@code locks.durability} value: holders in the owner's memory only (the behaviour before replication). */
@@ -227,7 +256,11 @@ public final class LockSettings {
             LIMIT_SESSIONS_PER_OWNER,
             LIMIT_WATCHES,
             LIMIT_MEMORY,
-            LISTING_MAX_BUSY);
+            LISTING_MAX_BUSY,
+            AUDIT_ENABLED,
+            AUDIT_BUFFER_SIZE,
+            AUDIT_RETENTION,
+            AUDIT_FLUSH_INTERVAL);
 
     /** Every setting the plugin registers: the dynamic ones and those read once at start. */
     public static final List<Setting<?>> ALL = Stream.concat(
@@ -267,7 +300,8 @@ public final class LockSettings {
             int maxWaiters,
             int maxKeysPerRequest,
             Limits limits,
-            double listingMaxBusy) {
+            double listingMaxBusy,
+            Audit audit) {
         /** Reads and cross-checks the values. @throws IllegalArgumentException naming the settings */
         public static Values of(Settings settings) {
             Values v = new Values(
@@ -280,7 +314,8 @@ public final class LockSettings {
                     MAX_WAITERS.get(settings),
                     MAX_KEYS_PER_REQUEST.get(settings),
                     Limits.of(settings),
-                    LISTING_MAX_BUSY.get(settings));
+                    LISTING_MAX_BUSY.get(settings),
+                    Audit.of(settings));
             if (v.leaseDefault.compareTo(v.leaseMax) > 0) {
                 throw new IllegalArgumentException("[" + LEASE_DEFAULT.getKey() + "] (" + v.leaseDefault
                         + ") must not exceed [" + LEASE_MAX.getKey() + "] (" + v.leaseMax + ")");
@@ -305,6 +340,7 @@ public final class LockSettings {
             config.put("aging_ms", aging.millis());
             config.put("default_lock_delay_ms", lockDelayDefault.millis());
             config.put("limits", limits);
+            config.put("audit_capacity", audit.enabled() ? audit.bufferSize() : 0);
             return config;
         }
 
@@ -321,6 +357,7 @@ public final class LockSettings {
             m.put(MAX_KEYS_PER_REQUEST.getKey(), maxKeysPerRequest);
             m.putAll(limits.asMap());
             m.put(LISTING_MAX_BUSY.getKey(), listingMaxBusy);
+            m.putAll(audit.asMap());
             return m;
         }
 
@@ -339,6 +376,26 @@ public final class LockSettings {
     static final long BODY_BASE_BYTES = 16 * 1024;
     /** Room in a body per key: an escaped 512-byte key with its mode, scope and punctuation. */
     static final long BODY_BYTES_PER_KEY = 4 * 1024;
+
+    /** The {@code locks.audit.*} values (docs/API.md "Lock history"). */
+    public record Audit(boolean enabled, int bufferSize, TimeValue retention, TimeValue flushInterval) {
+        static Audit of(Settings settings) {
+            return new Audit(
+                    AUDIT_ENABLED.get(settings),
+                    AUDIT_BUFFER_SIZE.get(settings),
+                    AUDIT_RETENTION.get(settings),
+                    AUDIT_FLUSH_INTERVAL.get(settings));
+        }
+
+        Map<String, Object> asMap() {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put(AUDIT_ENABLED.getKey(), enabled);
+            m.put(AUDIT_BUFFER_SIZE.getKey(), bufferSize);
+            m.put(AUDIT_RETENTION.getKey(), retention.getStringRep());
+            m.put(AUDIT_FLUSH_INTERVAL.getKey(), flushInterval.getStringRep());
+            return m;
+        }
+    }
 
     /** The {@code locks.limits.*} values. */
     public record Limits(

@@ -188,7 +188,10 @@ class LockOpWireTest {
 
         LockOpRequest forceRelease = LockOpRequest.of(NativeOp.FORCE_RELEASE, "k", Map.of("key", "k"), "stuck worker");
         assertEquals("stuck worker", forceRelease.reason());
-        assertEquals(Map.of("key", "k"), forceRelease.args());
+        assertEquals(
+                Map.of("key", "k", "reason", "stuck worker"),
+                forceRelease.args(),
+                "the core records the reason in the lock history");
     }
 
     @Test
