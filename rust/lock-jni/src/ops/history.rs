@@ -206,9 +206,9 @@ mod tests {
             &call(&tiny, Op::Stats as i32, ALL_PARTITIONS, "{}").expect("stats"),
         )
         .expect("json");
-        let audit = &stats["result"]["audit"];
+        let s = &stats["result"];
         assert_eq!(
-            (&audit["recorded"], &audit["dropped"], &audit["buffered"]),
+            (&s["audit_recorded"], &s["audit_dropped"], &s["audit_buffered"]),
             (&1.into(), &1.into(), &1.into()),
             "{stats}"
         );

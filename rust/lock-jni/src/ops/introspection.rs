@@ -194,11 +194,9 @@ fn node_stats(partitions: &[(u32, PartitionStats)]) -> Value {
         "wait_time_ms": times(partitions, &|s| &s.wait_time),
         "hold_time_ms": times(partitions, &|s| &s.hold_time),
         "hot_keys": hottest(&mut hot),
-        "audit": {
-            "recorded": sum(&|s| s.audit.recorded),
-            "dropped": sum(&|s| s.audit.dropped),
-            "buffered": sum(&|s| s.audit.buffered),
-        },
+        "audit_recorded": sum(&|s| s.audit.recorded),
+        "audit_dropped": sum(&|s| s.audit.dropped),
+        "audit_buffered": sum(&|s| s.audit.buffered),
         "partitions": detail,
     })
 }
