@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import node as esnode
-from lockclient import LockClient, assert_error, enc, ok, unique
+from lockclient import LockClient, assert_error, enc, ok, unique, wait_until
 
 ROLES = Path(__file__).resolve().parents[2] / "examples" / "security" / "roles.yml"
 
@@ -200,3 +200,26 @@ def test_lock_monitor_reads_and_changes_nothing(app, dashboard):
         assert ok(app.get(key))["holders"][0]["fencing_token"] == grant["fencing_token"]
     finally:
         ok(app.release(key, "w-7"))
+
+
+def test_the_lock_history_is_written_with_security_on(secured_node, app):
+    """The plugin writes `locks-history` in the node's system context, whoever locked: with
+    security on, an application user's locks reach the history that an administrator searches
+    (docs/API.md "Lock history"), and no write fails."""
+    admin = client_of(secured_node, esnode.Security.ADMIN, esnode.Security.ADMIN_PASSWORD)
+    try:
+        ok(admin.put_cluster_settings({"locks.audit.enabled": True}))
+        key = unique("hist")
+        grant = ok(app.acquire(key, "w-h"))
+        ok(app.release(key, "w-h", fencing_token=grant["fencing_token"]))
+
+        def found():
+            r = admin.call("POST", "/locks-history/_search", {"query": {"term": {"key": key}}})
+            return r.status_code == 200 and {h["_source"]["event"] for h in r.json()["hits"]["hits"]}
+
+        assert wait_until(found, 30, interval=0.25, message="history written") == {"granted", "released"}
+        stats = next(iter(ok(admin.stats())["nodes"].values()))["locks"]
+        assert stats["audit_failed"] == 0, stats
+    finally:
+        ok(admin.put_cluster_settings({"locks.audit.enabled": None}))
+        admin.close()

@@ -39,13 +39,20 @@ import org.eslm.service.LockSettings;
  * loses are counted too ({@code audit_failed}). A batch of {@value #MAX_DOCUMENTS} documents is
  * followed by the next at once, so a busy node is not held to one batch per interval.
  *
- * <p>The writes run in the system context, as the plugin's other internal requests do
- * ({@link PartitionManager} creating the lock index), not as the user whose request caused the
- * event.
+ * <p>The writes run as Elasticsearch's own, under the {@value #ORIGIN} action origin, not as the
+ * user whose request caused the event.
  */
 public final class LockHistory implements Closeable {
     /** The data stream, and the name of its index template. */
     public static final String DATA_STREAM = "locks-history";
+    /**
+     * The action origin the writes carry. With security on, Elasticsearch runs a request of the
+     * {@code stack} origin as its internal {@code _xpack} user; the {@code _system} user of a
+     * plain system context may write documents but may neither install an index template nor
+     * create a data stream (tests/integration/test_security.py shows the history written with
+     * security on). Without security the origin changes nothing.
+     */
+    static final String ORIGIN = "stack";
     /** Most documents per {@code _bulk}. */
     static final int MAX_DOCUMENTS = 10_000;
 
@@ -186,8 +193,7 @@ public final class LockHistory implements Closeable {
     @SuppressWarnings("try") // the stored context restores the caller's thread context on close
     private void asSystem(Runnable send) {
         ThreadContext threadContext = threadPool.getThreadContext();
-        try (ThreadContext.StoredContext ignored = threadContext.stashContext()) {
-            threadContext.markAsSystemContext();
+        try (ThreadContext.StoredContext ignored = threadContext.stashWithOrigin(ORIGIN)) {
             send.run();
         }
     }
