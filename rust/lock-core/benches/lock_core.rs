@@ -9,6 +9,7 @@
 //! | `handoff/{100,10000}` | release by the holder → the next of N exclusive waiters granted, its event drained, one new waiter queued (steady queue length N) |
 //! | `tree/depth8` | acquire + release of an exclusive tree lock on a depth-8 path |
 //! | `events/drain` | drain 1,000 wait-timeout events and serialise each to JSON |
+//! | `history/{off,on,on_full}` | `uncontended/table_token` with the lock history off, on (drained every 4,096 pairs, the drain's freeing counted), and on with its buffer full (every record dropped and counted) |
 //!
 //! Memory per held lock is measured by `examples/memory.rs` with a counting allocator.
 
@@ -234,6 +235,39 @@ fn events(c: &mut Criterion) {
     g.finish();
 }
 
+/// The grant path with the lock history off and on, side by side in one run
+/// (docs/LOCK_CORE.md "Lock history").
+fn history(c: &mut Criterion) {
+    let mut g = c.benchmark_group("history");
+    g.throughput(Throughput::Elements(1));
+    let reqs = requests(1024, "owner-1");
+    let table = |capacity| {
+        LockTable::with_config(1, Config { audit_capacity: capacity, ..Config::default() })
+            .expect("table")
+    };
+    for (name, capacity, drain_every) in
+        [("off", 0, 0), ("on", 10_000, 4096), ("on_full", 16, usize::MAX)]
+    {
+        let mut t = table(capacity);
+        let mut i = 0usize;
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let (a, r) = &reqs[i & 1023];
+                i += 1;
+                black_box(t.acquire_token(a, 0).expect("free"));
+                black_box(t.release_token(r, 0).expect("held"));
+                if drain_every != 0 && i % drain_every == 0 {
+                    black_box(t.drain_audit(usize::MAX));
+                }
+            })
+        });
+        if capacity > 0 {
+            assert!(t.stats().audit.recorded > 0, "{name} recorded nothing");
+        }
+    }
+    g.finish();
+}
+
 fn config() -> Criterion {
     Criterion::default()
         .warm_up_time(Duration::from_millis(500))
@@ -241,5 +275,5 @@ fn config() -> Criterion {
         .sample_size(20)
 }
 
-criterion_group! { name = benches; config = config(); targets = uncontended, handoff, tree, events }
+criterion_group! { name = benches; config = config(); targets = uncontended, handoff, tree, events, history }
 criterion_main!(benches);
