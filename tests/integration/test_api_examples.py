@@ -33,7 +33,7 @@ DOC_TOKEN = re.compile(r"\b109951162777\d\b")
 DOC_SESSION = re.compile(r'"session": "([^"]+)"|/_session/([^/?\s]+)')
 
 # Fields whose value differs from run to run: only their JSON type is compared.
-VOLATILE = {"fencing_token", "token", "session", "node", "id", "name", "cluster_name", "held_ms",
+VOLATILE = {"@timestamp", "fencing_token", "token", "session", "node", "id", "name", "cluster_name", "held_ms",
             "lease_ms", "waited_ms", "wait_left_ms", "expires_in_ms", "native_library",
             "waiter_id", "p50", "p90", "p99", "max", "count", "window_count", "acquires", "grants", "releases",
             "conflicts", "renewals", "held", "waiting", "queued", "timeouts", "expiries",
@@ -280,13 +280,31 @@ def setup_for(reqs, w: World) -> None:
     elif first_path == "/_locks/orders-42/_force_release":
         w.hold("orders-42")
     elif first_path == "/_cluster/settings":
-        return
+        if any(path.startswith("/locks-history/") for _, path, _ in reqs):
+            setup_history(w)
     elif first_path.startswith("/_semaphores/"):
         setup_semaphore(first_method, first_path, reqs, w)
     elif first_path.startswith("/_elections/"):
         setup_election(first_method, first_path, reqs, w)
     else:
         pytest.fail(f"docs/API.md has an example with no setup here: {signature(reqs)}")
+
+
+def setup_history(w: World) -> None:
+    """The lock history example's state: the history on, worker-2 granted orders-42 after a wait,
+    and that grant searchable (docs/API.md "Lock history")."""
+    ok(w.lc.put_cluster_settings({"locks.audit.enabled": True}))
+    w.hold("orders-42")
+    w.queue_waiter("orders-42")
+    ok(w.lc.release("orders-42", "worker-1"))
+    query = {"query": {"bool": {"filter": [{"term": {"key": "orders-42"}}, {"term": {"owner": "worker-2"}},
+                                           {"term": {"event": "granted"}}]}}}
+
+    def granted():
+        r = w.lc.call("POST", "/locks-history/_search", query)
+        return r.status_code == 200 and r.json()["hits"]["hits"]
+
+    wait_until(granted, 30, interval=0.25, message="worker-2's grant in the lock history")
 
 
 def wait_until_green(w: World) -> None:
@@ -343,7 +361,7 @@ def world():
     w = World(node)
     yield w
     w.reset()
-    w.lc.put_cluster_settings({"locks.wait.max": None, "locks.priority.aging": None})
+    w.lc.put_cluster_settings({"locks.wait.max": None, "locks.priority.aging": None, "locks.audit.enabled": None})
     w.lc.close()
     next(node_gen, None)
 
