@@ -38,13 +38,13 @@ def node_stats(lc: LockClient) -> dict:
 
 def history_of(lc: LockClient, prefix: str) -> list[dict]:
     """The history documents of the keys starting with `prefix`, oldest first ([] while the
-    data stream does not exist yet)."""
+    data stream does not exist yet, or its first shard is still starting)."""
     r = lc.call("POST", f"/{STREAM}/_search", {
         "size": 100,
         "query": {"prefix": {"key": prefix}},
         "sort": [{"@timestamp": "asc"}],
     })
-    if r.status_code == 404:
+    if r.status_code in (404, 503):
         return []
     return [h["_source"] for h in ok(r)["hits"]["hits"]]
 
