@@ -127,6 +127,21 @@ fn a_session_expiry_ends_its_locks_as_expired() {
 }
 
 #[test]
+fn ending_a_session_releases_its_locks_as_released_by_the_session() {
+    let mut t = table(16);
+    let s = t.create_session("a", Some(60_000), SessionId::from_u128(8), 0).expect("session");
+    let req = AcquireRequest { session: Some(s.session.clone()), ..AcquireRequest::new("k", "a") };
+    let tok = token(&mut t, &req, 0);
+    t.end_session(&s.session, "a", 25).expect("end");
+    let r = t.drain_audit(usize::MAX);
+    let rel = only(&r, AuditEvent::Released);
+    assert_eq!(
+        (rel.token, rel.held_ms, rel.reason.as_deref()),
+        (tok, Some(25), Some("session_ended"))
+    );
+}
+
+#[test]
 fn a_deadlock_victim_and_a_refused_renewal_are_recorded() {
     let mut t = table(16);
     token(&mut t, &acquire("k1", "a"), 0);
