@@ -177,23 +177,28 @@ impl LockTable {
 
     #[cold]
     fn audit_removed_slow(&mut self, l: LockIdx, reason: WatchReason) {
-        let (event, why): (AuditEvent, Option<Box<str>>) = match reason {
+        let (event, why): (AuditEvent, Option<&'static str>) = match reason {
             WatchReason::Released => (AuditEvent::Released, None),
-            WatchReason::SessionEnded => (AuditEvent::Released, Some("session_ended".into())),
-            WatchReason::Expired => (AuditEvent::Expired, Some("lease_expired".into())),
-            WatchReason::SessionExpired => (AuditEvent::Expired, Some("session_expired".into())),
-            WatchReason::ForceReleased => (AuditEvent::ForceReleased, self.audit.reason.clone()),
+            WatchReason::SessionEnded => (AuditEvent::Released, Some("session_ended")),
+            WatchReason::Expired => (AuditEvent::Expired, Some("lease_expired")),
+            WatchReason::SessionExpired => (AuditEvent::Expired, Some("session_expired")),
+            WatchReason::ForceReleased => (AuditEvent::ForceReleased, None),
             WatchReason::Preempted => (AuditEvent::Preempted, None),
             WatchReason::Upgraded
             | WatchReason::NotHeld
             | WatchReason::Held
             | WatchReason::RevokeRequested => return,
         };
-        if self.audit.admit() {
-            let held = self.now.saturating_sub(self.lock(l).granted_at);
-            let r = self.lock_record(l, event, Some(held), why);
-            self.audit.push(r);
+        if !self.audit.admit() {
+            return;
         }
+        let why = match event {
+            AuditEvent::ForceReleased => self.audit.reason.clone(),
+            _ => why.map(Box::from),
+        };
+        let held = self.now.saturating_sub(self.lock(l).granted_at);
+        let r = self.lock_record(l, event, Some(held), why);
+        self.audit.push(r);
     }
 
     /// Hook: waiter `victim` is a deadlock's victim; `cycle` names the owners, victim first.
