@@ -151,3 +151,28 @@ def test_a_full_buffer_drops_and_counts_and_never_slows_a_lock(lc):
                message="the kept records searchable")
     settings(lc, enabled=None)
     assert node_stats(lc)["audit_failed"] == 0
+
+
+def test_a_refused_write_is_counted_at_most_once_and_the_history_goes_on(lc):
+    """A write the cluster refuses (a write block on the data stream) loses its documents and
+    counts them in `audit_failed`; nothing is retried, and once the block is gone the next events
+    arrive."""
+    settings(lc, enabled=True)
+    p = unique("blocked")
+    try:
+        ok(lc.acquire(f"{p}-0", "a"))
+        wait_until(lambda: history_of(lc, f"{p}-0"), 30, interval=0.25, message="the data stream exists")
+        ok(lc.call("PUT", f"/{STREAM}/_settings", {"index.blocks.write": True}))
+        before = node_stats(lc)
+        ok(lc.acquire(f"{p}-1", "a"))
+        wait_until(lambda: node_stats(lc)["audit_failed"] > before["audit_failed"], 30, interval=0.25,
+                   message="the refused write counted")
+        ok(lc.call("PUT", f"/{STREAM}/_settings", {"index.blocks.write": None}))
+        ok(lc.release(f"{p}-1", "a"))
+        docs = wait_until(lambda: history_of(lc, f"{p}-1"), 30, interval=0.25, message="the history goes on")
+        assert [(d["event"], d["owner"]) for d in docs] == [("released", "a")], docs
+        after = node_stats(lc)
+        assert after["audit_failed"] - before["audit_failed"] == 1, (before, after)
+    finally:
+        lc.call("PUT", f"/{STREAM}/_settings", {"index.blocks.write": None})
+        settings(lc, enabled=None)
