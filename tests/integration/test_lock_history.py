@@ -78,10 +78,17 @@ def test_the_history_is_off_until_enabled_and_then_searchable_within_seconds(lc,
         forced = ok(lc.acquire(f"{p}-k3", "d"))
         ok(lc.force_release(f"{p}-k3", reason="stuck job"))
         assert lc.renew(f"{p}-k3", "d", fencing_token=forced["fencing_token"]).status_code == 404
+        # A preemption: a background holder that does not yield within the grace loses the lock.
+        ok(lc.acquire(f"{p}-k4", "e", priority="background", lease="30s"))
+        preempting = threading.Thread(target=lambda: answers.update(g=lc.acquire(
+            f"{p}-k4", "g", priority="foreground", wait="20s", preempt="500ms", timeout=30)))
+        preempting.start()
+        preempting.join(30)
+        ok(answers["g"])
 
         want = {("granted", "a"), ("granted", "b"), ("released", "a"), ("released", "b"),
                 ("granted", "c"), ("expired", "c"), ("granted", "d"), ("force_released", "d"),
-                ("renew_refused", "d")}
+                ("renew_refused", "d"), ("granted", "e"), ("preempted", "e"), ("granted", "g")}
 
         def arrived():
             docs = history_of(lc, p)
@@ -110,6 +117,9 @@ def test_the_history_is_off_until_enabled_and_then_searchable_within_seconds(lc,
     assert e["held_ms"] >= 1000, e
     f = one("force_released", "d")
     assert (f["token"], f["reason"]) == (forced["fencing_token"], "stuck job"), f
+    pre = one("preempted", "e")
+    assert pre["key"] == f"{p}-k4" and pre["held_ms"] >= 500, pre
+    assert one("granted", "g")["waited_ms"] >= 500
     n = one("renew_refused", "d")
     assert (n["token"], n["reason"]) == (forced["fencing_token"], "not_held"), n
     order = [(d["event"], d["owner"]) for d in docs if d["key"] == f"{p}-k1"]
