@@ -63,10 +63,7 @@ impl PartitionDelta {
     /// [`PartitionSnapshot::set_format`]).
     pub fn set_format(&mut self, format: u32) {
         self.format = format;
-        if format < crate::STATE_FORMAT_LOCK_DELAY {
-            self.delays.clear();
-            self.locks.iter_mut().for_each(super::snapshot::strip_format_3);
-        }
+        super::snapshot::leave_out_newer(format, &mut self.delays, &mut self.locks);
     }
 
     /// Whether nothing changed: such a delta carries the previous take's `seq`, and need not be

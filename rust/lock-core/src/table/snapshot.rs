@@ -56,17 +56,24 @@ impl PartitionSnapshot {
     /// format, and a priority is only lost to a preemption, docs/LOCK_CORE.md "Preemption").
     pub fn set_format(&mut self, format: u32) {
         self.format = format;
-        if format < crate::STATE_FORMAT_LOCK_DELAY {
-            self.delays.clear();
-            self.locks.iter_mut().for_each(strip_format_3);
-        }
+        leave_out_newer(format, &mut self.delays, &mut self.locks);
     }
 }
 
-/// A lock without the members format 3 added.
-pub(super) fn strip_format_3(l: &mut LockSnapshot) {
-    l.lock_delay_ms = None;
-    l.priority = None;
+/// Leaves out of a state written in `format` the members added after it: before format 3, the
+/// delays running and each lock's lock-delay and priority. A snapshot and a delta share it.
+pub(super) fn leave_out_newer(
+    format: u32,
+    delays: &mut Vec<DelaySnapshot>,
+    locks: &mut [LockSnapshot],
+) {
+    if format < crate::STATE_FORMAT_LOCK_DELAY {
+        delays.clear();
+        for l in locks {
+            l.lock_delay_ms = None;
+            l.priority = None;
+        }
+    }
 }
 
 /// One held lock in a [`PartitionSnapshot`]: what a listing shows of it ([`LockInfo`]), built
