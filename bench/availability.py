@@ -6,15 +6,18 @@ lock state, default fault detection), and one fault at a time:
 - `stop-owner`: SIGSTOP of the owner, until a new owner grants (then SIGCONT);
 - `cut-owner`: the owner's transport traffic cut both ways (scripts/netcut.py), clients still
   reaching its HTTP port, until a new owner grants (then the cut is healed);
-- `kill-master`: kill -9 of the elected master when it is not the owner.
+- `kill-master`: kill -9 of the elected master when it is not the owner;
+- `stop-replica`: SIGSTOP of the node holding partition 0's replica (moved off the master first
+  when it is there), until a grant (then SIGCONT): the owner stays, and its batches wait until the
+  copy is failed.
 
 Probers on the surviving nodes start a fresh acquire (wait 0, a new key each time: every key is in
 partition 0 with the default `locks.partitions: 1`) every PROBE_S and release it once granted.
 The figure is the time from the fault to the first grant answered after it whose token carries a
-higher epoch than the owner had (`kill-master`: any grant). Between repetitions the node is
+higher epoch than the owner had (`kill-master`, `stop-replica`: any grant). Between repetitions the node is
 started again (or resumed, or reconnected) and the cluster waits for green with three nodes.
 
-    python3 bench/availability.py [--reps 3] [--faults kill-owner,stop-owner,cut-owner,kill-master]
+    python3 bench/availability.py [--reps 3] [--faults kill-owner,stop-owner,cut-owner,kill-master,stop-replica]
 
 Needs root for iptables (`cut-owner`). Prints one line per repetition and a table; with
 `--json FILE` also writes them. Nothing waits without a bound."""
@@ -42,7 +45,7 @@ PROBE_S = 0.1
 ANSWER_S = 90  # a probe through a survivor waits for the old owner until the cluster drops it
 FAULT_BOUND_S = 180  # no grant this long after the fault: the repetition fails
 SETTLE_S = 180
-FAULTS = ("kill-owner", "stop-owner", "cut-owner", "kill-master")
+FAULTS = ("kill-owner", "stop-owner", "cut-owner", "kill-master", "stop-replica")
 EPOCH_SHIFT = 40
 
 
@@ -135,22 +138,26 @@ def one(cluster, fault: str) -> dict:
             "to_node": next(n.name for n in cluster.nodes if n not in (owner,) and not has_copy(cluster, n))}}]})
         settle(cluster)
         owner, epoch, master = roles(cluster)
-    target = master if fault == "kill-master" else owner
+    if fault == "stop-replica":
+        target = replica_off_the_master(cluster, owner, master)
+    else:
+        target = master if fault == "kill-master" else owner
     survivors = [n for n in cluster.nodes if n is not target]
-    probers = Probers(survivors, epoch if fault != "kill-master" else epoch - 1, time.monotonic())
+    same_owner = fault in ("kill-master", "stop-replica")  # any grant counts: the epoch stays
+    probers = Probers(survivors, epoch - 1 if same_owner else epoch, time.monotonic())
     probers.start()
     began = time.monotonic()
     probers.since = began
     if fault in ("kill-owner", "kill-master"):
         target.kill()
-    elif fault == "stop-owner":
+    elif fault in ("stop-owner", "stop-replica"):
         target.freeze()
     else:
         netcut.cut(target)
     try:
         seconds = probers.wait(FAULT_BOUND_S)
     finally:
-        if fault == "stop-owner":
+        if fault in ("stop-owner", "stop-replica"):
             target.thaw()
         elif fault == "cut-owner":
             netcut.heal(target)
@@ -159,6 +166,23 @@ def one(cluster, fault: str) -> dict:
             target.wait_until_ready(timeout=SETTLE_S)
     settle(cluster)
     return {"fault": fault, "target": target.name, "seconds": seconds}
+
+
+def replica_off_the_master(cluster, owner, master):
+    """The node holding partition 0's replica, moved first to the node with no copy when it is the
+    master (a frozen master is an election, `stop-owner`'s story)."""
+    settle(cluster)  # a replica still initializing cannot be moved
+    shards = http(owner, "GET", "/_cat/shards/.locks?format=json&h=shard,prirep,node").json()
+    replica = next(cluster.node(s["node"]) for s in shards if s["shard"] == "0" and s["prirep"] == "r")
+    if replica is master:
+        third = next(n for n in cluster.nodes if n not in (owner, master))
+        r = http(owner, "POST", "/_cluster/reroute?metric=none", {"commands": [{"move": {
+            "index": ".locks", "shard": 0, "from_node": master.name, "to_node": third.name}}]})
+        if r.status_code != 200:
+            raise RuntimeError(f"moving the replica off the master: {r.status_code} {r.text[:500]}")
+        settle(cluster)
+        replica = third
+    return replica
 
 
 def has_copy(cluster, node) -> bool:

@@ -229,6 +229,60 @@ def killed_owner_keeps_holders(cluster, owner, epoch):
         rejoin(owner, a)
 
 
+# Elasticsearch's `cluster.publish.timeout` (30 s by default): how long the master waits for every
+# node to apply a cluster state before it answers the tasks in it. A frozen replica's copy must be
+# dropped from the lock traffic well before that.
+FROZEN_REPLICA_S = 25
+
+
+def replica_on_a_node_that_is_neither_owner_nor_master(cluster, owner, master):
+    """The node holding partition 0's replica, moved there first when it is on the master (a
+    frozen master is an election, not what the test is about)."""
+    shards = http(owner, "GET", "/_cat/shards/.locks?format=json&h=shard,prirep,node,state").json()
+    [replica] = [s["node"] for s in shards if s["shard"] == "0" and s["prirep"] == "r"]
+    if replica == master.name:
+        [third] = [n for n in live(cluster) if n not in (owner, master)]
+        r = http(owner, "POST", "/_cluster/reroute?metric=none", {"commands": [{"move": {
+            "index": ".locks", "shard": 0, "from_node": master.name, "to_node": third.name}}]})
+        assert r.status_code == 200, r.text
+        settled(owner)
+        replica = third.name
+    return cluster.node(replica)
+
+
+def test_a_frozen_replica_stops_the_lock_traffic_for_seconds_not_a_publication_timeout(cluster):
+    """The node holding partition 0's replica is frozen (SIGSTOP; neither owner nor master). The
+    owner's batch to it times out after 5 s and the copy is failed through the master; the master
+    commits that at once, but answers only when every node applied it or its publication timed out
+    (30 s, the frozen node never applies it). The owner goes on as soon as it applied the committed
+    state that takes the copy out of the in-sync set: a key is granted while the replica is still
+    frozen, and the holder from before the freeze keeps its lock and token."""
+    with no_rebalancing(cluster):
+        owner, _, master = owner_that_is_not_the_master(cluster)
+        settled(owner)
+        frozen = replica_on_a_node_that_is_neither_owner_nor_master(cluster, owner, master)
+        held, asked = keys_in_partition(owner, 0, "frozen-replica", 2)
+        token = take(owner, held, "holder", lease="2m")
+        assert frozen.freeze()
+        frozen_at = time.monotonic()
+        try:
+            r = http(owner, "POST", f"/_locks/{asked}/_acquire", {"owner": "during-freeze", "wait": f"{FROZEN_REPLICA_S}s"},
+                     timeout=FROZEN_REPLICA_S + 10)
+            answered_s = time.monotonic() - frozen_at
+            still_frozen = answered_s < FROZEN_REPLICA_S
+        finally:
+            frozen.thaw()
+        print(f"\nreplica's node frozen: a key granted after {answered_s:.2f}s ({r.status_code})")
+        assert r.status_code == 200, r.text
+        assert still_frozen, f"granted only after {answered_s:.1f}s, once the replica's node could have resumed"
+        assert holders_of(owner, held) == [("holder", token)]
+        for k, who in ((held, "holder"), (asked, "during-freeze")):
+            assert http(owner, "POST", f"/_locks/{k}/_release", {"owner": who}).status_code == 200
+        r = http(owner, "GET", "/_cluster/health/.locks?wait_for_nodes=3&wait_for_status=green&timeout=120s",
+                 timeout=130)
+        assert r.status_code == 200 and not r.json()["timed_out"], r.text
+
+
 def test_a_lock_delay_survives_kill_9_of_the_owner(cluster):
     """A holder frozen past its lease (a GC pause): its lock-delay (docs/API.md "Lock-delay")
     started on the owner, then kill -9 of the owner: the promoted copy still keeps the key from

@@ -268,15 +268,40 @@ public final class LockReplicationAction
         @Override
         public void failShardIfNeeded(
                 ShardRouting replica, long primaryTerm, String message, Exception e, ActionListener<Void> listener) {
+            String copy = replica.allocationId().getId();
             shardStateAction.remoteShardFailed(
-                    replica.shardId(), replica.allocationId().getId(), primaryTerm, true, message, e, listener);
+                    replica.shardId(),
+                    copy,
+                    primaryTerm,
+                    true,
+                    message,
+                    e,
+                    orWhenCommitted(replica.shardId(), copy, primaryTerm, listener));
         }
 
         @Override
         public void markShardCopyAsStaleIfNeeded(
                 ShardId shardId, String allocationId, long primaryTerm, ActionListener<Void> listener) {
             shardStateAction.remoteShardFailed(
-                    shardId, allocationId, primaryTerm, true, "mark copy as stale", null, listener);
+                    shardId,
+                    allocationId,
+                    primaryTerm,
+                    true,
+                    "mark copy as stale",
+                    null,
+                    orWhenCommitted(shardId, allocationId, primaryTerm, listener));
+        }
+
+        private ActionListener<Void> orWhenCommitted(
+                ShardId shardId, String copy, long primaryTerm, ActionListener<Void> listener) {
+            return CommittedCopyFailure.orWhenCommitted(
+                    clusterService,
+                    threadPool.getThreadContext(),
+                    threadPool.executor(EXECUTOR),
+                    shardId,
+                    copy,
+                    primaryTerm,
+                    listener);
         }
     }
 

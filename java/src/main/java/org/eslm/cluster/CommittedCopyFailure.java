@@ -1,0 +1,85 @@
+package org.eslm.cluster;
+
+import java.util.concurrent.Executor;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.elasticsearch.action.ActionListener;
+import org.elasticsearch.cluster.ClusterState;
+import org.elasticsearch.cluster.ClusterStateObserver;
+import org.elasticsearch.cluster.metadata.IndexMetadata;
+import org.elasticsearch.cluster.service.ClusterService;
+import org.elasticsearch.common.util.concurrent.ThreadContext;
+import org.elasticsearch.core.TimeValue;
+import org.elasticsearch.index.shard.ShardId;
+import org.eslm.compat.ProjectScope;
+
+/**
+ * Lets a batch go on once the failure of a copy that did not take it is committed, without
+ * waiting for the master's answer (docs/ARCHITECTURE.md "Replication").
+ *
+ * <p>The master answers a shard-failed request only when its publication is over: every node
+ * applied the new cluster state, or {@code cluster.publish.timeout} (30 s) ran out. A frozen or
+ * cut-off node holding the copy never applies it, so the owner's batch, and every lock of the
+ * partition, would wait those 30 s. What makes going on safe is not the answer but the commit: a
+ * cluster state this node applied is committed (a majority accepted it), and once one in which
+ * this primary still serves in the same term lists the copy out of the in-sync set, no master can
+ * promote that copy. The master's answer still arrives and is ignored (or, when it comes first,
+ * decides as before).
+ */
+final class CommittedCopyFailure {
+    private static final Logger logger = LogManager.getLogger(CommittedCopyFailure.class);
+    /** How long the applied cluster states are watched; the master's answer decides after it. */
+    static final TimeValue WATCH = TimeValue.timeValueMinutes(2);
+
+    private CommittedCopyFailure() {}
+
+    /**
+     * Whether {@code state} has the primary of {@code shard} in {@code primaryTerm} still (a new
+     * primary always comes with a higher term) and the copy {@code allocationId} out of its
+     * in-sync set.
+     */
+    static boolean committed(ClusterState state, ShardId shard, String allocationId, long primaryTerm) {
+        IndexMetadata index = ProjectScope.index(state, shard.getIndexName());
+        return index != null
+                && index.getIndexUUID().equals(shard.getIndex().getUUID())
+                && index.primaryTerm(shard.id()) == primaryTerm
+                && index.inSyncAllocationIds(shard.id()).contains(allocationId) == false;
+    }
+
+    /**
+     * Completes {@code listener} (once, with the master's answer) as soon as this node applied a
+     * cluster state in which the copy's failure is {@link #committed}; the completion runs on
+     * {@code executor}, never on the cluster applier's thread.
+     */
+    static ActionListener<Void> orWhenCommitted(
+            ClusterService clusterService,
+            ThreadContext threadContext,
+            Executor executor,
+            ShardId shard,
+            String allocationId,
+            long primaryTerm,
+            ActionListener<Void> listener) {
+        ActionListener<Void> once = ActionListener.notifyOnce(listener);
+        ClusterStateObserver observer = new ClusterStateObserver(clusterService, WATCH, logger, threadContext);
+        observer.waitForNextChange(
+                new ClusterStateObserver.Listener() {
+                    @Override
+                    public void onNewClusterState(ClusterState state) {
+                        logger.info(
+                                "copy [{}] of {} is out of the in-sync set in a committed cluster state: the "
+                                        + "batch goes on without waiting for the master's answer",
+                                allocationId,
+                                shard);
+                        executor.execute(() -> once.onResponse(null));
+                    }
+
+                    @Override
+                    public void onClusterServiceClose() {}
+
+                    @Override
+                    public void onTimeout(TimeValue timeout) {}
+                },
+                state -> committed(state, shard, allocationId, primaryTerm));
+        return once;
+    }
+}
