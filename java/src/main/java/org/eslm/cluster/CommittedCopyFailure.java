@@ -1,6 +1,7 @@
 package org.eslm.cluster;
 
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.elasticsearch.action.ActionListener;
@@ -47,9 +48,10 @@ final class CommittedCopyFailure {
     }
 
     /**
-     * Completes {@code listener} (once, with the master's answer) as soon as this node applied a
-     * cluster state in which the copy's failure is {@link #committed}; the completion runs on
-     * {@code executor}, never on the cluster applier's thread.
+     * The listener to give the shard-failed request: it completes {@code listener} once, with the
+     * master's answer or as soon as this node applied a cluster state in which the copy's failure
+     * is {@link #committed}, whichever comes first. The latter runs on {@code executor}, never on
+     * the cluster applier's thread; after the former, the watch ends at the next cluster state.
      */
     static ActionListener<Void> orWhenCommitted(
             ClusterService clusterService,
@@ -59,18 +61,20 @@ final class CommittedCopyFailure {
             String allocationId,
             long primaryTerm,
             ActionListener<Void> listener) {
-        ActionListener<Void> once = ActionListener.notifyOnce(listener);
+        AtomicBoolean done = new AtomicBoolean();
         ClusterStateObserver observer = new ClusterStateObserver(clusterService, WATCH, logger, threadContext);
         observer.waitForNextChange(
                 new ClusterStateObserver.Listener() {
                     @Override
                     public void onNewClusterState(ClusterState state) {
-                        logger.info(
-                                "copy [{}] of {} is out of the in-sync set in a committed cluster state: the "
-                                        + "batch goes on without waiting for the master's answer",
-                                allocationId,
-                                shard);
-                        executor.execute(() -> once.onResponse(null));
+                        if (done.compareAndSet(false, true)) {
+                            logger.info(
+                                    "copy [{}] of {} is out of the in-sync set in a committed cluster state: the "
+                                            + "batch goes on without waiting for the master's answer",
+                                    allocationId,
+                                    shard);
+                            executor.execute(() -> listener.onResponse(null));
+                        }
                     }
 
                     @Override
@@ -79,7 +83,17 @@ final class CommittedCopyFailure {
                     @Override
                     public void onTimeout(TimeValue timeout) {}
                 },
-                state -> committed(state, shard, allocationId, primaryTerm));
-        return once;
+                state -> done.get() || committed(state, shard, allocationId, primaryTerm));
+        return ActionListener.wrap(
+                answer -> {
+                    if (done.compareAndSet(false, true)) {
+                        listener.onResponse(answer);
+                    }
+                },
+                failure -> {
+                    if (done.compareAndSet(false, true)) {
+                        listener.onFailure(failure);
+                    }
+                });
     }
 }
