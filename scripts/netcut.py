@@ -14,7 +14,8 @@ send: it could hear the cluster without being heard. Packets are dropped, not re
 see what a real partition looks like (timeouts, no reset), and Elasticsearch's own fault detection
 decides when the node is gone. Every rule carries the comment TAG, and `heal_all` deletes every
 such rule: at the start of a run (a run killed half-way leaves none behind for the next) and at its
-end. Needs root and the Debian package `iptables` (.ci/run installs it)."""
+end. `cut_one_way(src, dst)` adds one more kind of rule: what `src` sends to `dst`'s transport
+port is dropped (see its docs for why that is a one-way cut between TCP peers). Needs root and the Debian package `iptables` (.ci/run installs it)."""
 
 from __future__ import annotations
 
@@ -91,6 +92,26 @@ def heal(node) -> None:
     """Removes `node`'s cut (each rule once; a rule already gone is fine). The mark stays."""
     for chain, rule in _rules(node):
         _delete(chain, rule)
+
+
+def _one_way(src, dst) -> tuple[str, list[str]]:
+    return ("OUTPUT", ["-p", "tcp", "-m", "owner", "--uid-owner", src.user, "--dport", str(dst.transport_port),
+                       *_comment(src), "-j", "DROP"])
+
+
+def cut_one_way(src, dst) -> None:
+    """Drops what `src` sends on the connections it opened to `dst`: `src`'s requests to `dst`
+    (and on those connections, everything) go unanswered, while `dst`'s requests to `src`, on
+    the connections `dst` opened, still come and go with their answers. Between two TCP peers a
+    one-way cut is one of connection direction: a byte nobody acknowledges stops its connection
+    both ways. Elasticsearch sends each request on a connection its sender opened, so this is
+    "`dst` hears `src` no more, `src` still hears `dst`" for every request (follower and leader
+    checks, publications, the plugin's batches and ownership checks)."""
+    _insert(*_one_way(src, dst))
+
+
+def heal_one_way(src, dst) -> None:
+    _delete(*_one_way(src, dst))
 
 
 def heal_all() -> int:
