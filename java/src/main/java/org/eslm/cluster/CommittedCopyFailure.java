@@ -1,6 +1,7 @@
 package org.eslm.cluster;
 
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -73,7 +74,7 @@ final class CommittedCopyFailure {
                                             + "batch goes on without waiting for the master's answer",
                                     allocationId,
                                     shard);
-                            executor.execute(() -> listener.onResponse(null));
+                            goOn(executor, listener);
                         }
                     }
 
@@ -95,5 +96,14 @@ final class CommittedCopyFailure {
                         listener.onFailure(failure);
                     }
                 });
+    }
+
+    /** Off the applier's thread; inline only when the pool refuses (it is shutting down). */
+    private static void goOn(Executor executor, ActionListener<Void> listener) {
+        try {
+            executor.execute(() -> listener.onResponse(null));
+        } catch (RejectedExecutionException e) {
+            listener.onResponse(null);
+        }
     }
 }
