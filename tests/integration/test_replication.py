@@ -250,6 +250,7 @@ def replica_on_a_node_that_is_neither_owner_nor_master(cluster, owner, master):
     return cluster.node(replica)
 
 
+@pytest.mark.every_version  # the in-sync set is read through org.eslm.compat (pytest.ini)
 def test_a_frozen_replica_stops_the_lock_traffic_for_seconds_not_a_publication_timeout(cluster):
     """The node holding partition 0's replica is frozen (SIGSTOP; neither owner nor master). The
     owner's batch to it times out after 5 s and the copy is failed through the master; the master
