@@ -30,6 +30,7 @@ DOWN_S = (1, 6)  # kill -9: down this long before it is started again
 # until .locks is green, mostly Elasticsearch's and TCP's, is reported beside it and bounded by
 # HEAL_S).
 HEALED_WITHIN_S = 10
+NO_RECOVERY = -1.0  # a heal after which the replica needed no recovery (see healed_after_cut)
 
 # (kind, target) every run must have made, effectively, at least once; the schedule puts them
 # first in each round (in a seeded order), then the rest.
@@ -52,7 +53,8 @@ class Nemesis:
         self.thread = threading.Thread(target=self.run, name="nemesis", daemon=True)
         self.errors: list[str] = []
         # per healed partition: (seconds from the heal until .locks was green with the replica
-        # holding its standby, seconds the replica's last recovery waited for the whole state)
+        # holding its standby, seconds the replica's recovery waited for the whole state: None
+        # when the node reported none, NO_RECOVERY when the replica did not recover since the cut)
         self.heals: list[tuple[float, float | None]] = []
 
     def schedule(self):
@@ -173,12 +175,13 @@ class Nemesis:
         (`healed_after_cut`)."""
         node, who, effective = self.target(aim)
         seconds = self.rng.uniform(*CUT_S)
+        cut_at_ms = time.time() * 1000  # wall clock: Elasticsearch reports recoveries in epoch ms
         netcut.cut(node)
         try:
             time.sleep(seconds)
         finally:
             netcut.heal(node)
-        healed, waited = self.healed_after_cut()
+        healed, waited = self.healed_after_cut(cut_at_ms)
         self.heals.append((healed, waited))
         return {"node": node.name, "detail": f"transport of {who} cut for {seconds:.1f}s; green with a standby "
                 f"{healed:.1f}s after the heal; the replica's recovery waited {waited}s for the whole state",
@@ -233,36 +236,47 @@ class Nemesis:
         except Exception as e:  # noqa: BLE001 - reported; the test's final check decides
             self.errors.append(f"heal: {type(e).__name__}: {str(e)[:300]}")
 
-    def healed_after_cut(self) -> tuple[float, float | None]:
+    def healed_after_cut(self, cut_at_ms: float) -> tuple[float, float | None]:
         """(seconds from now, the heal, until `.locks` is green and the replica's node holds a
         standby of partition 0, at most HEAL_S, infinite when not reached; seconds the replica's
-        last recovery waited for its owner's whole state, as that node reports it). The first is
+        last recovery waited for its owner's whole state, as that node reports it, or NO_RECOVERY
+        when that copy's last recovery began before the cut: its wait belongs to an earlier fault,
+        e.g. a recovery from an owner that was frozen then, and this cut needed none). The first is
         mostly Elasticsearch's and TCP's: connections that carried traffic during the cut stay in
         retransmission backoff for up to ~12 s after it, and a master may have to be elected and
         the copy allocated first. The second is the plugin's share of the recovery."""
         healed = time.monotonic()
         while time.monotonic() - healed < HEAL_S:
             try:
-                diag = self.started_replica_diagnostics()
+                replica, diag = self.started_replica_diagnostics()
                 if diag is not None and 0 in diag["standbys"]:
+                    seconds = time.monotonic() - healed
+                    if not self.replica_recovered_since(replica, cut_at_ms):
+                        return seconds, NO_RECOVERY
                     waited = diag.get("standby_recovery_waits_ms", {}).get("0")
-                    return time.monotonic() - healed, None if waited is None else waited / 1000
+                    return seconds, None if waited is None else waited / 1000
             except (RuntimeError, ValueError, KeyError, StopIteration, requests.RequestException):
                 pass
             time.sleep(0.2)
         return float("inf"), None
 
-    def started_replica_diagnostics(self) -> dict | None:
-        """The diagnostics of the node holding partition 0's replica once that copy is STARTED and
-        `.locks` green, else None."""
+    def replica_recovered_since(self, node_name: str, since_ms: float) -> bool:
+        """Whether partition 0's copy on `node_name` began its last recovery at or after `since_ms`."""
+        rows = self.admin("GET", "/_cat/recovery/.locks?format=json&h=shard,target_node,start_time_millis").json()
+        return any(r["shard"] == "0" and r["target_node"] == node_name and int(r["start_time_millis"]) >= since_ms
+                   for r in rows)
+
+    def started_replica_diagnostics(self) -> tuple[str | None, dict | None]:
+        """(the name of the node holding partition 0's replica, its diagnostics) once that copy is
+        STARTED and `.locks` green, else (None, None)."""
         replica = next((c for c in self.copies() if c["prirep"] == "r"), None)
         if replica is None or replica["state"] != "STARTED":
-            return None
+            return None, None
         r = self.admin("GET", "/_cluster/health/.locks?wait_for_nodes=3&timeout=0s", timeout=5)
         if r.status_code != 200 or r.json()["status"] != "green":
-            return None
-        return self.http.get(self.cluster.node(replica["node"]).url + "/_locks/_node/diagnostics",
-                             timeout=(CONNECT_S, 5)).json()
+            return None, None
+        return replica["node"], self.http.get(self.cluster.node(replica["node"]).url + "/_locks/_node/diagnostics",
+                                              timeout=(CONNECT_S, 5)).json()
 
     def settled(self) -> bool:
         """Three nodes, `.locks` green, nothing relocating (bounded by HEAL_S): the end state."""

@@ -29,7 +29,7 @@ import pytest
 import netcut
 import node as esnode
 from history import ACQUIRE, History, check
-from nemesis import HEAL_S, HEALED_WITHIN_S, REQUIRED, Nemesis
+from nemesis import HEAL_S, HEALED_WITHIN_S, NO_RECOVERY, REQUIRED, Nemesis
 from workers import Holder, Load, Worker
 
 pytestmark = pytest.mark.slow
@@ -132,7 +132,8 @@ def test_no_overlapping_holds_lost_holders_or_falling_tokens_under_faults(cluste
     assert not missing, f"seed {SEED}: the run made none of {missing}: raise ESLM_NEMESIS_SECONDS"
     assert report.counts["grants"] > 0 and report.counts["renews"] > 0, "the run proved nothing"
     print(f"  after each healed partition (s from the heal until green with a standby, s the replica's "
-          f"recovery waited for the whole state): {nemesis.heals}", flush=True)
+          f"recovery waited for the whole state, {NO_RECOVERY}: no recovery since the cut): {nemesis.heals}",
+          flush=True)
     never = [h for h in nemesis.heals if h[0] == float("inf") or h[1] is None]
     assert not never, f"seed {SEED}: after a healed partition .locks was not green with a replica holding the " \
                       f"standby within {HEAL_S}s, or the replica's node reported no recovery: {nemesis.heals}"
