@@ -69,6 +69,18 @@ def http(node, method, path, body=None, timeout=60):
     return requests.request(method, node.url + path, json=body, timeout=timeout)
 
 
+def holders_of(node, key):
+    """(owner, fencing token) of each holder of `key`, as `node` answers."""
+    return [(h["owner"], h["fencing_token"]) for h in http(node, "GET", f"/_locks/{key}").json()["holders"]]
+
+
+def take(node, key, owner, **body):
+    """Acquires `key` for `owner` through `node` (which must grant it); answers the token."""
+    r = http(node, "POST", f"/_locks/{key}/_acquire", {"owner": owner, **body})
+    assert r.status_code == 200, r.text
+    return r.json()["fencing_token"]
+
+
 def served(node, path):
     """The JSON answer of `GET path` through `node` once the partition behind it serves again,
     else None (503 or a failed connection while it fails over): a predicate for `wait_until`."""

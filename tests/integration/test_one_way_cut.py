@@ -24,7 +24,7 @@ import requests
 
 import netcut
 import node as esnode
-from cluster_kit import http, keys_in_partition, live, owner_that_is_not_the_master, settled
+from cluster_kit import holders_of, http, keys_in_partition, live, owner_that_is_not_the_master, settled, take
 
 pytestmark = pytest.mark.slow
 
@@ -47,16 +47,6 @@ def cluster():
     finally:
         netcut.heal_all()
         c.stop()
-
-
-def holders(node, key):
-    return [(h["owner"], h["fencing_token"]) for h in http(node, "GET", f"/_locks/{key}").json()["holders"]]
-
-
-def take(node, key, owner, **body):
-    r = http(node, "POST", f"/_locks/{key}/_acquire", {"owner": owner, **body})
-    assert r.status_code == 200, r.text
-    return r.json()["fencing_token"]
 
 
 def through_the_old_owner(old, key, answers):
@@ -120,7 +110,7 @@ def fail_over_with_a_one_way_cut(cluster, deaf, mute_from):
         stale = [a for a in grants if a[1] > new_at and a[3] >> EPOCH_SHIFT <= epoch]
         assert stale == [], f"the old owner granted in its epoch after the new owner served: {stale}"
         assert any(a[1] > new_at for a in answers), "the old owner was asked after the failover"
-        assert holders(third, held) == [("holder", token)], "the holder kept its lock through the cut"
+        assert holders_of(third, held) == [("holder", token)], "the holder kept its lock through the cut"
         r = http(third, "POST", f"/_locks/{held}/_renew", {"owner": "holder"})
         assert r.status_code == 200, r.text
     finally:

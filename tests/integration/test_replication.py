@@ -23,6 +23,7 @@ from cluster_kit import (
     assert_the_election_changed_nothing,
     granted_by_the_new_owner,
     hold_locks_before_an_election,
+    holders_of,
     http,
     keys_in_partition,
     live,
@@ -34,6 +35,7 @@ from cluster_kit import (
     restart_all,
     served,
     settled,
+    take,
     wait_for_new_master,
 )
 from lockclient import wait_until
@@ -87,16 +89,6 @@ def waiters_of(node, key, timeout=30):
             return [w["owner"] for w in waiters]
         time.sleep(0.05)
     raise AssertionError(f"no waiter on {key} within {timeout}s")
-
-
-def holders_of(node, key):
-    return [(h["owner"], h["fencing_token"]) for h in http(node, "GET", f"/_locks/{key}").json()["holders"]]
-
-
-def take(node, key, owner, **body):
-    r = http(node, "POST", f"/_locks/{key}/_acquire", {"owner": owner, **body})
-    assert r.status_code == 200, r.text
-    return r.json()["fencing_token"]
 
 
 def test_every_partition_has_an_in_sync_replica_and_keys_spread_over_owners(cluster):
