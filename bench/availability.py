@@ -7,6 +7,9 @@ lock state, default fault detection), and one fault at a time:
 - `cut-owner`: the owner's transport traffic cut both ways (scripts/netcut.py), clients still
   reaching its HTTP port, until a new owner grants (then the cut is healed);
 - `kill-master`: kill -9 of the elected master when it is not the owner;
+- `stop-master`, `cut-master`: SIGSTOP of the elected master (it is not the owner), or its
+  transport cut both ways, for HOLD_S; the owner stays, and the figure is the longest time
+  without a grant during the fault (from the fault to the first grant, and between grants);
 - `stop-replica`: SIGSTOP of the node holding partition 0's replica (moved off the master first
   when it is there), until a grant (then SIGCONT): the owner stays, and its batches wait until the
   copy is failed.
@@ -14,12 +17,13 @@ lock state, default fault detection), and one fault at a time:
 Probers on the surviving nodes start a fresh acquire (wait 0, a new key each time: every key is in
 partition 0 with the default `locks.partitions: 1`) every PROBE_S and release it once granted.
 The figure is the time from the fault to the first grant answered after it whose token carries a
-higher epoch than the owner had (`kill-master`, `stop-replica`: any grant). Between repetitions the node is
+higher epoch than the owner had (`kill-master`, `stop-replica`: any grant; `stop-master`, `cut-master`:
+the longest gap, as above). Between repetitions the node is
 started again (or resumed, or reconnected) and the cluster waits for green with three nodes.
 
-    python3 bench/availability.py [--reps 3] [--faults kill-owner,stop-owner,cut-owner,kill-master,stop-replica]
+    python3 bench/availability.py [--reps 3] [--faults kill-owner,stop-owner,cut-owner,kill-master,stop-replica,stop-master,cut-master]
 
-Needs root for iptables (`cut-owner`). Prints one line per repetition and a table; with
+Needs root for iptables (`cut-owner`, `cut-master`). Prints one line per repetition and a table; with
 `--json FILE` also writes them. Nothing waits without a bound."""
 
 from __future__ import annotations
@@ -45,7 +49,9 @@ PROBE_S = 0.1
 ANSWER_S = 90  # a probe through a survivor waits for the old owner until the cluster drops it
 FAULT_BOUND_S = 180  # no grant this long after the fault: the repetition fails
 SETTLE_S = 180
-FAULTS = ("kill-owner", "stop-owner", "cut-owner", "kill-master", "stop-replica")
+FAULTS = ("kill-owner", "stop-owner", "cut-owner", "kill-master", "stop-replica", "stop-master", "cut-master")
+MASTER_FAULTS = ("stop-master", "cut-master")
+HOLD_S = 20  # how long a master fault lasts
 EPOCH_SHIFT = 40
 
 
@@ -75,6 +81,7 @@ class Probers:
     def __init__(self, nodes, epoch: int, since: float):
         self.nodes, self.epoch, self.since = nodes, epoch, since
         self.first: float | None = None
+        self.grants: list[float] = []  # every grant's answer time, in any epoch
         self.stop = threading.Event()
         self.lock = threading.Lock()
         self.threads: list[threading.Thread] = []
@@ -97,6 +104,8 @@ class Probers:
         answered = time.monotonic()
         if r.status_code != 200:
             return
+        with self.lock:
+            self.grants.append(answered)
         if r.json()["fencing_token"] >> EPOCH_SHIFT > self.epoch and answered >= self.since:
             with self.lock:
                 if self.first is None or answered < self.first:
@@ -112,6 +121,18 @@ class Probers:
             time.sleep(0.05)
         self.stop.set()
         return None if self.first is None else self.first - self.since
+
+    def longest_gap(self, window: float) -> float:
+        """Waits out `window` from `since`, then answers the longest time without a grant in it:
+        from `since` to the first grant, between grants, and from the last one to the window's end."""
+        end = self.since + window
+        while time.monotonic() < end:
+            time.sleep(0.05)
+        self.stop.set()
+        with self.lock:
+            times = sorted(t for t in self.grants if self.since <= t <= end)
+        edges = [self.since, *times, end]
+        return max(b - a for a, b in zip(edges, edges[1:]))
 
 
 def settle(cluster):
@@ -132,7 +153,7 @@ def settle(cluster):
 def one(cluster, fault: str) -> dict:
     """One repetition of `fault`; answers its figure."""
     owner, epoch, master = roles(cluster)
-    if fault == "kill-master" and master is owner:
+    if fault in ("kill-master", *MASTER_FAULTS) and master is owner:
         http(owner, "POST", "/_cluster/reroute?metric=none", {"commands": [{"move": {
             "index": ".locks", "shard": 0, "from_node": owner.name,
             "to_node": next(n.name for n in cluster.nodes if n not in (owner,) and not has_copy(cluster, n))}}]})
@@ -141,25 +162,25 @@ def one(cluster, fault: str) -> dict:
     if fault == "stop-replica":
         target = replica_off_the_master(cluster, owner, master)
     else:
-        target = master if fault == "kill-master" else owner
+        target = master if fault in ("kill-master", *MASTER_FAULTS) else owner
     survivors = [n for n in cluster.nodes if n is not target]
-    same_owner = fault in ("kill-master", "stop-replica")  # any grant counts: the epoch stays
+    same_owner = fault in ("kill-master", "stop-replica", *MASTER_FAULTS)  # any grant counts: the epoch stays
     probers = Probers(survivors, epoch - 1 if same_owner else epoch, time.monotonic())
     probers.start()
     began = time.monotonic()
     probers.since = began
     if fault in ("kill-owner", "kill-master"):
         target.kill()
-    elif fault in ("stop-owner", "stop-replica"):
+    elif fault in ("stop-owner", "stop-replica", "stop-master"):
         target.freeze()
     else:
         netcut.cut(target)
     try:
-        seconds = probers.wait(FAULT_BOUND_S)
+        seconds = probers.longest_gap(HOLD_S) if fault in MASTER_FAULTS else probers.wait(FAULT_BOUND_S)
     finally:
-        if fault in ("stop-owner", "stop-replica"):
+        if fault in ("stop-owner", "stop-replica", "stop-master"):
             target.thaw()
-        elif fault == "cut-owner":
+        elif fault in ("cut-owner", "cut-master"):
             netcut.heal(target)
         else:
             target.start()
@@ -197,8 +218,8 @@ def main() -> int:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     faults = args.faults.split(",")
-    if "cut-owner" in faults and netcut.usable() is not None:
-        raise SystemExit(f"cut-owner needs iptables: {netcut.usable()}")
+    if {"cut-owner", "cut-master"} & set(faults) and netcut.usable() is not None:
+        raise SystemExit(f"cut-owner and cut-master need iptables: {netcut.usable()}")
     netcut.heal_all()
     cluster = esnode.Cluster("eslm-bench-availability", 3,
                              extra_settings={"cluster.routing.rebalance.enable": "none"})
@@ -218,7 +239,8 @@ def main() -> int:
         for n in cluster.nodes:
             n.thaw()
         cluster.stop()
-    print("\n| fault | repetitions | time to the next grant: median | max |\n|---|---|---|---|")
+    print("\n| fault | repetitions | time to the next grant (master faults: longest gap): median | max |"
+          "\n|---|---|---|---|")
     for fault in faults:
         xs = [r["seconds"] for r in results if r["fault"] == fault]
         known = [x for x in xs if x is not None]

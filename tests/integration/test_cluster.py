@@ -22,6 +22,7 @@ import requests
 
 import node as esnode
 from cluster_kit import (
+    COPIES_MAY_SIT_ON_THE_MASTER,
     FAST_FAULT_DETECTION,
     granted_by_the_new_owner,
     http,
@@ -47,6 +48,7 @@ def cluster():
         3,
         extra_settings={
             "locks.durability": "memory",
+            **COPIES_MAY_SIT_ON_THE_MASTER,
             "locks.lease.max": f"{LEASE_MAX_S}s",
             "locks.lease.default": f"{LEASE_MAX_S}s",
             "locks.recovery.grace": f"{GRACE_S}s",

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import node as esnode
-from cluster_kit import http, live, move_partition, owner_of_partition, settled
+from cluster_kit import COPIES_MAY_SIT_ON_THE_MASTER, http, live, move_partition, owner_of_partition, settled
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENTS = ROOT / "clients"
@@ -140,7 +140,8 @@ def test_the_java_client_sees_no_error_across_owner_moves(tmp_path):
     """Three nodes, one partition moved between them three times while the Java client acquires
     and releases through all of them: every 503 of a move is retried within the client's budget,
     so its loop never sees an error, and it keeps making progress after each move."""
-    cluster = esnode.Cluster("eslm-it-java-moves", 3, extra_settings={"cluster.routing.rebalance.enable": "none"})
+    cluster = esnode.Cluster("eslm-it-java-moves", 3, extra_settings={
+        "cluster.routing.rebalance.enable": "none", **COPIES_MAY_SIT_ON_THE_MASTER})
     cluster.start()
     churn = None
     try:

@@ -19,6 +19,7 @@ import requests
 
 import node as esnode
 from cluster_kit import (
+    COPIES_MAY_SIT_ON_THE_MASTER,
     RenewRecorder,
     assert_the_election_changed_nothing,
     granted_by_the_new_owner,
@@ -50,7 +51,7 @@ def cluster():
     # No rebalancing: the tests move partitions themselves (explicit reroutes, which still
     # happen) and a balancer move racing a test's own fault is not what it is about.
     c = esnode.Cluster("eslm-it-replicated", 3, extra_settings={
-        "locks.partitions": 2, "cluster.routing.rebalance.enable": "none"})
+        "locks.partitions": 2, "cluster.routing.rebalance.enable": "none", **COPIES_MAY_SIT_ON_THE_MASTER})
     c.start()
     try:
         yield c

@@ -15,6 +15,7 @@ import pytest
 import requests
 
 from cluster_kit import (
+    COPIES_MAY_SIT_ON_THE_MASTER,
     http,
     live,
     move_partition,
@@ -36,7 +37,8 @@ pytestmark = pytest.mark.slow
 def cluster():
     # One partition, no rebalancing: the test moves it itself (as test_replication.py does).
     yield from three_nodes("eslm-it-semaphores",
-                           {"locks.partitions": 1, "cluster.routing.rebalance.enable": "none"})
+                           {"locks.partitions": 1, "cluster.routing.rebalance.enable": "none",
+                            **COPIES_MAY_SIT_ON_THE_MASTER})
 
 
 def test_a_semaphore_survives_partition_moves_with_its_holders_limit_and_waiter(cluster):

@@ -9,12 +9,13 @@ import threading
 import time
 
 import node as esnode
-from cluster_kit import http, live, move_partition, owner_of_partition, settled
+from cluster_kit import COPIES_MAY_SIT_ON_THE_MASTER, http, live, move_partition, owner_of_partition, settled
 from lockclient import LockClient, ok, unique, wait_until
 
 
 def test_a_watch_follows_its_lock_to_the_new_owner():
-    cluster = esnode.Cluster("eslm-it-watch-moves", 3, extra_settings={"cluster.routing.rebalance.enable": "none"})
+    cluster = esnode.Cluster("eslm-it-watch-moves", 3, extra_settings={
+        "cluster.routing.rebalance.enable": "none", **COPIES_MAY_SIT_ON_THE_MASTER})
     cluster.start()
     try:
         settled(cluster.nodes[0])

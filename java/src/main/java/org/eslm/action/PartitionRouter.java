@@ -3,6 +3,7 @@ package org.eslm.action;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.elasticsearch.ExceptionsHelper;
@@ -58,6 +59,7 @@ final class PartitionRouter {
     private final ThreadPool threadPool;
     private final LockService locks;
     private final OwnerRun owner;
+    private final InFlightRequests inFlight = new InFlightRequests();
 
     PartitionRouter(String actionName, TransportWiring wiring, LockService locks, OwnerRun owner) {
         this.actionName = actionName;
@@ -66,6 +68,7 @@ final class PartitionRouter {
         this.threadPool = wiring.transportService().getThreadPool();
         this.locks = locks;
         this.owner = owner;
+        clusterService.addListener(inFlight);
     }
 
     /** Routes {@code request}, not yet routed, to its partition's owner; {@code listener} gets the answer. */
@@ -185,7 +188,41 @@ final class PartitionRouter {
             owner.run(r.task, routed, handler);
             return;
         }
-        wiring.sendChild(target.node, actionName, routed, r.task, LockOpResponse::new, handler);
+        sendToOwner(r, target, table.epoch(target.partition), routed, handler);
+    }
+
+    /**
+     * Sends the attempt to the owner's node; if a cluster state gives the partition a new epoch
+     * before the owner answers, the attempt is given up and the request routed again
+     * ({@link InFlightRequests}). Whichever comes first decides; the other is ignored.
+     */
+    private void sendToOwner(
+            Routing r, Target target, long epoch, LockOpRequest routed, ActionListener<LockOpResponse> handler) {
+        AtomicBoolean decided = new AtomicBoolean();
+        InFlightRequests.Sent sent = inFlight.add(target.partition, epoch, () -> {
+            if (decided.compareAndSet(false, true)) {
+                logger.debug(
+                        "[{}]: lock partition [{}] left epoch [{}]; routing again",
+                        r.request.getDescription(),
+                        target.partition,
+                        epoch);
+                threadPool.generic().execute(() -> route(r));
+            }
+        });
+        ActionListener<LockOpResponse> answered = ActionListener.wrap(
+                response -> {
+                    inFlight.remove(sent);
+                    if (decided.compareAndSet(false, true)) {
+                        handler.onResponse(response);
+                    }
+                },
+                e -> {
+                    inFlight.remove(sent);
+                    if (decided.compareAndSet(false, true)) {
+                        handler.onFailure(e);
+                    }
+                });
+        wiring.sendChild(target.node, actionName, routed, r.task, LockOpResponse::new, answered);
     }
 
     /**

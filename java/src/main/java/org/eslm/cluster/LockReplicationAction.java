@@ -10,6 +10,7 @@ import org.elasticsearch.action.ActionListenerResponseHandler;
 import org.elasticsearch.action.ActionType;
 import org.elasticsearch.action.support.ActionFilters;
 import org.elasticsearch.action.support.ActiveShardCount;
+import org.elasticsearch.action.support.ListenerTimeouts;
 import org.elasticsearch.action.support.replication.ReplicationOperation;
 import org.elasticsearch.action.support.replication.ReplicationRequest;
 import org.elasticsearch.action.support.replication.ReplicationResponse;
@@ -57,10 +58,21 @@ public final class LockReplicationAction
     /** The pool that applies and persists batches, primary and replica side (registered by the plugin). */
     public static final String EXECUTOR = "locks_replication";
     /**
-     * How long a primary waits for a copy before Elasticsearch fails that copy: a frozen replica
+     * How long a primary waits for a copy that may first have to catch up (it has not had the whole
+     * state from this owner: a recovering copy fetches the owner's whole table before it answers,
+     * docs/ARCHITECTURE.md "Replication") before Elasticsearch fails that copy: a frozen replica
      * must not stall every lock of its partition until the cluster drops its node.
      */
     static final TimeValue REPLICA_TIMEOUT = TimeValue.timeValueSeconds(5);
+    /**
+     * How long a primary waits for a copy that has had the whole state from it, which only applies
+     * and persists the batch: a frozen or cut-off copy costs its partition about this long, then is
+     * failed (docs/RELIABILITY.md "Availability"). Large batches get {@link #SYNCED_COPY_BYTES_PER_SECOND}
+     * on top.
+     */
+    static final TimeValue SYNCED_COPY_WAIT = TimeValue.timeValueSeconds(1);
+    /** The rate at which a copy is expected to at least apply and persist a batch, past {@link #SYNCED_COPY_WAIT}. */
+    static final long SYNCED_COPY_BYTES_PER_SECOND = 10L << 20;
 
     private static final Logger logger = LogManager.getLogger(LockReplicationAction.class);
 
@@ -149,6 +161,9 @@ public final class LockReplicationAction
                         "lock partition [" + batch.shardId().id() + "] batch of epoch [" + batch.epoch
                                 + "] reached a primary in term [" + primary.getOperationPrimaryTerm() + "]");
             }
+            if (batch.heartbeat()) {
+                return new PrimaryResult<>(batch, new ReplicationResponse()); // nothing to persist
+            }
             if (batch.full) {
                 copies.based(batch.shardId().id(), targets(primary));
             }
@@ -185,7 +200,18 @@ public final class LockReplicationAction
      * as for any replica write that failed: it recovers anew.
      */
     @Override
-    protected void shardOperationOnReplica(Batch batch, IndexShard replica, ActionListener<ReplicaResult> listener) {
+    protected void shardOperationOnReplica(Batch batch, IndexShard replica, ActionListener<ReplicaResult> done) {
+        // Every answer this copy gives its owner, in the owner's term, renews the owner's lease: a
+        // promotion of this copy waits it out (docs/ARCHITECTURE.md "Silent owners").
+        int partition = batch.shardId().id();
+        ActionListener<ReplicaResult> listener = done.map(result -> {
+            locks.standbys().acknowledged(partition);
+            return result;
+        });
+        if (batch.heartbeat()) {
+            listener.onResponse(new ReplicaResult());
+            return;
+        }
         ActionListener.run(listener, l -> {
             if (applied(batch)) {
                 persist(replica, batch);
@@ -265,6 +291,33 @@ public final class LockReplicationAction
     }
 
     private final class FailingReplicasProxy extends ReplicasProxy {
+        /**
+         * Sends the batch, and gives up on a copy that has had the whole state from this owner after
+         * {@link #SYNCED_COPY_WAIT} (plus the batch's size at {@link #SYNCED_COPY_BYTES_PER_SECOND}):
+         * that copy needs no catch-up, so a longer silence means it is frozen or cut off. Other
+         * copies get the transport's {@link #REPLICA_TIMEOUT}.
+         */
+        @Override
+        public void performOn(
+                ShardRouting replica,
+                Batch request,
+                long primaryTerm,
+                long globalCheckpoint,
+                long maxSeqNoOfUpdatesOrDeletes,
+                ActionListener<ReplicationOperation.ReplicaResponse> listener) {
+            ActionListener<ReplicationOperation.ReplicaResponse> answer = listener;
+            if (copies.synced(replica.shardId().id(), replica.allocationId().getId())) {
+                long allowance = request.json.length() * 1000L / SYNCED_COPY_BYTES_PER_SECOND;
+                answer = ListenerTimeouts.wrapWithTimeout(
+                        threadPool,
+                        listener,
+                        TimeValue.timeValueMillis(SYNCED_COPY_WAIT.millis() + allowance),
+                        threadPool.executor(EXECUTOR),
+                        "lock batch to copy [" + replica.allocationId().getId() + "]");
+            }
+            super.performOn(replica, request, primaryTerm, globalCheckpoint, maxSeqNoOfUpdatesOrDeletes, answer);
+        }
+
         @Override
         public void failShardIfNeeded(
                 ShardRouting replica, long primaryTerm, String message, Exception e, ActionListener<Void> listener) {
@@ -334,8 +387,16 @@ public final class LockReplicationAction
             out.writeString(json);
         }
 
+        /** A batch with no changes ({@link ReplicationChannel#HEARTBEAT}): acknowledged, not applied nor persisted. */
+        boolean heartbeat() {
+            return full == false && ReplicationChannel.HEARTBEAT.equals(json);
+        }
+
         @Override
         public String toString() {
+            if (heartbeat()) {
+                return "lock heartbeat [" + shardId + "] epoch [" + epoch + "]";
+            }
             return "lock batch [" + shardId + "] epoch [" + epoch + "]" + (full ? " full" : "") + " (" + json.length()
                     + " chars)";
         }

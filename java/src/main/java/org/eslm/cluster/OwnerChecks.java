@@ -12,6 +12,7 @@ import org.elasticsearch.cluster.service.ClusterService;
 import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.threadpool.ThreadPool;
 import org.eslm.service.LockService;
+import org.eslm.service.LockSettings;
 
 /**
  * What an owner checks every {@link #INTERVAL} (docs/ARCHITECTURE.md "Cut-off owners",
@@ -60,6 +61,10 @@ final class OwnerChecks {
     void start() {
         if (started.compareAndSet(false, true)) {
             threadPool.scheduleWithFixedDelay(this::check, INTERVAL, threadPool.generic());
+            if (locks.replicated()) {
+                threadPool.scheduleWithFixedDelay(
+                        locks::heartbeats, LockSettings.HEARTBEAT_INTERVAL, threadPool.generic());
+            }
         }
     }
 

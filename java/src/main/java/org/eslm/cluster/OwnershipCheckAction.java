@@ -11,12 +11,14 @@ import org.elasticsearch.action.ActionResponse;
 import org.elasticsearch.action.ActionType;
 import org.elasticsearch.cluster.ClusterState;
 import org.elasticsearch.cluster.NotMasterException;
+import org.elasticsearch.cluster.action.shard.ShardStateAction;
 import org.elasticsearch.cluster.node.DiscoveryNode;
 import org.elasticsearch.common.io.stream.StreamInput;
 import org.elasticsearch.common.io.stream.StreamOutput;
 import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.injection.guice.Inject;
 import org.elasticsearch.tasks.Task;
+import org.elasticsearch.threadpool.ThreadPool;
 import org.elasticsearch.transport.TransportRequestOptions;
 
 /**
@@ -124,17 +126,28 @@ public final class OwnershipCheckAction {
 
     /** Sends the question to the master; the master answers from its own cluster state. */
     public static final class Transport extends WiredTransportAction<Request, Response> {
+        private final SilentOwners silentOwners;
 
+        /**
+         * Also starts the master's watch for silent owners ({@link SilentOwners}), which hears the
+         * questions this action answers and fails primaries through {@code shardStateAction}.
+         */
         @Inject
-        public Transport(TransportWiring wiring) {
+        public Transport(
+                TransportWiring wiring,
+                SilentOwners silentOwners,
+                ShardStateAction shardStateAction,
+                ThreadPool threadPool) {
             super(TYPE, wiring, Request::new);
+            this.silentOwners = silentOwners;
+            silentOwners.start(clusterService, threadPool, shardStateAction);
         }
 
         @Override
         protected void doExecute(Task task, Request request, ActionListener<Response> listener) {
             ClusterState state = clusterService.state();
             if (request.master.equals(state.nodes().getLocalNodeId())) {
-                ActionListener.completeWith(listener, () -> answer(state, request));
+                ActionListener.completeWith(listener, () -> answer(state, request, silentOwners));
                 return;
             }
             DiscoveryNode master = state.nodes().get(request.master);
@@ -160,9 +173,10 @@ public final class OwnershipCheckAction {
          * token counter restarted). The owner keeps its last confirmation and asks the new master.
          * Likewise a master that has not yet applied the cluster state the owner asks from (a
          * follower may apply a published state before the master does) answers with a failure:
-         * its older state may still name the partition's previous owner.
+         * its older state may still name the partition's previous owner. A "yours" is also what
+         * the watch for silent owners hears; an owner it decided to fail is answered "no".
          */
-        private static Response answer(ClusterState state, Request request) {
+        private static Response answer(ClusterState state, Request request, SilentOwners silentOwners) {
             if (state.nodes().isLocalNodeElectedMaster() == false) {
                 throw new NotMasterException("node [" + state.nodes().getLocalNodeId()
                         + "] is not the elected master; it cannot confirm lock partition ownership");
@@ -175,12 +189,11 @@ public final class OwnershipCheckAction {
             PartitionTable table = PartitionTable.of(state);
             for (Map.Entry<Integer, Long> e : request.epochs.entrySet()) {
                 int p = e.getKey();
-                owned.put(
-                        p,
-                        table != null
-                                && p < table.size()
-                                && request.owner.equals(table.owner(p))
-                                && table.epoch(p) == e.getValue());
+                boolean owner = table != null
+                        && p < table.size()
+                        && request.owner.equals(table.owner(p))
+                        && table.epoch(p) == e.getValue();
+                owned.put(p, owner && silentOwners.heard(p, e.getValue(), request.owner));
             }
             return new Response(owned);
         }

@@ -23,6 +23,11 @@ public final class PartitionCopies {
         return based.getOrDefault(partition, Set.of()).containsAll(allocationIds) == false;
     }
 
+    /** Whether the copy {@code allocationId} had the whole state of {@code partition} from this node. */
+    boolean synced(int partition, String allocationId) {
+        return based.getOrDefault(partition, Set.of()).contains(allocationId);
+    }
+
     /** This node stopped serving {@code partition}: a later owner starts over. */
     void forget(int partition) {
         based.remove(partition);

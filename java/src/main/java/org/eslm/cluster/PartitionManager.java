@@ -10,6 +10,7 @@ import org.apache.logging.log4j.Logger;
 import org.elasticsearch.ResourceAlreadyExistsException;
 import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.action.admin.indices.create.CreateIndexRequest;
+import org.elasticsearch.action.support.ListenerTimeouts;
 import org.elasticsearch.client.internal.Client;
 import org.elasticsearch.cluster.ClusterChangedEvent;
 import org.elasticsearch.cluster.ClusterState;
@@ -90,6 +91,11 @@ public final class PartitionManager implements ClusterStateListener {
      * not yet applied the cluster state that closes it.
      */
     static final int HANDOFF_ATTEMPTS = 10;
+    /**
+     * How long a promoted replica waits for the old primary's node to close the partition
+     * ({@link #promoteWhileOldPrimaryLives}): a live node answers in milliseconds.
+     */
+    static final TimeValue PROMOTION_HANDOFF_WAIT = TimeValue.timeValueMillis(500);
     /** The pause between two hand-over requests to the same previous owner. */
     static final TimeValue HANDOFF_RETRY = TimeValue.timeValueMillis(300);
     /**
@@ -164,6 +170,7 @@ public final class PartitionManager implements ClusterStateListener {
         ClusterState state = event.state();
         // What leaves this node is written in the format every node reads (a rolling upgrade).
         locks.peersRead(PeerFormats.oldest(state.nodes()));
+        ownership.copyLeases(locks.replicated() && PeerFormats.copyLeases(state.nodes()));
         if (state.nodes().getMasterNodeId() == null
                 || state.blocks().hasGlobalBlock(GatewayService.STATE_NOT_RECOVERED_BLOCK)) {
             // No master (an election, or this node is cut off) or a state not yet recovered says
@@ -316,30 +323,62 @@ public final class PartitionManager implements ClusterStateListener {
         if (previousOwner != null
                 && previousOwner.equals(local) == false
                 && state.nodes().nodeExists(previousOwner)) {
-            // A planned move (or a promotion while the old primary's node lives): the previous
-            // owner closes the partition and hands its state over first, so that two nodes never
-            // serve it at once; a standby here is then preferred to that state (see handedOver).
+            if (locks.replicated() && locks.standbys().has(p) && reusedEpoch.contains(p) == false) {
+                promoteWhileOldPrimaryLives(p, epoch, previousOwner);
+                return;
+            }
+            // A planned move: the previous owner closes the partition and hands its state over
+            // first, so that two nodes never serve it at once.
             fetch(p, epoch, previousOwner, 1);
             return;
         }
         if (locks.replicated() && locks.standbys().has(p)) {
-            promote(p, epoch, () -> openWithoutStandby(p, epoch, previousOwner, clusterService.state()));
+            promote(p, epoch, false, () -> openWithoutStandby(p, epoch, previousOwner, clusterService.state()));
             return;
         }
         openWithoutStandby(p, epoch, previousOwner, state);
     }
 
     /**
-     * The previous owner handed {@code p} over ({@code snapshotJson}, or {@code null} when it gave
-     * nothing): with a standby here, the partition opens from it — it holds exactly what was
-     * committed, while the previous owner's table may also hold changes whose batch failed.
+     * A replica promoted in a higher term while the old primary's node is still in the cluster:
+     * the master failed that copy because its owner went silent ({@link SilentOwners}: it grants
+     * nothing since before the failure), or the node failed its own copy (it closed the partition
+     * first). The old owner is asked once to close, for {@link #PROMOTION_HANDOFF_WAIT} at most,
+     * then the partition opens from the standby here, which holds every committed change: a
+     * frozen or cut-off old owner is not waited for (docs/ARCHITECTURE.md "Silent owners").
      */
-    private void handedOver(int p, long epoch, String snapshotJson) {
+    private void promoteWhileOldPrimaryLives(int p, long epoch, String previousOwner) {
+        client.execute(
+                PartitionHandoffAction.TYPE,
+                PartitionHandoffAction.request(previousOwner, p),
+                ListenerTimeouts.wrapWithTimeout(
+                        threadPool,
+                        ActionListener.wrap(response -> handedOver(p, epoch, null, true), e -> {
+                            logger.info(
+                                    "lock partition [{}]: the old owner [{}] did not close it ({}); serving it"
+                                            + " from its replicated state",
+                                    p,
+                                    previousOwner,
+                                    e.getMessage());
+                            handedOver(p, epoch, null, false);
+                        }),
+                        PROMOTION_HANDOFF_WAIT,
+                        threadPool.generic(),
+                        "lock partition handoff"));
+    }
+
+    /**
+     * The previous owner handed {@code p} over ({@code snapshotJson}, or {@code null} when it gave
+     * nothing; {@code oldOwnerClosed} when it answered, so it serves the partition no more): with a
+     * standby here, the partition opens from it — it holds exactly what was committed, while the
+     * previous owner's table may also hold changes whose batch failed.
+     */
+    private void handedOver(int p, long epoch, String snapshotJson, boolean oldOwnerClosed) {
         Runnable otherwise = snapshotJson != null
                 ? () -> open(p, epoch, 0, snapshotJson)
                 : () -> openEmpty(p, epoch, grace.get().millis());
         if (locks.replicated() && locks.standbys().has(p)) {
-            promote(p, epoch, otherwise);
+            promote(p, epoch, oldOwnerClosed, otherwise);
         } else {
             otherwise.run();
         }
@@ -349,9 +388,12 @@ public final class PartitionManager implements ClusterStateListener {
      * Opens {@code p} from this node's standby table, under a primary operation permit of its
      * shard: Elasticsearch grants it only once the shard runs in the new term, after every batch
      * of the previous primary finished here and with any later one refused, so the table is
-     * final. Without the shard, the permit, or the standby, falls back to the other ways in.
+     * final. Unless {@code oldOwnerClosed}, it first waits out the lease this copy's last
+     * acknowledgement may have given the old owner ({@code StandbyTables.promotionWait},
+     * docs/ARCHITECTURE.md "Silent owners"). Without the shard, the permit, or the standby, falls
+     * back to the other ways in.
      */
-    private void promote(int p, long epoch, Runnable otherwise) {
+    private void promote(int p, long epoch, boolean oldOwnerClosed, Runnable otherwise) {
         IndexShard shard = LockShards.local(indices, clusterService.state(), p);
         if (shard == null) {
             otherwise.run();
@@ -370,8 +412,18 @@ public final class PartitionManager implements ClusterStateListener {
                                     otherwise.run();
                                     return;
                                 }
+                                long wait =
+                                        oldOwnerClosed ? 0 : locks.standbys().promotionWait(p);
+                                if (wait > 0) {
+                                    threadPool.schedule(
+                                            () -> promote(p, epoch, false, otherwise),
+                                            TimeValue.timeValueNanos(wait),
+                                            threadPool.generic());
+                                    return;
+                                }
                                 locks.openFromStandby(p, epoch);
                                 ownership.opened(p, epoch);
+                                checks.now(); // the master watches an owner from its first question
                                 logger.info(
                                         "serving lock partition [{}] in epoch [{}] from its replicated state",
                                         p,
@@ -429,7 +481,7 @@ public final class PartitionManager implements ClusterStateListener {
                 ActionListener.wrap(
                         response -> {
                             if (response.stateJson() != null) {
-                                handedOver(p, epoch, response.stateJson());
+                                handedOver(p, epoch, response.stateJson(), true);
                             } else {
                                 retryFetch(p, epoch, previousOwner, attempt, null);
                             }
@@ -454,7 +506,7 @@ public final class PartitionManager implements ClusterStateListener {
                 () -> "hand-over of lock partition [" + p + "] from [" + previousOwner + "] gave no state after "
                         + attempt + " attempts",
                 failure);
-        handedOver(p, epoch, null);
+        handedOver(p, epoch, null, false);
     }
 
     /**
@@ -526,6 +578,7 @@ public final class PartitionManager implements ClusterStateListener {
         }
         locks.openPartition(partition, epoch, graceMs, snapshot);
         ownership.opened(partition, epoch);
+        checks.now(); // the master watches an owner from its first question (SilentOwners)
         logger.info(
                 "serving lock partition [{}] in epoch [{}]{}",
                 partition,

@@ -4,6 +4,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.elasticsearch.core.TimeValue;
+import org.eslm.service.LockSettings;
 import org.eslm.service.PartitionGate;
 
 /**
@@ -15,16 +16,21 @@ import org.eslm.service.PartitionGate;
 public final class PartitionOwnership implements PartitionGate {
     /**
      * How long an ownership confirmation stays good. A partition whose confirmation is older
-     * changes nothing: this node may be cut off, and a new owner may already be counting down its
-     * recovery grace. Well below any recovery grace (at least the lease maximum), and six times
-     * {@link OwnerChecks#INTERVAL}, so a few lost answers do not stop granting.
+     * changes nothing: this node may be cut off, and a new owner may already serve it. Well below
+     * any recovery grace (at least the lease maximum), below the master's silent-owner failover
+     * ({@link LockSettings#SILENT_OWNER_FAILOVER_MIN}), and six times {@link OwnerChecks#INTERVAL},
+     * so a few lost answers do not stop granting.
      */
-    public static final TimeValue OWNERSHIP_WINDOW = TimeValue.timeValueSeconds(3);
+    public static final TimeValue OWNERSHIP_WINDOW = LockSettings.OWNERSHIP_WINDOW;
 
     /** Partitions this node serves, with their epochs. */
     private final Map<Integer, Long> open = new ConcurrentHashMap<>();
     /** {@link System#nanoTime()} of the question the master last answered "yours" to, per partition. */
     private final Map<Integer, Long> confirmedAt = new ConcurrentHashMap<>();
+    /** {@link System#nanoTime()} of the send of the last batch every in-sync copy took, per partition. */
+    private final Map<Integer, Long> renewedAt = new ConcurrentHashMap<>();
+    /** Whether copies renew the owners' leases ({@link #copyLeases()}); set from each cluster state. */
+    private volatile boolean copyLeases;
 
     @Override
     public boolean serves(int partition) {
@@ -33,8 +39,29 @@ public final class PartitionOwnership implements PartitionGate {
 
     @Override
     public boolean confirmed(int partition) {
+        if (copyLeases) {
+            Long at = renewedAt.get(partition);
+            return at != null && System.nanoTime() - at < LockSettings.COPY_LEASE.nanos();
+        }
         Long at = confirmedAt.get(partition);
         return at != null && System.nanoTime() - at < OWNERSHIP_WINDOW.nanos();
+    }
+
+    @Override
+    public boolean copyLeases() {
+        return copyLeases;
+    }
+
+    /** Whether copies renew owners' leases from now on (see {@link PartitionGate#copyLeases()}). */
+    void copyLeases(boolean inForce) {
+        copyLeases = inForce;
+    }
+
+    @Override
+    public void renewedByCopies(int partition, long epoch, long sentAtNanos) {
+        if (Long.valueOf(epoch).equals(open.get(partition))) {
+            renewedAt.merge(partition, sentAtNanos, Math::max);
+        }
     }
 
     @Override
@@ -50,6 +77,7 @@ public final class PartitionOwnership implements PartitionGate {
     /** Records {@code partition} as served in {@code epoch}, confirmed now: opened from the state the master just published. */
     void opened(int partition, long epoch) {
         confirmedAt.put(partition, System.nanoTime());
+        renewedAt.remove(partition); // with copy leases: serves once its first batch is on every copy
         open.put(partition, epoch);
     }
 
@@ -59,6 +87,7 @@ public final class PartitionOwnership implements PartitionGate {
      */
     void openedUnconfirmed(int partition, long epoch) {
         confirmedAt.remove(partition);
+        renewedAt.remove(partition);
         open.put(partition, epoch);
     }
 
@@ -68,6 +97,7 @@ public final class PartitionOwnership implements PartitionGate {
             return false;
         }
         confirmedAt.remove(partition);
+        renewedAt.remove(partition);
         return true;
     }
 

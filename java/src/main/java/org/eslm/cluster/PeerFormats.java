@@ -22,11 +22,32 @@ public final class PeerFormats {
 
     private PeerFormats() {}
 
-    /** This node's announcement, for {@code Plugin.additionalSettings}. */
+    /**
+     * The node attribute that announces a node's plugin sends and answers heartbeats, so that its
+     * copies renew its owners' leases (docs/ARCHITECTURE.md "Silent owners").
+     */
+    public static final String COPY_LEASES_ATTRIBUTE = "locks.copy_leases";
+
+    /** This node's announcements, for {@code Plugin.additionalSettings}. */
     public static Settings nodeSettings() {
         return Settings.builder()
                 .put("node.attr." + ATTRIBUTE, NativeFormat.STATE_FORMAT)
+                .put("node.attr." + COPY_LEASES_ATTRIBUTE, true)
                 .build();
+    }
+
+    /**
+     * Whether every one of {@code nodes} answers heartbeats: only then do owners send them, and
+     * take their leases from their copies (a copy of an older plugin would refuse a heartbeat, and
+     * its owner would fail it). In a cluster being upgraded, the master alone confirms owners.
+     */
+    public static boolean copyLeases(Iterable<DiscoveryNode> nodes) {
+        for (DiscoveryNode node : nodes) {
+            if (Boolean.parseBoolean(node.getAttributes().get(COPY_LEASES_ATTRIBUTE)) == false) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** The format a node with these attributes reads; {@link #UNANNOUNCED} without the attribute or with a bad one. */

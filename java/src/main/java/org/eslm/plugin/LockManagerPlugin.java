@@ -5,11 +5,14 @@ import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.elasticsearch.cluster.node.DiscoveryNode;
+import org.elasticsearch.cluster.routing.allocation.decider.AllocationDecider;
 import org.elasticsearch.cluster.service.ClusterService;
+import org.elasticsearch.common.settings.ClusterSettings;
 import org.elasticsearch.common.settings.Setting;
 import org.elasticsearch.common.settings.Settings;
 import org.elasticsearch.common.util.concurrent.EsExecutors;
@@ -17,6 +20,7 @@ import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.health.HealthIndicatorService;
 import org.elasticsearch.index.IndexModule;
 import org.elasticsearch.indices.SystemIndexDescriptor;
+import org.elasticsearch.plugins.ClusterPlugin;
 import org.elasticsearch.plugins.ExtensiblePlugin;
 import org.elasticsearch.plugins.HealthPlugin;
 import org.elasticsearch.plugins.SystemIndexPlugin;
@@ -42,6 +46,7 @@ import org.eslm.bridge.LockNative;
 import org.eslm.bridge.NativeLockCore;
 import org.eslm.bridge.NativePlatform;
 import org.eslm.cluster.CopyCatchUp;
+import org.eslm.cluster.LockCopiesOffMaster;
 import org.eslm.cluster.LockHistory;
 import org.eslm.cluster.LockIndex;
 import org.eslm.cluster.LockReplicationAction;
@@ -55,6 +60,7 @@ import org.eslm.cluster.PartitionOwnership;
 import org.eslm.cluster.PartitionStateAction;
 import org.eslm.cluster.PeerFormats;
 import org.eslm.cluster.ShardStateLog;
+import org.eslm.cluster.SilentOwners;
 import org.eslm.compat.VersionedActionPlugin;
 import org.eslm.health.LockPartitionsHealthIndicator;
 import org.eslm.rest.RestAcquireLockAction;
@@ -81,7 +87,7 @@ import org.eslm.service.LockSettings;
  * live in Rust.
  */
 public class LockManagerPlugin extends VersionedActionPlugin
-        implements SystemIndexPlugin, ExtensiblePlugin, HealthPlugin {
+        implements SystemIndexPlugin, ExtensiblePlugin, HealthPlugin, ClusterPlugin {
     /** The plugin's name in {@code plugin-descriptor.properties}, and so its directory under {@code plugins/}. */
     public static final String NAME = "lock-manager";
 
@@ -179,19 +185,7 @@ public class LockManagerPlugin extends VersionedActionPlugin
             TimeValue recorded = LongestLeaseRecorder.recorded(clusterService.state());
             return LockSettings.recoveryGrace(settings, here.compareTo(recorded) >= 0 ? here : recorded);
         };
-        Supplier<Map<String, Object>> nodeInfo = () -> {
-            DiscoveryNode node = clusterService.localNode();
-            Map<String, Object> info = new LinkedHashMap<>();
-            info.put("node", Map.of("id", node.getId(), "name", node.getName()));
-            info.put("plugin", buildInfo.asMap());
-            info.put(
-                    "static_settings",
-                    Map.of(
-                            LockSettings.PARTITIONS.getKey(), LockSettings.PARTITIONS.get(settings),
-                            LockSettings.DURABILITY.getKey(), LockSettings.DURABILITY.get(settings),
-                            LockSettings.RECOVERY_GRACE.getKey(), grace.get().getStringRep()));
-            return info;
-        };
+        Supplier<Map<String, Object>> nodeInfo = () -> nodeInfo(clusterService, buildInfo, settings, grace);
         PartitionOwnership ownership = new PartitionOwnership();
         boolean replicated = LockSettings.DURABILITY_REPLICATED.equals(LockSettings.DURABILITY.get(settings));
         LockService service = new LockService(
@@ -234,7 +228,47 @@ public class LockManagerPlugin extends VersionedActionPlugin
         history = lockHistory;
         PluginLocks pluginLocks = new PluginLocks(services.client(), service::settings);
         extensions.forEach(extension -> extension.onLocksReady(pluginLocks));
-        return List.of(service, buildInfo, partitions, log, copies, catchUp, pluginLocks);
+        return List.of(
+                service,
+                buildInfo,
+                partitions,
+                log,
+                copies,
+                catchUp,
+                pluginLocks,
+                silentOwners(clusterService, settings));
+    }
+
+    /** What diagnostics tell of this node: its id and name, the plugin's build, the static settings. */
+    private static Map<String, Object> nodeInfo(
+            ClusterService clusterService, BuildInfo buildInfo, Settings settings, Supplier<TimeValue> grace) {
+        DiscoveryNode node = clusterService.localNode();
+        Map<String, Object> info = new LinkedHashMap<>();
+        info.put("node", Map.of("id", node.getId(), "name", node.getName()));
+        info.put("plugin", buildInfo.asMap());
+        info.put(
+                "static_settings",
+                Map.of(
+                        LockSettings.PARTITIONS.getKey(), LockSettings.PARTITIONS.get(settings),
+                        LockSettings.DURABILITY.getKey(), LockSettings.DURABILITY.get(settings),
+                        LockSettings.RECOVERY_GRACE.getKey(), grace.get().getStringRep()));
+        return info;
+    }
+
+    /**
+     * The master's watch for silent owners, its bound following the dynamic setting
+     * {@code locks.failover.silent_owner} (docs/ARCHITECTURE.md "Silent owners").
+     */
+    private static SilentOwners silentOwners(ClusterService clusterService, Settings settings) {
+        AtomicReference<TimeValue> bound = new AtomicReference<>(LockSettings.SILENT_OWNER_FAILOVER.get(settings));
+        clusterService.getClusterSettings().addSettingsUpdateConsumer(LockSettings.SILENT_OWNER_FAILOVER, bound::set);
+        return SilentOwners.withBound(
+                bound::get, LockSettings.DURABILITY_REPLICATED.equals(LockSettings.DURABILITY.get(settings)));
+    }
+
+    @Override
+    public Collection<AllocationDecider> createAllocationDeciders(Settings settings, ClusterSettings clusterSettings) {
+        return List.of(new LockCopiesOffMaster(settings, clusterSettings));
     }
 
     @Override

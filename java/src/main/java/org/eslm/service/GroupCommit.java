@@ -37,6 +37,8 @@ final class GroupCommit {
     private final IntFunction<RuntimeException> notServed;
     /** The state format the nodes of the cluster read (cluster.PeerFormats), batches are written in it. */
     private final IntSupplier peerFormat;
+    /** Renews this owner's lease when a batch reached every copy (docs/ARCHITECTURE.md "Silent owners"). */
+    private final PartitionGate gate;
 
     private volatile ReplicationChannel channel;
     private volatile IntConsumer onFailure = p -> {};
@@ -48,6 +50,9 @@ final class GroupCommit {
         boolean inFlight;
         boolean needFull = true;
         boolean closed;
+        /** {@link System#nanoTime()} of the last send of a batch or heartbeat. */
+        long lastShipped = System.nanoTime();
+
         List<ActionListener<Void>> waiting = new ArrayList<>();
         final BatchTimes times = new BatchTimes();
 
@@ -60,11 +65,13 @@ final class GroupCommit {
             CoreClient core,
             Consumer<Map<String, Object>> deliver,
             IntFunction<RuntimeException> notServed,
-            IntSupplier peerFormat) {
+            IntSupplier peerFormat,
+            PartitionGate gate) {
         this.core = core;
         this.deliver = deliver;
         this.notServed = notServed;
         this.peerFormat = peerFormat;
+        this.gate = gate;
     }
 
     /** Connects the channel (built after the service) and what gives up a partition whose batch failed. */
@@ -174,7 +181,7 @@ final class GroupCommit {
         }
         // The core's text, shipped as it is (rust/lock-jni ops/replication.rs, take_batch).
         String json = (String) BridgeField.BATCH.in(taken);
-        long shippedAt = System.nanoTime();
+        long shippedAt = shipping(lane);
         channel.ship(
                 partition,
                 lane.epoch,
@@ -183,9 +190,57 @@ final class GroupCommit {
                 ActionListener.wrap(
                         ignored -> {
                             lane.times.record(System.nanoTime() - shippedAt);
+                            gate.renewedByCopies(partition, lane.epoch, shippedAt);
                             committed(partition, lane, batch, take);
                         },
                         e -> failed(partition, lane, batch, e)));
+    }
+
+    private static long shipping(Lane lane) {
+        long now = System.nanoTime();
+        synchronized (lane) {
+            lane.lastShipped = now;
+        }
+        return now;
+    }
+
+    /**
+     * Sends {@code partition}'s copies an empty batch when nothing went to them for
+     * {@link LockSettings#HEARTBEAT_INTERVAL} and none is in flight: their acknowledgement renews
+     * this owner's lease while it has nothing to replicate (docs/ARCHITECTURE.md "Silent owners").
+     * Only while copy leases are in force: a copy of an older plugin would refuse it.
+     */
+    void heartbeat(int partition) {
+        Lane lane = lanes.get(partition);
+        ReplicationChannel channel = this.channel;
+        if (lane == null || channel == null || gate.copyLeases() == false) {
+            return;
+        }
+        synchronized (lane) {
+            if (lane.inFlight
+                    || lane.closed
+                    || lane.needFull
+                    || lane.waiting.isEmpty() == false
+                    || System.nanoTime() - lane.lastShipped < LockSettings.HEARTBEAT_INTERVAL.nanos()) {
+                return;
+            }
+            lane.inFlight = true;
+        }
+        long shippedAt = shipping(lane);
+        channel.ship(
+                partition,
+                lane.epoch,
+                false,
+                ReplicationChannel.HEARTBEAT,
+                ActionListener.wrap(
+                        ignored -> {
+                            gate.renewedByCopies(partition, lane.epoch, shippedAt);
+                            synchronized (lane) {
+                                lane.inFlight = false;
+                            }
+                            kick(partition, lane);
+                        },
+                        e -> failed(partition, lane, List.of(), e)));
     }
 
     private void committed(int partition, Lane lane, List<ActionListener<Void>> batch, Map<String, Object> take) {

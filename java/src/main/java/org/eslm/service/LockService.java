@@ -80,7 +80,7 @@ public final class LockService implements Closeable {
             boolean replicated) {
         this.client = new CoreClient(core);
         this.replicated = replicated;
-        this.commits = new GroupCommit(client, this::handle, this::notServed, this::peerFormat);
+        this.commits = new GroupCommit(client, this::handle, this::notServed, this::peerFormat, partitions);
         this.standbys = new StandbyTables(client);
         this.localNodeName = localNodeName;
         this.shutdown = new NodeShutdown(localNodeName);
@@ -91,6 +91,16 @@ public final class LockService implements Closeable {
         CoreCall answer = this::answer;
         this.pending = new PendingRequests(answer, partitions::confirmed);
         this.ticks = new TickScheduler(threadPool, partitions, answer, closed);
+    }
+
+    /**
+     * Sends a heartbeat to the copies of each partition served here that replicated nothing for a
+     * while, so they renew this owner's lease (docs/ARCHITECTURE.md "Silent owners").
+     */
+    public void heartbeats() {
+        for (Integer p : partitions.served()) {
+            commits.heartbeat(p);
+        }
     }
 
     /** Whether partitions opened here replicate their changes ({@code locks.durability: replicated}). */

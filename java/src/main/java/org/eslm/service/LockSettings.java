@@ -238,6 +238,72 @@ public final class LockSettings {
         }
     }
 
+    /**
+     * How long an owner's ownership confirmation by the elected master stays good
+     * (docs/ARCHITECTURE.md "Cut-off owners"): an owner grants, expires and answers reads only
+     * within this much of the send of the question the master last answered "yours" to.
+     */
+    public static final TimeValue OWNERSHIP_WINDOW = TimeValue.timeValueSeconds(3);
+
+    /**
+     * How long a replicated owner may serve after the send of a batch (or heartbeat) that every
+     * in-sync copy of its partition acknowledged (docs/ARCHITECTURE.md "Silent owners"): copies,
+     * not the master, renew an owner's right to serve, and a promoted copy first waits this long
+     * (on its clock, with {@link #CLOCK_RATE_ERROR}) after the last batch it acknowledged.
+     */
+    public static final TimeValue COPY_LEASE = TimeValue.timeValueMillis(800);
+
+    /** How often a replicated owner with nothing to replicate sends its copies an empty batch to renew its lease. */
+    public static final TimeValue HEARTBEAT_INTERVAL = TimeValue.timeValueMillis(200);
+
+    /**
+     * The rate error allowed between two nodes' monotonic clocks (docs/ARCHITECTURE.md "Silent
+     * owners"): 1%, twenty times the 500 ppm that NTP lets a clock be slewed by.
+     */
+    public static final double CLOCK_RATE_ERROR = 0.01;
+
+    /**
+     * How long {@code lease} on one node's clock can last on another's: {@code lease × (1 + e) /
+     * (1 − e)} with {@link #CLOCK_RATE_ERROR}, rounded up to the millisecond.
+     */
+    public static TimeValue onAnyClock(TimeValue lease) {
+        return TimeValue.timeValueMillis(
+                (long) Math.ceil(lease.millis() * (1 + CLOCK_RATE_ERROR) / (1 - CLOCK_RATE_ERROR)));
+    }
+
+    /**
+     * The shortest {@link #SILENT_OWNER_FAILOVER} that keeps two owners from serving: the master
+     * must have heard nothing from an owner for longer than any confirmation that owner may still
+     * hold, {@link #OWNERSHIP_WINDOW} on the owner's clock, measured on the master's clock
+     * ({@code window × (1 + e) / (1 − e)}, rounded up to 100 ms).
+     */
+    public static final TimeValue SILENT_OWNER_FAILOVER_MIN = TimeValue.timeValueMillis(
+            (long) Math.ceil(onAnyClock(OWNERSHIP_WINDOW).millis() / 100.0) * 100);
+
+    /**
+     * How long the elected master waits, having heard no ownership check from a partition's owner,
+     * before it fails that primary copy so that the in-sync replica takes over
+     * (docs/ARCHITECTURE.md "Silent owners"): a frozen, stalled or cut-off owner is replaced in
+     * seconds instead of after Elasticsearch's fault detection (30 s and more). Values below
+     * {@link #SILENT_OWNER_FAILOVER_MIN} are refused: the old owner could still be serving.
+     */
+    public static final Setting<TimeValue> SILENT_OWNER_FAILOVER = Setting.timeSetting(
+            "locks.failover.silent_owner",
+            TimeValue.timeValueMillis(3500),
+            SILENT_OWNER_FAILOVER_MIN,
+            ONE_DAY,
+            Property.NodeScope,
+            Property.Dynamic);
+
+    /**
+     * Whether the copies of the lock partitions stay off the elected master while enough other
+     * data nodes can hold them ({@code org.eslm.cluster.LockCopiesOffMaster}, docs/ARCHITECTURE.md
+     * "Silent owners"), so that a silent master, removed only after 30 s and more, never holds
+     * lock state.
+     */
+    public static final Setting<Boolean> AVOID_MASTER =
+            Setting.boolSetting("locks.allocation.avoid_master", true, Property.NodeScope, Property.Dynamic);
+
     /** The settings whose changes are pushed to the core. */
     public static final List<Setting<?>> DYNAMIC = List.of(
             LEASE_DEFAULT,
@@ -264,7 +330,9 @@ public final class LockSettings {
 
     /** Every setting the plugin registers: the dynamic ones and those read once at start. */
     public static final List<Setting<?>> ALL = Stream.concat(
-                    DYNAMIC.stream(), Stream.of(PARTITIONS, DURABILITY, RECOVERY_GRACE, LONGEST_LEASE))
+                    DYNAMIC.stream(),
+                    Stream.of(
+                            PARTITIONS, DURABILITY, RECOVERY_GRACE, LONGEST_LEASE, SILENT_OWNER_FAILOVER, AVOID_MASTER))
             .toList();
 
     private LockSettings() {}

@@ -9,6 +9,12 @@ import org.elasticsearch.action.ActionListener;
  */
 public interface ReplicationChannel {
     /**
+     * The text of a heartbeat: a batch with no changes, which copies acknowledge without applying
+     * or persisting anything (docs/ARCHITECTURE.md "Silent owners").
+     */
+    String HEARTBEAT = "";
+
+    /**
      * Sends one batch of {@code partition} in {@code epoch} (its primary term) to every in-sync
      * copy of its shard, this one included (which persists it); completes {@code listener} once
      * every copy has it, or fails it when this node is no longer the partition's primary in that

@@ -18,6 +18,8 @@ import org.eslm.bridge.NativeOp;
  */
 public final class StandbyTables {
     private final CoreClient client;
+    /** Per partition: {@link System#nanoTime()} of the last batch or heartbeat this copy acknowledged. */
+    private final Map<Integer, Long> acknowledged = new ConcurrentHashMap<>();
     /** Partitions with a standby table here (this copy received a whole state). */
     private final Set<Integer> based = ConcurrentHashMap.newKeySet();
     /** Per partition: how long this copy's last recovery waited for its owner's whole state. */
@@ -51,6 +53,28 @@ public final class StandbyTables {
      */
     public boolean catchUp(int partition, String stateJson) {
         return apply(partition, "{\"catch_up\":" + stateJson + "}");
+    }
+
+    /**
+     * This copy answered a batch or heartbeat of {@code partition}'s owner (docs/ARCHITECTURE.md
+     * "Silent owners"): the owner may serve until {@link LockSettings#COPY_LEASE} after that batch's
+     * send, so a promotion of this copy waits until {@link #promotionWait}.
+     */
+    public void acknowledged(int partition) {
+        acknowledged.merge(partition, System.nanoTime(), Math::max);
+    }
+
+    /**
+     * How much longer a promotion of this copy of {@code partition} must wait, in nanoseconds (0
+     * when none): until {@link LockSettings#COPY_LEASE}, on any clock, after the last batch this copy
+     * acknowledged, when the old owner's lease has surely run out.
+     */
+    public long promotionWait(int partition) {
+        Long at = acknowledged.get(partition);
+        if (at == null) {
+            return 0;
+        }
+        return Math.max(0, at + LockSettings.onAnyClock(LockSettings.COPY_LEASE).nanos() - System.nanoTime());
     }
 
     /** Whether this node has a standby of {@code partition} (it received a whole state). */

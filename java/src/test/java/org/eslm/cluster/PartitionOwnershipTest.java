@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Map;
 import java.util.Set;
+import org.eslm.service.LockSettings;
 import org.junit.jupiter.api.Test;
 
 /** The bookkeeping the lock service consults before a request reaches the core. */
@@ -53,5 +54,28 @@ class PartitionOwnershipTest {
         assertFalse(ownership.confirmed(2), "its own cluster state may be stale");
         ownership.confirm(2, asked);
         assertTrue(ownership.confirmed(2));
+    }
+
+    /** docs/ARCHITECTURE.md "Silent owners": with copy leases, the copies' acknowledgements alone decide. */
+    @Test
+    void withCopyLeasesAPartitionServesWithinTheLeaseOfItsLastBatchOnEveryCopy() {
+        PartitionOwnership ownership = new PartitionOwnership();
+        ownership.copyLeases(true);
+        ownership.opened(0, 7);
+        assertFalse(ownership.confirmed(0), "no lease before its first batch is on every copy");
+        ownership.confirm(0, System.nanoTime());
+        assertFalse(ownership.confirmed(0), "the master's yes does not stand in for the copies");
+        ownership.renewedByCopies(0, 6, System.nanoTime());
+        assertFalse(ownership.confirmed(0), "a batch of another epoch renews nothing");
+        ownership.renewedByCopies(0, 7, System.nanoTime() - LockSettings.COPY_LEASE.nanos() - 1);
+        assertFalse(ownership.confirmed(0), "a batch sent longer ago than the lease");
+        ownership.renewedByCopies(0, 7, System.nanoTime());
+        assertTrue(ownership.confirmed(0));
+        ownership.copyLeases(false);
+        assertTrue(ownership.confirmed(0), "in a cluster being upgraded the master's yes counts");
+        assertTrue(ownership.closed(0));
+        ownership.copyLeases(true);
+        ownership.opened(0, 8);
+        assertFalse(ownership.confirmed(0), "reopened: the lease of the earlier opening is gone");
     }
 }

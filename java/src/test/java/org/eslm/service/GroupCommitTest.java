@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.elasticsearch.action.ActionListener;
@@ -42,6 +43,37 @@ class GroupCommitTest {
         }
     }
 
+    /** The ownership bookkeeping, as far as group commit renews it: which sends renewed a lease. */
+    private static final class Gate implements PartitionGate {
+        final List<Long> renewals = new ArrayList<>();
+        boolean copyLeases = true;
+
+        @Override
+        public boolean serves(int partition) {
+            return true;
+        }
+
+        @Override
+        public boolean confirmed(int partition) {
+            return true;
+        }
+
+        @Override
+        public Set<Integer> served() {
+            return Set.of(0);
+        }
+
+        @Override
+        public boolean copyLeases() {
+            return copyLeases;
+        }
+
+        @Override
+        public void renewedByCopies(int partition, long epoch, long sentAtNanos) {
+            renewals.add(sentAtNanos);
+        }
+    }
+
     /** An answer waiting for the commit: null while waiting, then "ok" or the failure. */
     private static ActionListener<Void> waiting(AtomicReference<Object> outcome) {
         return ActionListener.wrap(v -> outcome.set("ok"), outcome::set);
@@ -58,7 +90,11 @@ class GroupCommitTest {
             RecordingChannel channel = new RecordingChannel();
             List<Map<String, Object>> delivered = new ArrayList<>();
             GroupCommit commits = new GroupCommit(
-                    core, delivered::add, p -> new IllegalStateException("gone " + p), () -> NativeFormat.STATE_FORMAT);
+                    core,
+                    delivered::add,
+                    p -> new IllegalStateException("gone " + p),
+                    () -> NativeFormat.STATE_FORMAT,
+                    new Gate());
             commits.connect(channel, p -> {});
 
             commits.opened(0, 3);
@@ -95,6 +131,54 @@ class GroupCommitTest {
         }
     }
 
+    /**
+     * docs/ARCHITECTURE.md "Silent owners": a batch every copy took renews the owner's lease from its
+     * send; an owner with nothing to replicate sends empty heartbeats, but not while a batch is in
+     * flight, not sooner than the interval after the last send, and not before every node answers
+     * them; a heartbeat that fails gives the partition up like a batch.
+     */
+    @Test
+    void committedBatchesAndIdleHeartbeatsRenewTheLeaseFromTheirSend() throws InterruptedException {
+        try (CoreClient core = new CoreClient(NativeLockCore.create("{\"partitions\":[]}"))) {
+            core.call(NativeOp.OPEN_PARTITION, 0, "{\"epoch\":2,\"replicated\":true}");
+            RecordingChannel channel = new RecordingChannel();
+            Gate gate = new Gate();
+            List<Integer> givenUp = new ArrayList<>();
+            GroupCommit commits = new GroupCommit(
+                    core, e -> {}, p -> new IllegalStateException("gone " + p), () -> NativeFormat.STATE_FORMAT, gate);
+            commits.connect(channel, givenUp::add);
+            long before = System.nanoTime();
+            commits.opened(0, 2);
+            commits.heartbeat(0);
+            assertEquals(1, channel.shipped.size(), "no heartbeat while the whole state is in flight");
+            assertEquals(List.of(), gate.renewals, "no lease before the first batch is on every copy");
+            channel.shipped.get(0).listener().onResponse(null);
+            assertEquals(1, gate.renewals.size());
+            assertTrue(gate.renewals.get(0) >= before && gate.renewals.get(0) <= System.nanoTime());
+
+            commits.heartbeat(0);
+            assertEquals(1, channel.shipped.size(), "the last send is more recent than the interval");
+            Thread.sleep(LockSettings.HEARTBEAT_INTERVAL.millis() + 20);
+            gate.copyLeases = false;
+            commits.heartbeat(0);
+            assertEquals(1, channel.shipped.size(), "no heartbeat while a node could not answer it");
+            gate.copyLeases = true;
+            commits.heartbeat(0);
+            assertEquals(2, channel.shipped.size());
+            assertEquals(ReplicationChannel.HEARTBEAT, channel.shipped.get(1).json());
+            assertFalse(channel.shipped.get(1).full());
+            channel.shipped.get(1).listener().onResponse(null);
+            assertEquals(2, gate.renewals.size());
+            assertTrue(gate.renewals.get(1) > gate.renewals.get(0));
+
+            Thread.sleep(LockSettings.HEARTBEAT_INTERVAL.millis() + 20);
+            commits.heartbeat(0);
+            channel.shipped.get(2).listener().onFailure(new IllegalStateException("refused: a higher term"));
+            assertEquals(List.of(0), givenUp, "a heartbeat refused gives the partition up");
+            assertEquals(2, gate.renewals.size());
+        }
+    }
+
     @Test
     void aFailedBatchFailsItsAnswersAndGivesThePartitionUp() {
         try (CoreClient core = new CoreClient(NativeLockCore.create("{\"partitions\":[]}"))) {
@@ -102,7 +186,11 @@ class GroupCommitTest {
             RecordingChannel channel = new RecordingChannel();
             List<Integer> givenUp = new ArrayList<>();
             GroupCommit commits = new GroupCommit(
-                    core, e -> {}, p -> new IllegalStateException("gone " + p), () -> NativeFormat.STATE_FORMAT);
+                    core,
+                    e -> {},
+                    p -> new IllegalStateException("gone " + p),
+                    () -> NativeFormat.STATE_FORMAT,
+                    new Gate());
             commits.connect(channel, givenUp::add);
             commits.opened(0, 1);
             channel.shipped.get(0).listener().onResponse(null);
@@ -131,7 +219,7 @@ class GroupCommitTest {
             RecordingChannel channel = new RecordingChannel();
             AtomicInteger peers = new AtomicInteger(NativeFormat.OLDEST_STATE_FORMAT);
             GroupCommit commits =
-                    new GroupCommit(core, e -> {}, p -> new IllegalStateException("gone " + p), peers::get);
+                    new GroupCommit(core, e -> {}, p -> new IllegalStateException("gone " + p), peers::get, new Gate());
             commits.connect(channel, p -> {});
             commits.opened(0, 1);
             acquire(core, "k1");
