@@ -23,6 +23,10 @@ CONNECT_S = 2
 ADMIN_S = 15
 HEAL_S = 180  # a node restarted on a loaded two-core machine may take minutes to rejoin
 PAUSE_S = (2, 40)  # SIGSTOP: shorter and longer than Elasticsearch's fault detection (~30 s)
+# SIGSTOP around the plugin's own bounds (docs/ARCHITECTURE.md "Silent owners"): the 0.8 s copy
+# lease, the master's 3.5 s silent-owner failover and the promoted copy's wait, so that a resume
+# lands just before and just after a failover.
+PAUSE_AROUND_S = (2, 8)
 CUT_S = (8, 40)  # network partitions, as the issue asks
 DOWN_S = (1, 6)  # kill -9: down this long before it is started again
 # After a partition heals, a recovering replica has its owner's whole state within this, counted
@@ -34,7 +38,8 @@ NO_RECOVERY = -1.0  # a heal after which the replica needed no recovery (see hea
 
 # (kind, target) every run must have made, effectively, at least once; the schedule puts them
 # first in each round (in a seeded order), then the rest.
-REQUIRED = [("kill", "owner"), ("pause", "owner"), ("partition", "owner"), ("elect", "master")]
+REQUIRED = [("kill", "owner"), ("pause", "owner"), ("partition", "owner"), ("elect", "master"),
+            ("short_pause", "owner"), ("short_pause", "master"), ("pause_both", "owner")]
 OPTIONAL = [("partition", "master"), ("restart", "owner"), ("move", "owner"), ("kill", "any"),
             ("pause", "any"), ("partition", "any")]
 
@@ -72,7 +77,7 @@ class Nemesis:
         plan = self.schedule()
         while not self.stop.wait(self.rng.uniform(*self.pause_between)):
             kind, aim = next(plan)
-            if kind in ("kill", "pause", "restart", "partition") and not self.others_up():
+            if kind in ("kill", "pause", "short_pause", "pause_both", "restart", "partition") and not self.others_up():
                 continue  # never two nodes away at once: a majority stays
             op = self.history.invoke("nemesis", kind)
             try:
@@ -168,6 +173,35 @@ class Nemesis:
             node.thaw()
         return {"node": node.name, "detail": f"SIGSTOP {who} for {seconds:.1f}s",
                 "effective": effective and frozen, "status": aim}
+
+    def short_pause(self, aim: str) -> dict:
+        """SIGSTOP for PAUSE_AROUND_S: the resume lands around the plugin's detection bounds."""
+        node, who, effective = self.target(aim)
+        seconds = self.rng.uniform(*PAUSE_AROUND_S)
+        frozen = node.freeze()
+        try:
+            time.sleep(seconds)
+        finally:
+            node.thaw()
+        return {"node": node.name, "detail": f"SIGSTOP {who} for {seconds:.1f}s",
+                "effective": effective and frozen, "status": aim}
+
+    def pause_both(self, aim: str) -> dict:
+        """The owner and the master frozen together for PAUSE_AROUND_S (two nodes away, briefly:
+        a master frozen with the owner neither fails it over nor answers for it)."""
+        owner, master = self.owner(), self.master()
+        if owner is None or master is None or owner == master:
+            return {"detail": f"owner {owner}, master {master}: not two nodes", "effective": False}
+        nodes = [self.cluster.node(owner), self.cluster.node(master)]
+        seconds = self.rng.uniform(*PAUSE_AROUND_S)
+        frozen = [n.freeze() for n in nodes]
+        try:
+            time.sleep(seconds)
+        finally:
+            for n in nodes:
+                n.thaw()
+        return {"node": owner, "detail": f"SIGSTOP of the owner {owner} and the master {master} for {seconds:.1f}s",
+                "effective": all(frozen), "status": aim}
 
     def partition(self, aim: str) -> dict:
         """The node's transport traffic cut both ways for CUT_S while clients still reach its HTTP

@@ -35,7 +35,7 @@ from workers import Holder, Load, Worker
 pytestmark = pytest.mark.slow
 
 SEED = int(os.environ.get("ESLM_NEMESIS_SEED") or random.SystemRandom().randrange(2**31))
-SECONDS = float(os.environ.get("ESLM_NEMESIS_SECONDS") or 180)
+SECONDS = float(os.environ.get("ESLM_NEMESIS_SECONDS") or 240)
 WORKERS = 4  # short holds
 HOLDERS = 3  # long holds, renewed
 KEYS = [f"nemesis-{i}" for i in range(3)]

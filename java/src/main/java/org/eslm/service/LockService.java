@@ -103,6 +103,17 @@ public final class LockService implements Closeable {
         }
     }
 
+    /** Why this node does not serve {@code partition} now although it owns it: its lease is not current. */
+    private String unconfirmed(int partition) {
+        String node = "node [" + localNodeName.get() + "]";
+        if (partitions.copyLeases()) {
+            return node + " has no current lease on lock partition [" + partition + "]: its copies have not"
+                    + " acknowledged a batch sent in the last " + LockSettings.COPY_LEASE.getStringRep() + "; retry";
+        }
+        return node + " cannot confirm with the elected master that it still owns lock partition [" + partition
+                + "]; retry";
+    }
+
     /** Whether partitions opened here replicate their changes ({@code locks.durability: replicated}). */
     public boolean replicated() {
         return replicated;
@@ -175,12 +186,8 @@ public final class LockService implements Closeable {
         }
         if (partition != NativeLockCore.ALL_PARTITIONS && partitions.confirmed(partition) == false) {
             // Reads too: a cut-off owner's table may be stale, and a new owner may serve the
-            // same keys (docs/ARCHITECTURE.md "Cut-off owners").
-            listener.onFailure(new LockPartitionUnavailableException(
-                    "node [" + localNodeName.get()
-                            + "] cannot confirm with the elected master that it still owns lock partition [" + partition
-                            + "]; retry",
-                    0));
+            // same keys (docs/ARCHITECTURE.md "Cut-off owners", "Silent owners").
+            listener.onFailure(new LockPartitionUnavailableException(unconfirmed(partition), 0));
             return;
         }
         if (op == NativeOp.KEY_INFO) {
