@@ -27,8 +27,18 @@ public final class PartitionOwnership implements PartitionGate {
     private final Map<Integer, Long> open = new ConcurrentHashMap<>();
     /** {@link System#nanoTime()} of the question the master last answered "yours" to, per partition. */
     private final Map<Integer, Long> confirmedAt = new ConcurrentHashMap<>();
-    /** {@link System#nanoTime()} of the send of the last batch every in-sync copy took, per partition. */
-    private final Map<Integer, Long> renewedAt = new ConcurrentHashMap<>();
+    /**
+     * Per partition, the epoch and {@link System#nanoTime()} send of the last batch every in-sync
+     * copy took. Kept by epoch, not cleared at an opening: the first batch of an opening may be
+     * answered before the opening is recorded here.
+     */
+    private final Map<Integer, Renewal> renewedAt = new ConcurrentHashMap<>();
+
+    private record Renewal(long epoch, long sentAt) {
+        Renewal later(Renewal other) {
+            return other.epoch != epoch ? other : other.sentAt > sentAt ? other : this;
+        }
+    }
     /** Whether copies renew the owners' leases ({@link #copyLeases()}); set from each cluster state. */
     private volatile boolean copyLeases;
 
@@ -40,8 +50,10 @@ public final class PartitionOwnership implements PartitionGate {
     @Override
     public boolean confirmed(int partition) {
         if (copyLeases) {
-            Long at = renewedAt.get(partition);
-            return at != null && System.nanoTime() - at < LockSettings.COPY_LEASE.nanos();
+            Renewal at = renewedAt.get(partition);
+            return at != null
+                    && Long.valueOf(at.epoch).equals(open.get(partition))
+                    && System.nanoTime() - at.sentAt < LockSettings.COPY_LEASE.nanos();
         }
         Long at = confirmedAt.get(partition);
         return at != null && System.nanoTime() - at < OWNERSHIP_WINDOW.nanos();
@@ -59,9 +71,7 @@ public final class PartitionOwnership implements PartitionGate {
 
     @Override
     public void renewedByCopies(int partition, long epoch, long sentAtNanos) {
-        if (Long.valueOf(epoch).equals(open.get(partition))) {
-            renewedAt.merge(partition, sentAtNanos, Math::max);
-        }
+        renewedAt.merge(partition, new Renewal(epoch, sentAtNanos), Renewal::later);
     }
 
     @Override
@@ -77,7 +87,6 @@ public final class PartitionOwnership implements PartitionGate {
     /** Records {@code partition} as served in {@code epoch}, confirmed now: opened from the state the master just published. */
     void opened(int partition, long epoch) {
         confirmedAt.put(partition, System.nanoTime());
-        renewedAt.remove(partition); // with copy leases: serves once its first batch is on every copy
         open.put(partition, epoch);
     }
 
@@ -87,7 +96,7 @@ public final class PartitionOwnership implements PartitionGate {
      */
     void openedUnconfirmed(int partition, long epoch) {
         confirmedAt.remove(partition);
-        renewedAt.remove(partition);
+        renewedAt.remove(partition); // its batch failed: the next one that commits renews it
         open.put(partition, epoch);
     }
 

@@ -77,5 +77,9 @@ class PartitionOwnershipTest {
         ownership.copyLeases(true);
         ownership.opened(0, 8);
         assertFalse(ownership.confirmed(0), "reopened: the lease of the earlier opening is gone");
+
+        ownership.renewedByCopies(1, 3, System.nanoTime());
+        ownership.opened(1, 3);
+        assertTrue(ownership.confirmed(1), "the first batch may be answered before the opening is recorded");
     }
 }
