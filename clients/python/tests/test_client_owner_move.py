@@ -21,6 +21,7 @@ from elasticsearch import Elasticsearch
 
 import node as esnode
 from cluster_kit import (
+    COPIES_MAY_SIT_ON_THE_MASTER,
     FAST_FAULT_DETECTION,
     http,
     keys_in_partition,
@@ -50,7 +51,7 @@ def started(name: str, **settings):
 
 @pytest.fixture()
 def three_nodes():
-    yield from started("eslm-py-client-move")
+    yield from started("eslm-py-client-move", **COPIES_MAY_SIT_ON_THE_MASTER)
 
 
 @pytest.fixture()

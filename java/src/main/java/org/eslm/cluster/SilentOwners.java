@@ -42,9 +42,11 @@ import org.eslm.service.LockSettings;
  *   which comes after that question's send, from which the owner counts its window;</li>
  *   <li>answering a question and deciding to fail the primary are one step each under this
  *   object's lock, and a condemned (partition, epoch) is never answered "yours" again;</li>
- *   <li>an owner is watched only from the first question this master heard from it in its epoch
- *   (an owner also confirms itself when it opens a partition from a published cluster state, and
- *   asks right after); a newly elected master starts with no watch;</li>
+ *   <li>where copy leases are not in force, an owner is watched only from the first question this
+ *   master heard from it in its epoch (an owner also confirms itself when it opens a partition from
+ *   a published cluster state, and asks right after); with copy leases, from the first look of
+ *   this master that shows it: a promoted copy waits out the old owner's copy lease whatever the
+ *   master does, and an owner frozen right after it opened is failed over too;</li>
  *   <li>the master's own pauses do not count: a gap of more than {@link #OWN_PAUSE} between two of
  *   its looks restarts every silence (the owners may have been asking all along);</li>
  *   <li>the master never fails its own copy, nor a primary with no started in-sync replica to
@@ -129,9 +131,12 @@ public final class SilentOwners {
     /**
      * One look at the partitions as the master's cluster state shows them ({@code master} false:
      * this node is not the elected master, and forgets everything): the partitions whose owner
-     * has been silent past the bound, now condemned, whose primary copy is to be failed.
+     * has been silent past the bound, now condemned, whose primary copy is to be failed. With
+     * {@code copyLeases} (every node answers heartbeats) an owner is watched from the first look
+     * that shows it, since no confirmation by the master is what it serves on; else from the
+     * first question heard from it in its epoch.
      */
-    synchronized List<Seen> look(boolean master, String localNode, List<Seen> partitions) {
+    synchronized List<Seen> look(boolean master, String localNode, boolean copyLeases, List<Seen> partitions) {
         long now = clock.getAsLong();
         boolean ownPause = lastLook != null && now - lastLook > OWN_PAUSE.nanos();
         lastLook = now;
@@ -144,8 +149,15 @@ public final class SilentOwners {
         Map<Integer, Watch> kept = new HashMap<>();
         for (Seen seen : partitions) {
             Watch watch = watches.get(seen.partition());
-            if (seen.owner() == null || watch == null || watch.of(seen.owner(), seen.epoch()) == false) {
-                continue; // no owner, or not heard from in this epoch yet
+            if (seen.owner() == null) {
+                continue;
+            }
+            if (watch == null || watch.of(seen.owner(), seen.epoch()) == false) {
+                if (copyLeases) {
+                    // Safety rests on the copies' leases: watch from the first look that shows it.
+                    kept.put(seen.partition(), new Watch(seen.owner(), seen.epoch(), now, NOT_CONDEMNED));
+                }
+                continue; // else only once heard from in this epoch (its own confirmation may run)
             }
             if (watch.condemned()) {
                 boolean again = now - watch.condemnedAt() > ASK_AGAIN.nanos(); // not failed yet
@@ -188,6 +200,7 @@ public final class SilentOwners {
                     List<Seen> silent = look(
                             state.nodes().isLocalNodeElectedMaster(),
                             state.nodes().getLocalNodeId(),
+                            PeerFormats.copyLeases(state.nodes()),
                             partitions(state));
                     for (Seen seen : silent) {
                         fail(state, seen, shardStateAction);

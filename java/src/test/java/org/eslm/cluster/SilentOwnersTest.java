@@ -31,7 +31,7 @@ class SilentOwnersTest {
         List<SilentOwners.Seen> condemned = List.of();
         for (long t = 0; t < millis; t += 250) {
             pass(250);
-            List<SilentOwners.Seen> now = watch.look(true, "master", List.of(seen));
+            List<SilentOwners.Seen> now = watch.look(true, "master", false, List.of(seen));
             if (now.isEmpty() == false) {
                 condemned = now;
             }
@@ -80,7 +80,7 @@ class SilentOwnersTest {
         assertTrue(watch.heard(0, 4, "a"));
         lookFor(500, OWNED_BY_A);
         pass(30_000); // the master was frozen: its next look is 30 s after the last
-        assertEquals(List.of(), watch.look(true, "master", List.of(OWNED_BY_A)));
+        assertEquals(List.of(), watch.look(true, "master", false, List.of(OWNED_BY_A)));
         assertEquals(List.of(), lookFor(3250, OWNED_BY_A), "the silence counts from the master's resume");
         assertEquals(List.of(OWNED_BY_A), lookFor(500, OWNED_BY_A));
     }
@@ -89,7 +89,7 @@ class SilentOwnersTest {
     void aNodeThatIsNotTheMasterForgetsWhatItHeard() {
         assertTrue(watch.heard(0, 4, "a"));
         pass(250);
-        assertEquals(List.of(), watch.look(false, "master", List.of(OWNED_BY_A)));
+        assertEquals(List.of(), watch.look(false, "master", false, List.of(OWNED_BY_A)));
         assertEquals(List.of(), lookFor(60_000, OWNED_BY_A), "elected again: watches start from the next question");
     }
 
@@ -98,7 +98,7 @@ class SilentOwnersTest {
         SilentOwners memory = new SilentOwners(() -> BOUND, () -> now, false);
         assertTrue(memory.heard(0, 4, "a"));
         pass(60_000);
-        assertEquals(List.of(), memory.look(true, "master", List.of(OWNED_BY_A)));
+        assertEquals(List.of(), memory.look(true, "master", true, List.of(OWNED_BY_A)));
     }
 
     @Test
@@ -110,5 +110,16 @@ class SilentOwnersTest {
         assertTrue(watch.heard(0, 5, "b"));
         assertEquals(List.of(), lookFor(3000, promoted));
         assertEquals(List.of(promoted), lookFor(1000, promoted));
+    }
+
+    /** With copy leases, an owner the master never heard (frozen or cut off right after it opened) is failed over too. */
+    @Test
+    void withCopyLeasesAnOwnerIsWatchedFromTheFirstLookThatShowsIt() {
+        for (int t = 0; t < 15; t++) {
+            pass(250);
+            assertEquals(List.of(), watch.look(true, "master", true, List.of(OWNED_BY_A)));
+        }
+        pass(250);
+        assertEquals(List.of(OWNED_BY_A), watch.look(true, "master", true, List.of(OWNED_BY_A)));
     }
 }
