@@ -122,8 +122,10 @@ class Nemesis:
         return [r for r in rows if r["shard"] == "0"]
 
     def owner(self) -> str | None:
+        """The node of partition 0's primary; while it relocates, the node it moves from (which
+        serves until the hand-over): `_cat/shards` then shows `<from> -> <address> <id> <to>`."""
         primary = [c["node"] for c in self.copies() if c["prirep"] == "p" and c["state"] in ("STARTED", "RELOCATING")]
-        return primary[0] if primary else None
+        return primary[0].split(" -> ")[0] if primary else None
 
     def others_up(self) -> bool:
         """Whether all three nodes are in the cluster (so taking one away leaves a majority);
