@@ -65,7 +65,8 @@ def roles(cluster):
         try:
             master = http(n, "GET", "/_cat/master?format=json", timeout=5).json()[0]["node"]
             shards = http(n, "GET", "/_cat/shards/.locks?format=json&h=shard,prirep,node,state", timeout=5).json()
-            owner = next(s["node"] for s in shards if s["shard"] == "0" and s["prirep"] == "p")
+            # a relocating primary shows as "<from> -> <address> <id> <to>": the node it leaves serves
+            owner = next(s["node"].split(" -> ")[0] for s in shards if s["shard"] == "0" and s["prirep"] == "p")
             diag = http(cluster.node(owner), "GET", "/_locks/_node/diagnostics", timeout=5).json()
             epoch = next(p["epoch"] for p in diag["core"]["partitions"] if p["id"] == 0)
             return cluster.node(owner), epoch, cluster.node(master)
@@ -152,6 +153,7 @@ def settle(cluster):
 
 def one(cluster, fault: str) -> dict:
     """One repetition of `fault`; answers its figure."""
+    settle(cluster)  # no copy moving (the plugin moves copies off a newly elected master)
     owner, epoch, master = roles(cluster)
     if fault in ("kill-master", *MASTER_FAULTS) and master is owner:
         http(owner, "POST", "/_cluster/reroute?metric=none", {"commands": [{"move": {

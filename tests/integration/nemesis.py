@@ -166,20 +166,16 @@ class Nemesis:
         return {"node": node.name, "detail": f"restart {who}", "effective": effective, "status": aim}
 
     def pause(self, aim: str) -> dict:
-        node, who, effective = self.target(aim)
-        seconds = self.rng.uniform(*PAUSE_S)
-        frozen = node.freeze()
-        try:
-            time.sleep(seconds)
-        finally:
-            node.thaw()
-        return {"node": node.name, "detail": f"SIGSTOP {who} for {seconds:.1f}s",
-                "effective": effective and frozen, "status": aim}
+        return self.frozen_for(aim, PAUSE_S)
 
     def short_pause(self, aim: str) -> dict:
         """SIGSTOP for PAUSE_AROUND_S: the resume lands around the plugin's detection bounds."""
+        return self.frozen_for(aim, PAUSE_AROUND_S)
+
+    def frozen_for(self, aim: str, bounds: tuple[float, float]) -> dict:
+        """SIGSTOP of the aimed node for a seeded time within `bounds`, then SIGCONT."""
         node, who, effective = self.target(aim)
-        seconds = self.rng.uniform(*PAUSE_AROUND_S)
+        seconds = self.rng.uniform(*bounds)
         frozen = node.freeze()
         try:
             time.sleep(seconds)
