@@ -60,7 +60,19 @@ def http(node, method, path, body=None, timeout=30):
 
 
 def roles(cluster):
-    """(owner node, its epoch, master node), asked of any node that answers."""
+    """(owner node, its epoch, master node), asked of any node that answers; for up to SETTLE_S (a
+    healed cut may still be electing a master)."""
+    deadline = time.monotonic() + SETTLE_S
+    while True:
+        found = roles_once(cluster)
+        if found is not None:
+            return found
+        if time.monotonic() > deadline:
+            raise RuntimeError("no node tells the owner and the master")
+        time.sleep(1)
+
+
+def roles_once(cluster):
     for n in cluster.nodes:
         try:
             master = http(n, "GET", "/_cat/master?format=json", timeout=5).json()[0]["node"]
@@ -72,7 +84,7 @@ def roles(cluster):
             return cluster.node(owner), epoch, cluster.node(master)
         except (requests.RequestException, KeyError, IndexError, StopIteration, ValueError):
             continue
-    raise RuntimeError("no node tells the owner and the master")
+    return None
 
 
 class Probers:
@@ -137,18 +149,32 @@ class Probers:
 
 
 def settle(cluster):
+    """Until three nodes, `.locks` green with every copy started, and no copy on the elected
+    master (the plugin moves them off it, docs/ARCHITECTURE.md "Silent owners"), seen twice 2 s
+    apart: a fault must not land on a cluster state still being published (the master would
+    publish the failover only after that one, which waits for the faulty node)."""
     deadline = time.monotonic() + SETTLE_S
+    seen = 0
     while time.monotonic() < deadline:
-        for n in cluster.nodes:
-            try:
-                r = http(n, "GET", "/_cluster/health/.locks?wait_for_nodes=3&wait_for_status=green"
-                                   "&wait_for_no_relocating_shards=true&timeout=5s", timeout=10)
-                if r.status_code == 200 and not r.json()["timed_out"]:
-                    return
-            except requests.RequestException:
-                continue
-        time.sleep(1)
+        seen = seen + 1 if any(placed(n) for n in cluster.nodes) else 0
+        if seen == 2:
+            return
+        time.sleep(2)
     raise RuntimeError("the cluster did not settle")
+
+
+def placed(node) -> bool:
+    try:
+        r = http(node, "GET", "/_cluster/health/.locks?wait_for_nodes=3&wait_for_status=green"
+                              "&wait_for_no_relocating_shards=true&wait_for_no_initializing_shards=true"
+                              "&timeout=5s", timeout=10)
+        if r.status_code != 200 or r.json()["timed_out"]:
+            return False
+        master = http(node, "GET", "/_cat/master?format=json", timeout=5).json()[0]["node"]
+        shards = http(node, "GET", "/_cat/shards/.locks?format=json&h=node,state", timeout=5).json()
+        return all(s["state"] == "STARTED" and s["node"] != master for s in shards)
+    except (requests.RequestException, KeyError, IndexError, ValueError):
+        return False
 
 
 def one(cluster, fault: str) -> dict:
