@@ -235,6 +235,36 @@ def test_lock_copies_stay_off_the_master_and_leave_a_newly_elected_one(cluster):
         assert http(via, "POST", f"/_locks/{k}/_release", {"owner": who}).status_code == 200
 
 
+def allocation_ids(node):
+    """The allocation ids of partition 0's copies: a copy failed and rebuilt gets a new one."""
+    r = http(node, "GET", "/_cluster/state/routing_table/.locks")
+    assert r.status_code == 200, r.text
+    (index,) = r.json()["routing_table"]["indices"].values()
+    return sorted(c["allocation_id"]["id"] for c in index["shards"]["0"])
+
+
+def test_a_one_second_pause_of_the_replicas_node_fails_no_copy(cluster):
+    """The replica's node frozen for 1 s while the owner heartbeats: the owner waits 1.2 s for a
+    copy that had its whole state (docs/ARCHITECTURE.md "Silent owners"), so the same copies serve
+    afterwards (same allocation ids), nothing failed over, and the owner grants."""
+    node = cluster.nodes[0]
+    _, placed = copies_off_the_master(node)
+    owner, epoch = owner_of_partition(cluster)
+    replica = next(n for n in cluster.nodes if placed.get(n.name) == "r")
+    before = allocation_ids(node)
+    assert replica.freeze()
+    try:
+        time.sleep(1.0)  # the fault itself: how long the node is frozen
+    finally:
+        replica.thaw()
+    k = f"replica-pause-{uuid.uuid4().hex[:6]}"
+    take(owner, k, "after-pause")
+    assert http(owner, "POST", f"/_locks/{k}/_release", {"owner": "after-pause"}).status_code == 200
+    copies_off_the_master(node)
+    assert allocation_ids(node) == before, "a copy was failed and rebuilt"
+    assert epoch_of(node) == epoch and owner_of_partition(cluster) == (owner, epoch)
+
+
 def test_a_bound_that_would_let_two_owners_serve_is_refused(cluster):
     node = cluster.nodes[0]
     for value in ("3s", "500ms"):

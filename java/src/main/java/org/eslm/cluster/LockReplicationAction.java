@@ -67,10 +67,11 @@ public final class LockReplicationAction
     /**
      * How long a primary waits for a copy that has had the whole state from it, which only applies
      * and persists the batch: a frozen or cut-off copy costs its partition about this long, then is
-     * failed (docs/RELIABILITY.md "Availability"). Large batches get {@link #SYNCED_COPY_BYTES_PER_SECOND}
-     * on top.
+     * failed (docs/RELIABILITY.md "Availability"). Longer than a 1 s pause of the copy's node (a
+     * GC pause is no reason to rebuild a copy), short enough that a frozen copy costs at most
+     * 1.5 s. Large batches get {@link #SYNCED_COPY_BYTES_PER_SECOND} on top.
      */
-    static final TimeValue SYNCED_COPY_WAIT = TimeValue.timeValueSeconds(1);
+    static final TimeValue SYNCED_COPY_WAIT = TimeValue.timeValueMillis(1200);
     /** The rate at which a copy is expected to at least apply and persist a batch, past {@link #SYNCED_COPY_WAIT}. */
     static final long SYNCED_COPY_BYTES_PER_SECOND = 10L << 20;
 
