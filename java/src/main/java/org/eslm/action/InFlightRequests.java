@@ -16,7 +16,7 @@ import org.eslm.cluster.PartitionTable;
  * (it hands over), so those requests wait for that answer.
  */
 final class InFlightRequests implements ClusterStateListener {
-    /** One request sent to {@code node} for {@code partition} in {@code epoch}; {@code moved} re-routes it. */
+    /** One request sent to the owner of {@code partition} in {@code epoch}; {@code moved} re-routes it. */
     static final class Sent {
         final int partition;
         final long epoch;

@@ -48,6 +48,16 @@ public final class LockCopiesOffMaster extends AllocationDecider {
         return decide(shard.getIndexName(), node, allocation);
     }
 
+    /**
+     * A primary whose only valid copy sits on the master (say, after a full restart) is allocated
+     * there all the same: a lock partition without an owner is worse than one on the master, and
+     * the copies move off once the replica is in sync.
+     */
+    @Override
+    public Decision canForceAllocatePrimary(ShardRouting shard, RoutingNode node, RoutingAllocation allocation) {
+        return Decision.YES;
+    }
+
     private Decision decide(String index, RoutingNode node, RoutingAllocation allocation) {
         if (enabled == false || LockIndex.NAME.equals(index) == false) {
             return Decision.YES;
