@@ -353,7 +353,9 @@ public final class PartitionManager implements ClusterStateListener {
                 PartitionHandoffAction.request(previousOwner, p),
                 ListenerTimeouts.wrapWithTimeout(
                         threadPool,
-                        ActionListener.wrap(response -> handedOver(p, epoch, null, true), e -> {
+                        // An answer closed the partition there, unless it is the one given for a
+                        // node that left the cluster (nodeGone): then the old lease is waited out.
+                        ActionListener.wrap(response -> handedOver(p, epoch, null, stillIn(previousOwner)), e -> {
                             logger.info(
                                     "lock partition [{}]: the old owner [{}] did not close it ({}); serving it"
                                             + " from its replicated state",
@@ -365,6 +367,10 @@ public final class PartitionManager implements ClusterStateListener {
                         PROMOTION_HANDOFF_WAIT,
                         threadPool.generic(),
                         "lock partition handoff"));
+    }
+
+    private boolean stillIn(String node) {
+        return clusterService.state().nodes().nodeExists(node);
     }
 
     /**
