@@ -501,9 +501,16 @@ class Plugin3(Peer):
             raise
 
     def _find_owner(self) -> None:
-        """The node that owns partition 0, once it is active and confirmed by the master; the
-        shards of `.locks` (one primary and one replica expected)."""
+        """The node that owns partition 0, once it is active and confirmed by the master and no copy
+        of `.locks` moves (the plugin moves copies off the elected master); the shards of `.locks`
+        (one primary and one replica expected)."""
         deadline = time.monotonic() + 60
+        while True:  # every copy started, none moving
+            self.shards = self.cluster.nodes[0].get(
+                "/_cat/shards/.locks?format=json&h=shard,prirep,state,node", timeout=10)
+            if self.shards and all(s.get("state") == "STARTED" for s in self.shards) or time.monotonic() > deadline:
+                break
+            time.sleep(0.25)
         while True:
             for node in self.cluster.nodes:
                 diag = node.get("/_locks/_node/diagnostics")
@@ -517,8 +524,6 @@ class Plugin3(Peer):
             if time.monotonic() > deadline:
                 raise BenchError("no node owns lock partition 0 after 60 s")
             time.sleep(0.25)
-        self.shards = self.cluster.nodes[0].get(
-            "/_cat/shards/.locks?format=json&h=shard,prirep,state,node", timeout=10)
         replicas = [s for s in self.shards if s.get("prirep") == "r" and s.get("state") == "STARTED"]
         if not replicas:
             raise BenchError(f".locks has no started replica on 3 nodes: {self.shards}")
