@@ -429,7 +429,7 @@ public final class PartitionManager implements ClusterStateListener {
                                 }
                                 locks.openFromStandby(p, epoch);
                                 ownership.opened(p, epoch);
-                                checks.now(); // the master watches an owner from its first question
+                                checks.now(); // without copy leases the master watches an owner from its first question
                                 logger.info(
                                         "serving lock partition [{}] in epoch [{}] from its replicated state",
                                         p,
@@ -584,7 +584,7 @@ public final class PartitionManager implements ClusterStateListener {
         }
         locks.openPartition(partition, epoch, graceMs, snapshot);
         ownership.opened(partition, epoch);
-        checks.now(); // the master watches an owner from its first question (SilentOwners)
+        checks.now(); // without copy leases the master watches an owner from its first question (SilentOwners)
         logger.info(
                 "serving lock partition [{}] in epoch [{}]{}",
                 partition,
