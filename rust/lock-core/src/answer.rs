@@ -273,6 +273,10 @@ pub struct LockInfo {
     /// preempting waiter compares (docs/LOCK_CORE.md, "Preemption").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<u8>,
+    /// The digest of the acquisition that holds it (format 4; absent when acquired without an
+    /// id). Kept in snapshots and deltas only: a listing leaves it out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acquisition: Option<u64>,
 }
 
 /// A session: one lease and keep-alive for many locks.

@@ -61,7 +61,7 @@ pub use error::{ErrorCode, LockError};
 pub use event::{CancelReason, Event};
 pub use format::{
     check_state_format, check_write_format, current_state_format, OLDEST_STATE_FORMAT,
-    STATE_FORMAT, STATE_FORMAT_LOCK_DELAY, STATE_FORMAT_OVER_LIMIT,
+    STATE_FORMAT, STATE_FORMAT_ACQUISITION, STATE_FORMAT_LOCK_DELAY, STATE_FORMAT_OVER_LIMIT,
 };
 pub use histogram::{
     Histogram, HistogramSummary, MAX_TRACKED_MS, RELATIVE_ERROR, SLOT_MS, SUB_BUCKETS, WINDOW_MS,
@@ -80,8 +80,8 @@ pub use table::{
     SCAN_BUDGET,
 };
 pub use types::{
-    FencingToken, Millis, Priority, PriorityValue, Scope, SessionId, WaiterId, MAX_KEY_BYTES,
-    MAX_OWNER_BYTES,
+    acquisition_digest, FencingToken, Millis, Priority, PriorityValue, Scope, SessionId, WaiterId,
+    MAX_ACQUISITION_BYTES, MAX_KEY_BYTES, MAX_OWNER_BYTES,
 };
 pub use validate::{tree_ancestors, validate_key, validate_owner, validate_tree_path};
 

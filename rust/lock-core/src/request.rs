@@ -58,6 +58,11 @@ pub struct AcquireRequest {
     /// `wait`; not on semaphores; capped by [`crate::Config::max_lease_ms`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preempt_ms: Option<Millis>,
+    /// The acquisition this is (docs/API.md, "Acquisitions"): the same id again gets the same
+    /// grant back (a retry); another id, or none, while the owner holds the key is a new
+    /// acquisition, granted under a newer token that ends the one held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acquisition: Option<String>,
 }
 
 impl AcquireRequest {
@@ -97,9 +102,13 @@ pub struct MultiAcquireRequest {
     /// As [`AcquireRequest::lock_delay_ms`], for every key of the multi-lock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lock_delay_ms: Option<Millis>,
+    /// As [`AcquireRequest::acquisition`], for every key of the multi-lock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acquisition: Option<String>,
 }
 
-/// A release: only a holder may release, and when a token is given it must be the holder's.
+/// A release: only a holder may release, and what it names (token, acquisition) must be the
+/// holder's grant ([`crate::LockTable::release`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct ReleaseRequest {
@@ -109,6 +118,10 @@ pub struct ReleaseRequest {
     pub fencing_token: Option<FencingToken>,
     #[serde(default)]
     pub scope: Scope,
+    /// The acquisition this request names (docs/API.md, "Acquisitions"): chosen by the client,
+    /// at most [`crate::types::MAX_ACQUISITION_BYTES`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acquisition: Option<String>,
 }
 
 /// One key of a multi-release.
@@ -118,6 +131,9 @@ pub struct ReleaseItem {
     pub key: String,
     #[serde(default)]
     pub scope: Scope,
+    /// Release only this grant of the key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fencing_token: Option<FencingToken>,
 }
 
 /// Release several keys, or (`all: true`) everything `owner` holds in the partition.
@@ -129,6 +145,9 @@ pub struct MultiReleaseRequest {
     pub locks: Vec<ReleaseItem>,
     #[serde(default)]
     pub all: bool,
+    /// Release only the locks of this acquisition (with `locks`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acquisition: Option<String>,
 }
 
 /// Extend a held lock's lease. A lock held under a session renews the session.
@@ -144,6 +163,10 @@ pub struct RenewRequest {
     /// New lease from now; absent = the default lease.
     #[serde(default)]
     pub lease_ms: Option<Millis>,
+    /// The acquisition this request names (docs/API.md, "Acquisitions"): chosen by the client,
+    /// at most [`crate::types::MAX_ACQUISITION_BYTES`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acquisition: Option<String>,
 }
 
 /// Weaken a held lock (e.g. exclusive → shared); the token stays.
@@ -157,6 +180,10 @@ pub struct DowngradeRequest {
     pub fencing_token: Option<FencingToken>,
     #[serde(default)]
     pub scope: Scope,
+    /// The acquisition this request names (docs/API.md, "Acquisitions"): chosen by the client,
+    /// at most [`crate::types::MAX_ACQUISITION_BYTES`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acquisition: Option<String>,
 }
 
 #[cfg(test)]

@@ -18,6 +18,21 @@ pub type WaiterId = u64;
 pub const MAX_KEY_BYTES: usize = 512;
 /// Longest owner id, in UTF-8 bytes.
 pub const MAX_OWNER_BYTES: usize = 512;
+/// Longest acquisition id, in UTF-8 bytes (docs/API.md, "Acquisitions"): room for a UUID or a
+/// ULID with a prefix, and small beside the 48-byte lock record that keeps its digest.
+pub const MAX_ACQUISITION_BYTES: usize = 128;
+
+/// What the table keeps of an acquisition id: its 64-bit FNV-1a digest, never 0 (0 stands for
+/// "acquired without one"). The digest is the same on every node and version, so it travels in
+/// the replicated state (format 4) and a promoted copy still knows which acquisition holds a
+/// lock. Two ids of one owner colliding on one key is a 2^-64 chance, not a threat: an owner
+/// that wanted to end its own lock could name its token.
+pub fn acquisition_digest(id: &str) -> u64 {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let h = id.bytes().fold(OFFSET, |h, b| (h ^ u64::from(b)).wrapping_mul(PRIME));
+    h.max(1)
+}
 
 /// Whether a key names a single lock or a node of a lock tree.
 #[derive(

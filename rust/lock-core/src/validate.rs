@@ -7,7 +7,8 @@
 use crate::config::{Config, Limits};
 use crate::error::LockError;
 use crate::types::{
-    FencingToken, Millis, Priority, PriorityValue, Scope, MAX_KEY_BYTES, MAX_OWNER_BYTES,
+    acquisition_digest, FencingToken, Millis, Priority, PriorityValue, Scope,
+    MAX_ACQUISITION_BYTES, MAX_KEY_BYTES, MAX_OWNER_BYTES,
 };
 
 impl Priority {
@@ -40,6 +41,18 @@ pub fn validate_key(key: &str) -> Result<(), LockError> {
 /// Checks an owner id: the same rules as a key.
 pub fn validate_owner(owner: &str) -> Result<(), LockError> {
     validate_id("owner", owner, MAX_OWNER_BYTES)
+}
+
+/// Checks an acquisition id (the same rules as an owner, at most
+/// [`MAX_ACQUISITION_BYTES`]) and answers what the table keeps of it: its digest, or 0 for none.
+pub fn acquisition(id: Option<&str>) -> Result<u64, LockError> {
+    match id {
+        None => Ok(0),
+        Some(id) => {
+            validate_id("acquisition", id, MAX_ACQUISITION_BYTES)?;
+            Ok(acquisition_digest(id))
+        }
+    }
 }
 
 /// Checks a tree path: an absolute `/` path of non-empty segments, at most `max_depth` of them.

@@ -24,7 +24,13 @@ fn waiting(key: &str, owner: &str, priority: i64) -> AcquireRequest {
 }
 
 fn release(key: &str, owner: &str) -> ReleaseRequest {
-    ReleaseRequest { key: key.into(), owner: owner.into(), fencing_token: None, scope: Scope::Key }
+    ReleaseRequest {
+        key: key.into(),
+        owner: owner.into(),
+        fencing_token: None,
+        scope: Scope::Key,
+        acquisition: None,
+    }
 }
 
 fn token(t: &mut LockTable, req: &AcquireRequest, now: u64) -> u64 {
@@ -54,8 +60,9 @@ fn off_by_default_nothing_is_recorded() {
 #[test]
 fn a_grant_and_a_release_are_recorded_with_token_and_times() {
     let mut t = table(16);
-    let tok = token(&mut t, &acquire("k", "a"), 100);
-    token(&mut t, &acquire("k", "a"), 110); // reentrant: no new grant
+    let first = AcquireRequest { acquisition: Some("a-1".into()), ..acquire("k", "a") };
+    let tok = token(&mut t, &first, 100);
+    token(&mut t, &first, 110); // the same acquisition again: its grant back, no new grant
     t.release_at(&release("k", "a"), 350).expect("release");
     let r = t.drain_audit(usize::MAX);
     assert_eq!(r.len(), 2, "{r:?}");
@@ -162,6 +169,7 @@ fn a_deadlock_victim_and_a_refused_renewal_are_recorded() {
         fencing_token: Some(FencingToken(42)),
         scope: Scope::Key,
         lease_ms: None,
+        acquisition: None,
     };
     t.renew(&renew, 30).expect_err("not held");
     let bad = RenewRequest { key: String::new(), ..renew.clone() };
@@ -189,6 +197,7 @@ fn a_preemption_is_recorded_and_the_old_holders_renewal_refused_as_preempted() {
         fencing_token: None,
         scope: Scope::Key,
         lease_ms: None,
+        acquisition: None,
     };
     t.renew(&renew, 520).expect_err("preempted");
     let r = t.drain_audit(usize::MAX);

@@ -35,10 +35,12 @@ fn renew(t: &mut LockTable, key: &str, owner: &str, now: u64) {
 #[test]
 fn max_locks_refuses_new_locks_but_not_reentry_renew_or_release() {
     let mut t = table_with(|c| c.limits.max_locks = 2);
-    grant(&mut t, &req("a", "o1", X), 0);
+    grant(&mut t, &acq(req("a", "o1", X), "a1"), 0);
     grant(&mut t, &req("b", "o2", S), 0);
     assert_eq!(limit_of(&t.acquire(&req("c", "o3", X), 1).expect_err("full")), "max_locks");
-    assert!(grant(&mut t, &req("a", "o1", X), 1).reentrant, "a retry is no new lock");
+    assert!(grant(&mut t, &acq(req("a", "o1", X), "a1"), 1).reentrant, "a retry is no new lock");
+    let again = grant(&mut t, &req("a", "o1", X), 1);
+    assert!(!again.reentrant, "a new acquisition of a held lock is no new lock either");
     renew(&mut t, "a", "o1", 2);
     release(&mut t, "a", "o1", 3);
     grant(&mut t, &req("c", "o3", X), 4);
@@ -130,9 +132,15 @@ fn memory_cap_refuses_new_work_keeps_holders_and_memory_returns_to_baseline() {
     let s = t.create_session("late", None, SessionId::from_u128(7), 0).expect_err("no session");
     assert_eq!(limit_of(&s), "max_memory");
     renew(&mut t, "key-0000", "owner-0", 1);
-    assert!(grant(&mut t, &req("key-0001", "owner-1", X), 1).reentrant);
+    // Acquiring a held lock again (a new acquisition: a newer token) is no new lock.
+    assert!(!grant(&mut t, &req("key-0001", "owner-1", X), 1).reentrant);
     for o in 0..7 {
-        let all = MultiReleaseRequest { owner: format!("owner-{o}"), locks: vec![], all: true };
+        let all = MultiReleaseRequest {
+            owner: format!("owner-{o}"),
+            locks: vec![],
+            all: true,
+            acquisition: None,
+        };
         t.release_many(&all, 2).expect("release");
     }
     assert_eq!(t.held_locks(), 0);

@@ -722,6 +722,7 @@ fn run(ops: Vec<(u64, Op)>) -> Result<(), String> {
                     value: None,
                     lock_delay_ms: None,
                     preempt_ms: None,
+                    acquisition: None,
                 };
                 let out = t.acquire(&req, now).map(|o| match o {
                     AcquireOutcome::Granted(g) => Ok(vec![g]),
@@ -768,6 +769,7 @@ fn run(ops: Vec<(u64, Op)>) -> Result<(), String> {
                         owner: owner.into(),
                         fencing_token: None,
                         scope,
+                        acquisition: None,
                     },
                     now,
                 );
@@ -786,6 +788,7 @@ fn run(ops: Vec<(u64, Op)>) -> Result<(), String> {
                         scope,
                         lease_ms: Some(lease),
                         fencing_token: None,
+                        acquisition: None,
                     },
                     now,
                 );
@@ -818,6 +821,7 @@ fn run(ops: Vec<(u64, Op)>) -> Result<(), String> {
                         mode,
                         scope,
                         fencing_token: None,
+                        acquisition: None,
                     },
                     now,
                 );

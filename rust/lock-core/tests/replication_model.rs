@@ -266,6 +266,7 @@ impl Run {
                     owner: OWNERS[owner].into(),
                     mode: ALL_MODES[mode],
                     fencing_token: None,
+                    acquisition: None,
                 };
                 let _ = self.primary.downgrade(&r, now);
             }

@@ -31,13 +31,13 @@ fn exclusive_conflicts_with_another_owner_and_names_the_holder() {
 }
 
 #[test]
-fn reacquire_by_holder_returns_same_token() {
+fn reacquire_by_the_same_acquisition_returns_same_token() {
     let mut t = table();
-    let g1 = grant(&mut t, &req("k", "a", X), 0);
-    let g2 = grant(&mut t, &req("k", "a", X), 1);
+    let g1 = grant(&mut t, &acq(req("k", "a", X), "a-1"), 0);
+    let g2 = grant(&mut t, &acq(req("k", "a", X), "a-1"), 1);
     assert!(g2.reentrant);
     assert_eq!(g1.fencing_token, g2.fencing_token);
-    let g3 = grant(&mut t, &req("k", "a", S), 1);
+    let g3 = grant(&mut t, &acq(req("k", "a", S), "a-1"), 1);
     assert!(g3.reentrant, "exclusive covers shared");
     assert_eq!(g3.mode, X);
     assert_eq!(t.held_locks(), 1);
@@ -805,8 +805,13 @@ fn export_import_keeps_holders_sessions_and_rising_tokens() {
     assert!(fresh.fencing_token > g.fencing_token);
     assert_eq!(fresh.fencing_token.epoch(), 4);
     n.keepalive(&s.session, "c", 50_100).expect("session survived");
-    let reentrant = grant(&mut n, &req("k", "a", X), 50_100);
-    assert_eq!(reentrant.fencing_token, g.fencing_token, "the holder keeps its token");
+    let renewed = RenewRequest {
+        key: "k".into(),
+        owner: "a".into(),
+        fencing_token: Some(g.fencing_token),
+        ..Default::default()
+    };
+    n.renew(&renewed, 50_100).expect("the holder keeps its token");
     // Same epoch: the counter carries on.
     let mut same = LockTable::import(&snap, 3, Config::default(), 0).expect("same epoch");
     assert!(grant(&mut same, &req("new", "z", X), 0).fencing_token.counter() > snap.counter - 1);
@@ -845,11 +850,11 @@ fn token_api_answers_like_the_record_api() {
     assert!(!g.reentrant);
     assert_eq!((g.mode, g.lease_ms), (S, t.config().default_lease_ms));
     let full = grant(&mut t, &req("k", "a", S), 1);
-    assert!(full.reentrant);
-    assert_eq!(full.fencing_token, g.fencing_token);
+    assert!(!full.reentrant, "no acquisition id: a new acquisition");
+    assert!(full.fencing_token > g.fencing_token);
     assert!(matches!(t.acquire_token(&waiting("k", "b", X, 10), 1), Ok(TokenOutcome::Queued(_))));
     let rel = ReleaseRequest { key: "k".into(), owner: "a".into(), ..Default::default() };
-    assert_eq!(t.release_token(&rel, 2).expect("held"), g.fencing_token);
+    assert_eq!(t.release_token(&rel, 2).expect("held"), full.fencing_token);
     assert_eq!(granted_owners(&t.drain_events()), ["b"]);
     assert!(matches!(t.release_token(&rel, 3), Err(LockError::NotHeld { .. })));
     check(&t);

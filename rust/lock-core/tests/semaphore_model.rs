@@ -49,6 +49,9 @@ enum Op {
         lease: u64,
         session: bool,
         odd_limit: bool,
+        /// A new acquisition id instead of the owner's usual one: while the owner holds, a
+        /// new grant under a newer token, not its grant back (docs/API.md, "Acquisitions").
+        fresh: bool,
     },
     Release {
         owner: usize,
@@ -78,8 +81,8 @@ fn op() -> impl Strategy<Value = Op> {
     let wait = prop_oneof![1 => Just(0u64), 3 => (0u64..60).prop_map(|w| 2 * w + 1)];
     let lease = (1u64..50).prop_map(|l| 4 * l);
     prop_oneof![
-        8 => (o.clone(), s.clone(), 1u32..5, 0u8..10, wait, lease.clone(), any::<bool>(), prop::bool::weighted(0.1))
-            .prop_map(|(owner, sem, permits, prio, wait, lease, session, odd_limit)| Op::Acquire { owner, sem, permits, prio, wait, lease, session, odd_limit }),
+        8 => (o.clone(), s.clone(), 1u32..5, 0u8..10, wait, lease.clone(), any::<bool>(), prop::bool::weighted(0.1), prop::bool::weighted(0.2))
+            .prop_map(|(owner, sem, permits, prio, wait, lease, session, odd_limit, fresh)| Op::Acquire { owner, sem, permits, prio, wait, lease, session, odd_limit, fresh }),
         4 => (o.clone(), s.clone()).prop_map(|(owner, sem)| Op::Release { owner, sem }),
         1 => (o.clone(), s.clone(), lease).prop_map(|(owner, sem, lease)| Op::Renew { owner, sem, lease }),
         1 => (o.clone(), (5u64..60).prop_map(|t| 4 * t + 2)).prop_map(|(owner, ttl)| Op::Session { owner, ttl }),
@@ -96,6 +99,8 @@ struct Holder {
     /// `None` under a session.
     lease_until: Option<Millis>,
     session: Option<String>,
+    /// The acquisition id it was granted to: asked again with it, the grant comes back.
+    acquisition: String,
 }
 
 #[derive(Debug, Clone)]
@@ -107,6 +112,7 @@ struct Waiter {
     deadline: Millis,
     lease: Millis,
     session: Option<String>,
+    acquisition: String,
 }
 
 #[derive(Debug, Default)]
@@ -270,6 +276,7 @@ impl Model {
             token: g.fencing_token,
             lease_until,
             session: w.session,
+            acquisition: w.acquisition,
         });
         Ok(())
     }
@@ -315,14 +322,43 @@ fn config() -> Config {
     common::model_config(AGING_MS)
 }
 
+/// A held semaphore acquired again under a new acquisition id: granted at once under a newer
+/// token, with a fresh lease unless the grant is held under a session (which it keeps).
+fn supersede(
+    m: &mut Model,
+    sem: &str,
+    owner: &str,
+    (lease, id): (u64, String),
+    out: Result<AcquireOutcome, LockError>,
+) -> Result<(), String> {
+    let Ok(AcquireOutcome::Granted(g)) = out else {
+        return Err(format!("expected a new grant of a held semaphore, got {out:?}"));
+    };
+    if g.reentrant {
+        return Err(format!("a new acquisition got the old grant back: {g:?}"));
+    }
+    m.new_token(sem, g.fencing_token)?;
+    let now = m.now;
+    let h = m.holders.get_mut(sem).and_then(|hs| hs.iter_mut().find(|h| h.owner == owner));
+    let h = h.ok_or("no holder to supersede")?;
+    h.token = g.fencing_token;
+    h.acquisition = id;
+    if h.session.is_none() {
+        h.lease_until = Some(now + lease);
+    }
+    Ok(())
+}
+
 /// One acquire, its answer checked against the model's decision.
 fn acquire(m: &mut Model, t: &mut LockTable, op: &Op) -> Result<(), String> {
-    let Op::Acquire { owner, sem, permits, prio, wait, lease, session, odd_limit } = *op else {
+    let Op::Acquire { owner, sem, permits, prio, wait, lease, session, odd_limit, fresh } = *op
+    else {
         return Ok(());
     };
     let (owner, (sem, base)) = (OWNERS[owner], SEMS[sem]);
     let limit = if odd_limit { base + 1 } else { base };
     let session = if session { m.sessions.get(owner).map(|s| s.0.clone()) } else { None };
+    let id = if fresh { format!("{owner}-{}", m.seq) } else { owner.to_owned() };
     let req = AcquireRequest {
         key: sem.into(),
         owner: owner.into(),
@@ -333,6 +369,7 @@ fn acquire(m: &mut Model, t: &mut LockTable, op: &Op) -> Result<(), String> {
         session: session.clone(),
         permits: Some(permits),
         limit: Some(limit),
+        acquisition: Some(id.clone()),
         ..Default::default()
     };
     let out = t.acquire(&req, m.now);
@@ -351,6 +388,9 @@ fn acquire(m: &mut Model, t: &mut LockTable, op: &Op) -> Result<(), String> {
     if let Some(h) = m.holders.get(sem).and_then(|hs| hs.iter().find(|h| h.owner == owner)) {
         if h.permits != permits {
             return expect_invalid(out, "permits");
+        }
+        if h.acquisition != id {
+            return supersede(m, sem, owner, (lease, id), out);
         }
         return match out {
             Ok(AcquireOutcome::Granted(g)) if g.reentrant && g.fencing_token == h.token => Ok(()),
@@ -377,6 +417,7 @@ fn acquire(m: &mut Model, t: &mut LockTable, op: &Op) -> Result<(), String> {
                 token: g.fencing_token,
                 lease_until,
                 session,
+                acquisition: id,
             });
             Ok(())
         }
@@ -392,6 +433,7 @@ fn acquire(m: &mut Model, t: &mut LockTable, op: &Op) -> Result<(), String> {
                     deadline: m.now + wait,
                     lease,
                     session,
+                    acquisition: id,
                 },
             );
             Ok(())

@@ -136,7 +136,12 @@ fn bad_numbers_and_other_limits_are_refused_naming_the_field() {
     }
     assert_eq!(field(t.acquire(&sem("s", "a", 2, 3), 0).unwrap_err()), "permits");
     let again = granted(&mut t, &sem("s", "a", 1, 3), 0);
-    assert!(again.reentrant, "the same owner with the same permits gets its grant back");
+    assert!(!again.reentrant, "no acquisition id: a new grant of the same permits");
+    let first = AcquireRequest { acquisition: Some("a-1".into()), ..sem("s", "a", 1, 3) };
+    let held = granted(&mut t, &first, 0);
+    let retried = granted(&mut t, &first, 0);
+    assert!(retried.reentrant, "the same acquisition with the same permits gets its grant back");
+    assert_eq!(retried.fencing_token, held.fencing_token);
     release(&mut t, "s", "a", 1);
     let g = granted(&mut t, &sem("s", "b", 1, 4), 2);
     assert_eq!(g.limit, Some(4), "an unused semaphore takes the next acquirer's limit");
@@ -259,14 +264,15 @@ fn a_lowered_limit_revokes_nothing_and_grants_only_below_it() {
 #[test]
 fn a_raised_limit_grants_the_waiters_it_lets_in() {
     let mut t = table();
-    granted(&mut t, &sem("api", "a", 2, 3), 0);
+    let a = AcquireRequest { acquisition: Some("a-1".into()), ..sem("api", "a", 2, 3) };
+    granted(&mut t, &a, 0);
     queued(&mut t, &waiting(sem("api", "b", 3, 3)), 0);
     queued(&mut t, &waiting(sem("api", "c", 1, 3)), 0);
     assert_eq!(change(&mut t, 5, false, 1), Ok(3));
     assert_eq!(granted_owners(&mut t), ["b"], "FIFO: b first; c does not fit in 5");
     assert_eq!(change(&mut t, 6, false, 2), Ok(5));
     assert_eq!(granted_owners(&mut t), ["c"]);
-    let g = granted(&mut t, &sem("api", "a", 2, 6), 2);
+    let g = granted(&mut t, &AcquireRequest { limit: Some(6), ..a }, 2);
     assert!(g.reentrant && g.limit == Some(6) && g.remaining == Some(0), "{g:?}");
 }
 

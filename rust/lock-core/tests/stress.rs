@@ -100,6 +100,7 @@ fn worker(
                         owner: owner.clone(),
                         fencing_token: None,
                         scope,
+                        acquisition: None,
                     },
                     now,
                 );
@@ -112,6 +113,7 @@ fn worker(
                         scope,
                         lease_ms: Some(40),
                         fencing_token: None,
+                        acquisition: None,
                     },
                     now,
                 );

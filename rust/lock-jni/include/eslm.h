@@ -19,7 +19,7 @@
  * "Formats and versions"): `lock_core::STATE_FORMAT`, written out because cbindgen emits only
  * literals; an assertion beside it (rust/lock-jni/src/ops/mod.rs) fails the build when they differ.
  */
-#define ESLM_STATE_FORMAT 3
+#define ESLM_STATE_FORMAT 4
 
 /**
  * The oldest format of the state documents this build reads: `lock_core::OLDEST_STATE_FORMAT`.

@@ -106,6 +106,8 @@ fn run_ops(data: &[u8]) {
                     lock_delay_ms: (x & 0x4 != 0).then_some(u64::from(y % 64)),
                     // and a preempting waiter (docs/LOCK_CORE.md "Preemption").
                     preempt_ms: (x & 0x8 != 0).then_some(u64::from(y % 32) + 1),
+                    // and one of two acquisition ids, or none (docs/API.md "Acquisitions").
+                    acquisition: (x & 0x10 != 0).then(|| format!("{owner}-{}", y & 1)),
                 };
                 let _ = t.acquire(&req, now);
             }
@@ -123,13 +125,13 @@ fn run_ops(data: &[u8]) {
                 let _ = t.acquire_many(&req, now);
             }
             4 | 5 => {
-                let _ = t.release_at(&ReleaseRequest { key: key.into(), owner: owner.into(), scope, fencing_token: None }, now);
+                let _ = t.release_at(&ReleaseRequest { key: key.into(), owner: owner.into(), scope, fencing_token: None, acquisition: (y & 1 != 0).then(|| format!("{owner}-{}", x & 1)) }, now);
             }
             6 => {
-                let _ = t.renew(&RenewRequest { key: key.into(), owner: owner.into(), scope, lease_ms: Some(u64::from(y)), fencing_token: None }, now);
+                let _ = t.renew(&RenewRequest { key: key.into(), owner: owner.into(), scope, lease_ms: Some(u64::from(y)), fencing_token: None, acquisition: None }, now);
             }
             7 => {
-                let _ = t.downgrade(&DowngradeRequest { key: key.into(), owner: owner.into(), scope, mode, fencing_token: None }, now);
+                let _ = t.downgrade(&DowngradeRequest { key: key.into(), owner: owner.into(), scope, mode, fencing_token: None, acquisition: None }, now);
             }
             8 => {
                 let _ = t.cancel(u64::from(y % 32), now);

@@ -9,7 +9,7 @@
 
 use smallvec::SmallVec;
 
-use super::grant::GrantTerms;
+use super::grant::{same_acquisition, GrantTerms};
 use super::ids::{KeyIdx, LockIdx, OwnerIdx, SessIdx, NO_OWNER, NO_SESSION};
 use super::records::{Captured, Dirty, QueueKey, Target, Waiter};
 use super::LockTable;
@@ -48,6 +48,8 @@ pub(super) struct AcquireSpec<'a> {
     pub(super) lock_delay_ms: Option<Millis>,
     /// The grace a preempting acquire gives the holders in its way (`preempt.rs`).
     pub(super) preempt_ms: Option<Millis>,
+    /// The acquisition id (docs/API.md, "Acquisitions").
+    pub(super) acquisition: Option<&'a str>,
 }
 
 /// What an acquire did, before it is shaped for the single- or multi-key API.
@@ -87,6 +89,8 @@ struct Plan<'a> {
     lock_delay_ms: Millis,
     /// The grace given to holders in the way (`preempt.rs`), 0: no preemption.
     preempt_ms: Millis,
+    /// The acquisition's digest, 0: none.
+    acquisition: u64,
 }
 
 impl Plan<'_> {
@@ -108,6 +112,7 @@ impl Plan<'_> {
             permits: 0,
             lock_delay_ms: 0,
             preempt_ms: 0,
+            acquisition: 0,
         }
     }
 }
@@ -146,6 +151,7 @@ impl LockTable {
             multi: false,
             lock_delay_ms: req.lock_delay_ms,
             preempt_ms: req.preempt_ms,
+            acquisition: req.acquisition.as_deref(),
         };
         let acquired = self.acquire_spec(&spec, now)?;
         if let Some(s) = semaphore {
@@ -223,6 +229,7 @@ impl LockTable {
         plan.preempt_ms =
             self.preempt_grace(req.preempt_ms, plan.wait_ms, req.targets.iter().map(|t| t.scope))?;
         plan.session = self.session_for(req.session, req.owner)?;
+        plan.acquisition = validate::acquisition(req.acquisition)?;
         if now < self.grace_until {
             return Err(LockError::PartitionUnavailable { retry_after_ms: self.grace_until - now });
         }
@@ -241,7 +248,9 @@ impl LockTable {
             plan.spec_keys.push(k);
             let lock = owner.zip(k).and_then(|(o, k)| self.find_target_lock(o, k));
             match lock {
-                Some(l) if self.lock(l).mode.covers(s.mode) => {}
+                Some(l)
+                    if self.lock(l).mode.covers(s.mode)
+                        && same_acquisition(self.lock(l).acquisition, plan.acquisition) => {}
                 Some(_) => plan.all_reentrant = false,
                 None => {
                     plan.all_reentrant = false;
@@ -325,6 +334,7 @@ impl LockTable {
             permits: plan.permits,
             lock_delay_ms: plan.lock_delay_ms,
             priority: plan.priority,
+            acquisition: plan.acquisition,
         };
         let granted = self.apply_grant(owner, &targets, &terms);
         self.audit_grants(&granted, None);
@@ -465,6 +475,7 @@ impl LockTable {
         let deadline = now.saturating_add(plan.wait_ms);
         let waiter = Waiter {
             request_id: req.request_id,
+            acquisition: plan.acquisition,
             owner,
             targets,
             keys,

@@ -7,7 +7,7 @@
 //! owner may take the keys back at once.
 //!
 //! Off unless asked for (a request's `lock_delay_ms` or the setting), and then kept in side maps
-//! so that the lock record stays 40 bytes: the delay asked for, by lock, and the delays running,
+//! so that the lock record stays 48 bytes: the delay asked for, by lock, and the delays running,
 //! by key. A running delay keeps its key interned (`KeyState::delayed`) and its owner
 //! referenced until it ends at its deadline, when the key's waiters are pumped.
 

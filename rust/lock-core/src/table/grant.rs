@@ -32,29 +32,54 @@ pub(super) struct GrantTerms {
     pub(super) lock_delay_ms: Millis,
     /// The priority they were asked at (`preempt.rs`).
     pub(super) priority: Priority,
+    /// The acquisition's digest (0: none): a held target of another acquisition is granted
+    /// again under `token`, which ends the grant it had (docs/API.md, "Acquisitions").
+    pub(super) acquisition: u64,
+}
+
+/// Whether a held lock of acquisition `held` is the grant a request of acquisition `asked`
+/// names again (a retry): only the same id, never "no id" (docs/API.md, "Acquisitions").
+pub(super) fn same_acquisition(held: u64, asked: u64) -> bool {
+    asked != 0 && held == asked
 }
 
 impl LockTable {
     /// Grants `targets` to `owner` with one fresh token (in `terms`): new locks, in-place
-    /// upgrades, or the existing lock when it already covers the target.
+    /// upgrades and re-grants of a lock held under another acquisition, or the existing lock
+    /// when the same acquisition already holds it in a covering mode.
     pub(super) fn apply_grant(
         &mut self,
         owner: OwnerIdx,
         targets: &[Target],
         terms: &GrantTerms,
     ) -> Granted {
-        let GrantTerms { token, now, lease_ms, session, permits, lock_delay_ms, priority } = *terms;
+        let GrantTerms {
+            token,
+            now,
+            lease_ms,
+            session,
+            permits,
+            lock_delay_ms,
+            priority,
+            acquisition,
+        } = *terms;
         let lease_until =
             if session == NO_SESSION { now.saturating_add(lease_ms) } else { SESSION_LEASE };
         let mut grants = Granted::new();
         for t in targets {
             match self.find_target_lock(owner, t.key) {
-                Some(l) if self.lock(l).mode.covers(t.mode) => {
+                Some(l)
+                    if self.lock(l).mode.covers(t.mode)
+                        && same_acquisition(self.lock(l).acquisition, acquisition) =>
+                {
                     grants.push((l, true));
                 }
                 Some(l) => {
                     let mode = self.lock(l).mode.join(t.mode);
-                    // Replicas know the lock by its token, which the upgrade replaces.
+                    if !self.lock(l).mode.covers(t.mode) {
+                        self.counters.upgrades += 1;
+                    }
+                    // Replicas know the lock by its token, which the new grant replaces.
                     self.note_removed(l);
                     self.fire_watches(l, WatchReason::Upgraded);
                     self.set_lock_mode(l, mode);
@@ -63,6 +88,7 @@ impl LockTable {
                     // session marker — see `regression_upgrade_with_session_made_lease_endless`).
                     let lk = self.lock_mut(l);
                     lk.token = token;
+                    lk.acquisition = acquisition;
                     if lk.session == NO_SESSION {
                         let until = now.saturating_add(lease_ms);
                         lk.lease_until = until;
@@ -72,7 +98,6 @@ impl LockTable {
                     // Under its new token the lock is another grant: a revoke of the old one lapses.
                     self.forget_preemption(l);
                     self.keep_priority(l, priority);
-                    self.counters.upgrades += 1;
                     grants.push((l, false));
                 }
                 None => {
@@ -86,6 +111,7 @@ impl LockTable {
                         token,
                         granted_at: now,
                         lease_until,
+                        acquisition,
                     });
                     self.keep_lock_delay(l, lock_delay_ms);
                     self.keep_priority(l, priority);

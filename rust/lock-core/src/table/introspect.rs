@@ -139,6 +139,7 @@ impl LockTable {
             value: self.election_value(l),
             lock_delay_ms: Some(self.lock_delay_of(l)).filter(|ms| *ms > 0),
             priority: Some(self.priority_of(l).0).filter(|p| *p != Priority::FOREGROUND.0),
+            acquisition: Some(lk.acquisition).filter(|a| *a != 0),
         }
     }
 

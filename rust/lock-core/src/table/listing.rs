@@ -231,7 +231,9 @@ impl LockTable {
                     page.next = page.locks.last().map(cursor_of);
                     return (page, examined);
                 }
-                page.locks.push(self.lock_info(l, self.lock(l)));
+                // The acquisition's digest stays inside the replicated state.
+                let info = LockInfo { acquisition: None, ..self.lock_info(l, self.lock(l)) };
+                page.locks.push(info);
             }
             if let Some(&(o, _)) = on_key.last() {
                 frontier = Some(ListCursor { key: name.to_string(), scope, owner: o.into() });

@@ -353,6 +353,7 @@ impl LockTable {
             multi: true,
             lock_delay_ms: req.lock_delay_ms,
             preempt_ms: None,
+            acquisition: req.acquisition.as_deref(),
         };
         let out = self.acquire_spec(&spec, now).map(|done| match done {
             Acquired::Granted(gs) => {
@@ -411,7 +412,7 @@ impl LockTable {
     /// [`LockTable::release`] at time `now`.
     pub fn release_at(&mut self, req: &ReleaseRequest, now: Millis) -> Result<Released, LockError> {
         self.advance_to(now);
-        let out = self.release_one(&req.key, req.scope, &req.owner, req.fencing_token);
+        let out = self.release_one(&req.key, req.scope, &req.owner, release::Named::of(req));
         self.prune_deadlines();
         out
     }
@@ -423,7 +424,7 @@ impl LockTable {
         now: Millis,
     ) -> Result<FencingToken, LockError> {
         self.advance_to(now);
-        let out = self.release_lock(&req.key, req.scope, &req.owner, req.fencing_token);
+        let out = self.release_lock(&req.key, req.scope, &req.owner, release::Named::of(req));
         self.prune_deadlines();
         out
     }

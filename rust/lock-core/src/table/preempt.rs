@@ -8,7 +8,7 @@
 //! and releases answer that it was preempted.
 //!
 //! A grant's priority is kept in a side map, only when it is not the default (`foreground`), so
-//! that the lock record stays 40 bytes; it is replicated with the lock (`LockInfo::priority`).
+//! that the lock record stays 48 bytes; it is replicated with the lock (`LockInfo::priority`).
 //! A pending revoke is not: after a failover the waiter is queued again by its coordinator and
 //! asks again, with a fresh grace.
 

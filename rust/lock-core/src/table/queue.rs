@@ -234,6 +234,7 @@ impl LockTable {
             permits: w.permits,
             lock_delay_ms: w.lock_delay_ms,
             priority: w.priority,
+            acquisition: w.acquisition,
         };
         let granted = self.apply_grant(owner, &w.targets, &terms);
         self.audit_grants(&granted, Some(waited));

@@ -121,12 +121,15 @@ pub(super) struct Lock {
     pub(super) mode: Mode,
     pub(super) live: bool,
     /// A semaphore grant's permits (1..=limit), 0 for other scopes; a `u16` so that it fits
-    /// in the padding after `live` and the record stays 40 bytes (docs/LOCK_CORE.md).
+    /// in the padding after `live` and the record stays 48 bytes (docs/LOCK_CORE.md).
     pub(super) permits: u16,
     pub(super) token: FencingToken,
     pub(super) granted_at: Millis,
     /// [`SESSION_LEASE`] when held under a session.
     pub(super) lease_until: Millis,
+    /// The digest of the acquisition that holds it ([`crate::types::acquisition_digest`]), 0
+    /// when acquired without an id; inline because clients give one with every acquire.
+    pub(super) acquisition: u64,
 }
 
 /// An owner with a lock, a waiter or a session (or idle, waiting to be swept).
@@ -190,6 +193,8 @@ pub(super) struct Target {
 #[derive(Debug)]
 pub(super) struct Waiter {
     pub(super) request_id: u64,
+    /// The acquisition digest its grant will carry (0: none).
+    pub(super) acquisition: u64,
     pub(super) owner: OwnerIdx,
     /// In request order.
     pub(super) targets: SmallVec<[Target; 1]>,

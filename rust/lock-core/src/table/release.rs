@@ -13,6 +13,21 @@ use crate::request::{DowngradeRequest, MultiReleaseRequest, RenewRequest};
 use crate::types::{FencingToken, Scope};
 use crate::validate::{self, validate_key, validate_owner};
 
+/// What a release, renew or downgrade names of the grant it acts on, beside key and owner:
+/// its token, its acquisition id, or both (docs/API.md, "Acquisitions").
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Named<'a> {
+    pub(super) token: Option<FencingToken>,
+    pub(super) acquisition: Option<&'a str>,
+}
+
+impl<'a> Named<'a> {
+    /// What a release request names.
+    pub(super) fn of(req: &'a crate::request::ReleaseRequest) -> Self {
+        Named { token: req.fencing_token, acquisition: req.acquisition.as_deref() }
+    }
+}
+
 impl LockTable {
     /// Releases one lock, answering the record.
     pub(super) fn release_one(
@@ -20,23 +35,24 @@ impl LockTable {
         key: &str,
         scope: Scope,
         owner: &str,
-        token: Option<FencingToken>,
+        named: Named<'_>,
     ) -> Result<Released, LockError> {
-        let fencing_token = self.release_lock(key, scope, owner, token)?;
+        let fencing_token = self.release_lock(key, scope, owner, named)?;
         Ok(Released { key: key.to_owned(), owner: owner.to_owned(), fencing_token })
     }
 
-    /// Releases one lock of a holder (checked by name and token) and passes its keys on.
+    /// Releases one lock of a holder (checked by name, token and acquisition) and passes its
+    /// keys on.
     pub(super) fn release_lock(
         &mut self,
         key: &str,
         scope: Scope,
         owner: &str,
-        token: Option<FencingToken>,
+        named: Named<'_>,
     ) -> Result<FencingToken, LockError> {
         validate_key(key)?;
         validate_owner(owner)?;
-        let l = self.find_held(key, scope, owner, token)?;
+        let l = self.find_held(key, scope, owner, named)?;
         let lk = *self.lock(l);
         let mut dirty = Dirty::new();
         self.remove_lock(l, &mut dirty, WatchReason::Released);
@@ -45,19 +61,31 @@ impl LockTable {
         Ok(lk.token)
     }
 
-    /// The lock `owner` holds on the key, when `token` (if given) is its current one.
+    /// The lock `owner` holds on the key, when it is the grant `named` names: the token, if
+    /// given, is its current one; the acquisition, if given, is the one that holds it. A lock
+    /// acquired without an id (or whose id an older copy did not keep) is named by an
+    /// acquisition only together with its token, so a late request of an earlier acquisition
+    /// never ends it.
     pub(super) fn find_held(
         &self,
         key: &str,
         scope: Scope,
         owner: &str,
-        token: Option<FencingToken>,
+        named: Named<'_>,
     ) -> Result<LockIdx, LockError> {
+        let asked = validate::acquisition(named.acquisition)?;
         let not_held = || self.not_held(key, scope, owner);
         let o = self.find_owner(owner).ok_or_else(not_held)?;
         let k = self.find_key(scope, key).ok_or_else(not_held)?;
         let l = self.find_target_lock(o, k).ok_or_else(not_held)?;
-        if token.is_some_and(|t| t != self.lock(l).token) {
+        let lk = self.lock(l);
+        let token_differs = named.token.is_some_and(|t| t != lk.token);
+        let acquisition_differs = match (asked, lk.acquisition) {
+            (0, _) => false,
+            (_, 0) => named.token.is_none(),
+            (asked, held) => asked != held,
+        };
+        if token_differs || acquisition_differs {
             return Err(not_held());
         }
         Ok(l)
@@ -69,6 +97,7 @@ impl LockTable {
         req: &MultiReleaseRequest,
     ) -> Result<Vec<Released>, LockError> {
         validate_owner(&req.owner)?;
+        validate::acquisition(req.acquisition.as_deref())?;
         for item in &req.locks {
             validate_key(&item.key)?;
         }
@@ -81,7 +110,9 @@ impl LockTable {
         }
         let mut out = Vec::new();
         for item in &req.locks {
-            if let Ok(r) = self.release_one(&item.key, item.scope, &req.owner, None) {
+            let named =
+                Named { token: item.fencing_token, acquisition: req.acquisition.as_deref() };
+            if let Ok(r) = self.release_one(&item.key, item.scope, &req.owner, named) {
                 out.push(r);
             }
         }
@@ -126,7 +157,8 @@ impl LockTable {
         validate_key(&req.key)?;
         validate_owner(&req.owner)?;
         let lease = validate::lease(&self.config, req.lease_ms)?;
-        let l = self.find_held(&req.key, req.scope, &req.owner, req.fencing_token)?;
+        let named = Named { token: req.fencing_token, acquisition: req.acquisition.as_deref() };
+        let l = self.find_held(&req.key, req.scope, &req.owner, named)?;
         let lk = *self.lock(l);
         if lk.session == NO_SESSION {
             let until = now.saturating_add(lease);
@@ -152,7 +184,8 @@ impl LockTable {
         if req.scope == Scope::Semaphore {
             return Err(LockError::invalid("scope", "a semaphore has no mode to downgrade"));
         }
-        let l = self.find_held(&req.key, req.scope, &req.owner, req.fencing_token)?;
+        let named = Named { token: req.fencing_token, acquisition: req.acquisition.as_deref() };
+        let l = self.find_held(&req.key, req.scope, &req.owner, named)?;
         let held = self.lock(l).mode;
         if !held.covers(req.mode) {
             return Err(LockError::invalid(

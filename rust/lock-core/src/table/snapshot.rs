@@ -69,9 +69,14 @@ pub(super) fn leave_out_newer(
 ) {
     if format < crate::STATE_FORMAT_LOCK_DELAY {
         delays.clear();
-        for l in locks {
+        for l in locks.iter_mut() {
             l.lock_delay_ms = None;
             l.priority = None;
+        }
+    }
+    if format < crate::format::STATE_FORMAT_ACQUISITION {
+        for l in locks {
+            l.acquisition = None;
         }
     }
 }
@@ -299,6 +304,7 @@ impl LockTable {
             token: l.fencing_token,
             granted_at: now.saturating_sub(l.held_ms),
             lease_until,
+            acquisition: l.acquisition.unwrap_or(0),
         });
         if let Some(v) = &l.value {
             self.election_values.hold(l_idx, v.as_str().into());

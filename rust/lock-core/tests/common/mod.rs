@@ -28,6 +28,12 @@ pub fn tree(key: &str, owner: &str, mode: Mode) -> AcquireRequest {
     AcquireRequest { scope: Scope::Tree, ..req(key, owner, mode) }
 }
 
+/// `r` as the acquisition `id` (docs/API.md, "Acquisitions"): asked again, it gets its grant back.
+pub fn acq(mut r: AcquireRequest, id: &str) -> AcquireRequest {
+    r.acquisition = Some(id.into());
+    r
+}
+
 pub fn with_priority(mut r: AcquireRequest, p: i64) -> AcquireRequest {
     r.priority = Some(PriorityValue::Level(p));
     r

@@ -92,6 +92,7 @@ fn give_back(event: &Event) -> Option<Vec<ReleaseRequest>> {
         owner: g.owner.clone(),
         fencing_token: Some(g.fencing_token),
         scope: g.scope,
+        acquisition: None,
     });
     Some(releases.collect())
 }

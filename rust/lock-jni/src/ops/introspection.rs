@@ -105,6 +105,8 @@ impl<'a> ListedLock<'a> {
             value,
             lock_delay_ms,
             priority,
+            // Never listed: the acquisition's digest stays inside the replicated state.
+            acquisition: _,
         } = lock;
         ListedLock {
             fencing_token: *fencing_token,
