@@ -113,7 +113,8 @@ pub enum WatchReason {
     SessionEnded,
     /// Its session expired.
     SessionExpired,
-    /// Its holder upgraded it: the lock goes on under a newer token.
+    /// Its holder upgraded it, or acquired it again as a new acquisition (docs/API.md,
+    /// "Acquisitions"): the lock goes on under a newer token.
     Upgraded,
     /// No lock with the token was held when the watch was asked for (answered at once).
     NotHeld,

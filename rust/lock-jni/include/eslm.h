@@ -27,6 +27,13 @@
 #define ESLM_OLDEST_STATE_FORMAT 1
 
 /**
+ * The first format whose readers keep a lock's acquisition: `lock_core::STATE_FORMAT_ACQUISITION`.
+ * A coordinator leaves the acquisition out of what it sends to a node that reads an older one
+ * (docs/API.md "Acquisitions", rolling upgrades).
+ */
+#define ESLM_ACQUISITION_STATE_FORMAT 4
+
+/**
  * Stable numeric code of every outcome the core can report, and the status of a bridge call.
  *
  * [`ErrorCode::Ok`] is never the code of a [`LockError`]: it is the success status of the C ABI,

@@ -65,9 +65,15 @@ pub const ESLM_STATE_FORMAT: u32 = 4;
 /// The oldest format of the state documents this build reads: `lock_core::OLDEST_STATE_FORMAT`.
 pub const ESLM_OLDEST_STATE_FORMAT: u32 = 1;
 
+/// The first format whose readers keep a lock's acquisition: `lock_core::STATE_FORMAT_ACQUISITION`.
+/// A coordinator leaves the acquisition out of what it sends to a node that reads an older one
+/// (docs/API.md "Acquisitions", rolling upgrades).
+pub const ESLM_ACQUISITION_STATE_FORMAT: u32 = 4;
+
 const _: () = assert!(
     ESLM_STATE_FORMAT == lock_core::STATE_FORMAT
-        && ESLM_OLDEST_STATE_FORMAT == lock_core::OLDEST_STATE_FORMAT,
+        && ESLM_OLDEST_STATE_FORMAT == lock_core::OLDEST_STATE_FORMAT
+        && ESLM_ACQUISITION_STATE_FORMAT == lock_core::STATE_FORMAT_ACQUISITION,
     "the header's formats are lock_core's"
 );
 

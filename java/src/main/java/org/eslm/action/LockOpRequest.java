@@ -151,6 +151,31 @@ public final class LockOpRequest extends ActionRequest {
         return copy;
     }
 
+    /**
+     * This request as a node of an older plugin reads it: without the acquisition id, and without
+     * the tokens of a multi-release's locks, which that node's core would refuse as unknown fields
+     * (docs/API.md "Acquisitions", rolling upgrades). Such an owner serves it as it always did.
+     */
+    public LockOpRequest withoutAcquisitions() {
+        Map<String, Object> args = new LinkedHashMap<>(opArgs);
+        args.remove("acquisition");
+        if (args.get("locks") instanceof List<?> locks) {
+            List<Object> plain = new ArrayList<>(locks.size());
+            for (Object item : locks) {
+                Map<?, ?> lock = (Map<?, ?>) item;
+                Map<Object, Object> copy = new LinkedHashMap<>(lock);
+                copy.remove("fencing_token");
+                plain.add(copy);
+            }
+            args.put("locks", plain);
+        }
+        Fields f = fields();
+        f.opArgs = args;
+        LockOpRequest copy = new LockOpRequest(f);
+        copy.setParentTask(getParentTask());
+        return copy;
+    }
+
     public LockOpRequest(StreamInput in) throws IOException {
         super(in);
         this.op = NativeOp.fromCode(in.readVInt());

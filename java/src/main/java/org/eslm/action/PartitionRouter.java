@@ -21,8 +21,10 @@ import org.elasticsearch.transport.ConnectTransportException;
 import org.elasticsearch.transport.NodeDisconnectedException;
 import org.elasticsearch.transport.NodeNotConnectedException;
 import org.eslm.bridge.BridgeField;
+import org.eslm.bridge.NativeFormat;
 import org.eslm.bridge.NativeOp;
 import org.eslm.cluster.PartitionTable;
+import org.eslm.cluster.PeerFormats;
 import org.eslm.cluster.TransportWiring;
 import org.eslm.service.LockException;
 import org.eslm.service.LockNotHeldException;
@@ -188,7 +190,14 @@ final class PartitionRouter {
             owner.run(r.task, routed, handler);
             return;
         }
-        sendToOwner(r, target, table.epoch(target.partition), routed, handler);
+        sendToOwner(r, target, table.epoch(target.partition), readableBy(target.node, routed), handler);
+    }
+
+    /** {@code routed} as the owner's node reads it: a node of an older plugin is sent no acquisition. */
+    private static LockOpRequest readableBy(DiscoveryNode node, LockOpRequest routed) {
+        return PeerFormats.of(node.getAttributes()) < NativeFormat.ACQUISITION_STATE_FORMAT
+                ? routed.withoutAcquisitions()
+                : routed;
     }
 
     /**

@@ -12,6 +12,11 @@ public final class NativeFormat {
     public static final int STATE_FORMAT = 4;
     /** The oldest format this build's core reads: format 1, documents without a {@code format} member. */
     public static final int OLDEST_STATE_FORMAT = 1;
+    /**
+     * The first format whose readers keep a lock's acquisition (docs/API.md "Acquisitions"): a node
+     * that reads an older one is sent no acquisition id.
+     */
+    public static final int ACQUISITION_STATE_FORMAT = 4;
 
     private NativeFormat() {}
 

@@ -51,7 +51,7 @@ public final class PeerFormats {
     }
 
     /** The format a node with these attributes reads; {@link #UNANNOUNCED} without the attribute or with a bad one. */
-    static int of(Map<String, String> attributes) {
+    public static int of(Map<String, String> attributes) {
         String announced = attributes.get(ATTRIBUTE);
         if (announced == null) {
             return UNANNOUNCED;

@@ -41,6 +41,10 @@ final class ElectionBodies {
             p.declareField(
                     (a, v) -> a.raw.put("lease", v), LockBodies::rawValue, new ParseField("lease"), ValueType.VALUE);
         }
+        for (ObjectParser<LockBodies.Args, LockSettings.Values> p : List.of(CAMPAIGN, RESIGN, RENEW)) {
+            p.declareString(
+                    (a, v) -> a.put(LockBodies.ACQUISITION_FIELD, v), new ParseField(LockBodies.ACQUISITION_FIELD));
+        }
         CAMPAIGN.declareField(
                 (a, v) -> a.raw.put("wait", v), LockBodies::rawValue, new ParseField("wait"), ValueType.VALUE);
         CAMPAIGN.declareString((a, v) -> a.put("session", v), new ParseField("session"));
@@ -63,7 +67,7 @@ final class ElectionBodies {
     /** A resignation (release) or a renewal of the leader's lease. */
     static LockBodies.Args keyed(boolean resign, String name, XContentParser body, LockSettings.Values settings)
             throws IOException {
-        return parsed(resign ? RESIGN : RENEW, name, body, settings);
+        return parsed(resign ? RESIGN : RENEW, name, body, settings).namesGrant("term");
     }
 
     private static LockBodies.Args parsed(

@@ -58,6 +58,20 @@ final class LockBodies {
             }
         }
 
+        /**
+         * Requires the grant a release or renew acts on to be named: by its acquisition id, by its
+         * token (named {@code tokenField} in this body), or both (docs/API.md "Acquisitions"). An
+         * owner name alone would also end a newer acquisition of the same owner.
+         *
+         * @throws IllegalArgumentException {@code [acquisition] or [tokenField] is required} when neither is given
+         */
+        Args namesGrant(String tokenField) {
+            if (containsKey(ACQUISITION_FIELD) == false && containsKey("fencing_token") == false) {
+                throw new IllegalArgumentException(grantNotNamed(tokenField));
+            }
+            return this;
+        }
+
         /** @throws IllegalArgumentException {@code [field] is required} when absent */
         Args require(String field) {
             if (containsKey(field) == false) {
@@ -85,6 +99,16 @@ final class LockBodies {
     private static final ParseField LIMIT = new ParseField("limit");
     private static final ParseField LOCK_DELAY = new ParseField("lock_delay");
     private static final ParseField PREEMPT = new ParseField("preempt");
+    /** The acquisition id (docs/API.md "Acquisitions"); the core checks it as it checks an owner. */
+    static final String ACQUISITION_FIELD = "acquisition";
+
+    private static final ParseField ACQUISITION = new ParseField(ACQUISITION_FIELD);
+
+    /** The refusal of a release or renew that names neither its acquisition nor its token. */
+    static String grantNotNamed(String tokenField) {
+        return "[" + ACQUISITION_FIELD + "] or [" + tokenField + "] is required: name the acquisition"
+                + " this request acts on, so that it never ends a newer one of the same owner";
+    }
 
     /** The longest lock-delay (the core's {@code MAX_LOCK_DELAY_MS}), and how a refusal names it. */
     static final TimeValue LOCK_DELAY_MAX = TimeValue.timeValueMinutes(1);
@@ -155,14 +179,19 @@ final class LockBodies {
             p.declareField((a, v) -> a.raw.put("lease", v), LockBodies::rawValue, LEASE, ValueType.VALUE);
         }
         for (ObjectParser<Args, LockSettings.Values> p : List.of(RELEASE, RENEW, SEMAPHORE_RELEASE, SEMAPHORE_RENEW)) {
-            p.declareLong(
-                    (a, v) -> {
-                        if (v < 0) {
-                            throw new IllegalArgumentException("[fencing_token] must not be negative, got [" + v + "]");
-                        }
-                        a.put("fencing_token", v);
-                    },
-                    TOKEN);
+            p.declareLong((a, v) -> a.put("fencing_token", token(v)), TOKEN);
+        }
+        RELEASE_ITEM.declareLong((a, v) -> a.put("fencing_token", token(v)), TOKEN);
+        for (ObjectParser<Args, LockSettings.Values> p : List.of(
+                ACQUIRE,
+                MULTI_ACQUIRE,
+                RELEASE,
+                MULTI_RELEASE,
+                RENEW,
+                SEMAPHORE_ACQUIRE,
+                SEMAPHORE_RELEASE,
+                SEMAPHORE_RENEW)) {
+            p.declareString((a, v) -> a.put(ACQUISITION_FIELD, v), ACQUISITION);
         }
         for (ObjectParser<Args, LockSettings.Values> p : List.of(MULTI_RELEASE, SESSION_CREATE)) {
             p.declareString((a, v) -> a.routing = v, ROUTING);
@@ -196,6 +225,13 @@ final class LockBodies {
         for (ObjectParser<Args, LockSettings.Values> p : List.of(SEMAPHORE_ACQUIRE, SEMAPHORE_LIMIT)) {
             p.declareLong((a, v) -> a.put("limit", semaphoreNumber("limit", v)), LIMIT);
         }
+    }
+
+    private static long token(long v) {
+        if (v < 0) {
+            throw new IllegalArgumentException("[fencing_token] must not be negative, got [" + v + "]");
+        }
+        return v;
     }
 
     /** Largest semaphore {@code limit} (the core's {@code MAX_SEMAPHORE_LIMIT}). */
@@ -369,7 +405,10 @@ final class LockBodies {
             XContentParser body,
             LockSettings.Values settings)
             throws IOException {
-        Args args = parse(parser, body, settings).require("owner").durations(settings);
+        Args args = parse(parser, body, settings)
+                .require("owner")
+                .durations(settings)
+                .namesGrant("fencing_token");
         args.put("key", key);
         return args;
     }
@@ -390,7 +429,11 @@ final class LockBodies {
         return args;
     }
 
-    /** Parses a multi-release body: {@code locks} or {@code all: true}, not both. */
+    /**
+     * Parses a multi-release body: {@code locks} or {@code all: true}, not both. The locks name
+     * their acquisition (top-level {@code acquisition}) or each its {@code fencing_token}; {@code
+     * all} ends every lock of the owner in the partition, newer acquisitions included.
+     */
     static Args multiRelease(XContentParser parser, LockSettings.Values settings) throws IOException {
         Args args = parse(MULTI_RELEASE, parser, settings).require("owner");
         boolean all = Boolean.TRUE.equals(args.get("all"));
@@ -402,6 +445,17 @@ final class LockBodies {
         }
         if (all == false && args.routing != null) {
             throw RoutingValues.routingRefused();
+        }
+        if (all && args.containsKey(ACQUISITION_FIELD)) {
+            throw new IllegalArgumentException("[" + ACQUISITION_FIELD
+                    + "] names the locks of one acquisition: give them in [locks], not with [all]");
+        }
+        if (all == false && args.containsKey(ACQUISITION_FIELD) == false) {
+            for (Object item : (List<?>) args.get("locks")) {
+                if (((Map<?, ?>) item).containsKey("fencing_token") == false) {
+                    throw new IllegalArgumentException(grantNotNamed("locks.fencing_token"));
+                }
+            }
         }
         return args;
     }

@@ -58,9 +58,14 @@ class BridgeVocabularyTest {
     @Test
     void theStateFormatsAreTheHeaders() throws IOException {
         Map<String, Integer> java = Map.of(
-                "STATE_FORMAT", NativeFormat.STATE_FORMAT, "OLDEST_STATE_FORMAT", NativeFormat.OLDEST_STATE_FORMAT);
+                "STATE_FORMAT",
+                NativeFormat.STATE_FORMAT,
+                "OLDEST_STATE_FORMAT",
+                NativeFormat.OLDEST_STATE_FORMAT,
+                "ACQUISITION_STATE_FORMAT",
+                NativeFormat.ACQUISITION_STATE_FORMAT);
         Map<String, Integer> header = constants(FORMAT, header());
-        assertEquals(2, header.size(), "both formats in the header: " + header);
+        assertEquals(3, header.size(), "every format in the header: " + header);
         assertEquals(List.of(), mismatches(header, java));
     }
 
