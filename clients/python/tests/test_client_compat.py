@@ -29,14 +29,14 @@ def call(url: str, method: str, path: str, body) -> tuple[int, dict, dict]:
 
 def test_every_endpoint_answers_the_compatible_media_type_with_the_product_header(es_node):
     key, owner = unique(), unique("owner")
-    acquired = call(es_node.url, "POST", f"/_locks/{key}/_acquire", {"owner": owner})
+    acquired = call(es_node.url, "POST", f"/_locks/{key}/_acquire", {"owner": owner, "acquisition": owner})
     session = call(es_node.url, "POST", "/_locks/_session", {"owner": owner})
     sid = session[2]["session"]
     answers = [
         acquired, session,
-        call(es_node.url, "POST", f"/_locks/{key}/_renew", {"owner": owner}),
+        call(es_node.url, "POST", f"/_locks/{key}/_renew", {"owner": owner, "acquisition": owner}),
         call(es_node.url, "GET", f"/_locks/{key}", None),
-        call(es_node.url, "POST", f"/_locks/{key}/_release", {"owner": owner}),
+        call(es_node.url, "POST", f"/_locks/{key}/_release", {"owner": owner, "acquisition": owner}),
         call(es_node.url, "POST", "/_locks/_acquire", {"owner": owner, "locks": [{"key": key}]}),
         call(es_node.url, "POST", "/_locks/_release", {"owner": owner, "all": True}),
         call(es_node.url, "POST", f"/_locks/_session/{sid}/_keepalive", {"owner": owner}),

@@ -317,6 +317,7 @@ class AsyncLocks(ClientBase, AsyncLockApi):
         """See `Locks.take`."""
         self.check_open()
         options = dataclasses.replace(options, owner=self.owner_for(options))
+        options = dataclasses.replace(options, acquisition=self.acquisition_for(options))
         started = time.monotonic()
         handle = AsyncLeadership if options.election else AsyncHeldLock
         held = handle(self, options, await self.run(steps.acquire(options.owner, options)), started)

@@ -101,6 +101,15 @@ class ClientBase:
             return self.scoped_owner()
         return self.owner or self.fresh_owner()
 
+    def acquisition_for(self, options: LockOptions) -> str:
+        """The acquisition an acquire of `options` (whose owner is chosen) is: the one under which
+        this client already holds every target for that owner (a nested block: the server
+        answers with the same grant), else a new one. A new acquisition of a lock the owner holds
+        elsewhere (another process under a shared owner) replaces that grant under a newer token
+        (docs/API.md "Acquisitions")."""
+        held = self.holds.acquisition_of(options.owner, options.targets)
+        return held if held is not None else uuid.uuid4().hex
+
     def with_owner(self, owner: str):
         """A view of this client whose acquires are all made by `owner` (reentrant wherever it
         is used: several threads under one owner share its grants). It shares the connection,
@@ -203,6 +212,7 @@ class Locks(ClientBase, LockApi):
         if its lease is safely left (`HandleBase.arrival_steps`), and starts its watchdog."""
         self.check_open()
         options = dataclasses.replace(options, owner=self.owner_for(options))
+        options = dataclasses.replace(options, acquisition=self.acquisition_for(options))
         started = time.monotonic()
         handle = Leadership if options.election else HeldLock
         held = handle(self, options, self.run(steps.acquire(options.owner, options)), started)

@@ -161,8 +161,9 @@ class LoopSettings:
         while time.monotonic() < deadline:
             state = yield from election_steps(self.client, name)
             if state["leader"] == self.candidate:
-                yield from steps.simple("POST", path_of(name, "/_release", ELECTION),
-                                        {"candidate": self.candidate}, self.client.retry_for_ms / 1000)
+                resign = {"candidate": self.candidate, "term": state["term"]}
+                yield from steps.simple("POST", path_of(name, "/_release", ELECTION), resign,
+                                        self.client.retry_for_ms / 1000)
             elif self.candidate not in state["candidates"]:
                 return
             else:

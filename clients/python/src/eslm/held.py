@@ -57,14 +57,26 @@ class Holds:
 
     def __init__(self):
         self._counts: dict[tuple[str, str, str], int] = {}
+        # The acquisition id of each lock counted (docs/API.md "Acquisitions").
+        self._acquisitions: dict[tuple[str, str, str], str | None] = {}
         self._mutex = threading.Lock()
 
-    def enter(self, owner: str, grants, reentrant: bool) -> bool:
-        """Counts `owner`'s `grants`; returns whether they are nested in a hold of this client."""
+    def acquisition_of(self, owner: str, targets) -> str | None:
+        """The acquisition under which this client holds every one of `targets` for `owner` (a
+        nested acquire names it again, so the server answers with the same grant), else None."""
+        with self._mutex:
+            ids = {self._acquisitions.get((owner, t.key, t.scope)) for t in targets}
+            held = all(self._counts.get((owner, t.key, t.scope)) for t in targets)
+            return ids.pop() if held and len(ids) == 1 else None
+
+    def enter(self, owner: str, grants, reentrant: bool, acquisition: str | None = None) -> bool:
+        """Counts `owner`'s `grants` of `acquisition`; returns whether they are nested in a hold of
+        this client."""
         with self._mutex:
             nested = reentrant and all(self._counts.get((owner, g.key, g.scope)) for g in grants)
             for g in grants:
                 self._counts[(owner, g.key, g.scope)] = self._counts.get((owner, g.key, g.scope), 0) + 1
+                self._acquisitions[(owner, g.key, g.scope)] = acquisition
             return nested
 
     def leave(self, owner: str, grants) -> None:
@@ -75,6 +87,7 @@ class Holds:
                     self._counts[(owner, g.key, g.scope)] = left
                 else:
                     self._counts.pop((owner, g.key, g.scope), None)
+                    self._acquisitions.pop((owner, g.key, g.scope), None)
 
 
 class Losable:
@@ -141,6 +154,7 @@ class HandleBase(Losable):
     def __init__(self, client, options: LockOptions, answer: dict, started: float):
         self.client = client
         self.owner: str = options.owner  # chosen by `ClientBase.owner_for` before the acquire
+        self.acquisition: str | None = options.acquisition  # and `ClientBase.acquisition_for`
         self.options = options
         self.permits: int | None = answer.get("permits")  # a semaphore's grant only
         # A semaphore's grant only: the permits of its limit nobody held just after this grant.
@@ -149,7 +163,8 @@ class HandleBase(Losable):
         self.lease_ms: int = answer["lease_ms"]
         self.waited_ms: int = answer.get("waited_ms", 0)
         self.session = options.session
-        self.nested = client.holds.enter(self.owner, self.grants, bool(answer.get("reentrant")))
+        self.nested = client.holds.enter(self.owner, self.grants, bool(answer.get("reentrant")),
+                                         self.acquisition)
         self.released = False
         # The server granted no earlier than the request was sent plus the time it queued there:
         # the lease is counted from that point on this client's clock, never from the answer.
@@ -226,7 +241,7 @@ class HandleBase(Losable):
         lease_ms = self.options.lease_ms if lease is None else to_millis(lease, "lease")
         for g in self.grants:
             started = time.monotonic()
-            body = keyed_body(self.owner, g.fencing_token, g.scope)
+            body = keyed_body(self.owner, g.fencing_token, g.scope, self.acquisition)
             if lease_ms is not None:
                 body["lease"] = lease_ms
             call = steps.Call("POST", path_of(g.key, "/_renew", g.scope), body)
@@ -370,15 +385,16 @@ class HandleBase(Losable):
         budget_s = self.client.retry_for_ms / 1000
         try:
             if self.options.multi:
-                entries = [{"key": g.key, "scope": g.scope} for g in self.grants]
-                answer = yield from steps.simple("POST", "/_locks/_release",
-                                                 {"owner": self.owner, "locks": entries}, budget_s)
+                entries = [{"key": g.key, "scope": g.scope, "fencing_token": g.fencing_token}
+                           for g in self.grants]
+                body = {"owner": self.owner, "locks": entries, "acquisition": self.acquisition}
+                answer = yield from steps.simple("POST", "/_locks/_release", body, budget_s)
                 gone = set(self.keys) - {r["key"] for r in answer.get("released", [])}
                 if gone:
                     self.lose(f"the release found {sorted(gone)} not held")
             else:
                 g = self.grants[0]
-                body = keyed_body(self.owner, g.fencing_token, g.scope)
+                body = keyed_body(self.owner, g.fencing_token, g.scope, self.acquisition)
                 yield from steps.simple("POST", path_of(g.key, "/_release", g.scope), body, budget_s)
         except LockNotHeld as e:
             self.lose("the release found it not held (expired or force-released)", e)

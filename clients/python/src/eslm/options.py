@@ -134,12 +134,14 @@ def watch_path(key: str, token: int, wait_ms: int, scope: str, revoke: bool = Fa
     return path_of(key, f"/_watch?token={int(token)}&wait={wait_ms}ms&scope={scope}{notices}")
 
 
-def keyed_body(owner: str, fencing_token: int, scope: str) -> dict:
-    """The body of a release or renew of one grant: a semaphore's endpoints know their scope;
-    an election's name the owner `candidate` and the token `term`."""
+def keyed_body(owner: str, fencing_token: int, scope: str, acquisition: str | None) -> dict:
+    """The body of a release or renew of one grant, naming it by token and acquisition id
+    (docs/API.md "Acquisitions"): a semaphore's endpoints know their scope; an election's name
+    the owner `candidate` and the token `term`."""
+    named = {} if acquisition is None else {"acquisition": acquisition}
     if scope == ELECTION:
-        return {"candidate": owner, "term": fencing_token}
-    body = {"owner": owner, "fencing_token": fencing_token}
+        return {"candidate": owner, "term": fencing_token, **named}
+    body = {"owner": owner, "fencing_token": fencing_token, **named}
     if scope != SEMAPHORE:
         body["scope"] = scope
     return body
@@ -232,6 +234,10 @@ class LockOptions:
     # it sends the acquire (`ClientBase.owner_for`: one per acquisition unless `reentrant`).
     owner: str | None = None
     reentrant: bool = False
+    # The acquisition this acquire is (docs/API.md "Acquisitions"), chosen by the client with the
+    # owner (`ClientBase.acquisition_for`): sent with every retry of the acquire, so a retry gets
+    # the grant an unseen answer carried, and named by the release and renewals of the grant.
+    acquisition: str | None = None
     value: str | None = None  # a leadership's published value (docs/API.md "Elections")
     lock_delay_ms: int | None = None  # docs/API.md "Lock-delay"
     preempt_ms: int | None = None  # docs/API.md "Preemption": the grace given to holders in the way
@@ -318,6 +324,7 @@ class LockOptions:
             body.update(mode=self.targets[0].mode, scope=self.targets[0].scope)
         optional = {"wait": wait_ms, "lease": self.lease_ms, "priority": self.priority,
                     "session": self.session.id if self.session is not None else None,
-                    "lock_delay": self.lock_delay_ms, "preempt": self.preempt_ms}
+                    "lock_delay": self.lock_delay_ms, "preempt": self.preempt_ms,
+                    "acquisition": self.acquisition}
         body.update({k: v for k, v in optional.items() if v is not None})
         return body

@@ -2,6 +2,7 @@ package org.eslm.client;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -58,9 +59,11 @@ public final class Election {
         checkCampaign(value, options);
         long sentAt = System.nanoTime();
         String candidate = locking.nextOwner();
+        String acquisition = locking.acquisitionFor(
+                candidate, List.of(new LockTarget(name, LockMode.EXCLUSIVE, LockScope.ELECTION)));
         return Futures.compose(
-                locking.shared().requests().campaign(candidate, name, value, options, locking.sessionId()),
-                answer -> locking.handOver(candidate, Grant.elected(answer), options, sentAt)
+                locking.shared().requests().campaign(candidate, acquisition, name, value, options, locking.sessionId()),
+                answer -> locking.handOver(candidate, acquisition, Grant.elected(answer), options, sentAt)
                         .thenApply(lock -> new Leadership(
                                 lock,
                                 answer.path("value").isTextual()
@@ -72,7 +75,7 @@ public final class Election {
     /**
      * Makes sure this candidate neither leads nor is queued (within a few seconds): after a
      * campaign was aborted, the server may have elected it just before the abort arrived, or not
-     * yet dropped its waiter. Resigns whatever term it leads.
+     * yet dropped its waiter. Resigns the term it leads, by that term.
      */
     void withdraw() {
         long deadline = System.nanoTime() + WITHDRAW_WITHIN.toNanos();
@@ -80,7 +83,7 @@ public final class Election {
         while (System.nanoTime() < deadline) {
             ElectionState now = state();
             if (now.leader().filter(me::equals).isPresent()) {
-                Sync.await(locking.shared().requests().release(me, name, LockScope.ELECTION, 0));
+                Sync.await(locking.shared().requests().release(me, name, LockScope.ELECTION, now.term()));
             } else if (!now.candidates().contains(me)) {
                 return;
             } else {

@@ -35,6 +35,7 @@ import org.eslm.client.internal.Wire;
 public final class HeldLock implements AsyncCloseable {
     private final Shared shared;
     private final String owner;
+    private final String acquisition;
     private final Grant grant;
     private final LockSession session;
     private final LostSignal lost;
@@ -46,9 +47,10 @@ public final class HeldLock implements AsyncCloseable {
 
     private volatile Duration revokeGrace;
 
-    HeldLock(Shared shared, String owner, Grant grant, LockSession session) {
+    HeldLock(Shared shared, String owner, String acquisition, Grant grant, LockSession session) {
         this.shared = shared;
         this.owner = owner;
+        this.acquisition = acquisition;
         this.grant = grant;
         this.session = session;
         this.lost = new LostSignal(describe(owner, grant));
@@ -152,6 +154,10 @@ public final class HeldLock implements AsyncCloseable {
 
     public String key() {
         return grant.key();
+    }
+
+    public String acquisition() {
+        return acquisition;
     }
 
     public String owner() {

@@ -63,9 +63,10 @@ public abstract sealed class Locking permits LockClient, LockSession {
     public CompletableFuture<HeldLock> acquireAsync(String key, AcquireOptions options) {
         long sentAt = System.nanoTime();
         String owner = nextOwner();
+        String acquisition = acquisitionFor(owner, List.of(new LockTarget(key, options.mode(), options.scope())));
         return Futures.compose(
-                shared().requests().acquire(owner, key, options, sessionId()),
-                answer -> handOver(owner, Grant.single(answer), options, sentAt),
+                shared().requests().acquire(owner, acquisition, key, options, sessionId()),
+                answer -> handOver(owner, acquisition, Grant.single(answer), options, sentAt),
                 HeldLock::closeAsync);
     }
 
@@ -80,17 +81,18 @@ public abstract sealed class Locking permits LockClient, LockSession {
     public CompletableFuture<MultiLock> acquireAllAsync(List<LockTarget> targets, AcquireOptions options) {
         long sentAt = System.nanoTime();
         String owner = nextOwner();
+        String acquisition = acquisitionFor(owner, targets);
         return Futures.compose(
-                shared().requests().acquireAll(owner, targets, options, sessionId()),
-                answer -> handOverAll(owner, Grant.multi(answer), options, sentAt),
+                shared().requests().acquireAll(owner, acquisition, targets, options, sessionId()),
+                answer -> handOverAll(owner, acquisition, Grant.multi(answer), options, sentAt),
                 MultiLock::closeAsync);
     }
 
     /** Every grant of a multi-lock handed over, or, if one of them cannot be, none of them. */
     private CompletableFuture<MultiLock> handOverAll(
-            String owner, List<Grant> grants, AcquireOptions options, long sentAt) {
+            String owner, String acquisition, List<Grant> grants, AcquireOptions options, long sentAt) {
         List<CompletableFuture<HeldLock>> each = grants.stream()
-                .map(grant -> handOver(owner, grant, options, sentAt))
+                .map(grant -> handOver(owner, acquisition, grant, options, sentAt))
                 .toList();
         return CompletableFuture.allOf(each.toArray(CompletableFuture[]::new)).handle((all, error) -> {
             List<HeldLock> held = each.stream()
@@ -132,9 +134,10 @@ public abstract sealed class Locking permits LockClient, LockSession {
      * the lease is the caller's own bound (ShedLock's lockAtMostFor, timed by the caller), which
      * a renewal would stretch: such a grant is handed over as it came.
      */
-    CompletableFuture<HeldLock> handOver(String owner, Grant grant, AcquireOptions options, long sentAt) {
+    CompletableFuture<HeldLock> handOver(
+            String owner, String acquisition, Grant grant, AcquireOptions options, long sentAt) {
         LockSession session = session();
-        HeldLock lock = new HeldLock(shared(), owner, grant, session);
+        HeldLock lock = new HeldLock(shared(), owner, acquisition, grant, session);
         lock.notifyRevokes(options.onRevoke());
         if (session != null) {
             session.remember(lock); // the session's keep-alive carries its locks' lease
@@ -151,6 +154,11 @@ public abstract sealed class Locking permits LockClient, LockSession {
             return CompletableFuture.completedFuture(opened(lock));
         }
         return lock.confirmLate(sentAt, requestedMs).thenApply(this::opened);
+    }
+
+    /** The acquisition an acquire of {@code targets} by {@code owner} is ({@link Handles#acquisitionFor}). */
+    String acquisitionFor(String owner, List<LockTarget> targets) {
+        return shared().handles().acquisitionFor(owner, targets);
     }
 
     private HeldLock opened(HeldLock lock) {

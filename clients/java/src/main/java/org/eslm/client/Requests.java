@@ -34,25 +34,33 @@ final class Requests {
     }
 
     /** {@code POST /_locks/{key}/_acquire}; a retry asks the server to wait what is left. */
-    CompletableFuture<JsonNode> acquire(String owner, String key, AcquireOptions options, String sessionId) {
-        ObjectNode body = withPreempt(withLockDelay(acquireBody(owner, options, sessionId), options), options);
+    CompletableFuture<JsonNode> acquire(
+            String owner, String acquisition, String key, AcquireOptions options, String sessionId) {
+        ObjectNode body =
+                withPreempt(withLockDelay(acquireBody(owner, acquisition, options, sessionId), options), options);
         body.put("mode", Wire.name(options.mode())).put("scope", Wire.name(options.scope()));
         return waiting(Endpoints.acquire(key), body, Durations.millis(options.maxWait(), "wait"));
     }
 
     /** {@code POST /_semaphores/{name}/_acquire} for {@code permits} of {@code limit}. */
     CompletableFuture<JsonNode> acquireSemaphore(
-            String owner, String name, int permits, int limit, AcquireOptions options, String sessionId) {
+            String owner,
+            String acquisition,
+            String name,
+            int permits,
+            int limit,
+            AcquireOptions options,
+            String sessionId) {
         noPreempt(options, "a semaphore");
-        ObjectNode body = acquireBody(owner, options, sessionId);
+        ObjectNode body = acquireBody(owner, acquisition, options, sessionId);
         body.put("permits", permits).put("limit", limit);
         return waiting(Endpoints.semaphore(name) + "/_acquire", body, Durations.millis(options.maxWait(), "wait"));
     }
 
     /** {@code POST /_elections/{name}/_campaign} as {@code candidate}, publishing {@code value}. */
     CompletableFuture<JsonNode> campaign(
-            String candidate, String name, String value, AcquireOptions options, String sessionId) {
-        ObjectNode body = transport.object().put("candidate", candidate);
+            String candidate, String acquisition, String name, String value, AcquireOptions options, String sessionId) {
+        ObjectNode body = transport.object().put("candidate", candidate).put("acquisition", acquisition);
         if (value != null) {
             body.put("value", value);
         }
@@ -97,9 +105,9 @@ final class Requests {
 
     /** {@code POST /_locks/_acquire}: all or nothing. */
     CompletableFuture<JsonNode> acquireAll(
-            String owner, List<LockTarget> targets, AcquireOptions options, String sessionId) {
+            String owner, String acquisition, List<LockTarget> targets, AcquireOptions options, String sessionId) {
         noPreempt(options, "a multi-lock");
-        ObjectNode body = withLockDelay(acquireBody(owner, options, sessionId), options);
+        ObjectNode body = withLockDelay(acquireBody(owner, acquisition, options, sessionId), options);
         ArrayNode locks = body.putArray("locks");
         for (LockTarget target : targets) {
             locks.addObject()
@@ -153,13 +161,13 @@ final class Requests {
     }
 
     /**
-     * A renew or release body of one grant: a semaphore's endpoints know their scope; an
-     * election's name the owner {@code candidate} and the token {@code term}.
+     * A renew or release body of one grant, named by its token, which is this acquisition's alone
+     * (docs/API.md "Acquisitions"): a semaphore's endpoints know their scope; an election's name
+     * the owner {@code candidate} and the token {@code term}.
      */
     private ObjectNode grantBody(String owner, LockScope scope, long token) {
         if (scope == LockScope.ELECTION) {
-            ObjectNode body = transport.object().put("candidate", owner);
-            return token > 0 ? body.put("term", token) : body; // 0: whatever term the candidate leads
+            return transport.object().put("candidate", owner).put("term", token);
         }
         ObjectNode body = ownerBody(owner).put("fencing_token", token);
         return scope == LockScope.SEMAPHORE ? body : body.put("scope", Wire.name(scope));
@@ -181,7 +189,10 @@ final class Requests {
         ObjectNode body = ownerBody(owner);
         ArrayNode locks = body.putArray("locks");
         for (HeldLock lock : held) {
-            locks.addObject().put("key", lock.key()).put("scope", Wire.name(lock.scope()));
+            locks.addObject()
+                    .put("key", lock.key())
+                    .put("scope", Wire.name(lock.scope()))
+                    .put("fencing_token", lock.fencingToken());
         }
         return plain("POST", Endpoints.MULTI_RELEASE, body);
     }
@@ -234,8 +245,12 @@ final class Requests {
         return plain("DELETE", Endpoints.session(sessionId), ownerBody(owner));
     }
 
-    private ObjectNode acquireBody(String owner, AcquireOptions options, String sessionId) {
-        ObjectNode body = ownerBody(owner);
+    /**
+     * An acquire body; {@code acquisition} names this acquisition (docs/API.md "Acquisitions"), the
+     * same on every retry, so a retry gets the grant an unseen answer carried.
+     */
+    private ObjectNode acquireBody(String owner, String acquisition, AcquireOptions options, String sessionId) {
+        ObjectNode body = ownerBody(owner).put("acquisition", acquisition);
         if (options.priority() != null) {
             body.put("priority", options.priority().intValue());
         }

@@ -1,6 +1,7 @@
 package org.eslm.client;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -75,9 +76,13 @@ public final class Semaphore {
         }
         long sentAt = System.nanoTime();
         String owner = locking.nextOwner();
+        String acquisition =
+                locking.acquisitionFor(owner, List.of(new LockTarget(name, LockMode.SHARED, LockScope.SEMAPHORE)));
         return Futures.compose(
-                locking.shared().requests().acquireSemaphore(owner, name, permits, limit, options, locking.sessionId()),
-                answer -> locking.handOver(owner, Grant.single(answer), options, sentAt),
+                locking.shared()
+                        .requests()
+                        .acquireSemaphore(owner, acquisition, name, permits, limit, options, locking.sessionId()),
+                answer -> locking.handOver(owner, acquisition, Grant.single(answer), options, sentAt),
                 HeldLock::closeAsync);
     }
 
