@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "integration"))
 
-from history import ACQUIRE, RELEASE, RENEW, History, check, grant_order, holds  # noqa: E402
+from history import ACQUIRE, RELEASE, RENEW, History, after_faults, check, grant_order, holds  # noqa: E402
 
 LEASE = 5.0
 K = "k"
@@ -237,6 +237,24 @@ def test_gaps_cover_keys_never_granted():
     s.acquire("a", 0.0, 3.0, None, outcome="fail", key="never")
     r = check(s.history, start=0.0, end=10.0, keys=["never", "silent"])
     assert r.gaps["never"].seconds == 10.0 and r.gaps["silent"].seconds == 10.0
+
+
+def test_after_a_fault_the_next_grant_counts_only_requests_sent_after_it_started():
+    """A grant asked for before the fault (answered during it) says nothing about the fault; the
+    first one asked for after it started does. Green is counted from the fault's heal."""
+    s = Script()
+    s.acquire("a", 0.5, 1.5, 10)        # asked before the fault, answered during it
+    s.fault("kill", 1.0, 4.0)
+    s.acquire("b", 1.2, 5.0, None, outcome="fail")
+    s.acquire("c", 2.0, 6.5, 11)        # the first grant asked for after the fault started
+    s.acquire("d", 3.0, 6.0, 12)        # asked later, answered earlier: it counts first
+    (after,) = after_faults(s.history.ops(), green_at=[0.9, 3.9, 7.25, 9.0])
+    assert (after.kind, after.lasted_s) == ("kill", 3.0)
+    assert after.to_grant_s == 5.0, "from 1.0 to d's answer at 6.0"
+    assert after.to_green_s == 3.25, "from the heal at 4.0 to green at 7.25"
+    s.fault("pause", 8.0, 9.5)
+    later = after_faults(s.history.ops(), green_at=[9.0])
+    assert (later[1].to_grant_s, later[1].to_green_s) == (None, None), "nothing followed before the end"
 
 
 def test_gaps_ignore_grants_answered_after_the_window():

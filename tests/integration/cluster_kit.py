@@ -81,7 +81,7 @@ def holders_of(node, key):
 
 def take(node, key, owner, **body):
     """Acquires `key` for `owner` through `node` (which must grant it); answers the token."""
-    r = http(node, "POST", f"/_locks/{key}/_acquire", {"owner": owner, **body})
+    r = http(node, "POST", f"/_locks/{key}/_acquire", {"owner": owner, "acquisition": owner, **body})
     assert r.status_code == 200, r.text
     return r.json()["fencing_token"]
 
@@ -177,7 +177,7 @@ def granted_by_the_new_owner(node, k, old_token):
     deadline = time.monotonic() + 90
     r = None
     while time.monotonic() < deadline:
-        r = http(node, "POST", f"/_locks/{k}/_acquire", {"owner": "new", "wait": "20s"}, timeout=60)
+        r = http(node, "POST", f"/_locks/{k}/_acquire", {"owner": "new", "acquisition": "new", "wait": "20s"}, timeout=60)
         if r.status_code == 200:
             break
     assert r is not None and r.status_code == 200, r.text if r is not None else "no answer"
@@ -265,7 +265,7 @@ class RenewRecorder:
         s = requests.Session()
         while not self.stop.is_set():
             try:
-                r = s.post(f"{self.node.url}/_locks/{self.key}/_renew", json={"owner": self.owner}, timeout=30)
+                r = s.post(f"{self.node.url}/_locks/{self.key}/_renew", json={"owner": self.owner, "acquisition": self.owner}, timeout=30)
                 self.statuses.append(r.status_code if r.status_code == 200 else (r.status_code, r.text[:300]))
             except requests.RequestException as e:
                 self.statuses.append(("error", str(e)[:300]))
@@ -286,10 +286,10 @@ def keys_in_partition(node, partition, prefix, n):
     keys = []
     for i in range(200):
         k = f"{prefix}-{uuid.uuid4().hex[:6]}-{i}"
-        r = http(node, "POST", f"/_locks/{k}/_acquire", {"owner": "probe"})
+        r = http(node, "POST", f"/_locks/{k}/_acquire", {"owner": "probe", "acquisition": "probe"})
         assert r.status_code == 200, r.text
         listed = http(node, "GET", f"/_locks?prefix={k}").json()["locks"]
-        assert http(node, "POST", f"/_locks/{k}/_release", {"owner": "probe"}).status_code == 200
+        assert http(node, "POST", f"/_locks/{k}/_release", {"owner": "probe", "acquisition": "probe"}).status_code == 200
         if [l["partition"] for l in listed] == [partition]:
             keys.append(k)
             if len(keys) == n:
@@ -305,13 +305,13 @@ def hold_locks_before_an_election(owner, via, keys=None):
     counted, h1, h2 = keys or (f"elect-count-{tag}", f"elect-h1-{tag}", f"elect-h2-{tag}")
     tokens = []
     for _ in range(5):
-        r = http(via, "POST", f"/_locks/{counted}/_acquire", {"owner": "counter"})
+        r = http(via, "POST", f"/_locks/{counted}/_acquire", {"owner": "counter", "acquisition": "counter"})
         assert r.status_code == 200, r.text
         tokens.append(r.json()["fencing_token"])
-        assert http(via, "POST", f"/_locks/{counted}/_release", {"owner": "counter"}).status_code == 200
+        assert http(via, "POST", f"/_locks/{counted}/_release", {"owner": "counter", "acquisition": "counter"}).status_code == 200
     held = {}
     for k, who in ((h1, "holder-1"), (h2, "holder-2")):
-        r = http(via, "POST", f"/_locks/{k}/_acquire", {"owner": who})
+        r = http(via, "POST", f"/_locks/{k}/_acquire", {"owner": who, "acquisition": who})
         assert r.status_code == 200, r.text
         held[k] = (who, r.json()["fencing_token"])
         tokens.append(r.json()["fencing_token"])
@@ -330,15 +330,15 @@ def assert_the_election_changed_nothing(cluster, owner, epoch, counted, held, to
         for n in live(cluster):
             info = http(n, "GET", f"/_locks/{k}").json()
             assert [(h["owner"], h["fencing_token"]) for h in info["holders"]] == [(who, token)], info
-            r = http(n, "POST", f"/_locks/{k}/_renew", {"owner": who})
+            r = http(n, "POST", f"/_locks/{k}/_renew", {"owner": who, "acquisition": who})
             assert r.status_code == 200, r.text
-    r = http(live(cluster)[0], "POST", f"/_locks/{counted}/_acquire", {"owner": "after"})
+    r = http(live(cluster)[0], "POST", f"/_locks/{counted}/_acquire", {"owner": "after", "acquisition": "after"})
     assert r.status_code == 200, r.text
     after = r.json()["fencing_token"]
     assert after > max(tokens), f"token {after} after the election, {max(tokens)} issued before"
-    http(live(cluster)[0], "POST", f"/_locks/{counted}/_release", {"owner": "after"})
+    http(live(cluster)[0], "POST", f"/_locks/{counted}/_release", {"owner": "after", "acquisition": "after"})
     for k, (who, _) in held.items():
-        assert http(owner, "POST", f"/_locks/{k}/_release", {"owner": who}).status_code == 200
+        assert http(owner, "POST", f"/_locks/{k}/_release", {"owner": who, "acquisition": who}).status_code == 200
 
 
 def wait_for_new_master(node, old_name, timeout=60):

@@ -322,6 +322,38 @@ def released_ok_between(ops: Iterable[Op]) -> Callable[[Op, Op], bool]:
     return between
 
 
+@dataclass(frozen=True)
+class AfterFault:
+    """What followed one fault: `to_grant_s`, from its start to the answer of the first grant
+    asked for after it started (how long the locks were unavailable to a new request; None when
+    none came before the run ended); `to_green_s`, from its end (its heal) to the first moment
+    `.locks` was seen green again, every copy started (None when never seen)."""
+
+    kind: str
+    target: str
+    at: float
+    lasted_s: float
+    to_grant_s: float | None
+    to_green_s: float | None
+
+
+def after_faults(ops: Iterable[Op], green_at: list[float]) -> list[AfterFault]:
+    """For each fault the nemesis made (type ok), what followed it (`AfterFault`)."""
+    ops = list(ops)
+    grants = sorted((op.invoke, op.complete) for op in ops if op.f == ACQUIRE and op.type == "ok")
+    greens = sorted(green_at)
+    out = []
+    for fault in (op for op in ops if op.process == "nemesis" and op.type == "ok"):
+        end = fault.complete if fault.complete is not None else fault.invoke
+        answered = [done for sent, done in grants if sent >= fault.invoke]
+        i = bisect.bisect_left(greens, end)
+        out.append(AfterFault(
+            kind=fault.f, target=str(fault.status), at=fault.invoke, lasted_s=end - fault.invoke,
+            to_grant_s=min(answered) - fault.invoke if answered else None,
+            to_green_s=greens[i] - end if i < len(greens) else None))
+    return out
+
+
 def longest_gaps(ops: Iterable[Op], start: float, end: float, keys: Iterable[str] = ()) -> dict[str, Gap]:
     """Per key (those of the history and `keys`, which may never have been granted), the longest
     stretch of the window [start, end] without any grant answered (grants outside it ignored)."""

@@ -34,6 +34,7 @@ DOWN_S = (1, 6)  # kill -9: down this long before it is started again
 # until .locks is green, mostly Elasticsearch's and TCP's, is reported beside it and bounded by
 # HEAL_S).
 HEALED_WITHIN_S = 10
+GREEN_EVERY_S = 0.5  # how often `watch_green` reads the health of `.locks`
 NO_RECOVERY = -1.0  # a heal after which the replica needed no recovery (see healed_after_cut)
 
 # (kind, target) every run must have made, effectively, at least once; the schedule puts them
@@ -61,6 +62,10 @@ class Nemesis:
         # holding its standby, seconds the replica's recovery waited for the whole state: None
         # when the node reported none, NO_RECOVERY when the replica did not recover since the cut)
         self.heals: list[tuple[float, float | None]] = []
+        # when (history clock) `.locks` was seen green, every copy started (the replica in sync),
+        # read every GREEN_EVERY_S by `watch_green` while the run lasts (history.after_faults)
+        self.green_at: list[float] = []
+        self.green_watch = threading.Thread(target=self.watch_green, name="nemesis-green", daemon=True)
 
     def schedule(self):
         """Endless (kind, target) pairs: each round the required ones first, then the others."""
@@ -70,7 +75,19 @@ class Nemesis:
             self.rng.shuffle(optional)
             yield from required + optional
 
+    def watch_green(self) -> None:
+        """Notes each moment `.locks` is seen green, asking a node that is up (a frozen one
+        costs its short timeout, then the next is asked)."""
+        while not self.stop.wait(GREEN_EVERY_S):
+            try:
+                r = self.admin("GET", "/_cluster/health/.locks?timeout=0s", timeout=2)
+                if r.status_code == 200 and r.json()["status"] == "green":
+                    self.green_at.append(self.history.clock())
+            except (RuntimeError, ValueError):
+                pass
+
     def run(self) -> None:
+        self.green_watch.start()
         netcut.heal_all()
         for n in self.cluster.nodes:
             netcut.mark(n)  # before any cut: the connections open at a cut are marked already

@@ -108,9 +108,9 @@ CASES = [
        "unknown field [ttl]"),
     _c("acquire-field-of-multi", "POST", ACQ, {"owner": ME, "locks": []}, None, 400, PARSE,
        "unknown field [locks]"),
-    _c("release-unknown-field", "POST", REL, {"owner": "$HOLDER", "tokn": 1}, None, 400, PARSE,
+    _c("release-unknown-field", "POST", REL, {"owner": "$HOLDER", "fencing_token": "$TOKEN", "tokn": 1}, None, 400, PARSE,
        "unknown field [tokn]"),
-    _c("renew-unknown-field", "POST", REN, {"owner": "$HOLDER", "lease_ms": 5}, None, 400, PARSE,
+    _c("renew-unknown-field", "POST", REN, {"owner": "$HOLDER", "fencing_token": "$TOKEN", "lease_ms": 5}, None, 400, PARSE,
        "unknown field [lease_ms]"),
     _c("multi-unknown-field", "POST", MULTI, {"owner": ME, "locks": [{"key": "$FREE"}], "keys": 1},
        None, 400, PARSE, "unknown field [keys]"),
@@ -129,7 +129,7 @@ CASES = [
     _c("acquire-null-owner", "POST", ACQ, {"owner": None}, None, 400, PARSE, "owner"),
     _c("release-no-owner", "POST", REL, {"fencing_token": "$TOKEN"}, None, 400, ILLEGAL,
        "[owner] is required"),
-    _c("renew-no-owner", "POST", REN, {"lease": "1m"}, None, 400, ILLEGAL, "[owner] is required"),
+    _c("renew-no-owner", "POST", REN, {"lease": "1m", "fencing_token": "$TOKEN"}, None, 400, ILLEGAL, "[owner] is required"),
     _c("multi-no-owner", "POST", MULTI, {"locks": [{"key": "$FREE"}]}, None, 400, ILLEGAL,
        "[owner] is required"),
     _c("multi-release-no-owner", "POST", MREL, {"all": True}, None, 400, ILLEGAL,
@@ -144,7 +144,7 @@ CASES = [
        "[owner]"),
     _c("acquire-owner-nul", "POST", ACQ, {"owner": "a\u0000b"}, None, 400, ILLEGAL, "[owner]"),
     _c("acquire-owner-tab", "POST", ACQ, {"owner": "a\tb"}, None, 400, ILLEGAL, "[owner]"),
-    _c("release-owner-empty", "POST", REL, {"owner": ""}, None, 400, ILLEGAL, "[owner]"),
+    _c("release-owner-empty", "POST", REL, {"owner": "", "fencing_token": "$TOKEN"}, None, 400, ILLEGAL, "[owner]"),
     _c("multi-owner-oversized", "POST", MULTI, {"owner": "o" * 600, "locks": [{"key": "$FREE"}]},
        None, 400, ILLEGAL, "[owner]"),
     _c("session-owner-control", "POST", SESS, {"owner": "a\u001bb"}, None, 400, ILLEGAL,
@@ -162,9 +162,9 @@ CASES = [
        "[key]"),
     _c("key-escape-in-url", "POST", "/_locks/a%1Bb/_acquire", {"owner": ME}, None, 400, ILLEGAL,
        "[key]"),
-    _c("key-tab-in-url-release", "POST", "/_locks/a%09b/_release", {"owner": ME}, None, 400,
+    _c("key-tab-in-url-release", "POST", "/_locks/a%09b/_release", {"owner": ME, "fencing_token": 1}, None, 400,
        ILLEGAL, "[key]"),
-    _c("key-control-in-url-renew", "POST", "/_locks/a%0Db/_renew", {"owner": ME}, None, 400,
+    _c("key-control-in-url-renew", "POST", "/_locks/a%0Db/_renew", {"owner": ME, "fencing_token": 1}, None, 400,
        ILLEGAL, "[key]"),
     _c("key-control-in-url-get", "GET", "/_locks/a%0Ab", None, None, 400, ILLEGAL, "[key]"),
     _c("multi-key-empty", "POST", MULTI, {"owner": ME, "locks": [{"key": ""}]}, None, 400,
@@ -175,7 +175,7 @@ CASES = [
        {"owner": ME, "locks": [{"key": "$FREE"}, {"key": "k" * 513}]}, None, 400, ILLEGAL, "[key]"),
     _c("multi-key-control", "POST", MULTI,
        {"owner": ME, "locks": [{"key": "$FREE"}, {"key": "a\nb"}]}, None, 400, ILLEGAL, "[key]"),
-    _c("multi-release-key-empty", "POST", MREL, {"owner": "$HOLDER", "locks": [{"key": ""}]},
+    _c("multi-release-key-empty", "POST", MREL, {"owner": "$HOLDER", "acquisition": "a", "locks": [{"key": ""}]},
        None, 400, ILLEGAL, "[key]"),
     # negative, unparsable and absurd durations
     _c("wait-negative", "POST", ACQ, {"owner": ME, "wait": "-1s"}, None, 400, ILLEGAL, "[wait]"),
@@ -192,7 +192,7 @@ CASES = [
     _c("lease-absurd-number", "POST", ACQ, {"owner": ME, "lease": 2 ** 70}, None, 400, ILLEGAL,
        "[lease]"),
     _c("lease-text", "POST", ACQ, {"owner": ME, "lease": "forever"}, None, 400, ILLEGAL, "[lease]"),
-    _c("renew-lease-negative", "POST", REN, {"owner": "$HOLDER", "lease": "-1m"}, None, 400, ILLEGAL,
+    _c("renew-lease-negative", "POST", REN, {"owner": "$HOLDER", "fencing_token": "$TOKEN", "lease": "-1m"}, None, 400, ILLEGAL,
        "[lease]"),
     _c("multi-wait-negative", "POST", MULTI,
        {"owner": ME, "locks": [{"key": "$FREE"}], "wait": "-2s"}, None, 400, ILLEGAL, "[wait]"),
@@ -207,7 +207,7 @@ CASES = [
        "[wait]", "locks.wait.max"),
     _c("lease-beyond-cap", "POST", ACQ, {"owner": ME, "lease": "11m"}, None, 400, ILLEGAL,
        "[lease]", "locks.lease.max"),
-    _c("renew-lease-beyond-cap", "POST", REN, {"owner": "$HOLDER", "lease": "1h"}, None, 400,
+    _c("renew-lease-beyond-cap", "POST", REN, {"owner": "$HOLDER", "fencing_token": "$TOKEN", "lease": "1h"}, None, 400,
        ILLEGAL, "[lease]", "locks.lease.max"),
     _c("multi-wait-beyond-cap", "POST", MULTI,
        {"owner": ME, "locks": [{"key": "$FREE"}], "wait": "1h"}, None, 400, ILLEGAL, "[wait]",
@@ -232,7 +232,7 @@ CASES = [
     _c("multi-priority-unknown", "POST", MULTI,
        {"owner": ME, "locks": [{"key": "$FREE"}], "priority": "highest"}, None, 400, ILLEGAL,
        "priority"),
-    _c("release-scope-unknown", "POST", REL, {"owner": "$HOLDER", "scope": "all"}, None, 400, ILLEGAL,
+    _c("release-scope-unknown", "POST", REL, {"owner": "$HOLDER", "fencing_token": "$TOKEN", "scope": "all"}, None, 400, ILLEGAL,
        "scope"),
     _c("get-scope-unknown", "GET", "/_locks/$HELD?scope=forest", None, None, 400, ILLEGAL, "scope"),
     # tree paths
@@ -261,16 +261,39 @@ CASES = [
     _c("multi-no-locks", "POST", MULTI, {"owner": ME}, None, 400, ILLEGAL, "locks"),
     _c("multi-release-neither-locks-nor-all", "POST", MREL, {"owner": "$HOLDER"}, None, 400, ILLEGAL,
        "locks"),
+    # a release or renew names the acquisition it ends (docs/API.md "Acquisitions")
+    _c("release-names-no-acquisition", "POST", REL, {"owner": "$HOLDER"}, None, 400, ILLEGAL,
+       "[acquisition] or [fencing_token] is required"),
+    _c("renew-names-no-acquisition", "POST", REN, {"owner": "$HOLDER", "lease": "1m"}, None, 400,
+       ILLEGAL, "[acquisition] or [fencing_token] is required"),
+    _c("multi-release-names-no-acquisition", "POST", MREL, {"owner": "$HOLDER", "locks": [{"key": "$HELD"}]},
+       None, 400, ILLEGAL, "[acquisition] or [locks.fencing_token] is required"),
+    _c("multi-release-all-with-acquisition", "POST", MREL, {"owner": "$HOLDER", "all": True, "acquisition": "a"},
+       None, 400, ILLEGAL, "[acquisition]"),
+    _c("resign-names-no-term", "POST", "/_elections/$FREE/_resign", {"candidate": "$HOLDER"}, None, 400,
+       ILLEGAL, "[acquisition] or [term] is required"),
+    _c("semaphore-release-names-no-acquisition", "POST", "/_semaphores/$FREE/_release", {"owner": "$HOLDER"},
+       None, 400, ILLEGAL, "[acquisition] or [fencing_token] is required"),
+    _c("acquire-acquisition-empty", "POST", ACQ, {"owner": ME, "acquisition": ""}, None, 400, ILLEGAL,
+       "[acquisition]"),
+    _c("acquire-acquisition-129-bytes", "POST", ACQ, {"owner": ME, "acquisition": "a" * 129}, None, 400,
+       ILLEGAL, "[acquisition]", "128"),
+    _c("acquire-acquisition-control", "POST", ACQ, {"owner": ME, "acquisition": "a\u0007b"}, None, 400,
+       ILLEGAL, "[acquisition]"),
+    _c("release-acquisition-number", "POST", REL, {"owner": "$HOLDER", "acquisition": 7}, None, 400, PARSE,
+       "acquisition"),
+    _c("release-other-acquisition", "POST", REL, {"owner": "$HOLDER", "acquisition": "not-mine"}, None, 404,
+       NOT_HELD),
     # wrong token, unknown session: lock outcomes, not parse errors
     _c("release-wrong-token", "POST", REL, {"owner": "$HOLDER", "fencing_token": "$TOKEN+1"},
        None, 404, NOT_HELD),
-    _c("release-wrong-owner", "POST", REL, {"owner": ME}, None, 404, NOT_HELD),
+    _c("release-wrong-owner", "POST", REL, {"owner": ME, "fencing_token": "$TOKEN"}, None, 404, NOT_HELD),
     _c("renew-wrong-token", "POST", REN,
        {"owner": "$HOLDER", "fencing_token": "$TOKEN+1", "lease": "5m"}, None, 404,
        NOT_HELD),
-    _c("renew-wrong-owner", "POST", REN, {"owner": ME, "lease": "5m"}, None, 404,
+    _c("renew-wrong-owner", "POST", REN, {"owner": ME, "fencing_token": "$TOKEN", "lease": "5m"}, None, 404,
        NOT_HELD),
-    _c("multi-release-wrong-owner", "POST", MREL, {"owner": ME, "locks": [{"key": "$HELD"}]},
+    _c("multi-release-wrong-owner", "POST", MREL, {"owner": ME, "locks": [{"key": "$HELD", "fencing_token": "$TOKEN"}]},
        None, 200, None),
     _c("acquire-unknown-session", "POST", ACQ, {"owner": ME, "session": "no-such-session"}, None,
        404, NO_SESSION, "no-such-session"),
@@ -532,8 +555,12 @@ class Fuzzer:
             self.maybe(body, "wait", SMALL_WAITS[:7])
             self.maybe(body, "lease", SMALL_LEASES[:6])
             self.maybe(body, "session", self.sessions)
+            if r.random() < 0.5:
+                body["acquisition"] = body["owner"]
         elif endpoint in ("release", "renew"):
             self.maybe(body, "fencing_token", [1, 2 ** 40 + 1, 2 ** 62])
+            if "fencing_token" not in body or r.random() < 0.3:
+                body["acquisition"] = body["owner"]
             if endpoint == "renew":
                 self.maybe(body, "lease", SMALL_LEASES[:6])
         elif endpoint == "multi_acquire":
@@ -558,6 +585,7 @@ class Fuzzer:
                 body["all"] = True
             else:
                 body["locks"] = [{"key": r.choice(self.keys)} for _ in range(r.randint(1, 3))]
+                body["acquisition"] = body["owner"]
         elif endpoint == "session":
             body.pop("scope", None)
             self.maybe(body, "ttl", ["200ms", "1s", "3s", 500, "-1s", "x"])

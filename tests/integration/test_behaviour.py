@@ -433,7 +433,7 @@ def test_a_raw_client_that_stays_gets_its_grant(locks, single_node):
     k, holder, stayer = unique("stay"), unique("holder"), unique("stayer")
     ok(locks.acquire(k, holder))
     raw = RawRequest(single_node.url, "POST", f"/_locks/{enc(k)}/_acquire",
-                     {"owner": stayer, "wait": "30s"})
+                     {"owner": stayer, "acquisition": stayer, "wait": "30s"})
     wait_for_waiter(locks, k, stayer)
     ok(locks.release(k, holder))
     status, _ = raw.response(timeout=20)

@@ -75,16 +75,16 @@ def test_partition_is_served_by_the_primary_holder_with_the_primary_term_as_epoc
     assert primary["node"] == owner.name and primary["state"] == "STARTED"
     k = f"epoch-{uuid.uuid4().hex[:6]}"
     other = next(n for n in cluster.nodes if n is not owner)
-    token = http(other, "POST", f"/_locks/{k}/_acquire", {"owner": "e"}).json()["fencing_token"]
+    token = http(other, "POST", f"/_locks/{k}/_acquire", {"owner": "e", "acquisition": "e"}).json()["fencing_token"]
     assert token >> 40 == epoch, "tokens carry the primary term"
-    http(other, "POST", f"/_locks/{k}/_release", {"owner": "e"})
+    http(other, "POST", f"/_locks/{k}/_release", {"owner": "e", "acquisition": "e"})
 
 
 def test_list_cat_and_stats_gather_from_every_node(cluster):
     owner, _ = owner_of_partition(cluster)
     others = [n for n in live(cluster) if n is not owner]
     k = f"list-{uuid.uuid4().hex[:6]}"
-    assert http(others[0], "POST", f"/_locks/{k}/_acquire", {"owner": "lister"}).status_code == 200
+    assert http(others[0], "POST", f"/_locks/{k}/_acquire", {"owner": "lister", "acquisition": "lister"}).status_code == 200
     try:
         for n in others:  # nodes that own nothing still see the cluster's locks
             listed = http(n, "GET", f"/_locks?prefix={k}").json()["locks"]
@@ -97,7 +97,7 @@ def test_list_cat_and_stats_gather_from_every_node(cluster):
         owner_id = [i for i, n in stats["nodes"].items() if n["name"] == owner.name][0]
         assert stats["nodes"][owner_id]["locks"]["held"] >= 1
     finally:
-        http(others[0], "POST", f"/_locks/{k}/_release", {"owner": "lister"})
+        http(others[0], "POST", f"/_locks/{k}/_release", {"owner": "lister", "acquisition": "lister"})
 
 
 def test_mutual_exclusion_across_nodes(cluster):
@@ -117,7 +117,7 @@ def test_mutual_exclusion_across_nodes(cluster):
         for j in range(12):
             k = keys[(i + j) % len(keys)]
             me = f"c{i}"
-            r = s.post(f"{node.url}/_locks/{k}/_acquire", json={"owner": me, "wait": "20s"}, timeout=60)
+            r = s.post(f"{node.url}/_locks/{k}/_acquire", json={"owner": me, "acquisition": me, "wait": "20s"}, timeout=60)
             assert r.status_code == 200, r.text
             token = r.json()["fencing_token"]
             with guard:
@@ -130,7 +130,7 @@ def test_mutual_exclusion_across_nodes(cluster):
             assert w.status_code in (200, 201), w.text
             with guard:
                 del holders[k]
-            rel = s.post(f"{node.url}/_locks/{k}/_release", json={"owner": me, "fencing_token": token}, timeout=60)
+            rel = s.post(f"{node.url}/_locks/{k}/_release", json={"owner": me, "acquisition": me, "fencing_token": token}, timeout=60)
             assert rel.status_code == 200, rel.text
             done += 1
         return done
@@ -151,11 +151,11 @@ def test_planned_move_hands_holders_and_waiters_over_without_grace(cluster):
     with_copy = {s["node"] for s in shards if s["shard"] == "0"}
     target = next(n for n in live(cluster) if n.name not in with_copy)  # a node with no copy yet
     k = f"move-{uuid.uuid4().hex[:6]}"
-    held = http(target, "POST", f"/_locks/{k}/_acquire", {"owner": "holder", "lease": f"{LEASE_MAX_S}s"}).json()
+    held = http(target, "POST", f"/_locks/{k}/_acquire", {"owner": "holder", "acquisition": "holder", "lease": f"{LEASE_MAX_S}s"}).json()
     result: dict = {}
 
     def waiter():
-        result["r"] = http(target, "POST", f"/_locks/{k}/_acquire", {"owner": "waiter", "wait": "30s"}, timeout=90)
+        result["r"] = http(target, "POST", f"/_locks/{k}/_acquire", {"owner": "waiter", "acquisition": "waiter", "wait": "30s"}, timeout=90)
 
     t = threading.Thread(target=waiter)
     t.start()
@@ -164,7 +164,7 @@ def test_planned_move_hands_holders_and_waiters_over_without_grace(cluster):
         assert time.monotonic() < deadline, "waiter never queued"
         time.sleep(0.05)
     # renew so the lease outlives the move
-    assert http(owner, "POST", f"/_locks/{k}/_renew", {"owner": "holder"}).status_code == 200
+    assert http(owner, "POST", f"/_locks/{k}/_renew", {"owner": "holder", "acquisition": "holder"}).status_code == 200
 
     seen = move_partition(cluster, target)
     assert seen and set(seen) == {"active"}, f"a planned move passes through no grace: {seen}"
@@ -178,12 +178,12 @@ def test_planned_move_hands_holders_and_waiters_over_without_grace(cluster):
         time.sleep(0.05)
         info = http(target, "GET", f"/_locks/{k}").json()
 
-    assert http(target, "POST", f"/_locks/{k}/_release", {"owner": "holder"}).status_code == 200
+    assert http(target, "POST", f"/_locks/{k}/_release", {"owner": "holder", "acquisition": "holder"}).status_code == 200
     t.join(60)
     r = result["r"]
     assert r.status_code == 200, r.text
     assert r.json()["owner"] == "waiter" and r.json()["fencing_token"] > held["fencing_token"]
-    http(target, "POST", f"/_locks/{k}/_release", {"owner": "waiter"})
+    http(target, "POST", f"/_locks/{k}/_release", {"owner": "waiter", "acquisition": "waiter"})
 
 
 def test_an_owner_cut_off_and_resumed_never_grants_what_the_new_owner_holds(cluster):
@@ -195,7 +195,7 @@ def test_an_owner_cut_off_and_resumed_never_grants_what_the_new_owner_holds(clus
     owner, epoch, _ = owner_that_is_not_the_master(cluster)
     others = [n for n in live(cluster) if n is not owner]
     k = f"cut-{uuid.uuid4().hex[:6]}"
-    old = http(others[0], "POST", f"/_locks/{k}/_acquire", {"owner": "old", "lease": f"{LEASE_MAX_S}s"}).json()
+    old = http(others[0], "POST", f"/_locks/{k}/_acquire", {"owner": "old", "acquisition": "old", "lease": f"{LEASE_MAX_S}s"}).json()
     pid = int(owner.pid_file.read_text().strip())
     os.kill(pid, signal.SIGSTOP)
     try:
@@ -207,9 +207,9 @@ def test_an_owner_cut_off_and_resumed_never_grants_what_the_new_owner_holds(clus
     granted, answered = [], 0
     until = time.monotonic() + 8
     while time.monotonic() < until:
-        assert http(others[1], "POST", f"/_locks/{k}/_renew", {"owner": "new"}).status_code == 200
+        assert http(others[1], "POST", f"/_locks/{k}/_renew", {"owner": "new", "acquisition": "new"}).status_code == 200
         try:
-            intr = http(owner, "POST", f"/_locks/{k}/_acquire", {"owner": "intruder"}, timeout=15)
+            intr = http(owner, "POST", f"/_locks/{k}/_acquire", {"owner": "intruder", "acquisition": "intruder"}, timeout=15)
         except requests.RequestException:
             continue
         answered += 1
@@ -234,7 +234,7 @@ def test_kill_9_of_the_owner_frees_the_lock_after_lease_and_grace_with_a_larger_
     assert created.status_code == 200, created.text
     http(survivors[0], "GET", f"/_cluster/health/{index}?wait_for_status=green&timeout=60s", timeout=70)
     old_sent = time.monotonic()
-    old = http(survivors[0], "POST", f"/_locks/{k}/_acquire", {"owner": "old", "lease": f"{LEASE_MAX_S}s"}).json()
+    old = http(survivors[0], "POST", f"/_locks/{k}/_acquire", {"owner": "old", "acquisition": "old", "lease": f"{LEASE_MAX_S}s"}).json()
     assert http(survivors[0], "PUT", f"/{index}/_doc/{k}?version={old['fencing_token']}&version_type=external_gte",
                 {"by": "old"}).status_code in (200, 201)
 
@@ -244,7 +244,7 @@ def test_kill_9_of_the_owner_frees_the_lock_after_lease_and_grace_with_a_larger_
     r = None
     deadline = killed_at + 90
     while time.monotonic() < deadline:
-        r = http(survivors[1], "POST", f"/_locks/{k}/_acquire", {"owner": "new", "wait": "20s"}, timeout=60)
+        r = http(survivors[1], "POST", f"/_locks/{k}/_acquire", {"owner": "new", "acquisition": "new", "wait": "20s"}, timeout=60)
         if r.status_code == 200:
             break
         assert r.status_code in (503, 409), r.text  # unavailable (grace) or still timing out
@@ -282,14 +282,14 @@ def test_full_cluster_restart_forgets_holders_and_resumes_with_higher_tokens_aft
         n.wait_until_ready()
     owner, _ = owner_of_partition(cluster)
     k = f"restart-{uuid.uuid4().hex[:6]}"
-    before = http(owner, "POST", f"/_locks/{k}/_acquire", {"owner": "before"}).json()["fencing_token"]
+    before = http(owner, "POST", f"/_locks/{k}/_acquire", {"owner": "before", "acquisition": "before"}).json()["fencing_token"]
 
     restart_all(cluster)
 
-    first = http(cluster.nodes[0], "POST", f"/_locks/{k}/_acquire", {"owner": "after"})
+    first = http(cluster.nodes[0], "POST", f"/_locks/{k}/_acquire", {"owner": "after", "acquisition": "after"})
     assert first.status_code == 503, f"a restarted partition starts in grace: {first.text}"
     assert first.json()["error"]["type"] == "lock_partition_unavailable_exception"
-    r = http(cluster.nodes[0], "POST", f"/_locks/{k}/_acquire", {"owner": "after", "wait": "30s"})
+    r = http(cluster.nodes[0], "POST", f"/_locks/{k}/_acquire", {"owner": "after", "acquisition": "after", "wait": "30s"})
     assert r.status_code == 200, r.text
     assert r.json()["fencing_token"] > before
     holders = http(cluster.nodes[1], "GET", f"/_locks/{k}").json()["holders"]

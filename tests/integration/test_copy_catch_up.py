@@ -60,7 +60,7 @@ def test_a_replica_that_skipped_a_delta_catches_up_and_its_promotion_keeps_every
         (other,) = keys_in_partition(via, 0, "catch-up", 1)
         held = {}
         for key, who in ((SKIP_KEY, "skipped"), (other, "after-the-gap")):  # one partition: both in 0
-            r = http(via, "POST", f"/_locks/{key}/_acquire", {"owner": who, "lease": "10m"})
+            r = http(via, "POST", f"/_locks/{key}/_acquire", {"owner": who, "acquisition": who, "lease": "10m"})
             assert r.status_code == 200, r.text
             held[key] = (who, r.json()["fencing_token"])
         assert replica_copy(via) == before, "the replica stayed in sync: not failed, not recovering anew"

@@ -16,7 +16,10 @@ from lockclient import LockClient, assert_error, enc, ok, unique, wait_until
 
 
 def call(lc: LockClient, name: str, action: str, timeout=None, **body):
-    return lc.call("POST", f"/_elections/{enc(name)}/_{action}", body, timeout=timeout)
+    """One election call; a candidate's calls name the acquisition `candidate` unless told
+    otherwise (as `LockClient` does for owners)."""
+    return lc.call("POST", f"/_elections/{enc(name)}/_{action}",
+                   LockClient._named(body.get("candidate"), body), timeout=timeout)
 
 
 def state(lc: LockClient, name: str) -> dict:

@@ -227,13 +227,13 @@ def first_grant_after(sent, history):
 
 
 def campaign(node, name, who, **body):
-    r = http(node, "POST", f"/_elections/{name}/_campaign", {"candidate": who, **body}, timeout=150)
+    r = http(node, "POST", f"/_elections/{name}/_campaign", {"candidate": who, "acquisition": who, **body}, timeout=150)
     assert r.status_code == 200, r.text
     return r.json()
 
 
 def resign(node, name, who, term):
-    r = http(node, "POST", f"/_elections/{name}/_resign", {"candidate": who, "term": term})
+    r = http(node, "POST", f"/_elections/{name}/_resign", {"candidate": who, "acquisition": who, "term": term})
     assert r.status_code == 200, r.text
 
 
@@ -284,7 +284,7 @@ def test_kill_9_of_the_owner_keeps_the_leader_and_terms_keep_rising(cluster):
         assert (body["changed"], body["leader"], body["value"], body["term"]) == (
             True, "first", "v-first", elected["term"]), body
         resign(a, empty, "first", elected["term"])
-        r = http(b, "POST", f"/_elections/{name}/_renew", {"candidate": "leader", "term": leader["term"]})
+        r = http(b, "POST", f"/_elections/{name}/_renew", {"candidate": "leader", "acquisition": "leader", "term": leader["term"]})
         assert r.status_code == 200 and r.json()["fencing_token"] == leader["term"], r.text
         wait_until(lambda: http(a, "GET", f"/_elections/{name}").json()["candidates"] == ["next"], 30,
                    message="next queued again on the new owner")

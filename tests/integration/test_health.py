@@ -190,7 +190,7 @@ def test_the_indicator_follows_a_partition_losing_and_regaining_its_copies(clust
         # A change while the replica is away: the primary has the master mark that copy stale, so
         # it cannot become the primary later (Elasticsearch's in-sync copies).
         k, me = unique(), unique("owner")
-        held_token = ok(http(via, "POST", f"/_locks/{k}/_acquire", {"owner": me, "lease": "10m"}))["fencing_token"]
+        held_token = ok(http(via, "POST", f"/_locks/{k}/_acquire", {"owner": me, "acquisition": me, "lease": "10m"}))["fencing_token"]
 
         replica.start()
         replica.wait_until_ready()

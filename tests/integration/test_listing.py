@@ -205,7 +205,7 @@ def test_listing_pages_across_scopes_in_the_cores_order(locks):
     name = "/" + unique("scopes")
     ok(locks.acquire(name, "o"))
     ok(locks.acquire(name, "o", scope="tree"))
-    ok(locks.call("POST", f"/_semaphores/{enc(name)}/_acquire", {"owner": "o", "limit": 2}))
+    ok(locks.call("POST", f"/_semaphores/{enc(name)}/_acquire", {"owner": "o", "acquisition": "o", "limit": 2}))
     ok(locks.acquire(f"{name}-z", "o"))
     listed, after = [], None
     for _ in range(10):

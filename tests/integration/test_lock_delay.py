@@ -88,11 +88,11 @@ def test_the_setting_gives_every_lock_a_delay(locks):
 
 
 @pytest.mark.parametrize("path, body, field", [
-    ("/_locks/{k}/_acquire", {"owner": "o", "lock_delay": "2m"}, "lock_delay"),
-    ("/_locks/{k}/_acquire", {"owner": "o", "lock_delay": "soon"}, "lock_delay"),
-    ("/_locks/{k}/_acquire", {"owner": "o", "lock_delay": -5}, "lock_delay"),
-    ("/_semaphores/{k}/_acquire", {"owner": "o", "limit": 2, "lock_delay": "1s"}, "lock_delay"),
-    ("/_locks/{k}/_renew", {"owner": "o", "lock_delay": "1s"}, "lock_delay"),
+    ("/_locks/{k}/_acquire", {"owner": "o", "acquisition": "o", "lock_delay": "2m"}, "lock_delay"),
+    ("/_locks/{k}/_acquire", {"owner": "o", "acquisition": "o", "lock_delay": "soon"}, "lock_delay"),
+    ("/_locks/{k}/_acquire", {"owner": "o", "acquisition": "o", "lock_delay": -5}, "lock_delay"),
+    ("/_semaphores/{k}/_acquire", {"owner": "o", "acquisition": "o", "limit": 2, "lock_delay": "1s"}, "lock_delay"),
+    ("/_locks/{k}/_renew", {"owner": "o", "acquisition": "o", "lock_delay": "1s"}, "lock_delay"),
 ])
 def test_bad_lock_delays_are_400_naming_the_field(locks, path, body, field):
     r = locks.call("POST", path.format(k=unique()), body)
@@ -105,13 +105,13 @@ def test_a_deposed_leader_keeps_its_election_for_the_delay(locks):
     writing while its own last writes may still land."""
     name, leader, successor = unique("election"), unique("leader"), unique("successor")
     path = f"/_elections/{name}"
-    ok(locks.call("POST", f"{path}/_campaign", {"candidate": leader, "lease": "30s", "lock_delay": "20s"}))
+    ok(locks.call("POST", f"{path}/_campaign", {"candidate": leader, "acquisition": leader, "lease": "30s", "lock_delay": "20s"}))
     ok(locks.call("POST", f"/_locks/{name}/_force_release", {"scope": "election", "reason": "leader unresponsive"}))
-    refused = locks.call("POST", f"{path}/_campaign", {"candidate": successor, "wait": "0s"})
+    refused = locks.call("POST", f"{path}/_campaign", {"candidate": successor, "acquisition": successor, "wait": "0s"})
     assert_error(refused, 409, "lock_conflict_exception")
-    again = ok(locks.call("POST", f"{path}/_campaign", {"candidate": leader, "wait": "0s"}))
+    again = ok(locks.call("POST", f"{path}/_campaign", {"candidate": leader, "acquisition": leader, "wait": "0s"}))
     assert again["leader"] == leader, again
-    ok(locks.call("POST", f"{path}/_resign", {"candidate": leader}))
+    ok(locks.call("POST", f"{path}/_resign", {"candidate": leader, "acquisition": leader}))
 
 
 def test_a_multi_lock_keeps_each_of_its_keys_for_its_delay(locks):

@@ -28,7 +28,7 @@ import pytest
 
 import netcut
 import node as esnode
-from history import ACQUIRE, History, check
+from history import ACQUIRE, History, after_faults, check
 from nemesis import HEAL_S, HEALED_WITHIN_S, NO_RECOVERY, REQUIRED, Nemesis
 from workers import Holder, Load, Worker
 
@@ -90,6 +90,29 @@ def save(history: History) -> None:
             f.write(json.dumps(dataclasses.asdict(op)) + "\n")
 
 
+def spread(values: list[float]) -> str:
+    """min / median / 90th percentile / max of `values`, in seconds."""
+    if not values:
+        return "none"
+    v = sorted(values)
+    return (f"min {v[0]:.2f}, median {v[len(v) // 2]:.2f}, p90 {v[min(len(v) - 1, int(0.9 * len(v)))]:.2f}, "
+            f"max {v[-1]:.2f} s ({len(v)})")
+
+
+def print_after_faults(after: list, origin: float) -> None:
+    """Per fault: the time from its start to the next grant asked for after it, and from its heal
+    until `.locks` was green again (a returning node's copy in sync); then their spread."""
+    for a in after:
+        grant = "none" if a.to_grant_s is None else f"{a.to_grant_s:.2f}s"
+        green = "never" if a.to_green_s is None else f"{a.to_green_s:.2f}s"
+        print(f"  after {a.kind} {a.target} at {a.at - origin:6.1f}s ({a.lasted_s:.1f}s): next grant {grant}, "
+              f"green {green} after the heal", flush=True)
+    print(f"  time to the next grant: {spread([a.to_grant_s for a in after if a.to_grant_s is not None])}",
+          flush=True)
+    print(f"  time from the heal to green: {spread([a.to_green_s for a in after if a.to_green_s is not None])}",
+          flush=True)
+
+
 def test_no_overlapping_holds_lost_holders_or_falling_tokens_under_faults(cluster):
     print(f"\nnemesis seed {SEED} (ESLM_NEMESIS_SEED={SEED} reproduces the schedule), {SECONDS:.0f}s of faults",
           flush=True)
@@ -122,6 +145,7 @@ def test_no_overlapping_holds_lost_holders_or_falling_tokens_under_faults(cluste
         print(f"  nemesis error: {e}", flush=True)
     effective = nemesis.effective()
     print(f"  effective faults by (kind, target): {dict(sorted(effective.items()))}", flush=True)
+    print_after_faults(after_faults(history.ops(), nemesis.green_at), history.started)
     unavailable = sum(n for name, n in report.counts.items() if name.startswith(ACQUIRE + " fail 503"))
     asked = report.counts["grants"] + sum(n for name, n in report.counts.items() if name.startswith(ACQUIRE + " "))
     print(f"  acquires answered 503: {unavailable} of {asked} ({100 * unavailable / max(asked, 1):.0f} %)", flush=True)

@@ -12,11 +12,17 @@ is not heard, the case where each side may believe something else:
 
 In both, the holder taken before the cut keeps its lock and token, a grant through another node
 comes in a new epoch, and nothing the old owner answers during the cut is a grant of its own.
+
+The same cluster also holds a release back: a coordinator is cut off both ways with a worker's
+release in flight, the worker acquires the key again through another node, and the cut heals
+(docs/API.md "Acquisitions"). The late release must end nothing newer, whether the worker reuses
+its owner name (with acquisition ids, or with tokens only) or takes a new one.
 The cluster's nodes run as Unix users of their own (`eslmoneway<i>`), so the cut reaches no other
 cluster."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -25,6 +31,7 @@ import requests
 import netcut
 import node as esnode
 from cluster_kit import holders_of, http, keys_in_partition, live, owner_that_is_not_the_master, settled, take
+from lockclient import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -55,7 +62,7 @@ def through_the_old_owner(old, key, answers):
     for what, k in (("held", key), ("fresh", f"{key}-fresh-{len(answers)}")):
         sent = time.monotonic()
         try:
-            r = http(old, "POST", f"/_locks/{k}/_acquire", {"owner": "intruder", "lease": "5s"}, timeout=30)
+            r = http(old, "POST", f"/_locks/{k}/_acquire", {"owner": "intruder", "acquisition": "intruder", "lease": "5s"}, timeout=30)
         except requests.RequestException as e:
             answers.append((what, sent, type(e).__name__, None))
             continue
@@ -65,14 +72,14 @@ def through_the_old_owner(old, key, answers):
 def granted_in_a_new_epoch(node, key, epoch):
     """One ask of `node` for `key`: (token, when answered) when granted in an epoch above `epoch`,
     else None (a 503, or a grant in the old epoch before the failover, released again)."""
-    r = http(node, "POST", f"/_locks/{key}/_acquire", {"owner": "after-cut", "lease": "5m"}, timeout=30)
+    r = http(node, "POST", f"/_locks/{key}/_acquire", {"owner": "after-cut", "acquisition": "after-cut", "lease": "5m"}, timeout=30)
     if r.status_code != 200:
         assert r.status_code == 503, r.text
         return None
     token = r.json()["fencing_token"]
     if token >> EPOCH_SHIFT > epoch:
         return token, time.monotonic()
-    assert http(node, "POST", f"/_locks/{key}/_release", {"owner": "after-cut"}).status_code == 200
+    assert http(node, "POST", f"/_locks/{key}/_release", {"owner": "after-cut", "acquisition": "after-cut"}).status_code == 200
     return None
 
 
@@ -111,14 +118,14 @@ def fail_over_with_a_one_way_cut(cluster, deaf, mute_from):
         assert stale == [], f"the old owner granted in its epoch after the new owner served: {stale}"
         assert any(a[1] > new_at for a in answers), "the old owner was asked after the failover"
         assert holders_of(third, held) == [("holder", token)], "the holder kept its lock through the cut"
-        r = http(third, "POST", f"/_locks/{held}/_renew", {"owner": "holder"})
+        r = http(third, "POST", f"/_locks/{held}/_renew", {"owner": "holder", "acquisition": "holder"})
         assert r.status_code == 200, r.text
     finally:
         netcut.heal_one_way(src, dst)
     r = http(third, "GET", "/_cluster/health/.locks?wait_for_nodes=3&wait_for_status=green&timeout=170s", timeout=180)
     assert r.status_code == 200 and not r.json()["timed_out"], r.text
     for k, who in ((held, "holder"), (fresh, "after-cut")):
-        assert http(third, "POST", f"/_locks/{k}/_release", {"owner": who}).status_code == 200
+        assert http(third, "POST", f"/_locks/{k}/_release", {"owner": who, "acquisition": who}).status_code == 200
 
 
 def test_a_master_that_no_longer_hears_the_owner_fails_it_over_and_the_old_owner_grants_nothing(cluster):
@@ -127,3 +134,105 @@ def test_a_master_that_no_longer_hears_the_owner_fails_it_over_and_the_old_owner
 
 def test_an_owner_that_no_longer_reaches_the_master_stops_and_is_failed_over(cluster):
     fail_over_with_a_one_way_cut(cluster, deaf="master", mute_from="owner")
+
+
+# --- a release held back in a cut-off coordinator (docs/API.md "Acquisitions") ----------------
+
+RELEASE_ACTION = "cluster:admin/locks/release"
+
+
+def held_in(node, timeout=30):
+    """Waits until `node` runs a lock release task (the release reached it and waits on the
+    partition's owner); asserts it does within `timeout`."""
+    def running():
+        tasks = http(node, "GET", f"/_tasks?actions={RELEASE_ACTION}*&nodes=_local").json()
+        return any(n.get("tasks") for n in tasks.get("nodes", {}).values())
+
+    wait_until(running, timeout, interval=0.05, message=f"a release task on {node.name}")
+
+
+def release_held_back(cluster, first: dict, again: dict, release: dict):
+    """`first` acquires a key through the master; the third node (neither master nor owner) is cut
+    off with `release` of that grant in flight through it; `again` acquires the key through the
+    master while the release is held; the cut heals. Answers (first's answer, again's answer, the
+    release's status, the key's holders after the release answered)."""
+    owner, _, master = owner_that_is_not_the_master(cluster)
+    settled(owner)
+    (coordinator,) = [n for n in live(cluster) if n not in (owner, master)]
+    (key,) = keys_in_partition(master, 0, "late-release", 1)
+    granted = http(master, "POST", f"/_locks/{key}/_acquire", {**first, "lease": "5m"}).json()
+    assert "fencing_token" in granted, granted
+    body = dict(release)
+    if body.pop("fencing_token", None) is not None:
+        body["fencing_token"] = granted["fencing_token"]
+    answer: dict = {}
+
+    def send():
+        try:
+            answer["status"] = http(coordinator, "POST", f"/_locks/{key}/_release", body, timeout=120).status_code
+        except requests.RequestException as e:
+            answer["status"] = type(e).__name__
+
+    second: dict = {}
+
+    def acquire_again():
+        r = http(master, "POST", f"/_locks/{key}/_acquire", {**again, "lease": "5m", "wait": "120s"}, timeout=150)
+        second.update(r.json() if r.status_code == 200 else {"status": r.status_code, "text": r.text})
+
+    netcut.cut(coordinator)
+    sender = threading.Thread(target=send, daemon=True)
+    acquirer = threading.Thread(target=acquire_again, daemon=True)
+    try:
+        sender.start()
+        held_in(coordinator)
+        acquirer.start()  # granted at once (the same owner), or queued behind the first grant
+        wait_until(lambda: second or again["owner"] in [w["owner"] for w in
+                                                        http(master, "GET", f"/_locks/{key}").json()["waiters"]],
+                   30, message="the second acquire answered or queued")
+        assert sender.is_alive(), f"the release was answered ({answer}) before the cut healed: nothing was held back"
+    finally:
+        netcut.heal(coordinator)
+    for t in (sender, acquirer):
+        t.join(150)
+    assert not sender.is_alive(), "the held-back release got no answer within 150 s of the heal"
+    assert not acquirer.is_alive(), "the second acquire got no answer within 150 s of the heal"
+    r = http(master, "GET", "/_cluster/health/.locks?wait_for_nodes=3&wait_for_status=green&timeout=170s", timeout=180)
+    assert r.status_code == 200 and not r.json()["timed_out"], r.text
+    return granted, second, answer["status"], holders_of(master, key)
+
+
+def test_a_late_release_ends_no_newer_acquisition_of_the_same_owner(cluster):
+    """The worker reuses its owner name and gives each acquisition an id; the late release names
+    the first acquisition (id and token) and answers 404; the second keeps the lock."""
+    first, second, status, holders = release_held_back(
+        cluster,
+        {"owner": "worker-1", "acquisition": "worker-1#1"},
+        {"owner": "worker-1", "acquisition": "worker-1#2"},
+        {"owner": "worker-1", "acquisition": "worker-1#1", "fencing_token": True})
+    assert second.get("reentrant") is False and second["fencing_token"] > first["fencing_token"], second
+    assert status == 404, f"the late release answered {status}"
+    assert holders == [("worker-1", second["fencing_token"])], holders
+
+
+def test_a_late_release_by_token_ends_no_newer_acquisition_of_the_same_owner(cluster):
+    """As a REST user who reuses owner names and sends no ids: every acquire of a held lock is a
+    new acquisition under a newer token, so the late release, which names the first token, ends
+    nothing (before acquisitions, it ended the second grant: docs/RELIABILITY.md)."""
+    first, second, status, holders = release_held_back(
+        cluster, {"owner": "worker-2"}, {"owner": "worker-2"}, {"owner": "worker-2", "fencing_token": True})
+    assert second.get("reentrant") is False and second["fencing_token"] > first["fencing_token"], second
+    assert status == 404, f"the late release answered {status}"
+    assert holders == [("worker-2", second["fencing_token"])], holders
+
+
+def test_a_late_release_of_another_owner_ends_only_its_own_grant(cluster):
+    """Without reuse: the next acquire, by another owner, queues behind the first owner's grant;
+    the late release ends that grant (it is still the first owner's) and the waiter is granted."""
+    first, second, status, holders = release_held_back(
+        cluster,
+        {"owner": "worker-3", "acquisition": "worker-3#1"},
+        {"owner": "worker-4", "acquisition": "worker-4#1"},
+        {"owner": "worker-3", "acquisition": "worker-3#1", "fencing_token": True})
+    assert status == 200, f"the late release answered {status}"
+    assert second.get("owner") == "worker-4" and second["fencing_token"] > first["fencing_token"], second
+    assert holders == [("worker-4", second["fencing_token"])], holders

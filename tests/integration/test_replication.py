@@ -104,7 +104,7 @@ def test_every_partition_has_an_in_sync_replica_and_keys_spread_over_owners(clus
         token = take(node, k, "spread")
         assert token >> 40 == epoch
         assert http(node, "GET", f"/_locks/{k}").json()["holders"][0]["node"] == owner.name
-        assert http(node, "POST", f"/_locks/{k}/_release", {"owner": "spread"}).status_code == 200
+        assert http(node, "POST", f"/_locks/{k}/_release", {"owner": "spread", "acquisition": "spread"}).status_code == 200
     # Each replica's node keeps a standby of its partition, ready to take it over.
     shards = http(node, "GET", "/_cat/shards/.locks?format=json&h=shard,prirep,node").json()
     for s in shards:
@@ -131,10 +131,10 @@ def test_a_key_lives_in_one_partition_and_keys_locked_together_share_a_hash_tag(
     node = cluster.nodes[1]
     (k0,) = keys_in_partition(node, 0, "multi0", 1)
     (k1,) = keys_in_partition(node, 1, "multi1", 1)
-    r = http(node, "POST", f"/_locks/{k0}/_acquire", {"owner": "tenant", "routing": k1})
+    r = http(node, "POST", f"/_locks/{k0}/_acquire", {"owner": "tenant", "acquisition": "tenant", "routing": k1})
     assert r.status_code == 400 and r.json()["error"]["type"] == "illegal_argument_exception", r.text
     assert "[routing] is not accepted on a lock" in r.json()["error"]["reason"], r.text
-    r = http(node, "POST", "/_locks/_acquire", {"owner": "tenant", "locks": [{"key": k0}, {"key": k1}]})
+    r = http(node, "POST", "/_locks/_acquire", {"owner": "tenant", "acquisition": "tenant", "locks": [{"key": k0}, {"key": k1}]})
     assert r.status_code == 400 and r.json()["error"]["type"] == "illegal_argument_exception", r.text
     assert "span lock partitions [" in r.json()["error"]["reason"], r.text
     assert "hash tag" in r.json()["error"]["reason"], r.text
@@ -146,7 +146,7 @@ def test_a_key_lives_in_one_partition_and_keys_locked_together_share_a_hash_tag(
     session = s.json()["session"]
     assert session.startswith("1_"), session
     r = http(node, "POST", "/_locks/_acquire", {
-        "owner": "tenant", "session": session, "locks": [{"key": k} for k in keys]})
+        "owner": "tenant", "acquisition": "tenant", "session": session, "locks": [{"key": k} for k in keys]})
     assert r.status_code == 200, r.text
     tokens = {lock["fencing_token"] for lock in r.json()["locks"]}
     assert len(tokens) == 1, "one grant, one token"
@@ -177,7 +177,7 @@ def killed_owner_keeps_holders(cluster, owner, epoch):
     a, b = [n for n in live(cluster) if n is not owner]
     held, counted = keys_in_partition(a, 0, "kill", 2)
     tokens = [take(a, counted, "counter")]
-    assert http(a, "POST", f"/_locks/{counted}/_release", {"owner": "counter"}).status_code == 200
+    assert http(a, "POST", f"/_locks/{counted}/_release", {"owner": "counter", "acquisition": "counter"}).status_code == 200
     tokens.append(take(a, held, "holder", lease="2m"))
     s = http(a, "POST", "/_locks/_session", {"owner": "tenant", "ttl": "2m", "routing": held})
     assert s.status_code == 200, s.text
@@ -191,7 +191,7 @@ def killed_owner_keeps_holders(cluster, owner, epoch):
     try:
         first = None
         while first is None:
-            r = http(a, "POST", f"/_locks/{counted}/_acquire", {"owner": "after-kill"}, timeout=60)
+            r = http(a, "POST", f"/_locks/{counted}/_acquire", {"owner": "after-kill", "acquisition": "after-kill"}, timeout=60)
             assert r.status_code in (200, 503), r.text
             first = r.json()["fencing_token"] if r.status_code == 200 else None
             assert time.monotonic() - killed_at < 60, "the partition never served again"
@@ -216,7 +216,7 @@ def killed_owner_keeps_holders(cluster, owner, epoch):
         assert r.status_code == 200 and r.json()["ended"] is True, r.text
         granted = waiter.granted()
         assert granted["owner"] == "waiter" and granted["fencing_token"] > first, (granted, first)
-        r = http(b, "POST", f"/_locks/{held}/_release", {"owner": "waiter"})
+        r = http(b, "POST", f"/_locks/{held}/_release", {"owner": "waiter", "acquisition": "waiter"})
         assert r.status_code == 200, r.text
     finally:
         rejoin(owner, a)
@@ -260,7 +260,7 @@ def test_a_frozen_replica_stops_the_lock_traffic_for_seconds_not_a_publication_t
         assert frozen.freeze()
         frozen_at = time.monotonic()
         try:
-            r = http(owner, "POST", f"/_locks/{asked}/_acquire", {"owner": "during-freeze", "wait": f"{FROZEN_REPLICA_S}s"},
+            r = http(owner, "POST", f"/_locks/{asked}/_acquire", {"owner": "during-freeze", "acquisition": "during-freeze", "wait": f"{FROZEN_REPLICA_S}s"},
                      timeout=FROZEN_REPLICA_S + 10)
             answered_s = time.monotonic() - frozen_at
             still_frozen = answered_s < FROZEN_REPLICA_S
@@ -271,7 +271,7 @@ def test_a_frozen_replica_stops_the_lock_traffic_for_seconds_not_a_publication_t
         assert still_frozen, f"granted only after {answered_s:.1f}s, once the replica's node could have resumed"
         assert holders_of(owner, held) == [("holder", token)]
         for k, who in ((held, "holder"), (asked, "during-freeze")):
-            assert http(owner, "POST", f"/_locks/{k}/_release", {"owner": who}).status_code == 200
+            assert http(owner, "POST", f"/_locks/{k}/_release", {"owner": who, "acquisition": who}).status_code == 200
         r = http(owner, "GET", "/_cluster/health/.locks?wait_for_nodes=3&wait_for_status=green&timeout=120s",
                  timeout=130)
         assert r.status_code == 200 and not r.json()["timed_out"], r.text
@@ -295,7 +295,7 @@ def test_a_lock_delay_survives_kill_9_of_the_owner(cluster):
         try:
             state = wait_until(lambda: served(b, f"/_locks/{paused}"), 60, 0.1, message="served again")
             assert [d["owner"] for d in state["lock_delays"]] == ["paused"], state
-            r = http(b, "POST", f"/_locks/{paused}/_acquire", {"owner": "next"})
+            r = http(b, "POST", f"/_locks/{paused}/_acquire", {"owner": "next", "acquisition": "next"})
             assert r.status_code == 409, r.text
             error = r.json()["error"]
             assert error["type"] == "lock_conflict_exception" and int(error["retry_after_ms"]) > 10_000, error
@@ -303,9 +303,9 @@ def test_a_lock_delay_survives_kill_9_of_the_owner(cluster):
             assert take(b, paused, "paused") > before, "its owner takes it back, with a larger token"
             r = http(a, "POST", f"/_locks/{asked}/_force_release", {"reason": "its host is gone"})
             assert r.status_code == 200, r.text
-            r = http(a, "POST", f"/_locks/{asked}/_acquire", {"owner": "next"})
+            r = http(a, "POST", f"/_locks/{asked}/_acquire", {"owner": "next", "acquisition": "next"})
             assert r.status_code == 409 and "lock-delay" in r.json()["error"]["reason"], r.text
-            assert http(a, "POST", f"/_locks/{paused}/_release", {"owner": "paused"}).status_code == 200
+            assert http(a, "POST", f"/_locks/{paused}/_release", {"owner": "paused", "acquisition": "paused"}).status_code == 200
         finally:
             rejoin(owner, a)
 
@@ -329,13 +329,13 @@ def test_a_lowered_lease_maximum_never_shortens_a_running_lease_through_a_failov
             assert state["lease_ms"] > 8 * 60_000, f"the failover shortened the lease: {state}"
             refused_until = time.monotonic() + 40
             while time.monotonic() < refused_until:
-                r = http(a, "POST", f"/_locks/{k}/_acquire", {"owner": "newcomer"})
+                r = http(a, "POST", f"/_locks/{k}/_acquire", {"owner": "newcomer", "acquisition": "newcomer"})
                 assert r.status_code == 409, f"a newcomer while the 9m lease runs: {r.status_code} {r.text}"
                 time.sleep(2)  # the condition is time passing: 40 s of refusals, one every 2 s
             assert holders_of(b, k) == [("holder", token)]
-            renewed = http(b, "POST", f"/_locks/{k}/_renew", {"owner": "holder"})
+            renewed = http(b, "POST", f"/_locks/{k}/_renew", {"owner": "holder", "acquisition": "holder"})
             assert renewed.status_code == 200 and renewed.json()["lease_ms"] <= 30_000, renewed.text
-            assert http(a, "POST", f"/_locks/{k}/_release", {"owner": "holder"}).status_code == 200
+            assert http(a, "POST", f"/_locks/{k}/_release", {"owner": "holder", "acquisition": "holder"}).status_code == 200
         finally:
             r = http(a, "PUT", "/_cluster/settings", {"persistent": {"locks.lease.max": None}})
             assert r.status_code == 200, r.text
@@ -433,12 +433,12 @@ def test_a_partition_moved_again_and_again_with_a_waiter_queued_loses_nothing(cl
             assert holders_of(target, held) == [("holder", tokens[0])], f"move {move}: the holder was lost"
             assert waiters_of(target, held) == ["waiter"], f"move {move}: the waiter was lost"
             tokens.append(take(node, counted, f"c{move}"))
-            assert http(node, "POST", f"/_locks/{counted}/_release", {"owner": f"c{move}"}).status_code == 200
+            assert http(node, "POST", f"/_locks/{counted}/_release", {"owner": f"c{move}", "acquisition": f"c{move}"}).status_code == 200
             assert tokens[-1] > max(tokens[:-1]), f"move {move}: token {tokens[-1]} after {tokens[:-1]}"
-        assert http(node, "POST", f"/_locks/{held}/_release", {"owner": "holder"}).status_code == 200
+        assert http(node, "POST", f"/_locks/{held}/_release", {"owner": "holder", "acquisition": "holder"}).status_code == 200
         granted = waiter.granted()
         assert granted["fencing_token"] > max(tokens)
-        assert http(node, "POST", f"/_locks/{held}/_release", {"owner": "waiter"}).status_code == 200
+        assert http(node, "POST", f"/_locks/{held}/_release", {"owner": "waiter", "acquisition": "waiter"}).status_code == 200
 
 
 def test_a_resumed_old_owner_asked_only_with_reads_grants_nothing(cluster):
@@ -476,7 +476,7 @@ def test_a_resumed_old_owner_asked_only_with_reads_grants_nothing(cluster):
         assert answered, "the resumed old owner answered none of the reads: the test proved nothing"
         assert not (isinstance(w, requests.Response) and w.status_code == 200), f"the old owner granted its waiter: {w.text}"
         assert [o for o, _ in holders_of(others[0], k)] == ["new"]
-        assert http(others[1], "POST", f"/_locks/{k}/_release", {"owner": "new"}).status_code == 200
+        assert http(others[1], "POST", f"/_locks/{k}/_release", {"owner": "new", "acquisition": "new"}).status_code == 200
         r = http(others[0], "GET", "/_cluster/health?wait_for_nodes=3&wait_for_status=green&timeout=120s", timeout=130)
         assert r.status_code == 200, r.text
 
@@ -494,7 +494,7 @@ def test_a_resumed_old_owner_answers_nothing_the_new_owner_does_not_hold(cluster
         settled(owner)
         a, b = [n for n in live(cluster) if n is not owner]
         k, election = keys_in_partition(a, 0, "resumed", 2)
-        r = http(a, "POST", f"/_elections/{election}/_campaign", {"candidate": "leader-old", "lease": "10m"})
+        r = http(a, "POST", f"/_elections/{election}/_campaign", {"candidate": "leader-old", "acquisition": "leader-old", "lease": "10m"})
         assert r.status_code == 200, r.text
         pid = owner.server_pid()
         os.kill(pid, signal.SIGSTOP)
@@ -502,7 +502,7 @@ def test_a_resumed_old_owner_answers_nothing_the_new_owner_does_not_hold(cluster
             new_token = granted_by_the_new_owner(b, k, 0)["fencing_token"]
             r = http(b, "POST", f"/_locks/{election}/_force_release", {"scope": "election", "reason": "test"})
             assert r.status_code == 200, r.text
-            r = http(b, "POST", f"/_elections/{election}/_campaign", {"candidate": "leader-new", "lease": "10m"})
+            r = http(b, "POST", f"/_elections/{election}/_campaign", {"candidate": "leader-new", "acquisition": "leader-new", "lease": "10m"})
             assert r.status_code == 200, r.text
             new_term = r.json()["term"]
         finally:
@@ -511,8 +511,8 @@ def test_a_resumed_old_owner_answers_nothing_the_new_owner_does_not_hold(cluster
         print(f"\nthrough the resumed old owner for 10 s: {seen}")
         assert seen["acquire"] and seen["renew"] and seen["watch"] and seen["observe"], seen
         assert [o for o, _ in holders_of(a, k)] == ["new"]
-        assert http(b, "POST", f"/_locks/{k}/_release", {"owner": "new"}).status_code == 200
-        http(b, "POST", f"/_elections/{election}/_resign", {"candidate": "leader-new"})
+        assert http(b, "POST", f"/_locks/{k}/_release", {"owner": "new", "acquisition": "new"}).status_code == 200
+        http(b, "POST", f"/_elections/{election}/_resign", {"candidate": "leader-new", "acquisition": "leader-new"})
         r = http(a, "GET", "/_cluster/health?wait_for_nodes=3&wait_for_status=green&timeout=120s", timeout=130)
         assert r.status_code == 200, r.text
 
@@ -523,10 +523,10 @@ def stale_answers_through(node, key, token, election, term, seconds):
     seen = {"acquire": [], "renew": [], "watch": [], "observe": []}
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        r = http(node, "POST", f"/_locks/{key}/_acquire", {"owner": "intruder"}, timeout=30)
+        r = http(node, "POST", f"/_locks/{key}/_acquire", {"owner": "intruder", "acquisition": "intruder"}, timeout=30)
         seen["acquire"].append(r.status_code)
         assert r.status_code != 200, f"the resumed old owner granted a held key: {r.text}"
-        r = http(node, "POST", f"/_locks/{key}/_renew", {"owner": "new", "fencing_token": token}, timeout=30)
+        r = http(node, "POST", f"/_locks/{key}/_renew", {"owner": "new", "acquisition": "new", "fencing_token": token}, timeout=30)
         seen["renew"].append(r.status_code)
         assert r.status_code in (200, 503), f"the new holder's renewal answered {r.status_code}: {r.text}"
         r = http(node, "GET", f"/_locks/{key}/_watch?token={token}&wait=0s", timeout=30)
@@ -559,8 +559,8 @@ def test_full_cluster_restart_brings_holders_back_with_larger_tokens(cluster):
         while (held := holders_of(node, k)) == [] and time.monotonic() < deadline:
             time.sleep(0.2)  # the partition opens once its primary is started
         assert held == [(who, before[k])], f"{k} after the restart: {held}"
-        assert http(cluster.nodes[1], "POST", f"/_locks/{k}/_renew", {"owner": who}).status_code == 200
+        assert http(cluster.nodes[1], "POST", f"/_locks/{k}/_renew", {"owner": who, "acquisition": who}).status_code == 200
     after = take(cluster.nodes[2], c0, "after")
     assert after > issued, f"token {after} after the restart, {issued} before"
     for k, who in ((k0, "before-0"), (k1, "before-1"), (c0, "after")):
-        assert http(node, "POST", f"/_locks/{k}/_release", {"owner": who}).status_code == 200
+        assert http(node, "POST", f"/_locks/{k}/_release", {"owner": who, "acquisition": who}).status_code == 200

@@ -18,7 +18,7 @@ def test_a_restarted_node_brings_back_holders_sessions_and_larger_tokens(restart
     lc = LockClient(restart_node.url)
     held = ok(lc.acquire("restart-held", "worker-1", lease="10m"))
     session = ok(lc.call("POST", "/_locks/_session", {"owner": "worker-2", "ttl": "10m"}))["session"]
-    in_session = ok(lc.call("POST", "/_locks/restart-session/_acquire", {"owner": "worker-2", "session": session}))
+    in_session = ok(lc.call("POST", "/_locks/restart-session/_acquire", {"owner": "worker-2", "acquisition": "worker-2", "session": session}))
     counted = ok(lc.acquire("restart-counted", "worker-3"))
     ok(lc.release("restart-counted", "worker-3"))
     issued = max(held["fencing_token"], in_session["fencing_token"], counted["fencing_token"])

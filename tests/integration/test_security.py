@@ -124,15 +124,15 @@ def test_lock_user_uses_sessions_multi_locks_semaphores_and_elections(app):
     assert app.holders(f"{{{tag}}}a") == [], "ending the session released its locks"
 
     sem = unique("sem")
-    ok(app.call("POST", f"/_semaphores/{enc(sem)}/_acquire", {"owner": "w-3", "permits": 1, "limit": 2}))
+    ok(app.call("POST", f"/_semaphores/{enc(sem)}/_acquire", {"owner": "w-3", "acquisition": "w-3", "permits": 1, "limit": 2}))
     assert ok(app.call("GET", f"/_semaphores/{enc(sem)}"))["holders"][0]["owner"] == "w-3"
-    ok(app.call("POST", f"/_semaphores/{enc(sem)}/_release", {"owner": "w-3"}))
+    ok(app.call("POST", f"/_semaphores/{enc(sem)}/_release", {"owner": "w-3", "acquisition": "w-3"}))
 
     election = unique("el")
-    term = ok(app.call("POST", f"/_elections/{enc(election)}/_campaign", {"candidate": "c-1"}))["term"]
+    term = ok(app.call("POST", f"/_elections/{enc(election)}/_campaign", {"candidate": "c-1", "acquisition": "c-1"}))["term"]
     observed = ok(app.call("GET", f"/_elections/{enc(election)}/_observe", params={"term": 0, "wait": "1s"}))
     assert observed["changed"] is True and observed["term"] == term and observed["leader"] == "c-1"
-    ok(app.call("POST", f"/_elections/{enc(election)}/_resign", {"candidate": "c-1", "term": term}))
+    ok(app.call("POST", f"/_elections/{enc(election)}/_resign", {"candidate": "c-1", "acquisition": "c-1", "term": term}))
 
 
 def test_lock_user_reads_what_an_application_needs(app):
@@ -157,11 +157,11 @@ def test_lock_user_may_not_force_release(app):
                      "cluster:admin/lock_manager/force_release", "app")
     assert app.holders(key) == ["w-5"], "the refused force-release changed nothing"
     sem = unique("sem")
-    ok(app.call("POST", f"/_semaphores/{sem}/_acquire", {"owner": "w-5", "limit": 2}))
+    ok(app.call("POST", f"/_semaphores/{sem}/_acquire", {"owner": "w-5", "acquisition": "w-5", "limit": 2}))
     assert_forbidden(app.call("POST", f"/_semaphores/{sem}/_limit", {"limit": 1}),
                      "cluster:admin/lock_manager/semaphore_limit", "app")
     assert_forbidden(app.acquire(key, "w-9", wait="1s", preempt="1s"), "cluster:admin/lock_manager/preempt", "app")
-    ok(app.call("POST", f"/_semaphores/{sem}/_release", {"owner": "w-5"}))
+    ok(app.call("POST", f"/_semaphores/{sem}/_release", {"owner": "w-5", "acquisition": "w-5"}))
     ok(app.release(key, "w-5"))
 
 

@@ -18,7 +18,7 @@ from lockclient import LockClient, assert_error, enc, ok, unique, wait_until
 
 
 def sem_call(lc: LockClient, name: str, action: str, owner, timeout=None, **fields):
-    return lc.call("POST", f"/_semaphores/{enc(name)}/_{action}", LockClient._body(owner, fields),
+    return lc.call("POST", f"/_semaphores/{enc(name)}/_{action}", LockClient._body(owner, LockClient._named(owner, fields)),
                    timeout=timeout)
 
 

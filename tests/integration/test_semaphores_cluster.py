@@ -46,14 +46,14 @@ def test_a_semaphore_survives_partition_moves_with_its_holders_limit_and_waiter(
     s = unique("sem")
     tokens = []
     for who, permits in (("a", 2), ("b", 1)):
-        r = http(node, "POST", f"/_semaphores/{s}/_acquire", {"owner": who, "permits": permits, "limit": 3,
+        r = http(node, "POST", f"/_semaphores/{s}/_acquire", {"owner": who, "acquisition": who, "permits": permits, "limit": 3,
                                                                "lease": "5m"})
         assert r.status_code == 200, r.text
         tokens.append(r.json()["fencing_token"])
     answer = {}
     waiter = threading.Thread(target=lambda: answer.update(r=http(
         node, "POST", f"/_semaphores/{s}/_acquire",
-        {"owner": "c", "permits": 2, "limit": 3, "wait": "120s", "lease": "5m"}, timeout=150)))
+        {"owner": "c", "acquisition": "c", "permits": 2, "limit": 3, "wait": "120s", "lease": "5m"}, timeout=150)))
     waiter.start()
     wait_until(lambda: waiters(node, s) == ["c"], 20, message="c queued")
     for move in range(2):
@@ -69,15 +69,15 @@ def test_a_semaphore_survives_partition_moves_with_its_holders_limit_and_waiter(
         # Waiters are not replicated: the waiter's coordinator re-queues it on the new owner.
         requeued = wait_until(lambda: waiters(target, s), 30, message=f"move {move}: c queued again")
         assert requeued == ["c"], f"move {move}: {requeued}"
-        r = http(target, "POST", f"/_semaphores/{s}/_acquire", {"owner": "d", "limit": 4})
+        r = http(target, "POST", f"/_semaphores/{s}/_acquire", {"owner": "d", "acquisition": "d", "limit": 4})
         assert r.status_code == 409 and r.json()["error"]["type"] == "semaphore_limit_mismatch_exception", r.text
-    assert http(node, "POST", f"/_semaphores/{s}/_release", {"owner": "a"}).status_code == 200
+    assert http(node, "POST", f"/_semaphores/{s}/_release", {"owner": "a", "acquisition": "a"}).status_code == 200
     waiter.join(60)
     r = answer["r"]
     assert r.status_code == 200, r.text
     assert r.json()["permits"] == 2 and r.json()["fencing_token"] > max(tokens)
     for who in ("b", "c"):
-        assert http(node, "POST", f"/_semaphores/{s}/_release", {"owner": who}).status_code == 200
+        assert http(node, "POST", f"/_semaphores/{s}/_release", {"owner": who, "acquisition": who}).status_code == 200
 
 
 SEED = int(os.environ.get("ESLM_SEMAPHORE_SEED") or 15)
@@ -101,7 +101,7 @@ def test_holders_survive_kill_9_of_the_owner_and_permits_never_exceed_the_limit(
     s = unique("sem")
     before = {}
     for who, permits in (("x", 2), ("y", 1)):
-        r = http(a, "POST", f"/_semaphores/{s}/_acquire", {"owner": who, "permits": permits, "limit": LIMIT,
+        r = http(a, "POST", f"/_semaphores/{s}/_acquire", {"owner": who, "acquisition": who, "permits": permits, "limit": LIMIT,
                                                             "lease": "2m"})
         assert r.status_code == 200, r.text
         before[who] = (permits, r.json()["fencing_token"])
@@ -111,7 +111,7 @@ def test_holders_survive_kill_9_of_the_owner_and_permits_never_exceed_the_limit(
     answer = {}
     waiter = threading.Thread(target=lambda: answer.update(r=http(
         b, "POST", f"/_semaphores/{s}/_acquire",
-        {"owner": "w", "permits": 2, "limit": lowered, "wait": "120s"}, timeout=150)), daemon=True)
+        {"owner": "w", "acquisition": "w", "permits": 2, "limit": lowered, "wait": "120s"}, timeout=150)), daemon=True)
     waiter.start()
     wait_until(lambda: waiters(a, s) == ["w"], 20, message="w queued")
 
@@ -124,15 +124,15 @@ def test_holders_survive_kill_9_of_the_owner_and_permits_never_exceed_the_limit(
             state = http(n, "GET", f"/_semaphores/{s}").json()
             assert state["limit"] == lowered, state
             assert {h["owner"]: (h["permits"], h["fencing_token"]) for h in state["holders"]} == before, state
-        r = http(b, "POST", f"/_semaphores/{s}/_renew", {"owner": "x", "fencing_token": before["x"][1]})
+        r = http(b, "POST", f"/_semaphores/{s}/_renew", {"owner": "x", "acquisition": "x", "fencing_token": before["x"][1]})
         assert r.status_code == 200, r.text
-        r = http(b, "POST", f"/_semaphores/{s}/_acquire", {"owner": "z", "limit": lowered})
+        r = http(b, "POST", f"/_semaphores/{s}/_acquire", {"owner": "z", "acquisition": "z", "limit": lowered})
         assert r.status_code == 409 and r.json()["error"]["type"] == "lock_conflict_exception", r.text
         # Waiters are not replicated: w's coordinator queues it again on the new owner.
         wait_until(lambda: waiters(a, s) == ["w"], 30, message="w queued again")
-        assert http(a, "POST", f"/_semaphores/{s}/_release", {"owner": "x"}).status_code == 200
+        assert http(a, "POST", f"/_semaphores/{s}/_release", {"owner": "x", "acquisition": "x"}).status_code == 200
         assert waiters(a, s) == ["w"], "1 held + 2 asked is over the lowered limit"
-        assert http(a, "POST", f"/_semaphores/{s}/_release", {"owner": "y"}).status_code == 200
+        assert http(a, "POST", f"/_semaphores/{s}/_release", {"owner": "y", "acquisition": "y"}).status_code == 200
         waiter.join(60)
         assert answer["r"].status_code == 200, answer["r"].text
         granted = answer["r"].json()
@@ -140,7 +140,7 @@ def test_holders_survive_kill_9_of_the_owner_and_permits_never_exceed_the_limit(
         before["w"] = (2, granted["fencing_token"])
         r = http(b, "POST", f"/_semaphores/{s}/_limit", {"limit": LIMIT})
         assert r.status_code == 200 and r.json()["previous"] == lowered, r.text
-        assert http(a, "POST", f"/_semaphores/{s}/_release", {"owner": "w"}).status_code == 200
+        assert http(a, "POST", f"/_semaphores/{s}/_release", {"owner": "w", "acquisition": "w"}).status_code == 200
         history, permits = acquire_concurrently(s, [a, b])
         grants = [op for op in history.ops() if op.f == ACQUIRE and op.type == "ok"]
         assert len(grants) >= 20, f"seed {SEED}: only {len(grants)} grants: the run proved little"
@@ -172,7 +172,7 @@ def acquire_concurrently(s, nodes):
             want = rng.choice((1, 2))
             op = history.invoke(who, ACQUIRE, key=s, owner=who, lease_s=10, node=node.name)
             r = session.post(f"{node.url}/_semaphores/{s}/_acquire", json={
-                "owner": who, "permits": want, "limit": LIMIT, "wait": "5s", "lease": "10s"}, timeout=30)
+                "owner": who, "acquisition": who, "permits": want, "limit": LIMIT, "wait": "5s", "lease": "10s"}, timeout=30)
             if r.status_code != 200:
                 assert r.json()["error"]["type"] == "lock_wait_timeout_exception", r.text
                 history.fail(op, status=str(r.status_code))

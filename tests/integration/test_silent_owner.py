@@ -88,7 +88,7 @@ def first_grant_while_frozen(via, key, frozen_at):
     r = None
     while time.monotonic() < deadline:
         try:
-            r = http(via, "POST", f"/_locks/{key}/_acquire", {"owner": "during-freeze", "wait": "5s"}, timeout=15)
+            r = http(via, "POST", f"/_locks/{key}/_acquire", {"owner": "during-freeze", "acquisition": "during-freeze", "wait": "5s"}, timeout=15)
         except requests.RequestException:
             continue
         if r.status_code == 200:
@@ -126,7 +126,7 @@ def test_a_frozen_owner_is_replaced_in_seconds_and_every_holder_kept(cluster):
             while time.monotonic() < until:
                 for k in (held, asked):
                     try:
-                        r = http(owner, "POST", f"/_locks/{k}/_acquire", {"owner": "intruder"}, timeout=15)
+                        r = http(owner, "POST", f"/_locks/{k}/_acquire", {"owner": "intruder", "acquisition": "intruder"}, timeout=15)
                     except requests.RequestException:
                         continue
                     answered += 1
@@ -141,7 +141,7 @@ def test_a_frozen_owner_is_replaced_in_seconds_and_every_holder_kept(cluster):
         assert holders_of(via, held) == [("holder", token)]
         assert holders_of(via, asked) == [("during-freeze", grant["fencing_token"])]
         for k, who in ((held, "holder"), (asked, "during-freeze")):
-            assert http(via, "POST", f"/_locks/{k}/_release", {"owner": who}).status_code == 200
+            assert http(via, "POST", f"/_locks/{k}/_release", {"owner": who, "acquisition": who}).status_code == 200
         green(via)
 
 
@@ -166,7 +166,7 @@ def test_a_pause_shorter_than_the_bound_fails_nothing_over(cluster, pause_s):
         assert owner_of_partition(cluster) == (owner, epoch)
         k = f"pause-{uuid.uuid4().hex[:6]}"
         take(owner, k, "after-pause")
-        assert http(owner, "POST", f"/_locks/{k}/_release", {"owner": "after-pause"}).status_code == 200
+        assert http(owner, "POST", f"/_locks/{k}/_release", {"owner": "after-pause", "acquisition": "after-pause"}).status_code == 200
 
 
 @pytest.mark.parametrize("pause_s", [3.5, 4.0, 4.5])
@@ -186,19 +186,19 @@ def test_a_pause_around_the_bound_leaves_one_owner_and_every_holder(cluster, pau
             time.sleep(pause_s)  # the fault itself: how long the node is frozen
         finally:
             owner.thaw()
-        r = http(via, "POST", f"/_locks/{held}/_renew", {"owner": "holder"}, timeout=60)
+        r = http(via, "POST", f"/_locks/{held}/_renew", {"owner": "holder", "acquisition": "holder"}, timeout=60)
         assert r.status_code == 200, r.text
         assert r.json()["fencing_token"] == token
         for _ in range(10):
             try:
-                intr = http(owner, "POST", f"/_locks/{held}/_acquire", {"owner": "intruder"}, timeout=15)
+                intr = http(owner, "POST", f"/_locks/{held}/_acquire", {"owner": "intruder", "acquisition": "intruder"}, timeout=15)
             except requests.RequestException:
                 continue
             assert intr.status_code in (409, 503), f"granted through the resumed node: {intr.text}"
         new_owner, new_epoch = owner_of_partition(cluster)
         print(f"\nfrozen {pause_s}s: {'failed over' if new_epoch > epoch else 'kept its partition'}")
         assert holders_of(via, held) == [("holder", token)]
-        assert http(via, "POST", f"/_locks/{held}/_release", {"owner": "holder"}).status_code == 200
+        assert http(via, "POST", f"/_locks/{held}/_release", {"owner": "holder", "acquisition": "holder"}).status_code == 200
         green(via)
 
 
@@ -232,7 +232,7 @@ def test_lock_copies_stay_off_the_master_and_leave_a_newly_elected_one(cluster):
     assert holders_of(via, held) == [("holder", token)]
     assert take(via, f"{held}-next", "next") > token
     for k, who in ((held, "holder"), (f"{held}-next", "next")):
-        assert http(via, "POST", f"/_locks/{k}/_release", {"owner": who}).status_code == 200
+        assert http(via, "POST", f"/_locks/{k}/_release", {"owner": who, "acquisition": who}).status_code == 200
 
 
 def allocation_ids(node):
@@ -259,7 +259,7 @@ def test_a_one_second_pause_of_the_replicas_node_fails_no_copy(cluster):
         replica.thaw()
     k = f"replica-pause-{uuid.uuid4().hex[:6]}"
     take(owner, k, "after-pause")
-    assert http(owner, "POST", f"/_locks/{k}/_release", {"owner": "after-pause"}).status_code == 200
+    assert http(owner, "POST", f"/_locks/{k}/_release", {"owner": "after-pause", "acquisition": "after-pause"}).status_code == 200
     copies_off_the_master(node)
     assert allocation_ids(node) == before, "a copy was failed and rebuilt"
     assert epoch_of(node) == epoch and owner_of_partition(cluster) == (owner, epoch)

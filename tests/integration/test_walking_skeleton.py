@@ -33,35 +33,35 @@ def test_plugin_is_installed_by_the_real_cli(single_node):
 
 def test_two_owners_contend_reacquire_release_and_token_grows(client):
     k = key()
-    first = client.post(f"/_locks/{k}/_acquire", {"owner": "alice"})
+    first = client.post(f"/_locks/{k}/_acquire", {"owner": "alice", "acquisition": "alice"})
     assert first.status_code == 200, first.text
     grant = first.json()
     assert grant["acquired"] is True and grant["owner"] == "alice" and grant["mode"] == "exclusive"
     token1 = grant["fencing_token"]
 
-    busy = client.post(f"/_locks/{k}/_acquire", {"owner": "bob"})
+    busy = client.post(f"/_locks/{k}/_acquire", {"owner": "bob", "acquisition": "bob"})
     assert busy.status_code == 409, busy.text
     err = error_of(busy)
     assert err["type"] == "lock_conflict_exception"
     assert "alice" in err["reason"] and err["holders"] in ("alice", ["alice"])
 
-    again = client.post(f"/_locks/{k}/_acquire", {"owner": "alice"})
+    again = client.post(f"/_locks/{k}/_acquire", {"owner": "alice", "acquisition": "alice"})
     assert again.status_code == 200
     assert again.json()["fencing_token"] == token1, "idempotent re-acquire keeps the token"
     assert again.json()["reentrant"] is True
 
-    not_holder = client.post(f"/_locks/{k}/_release", {"owner": "bob"})
+    not_holder = client.post(f"/_locks/{k}/_release", {"owner": "bob", "acquisition": "bob"})
     assert not_holder.status_code == 404, not_holder.text
     assert error_of(not_holder)["type"] == "lock_not_held_exception"
 
-    stale = client.post(f"/_locks/{k}/_release", {"owner": "alice", "fencing_token": token1 + 1})
+    stale = client.post(f"/_locks/{k}/_release", {"owner": "alice", "acquisition": "alice", "fencing_token": token1 + 1})
     assert stale.status_code == 404, "a wrong token never releases"
 
-    released = client.post(f"/_locks/{k}/_release", {"owner": "alice", "fencing_token": token1})
+    released = client.post(f"/_locks/{k}/_release", {"owner": "alice", "acquisition": "alice", "fencing_token": token1})
     assert released.status_code == 200, released.text
     assert released.json()["released"] is True
 
-    second = client.post(f"/_locks/{k}/_acquire", {"owner": "bob"})
+    second = client.post(f"/_locks/{k}/_acquire", {"owner": "bob", "acquisition": "bob"})
     assert second.status_code == 200, second.text
     assert second.json()["fencing_token"] > token1
 
@@ -104,14 +104,14 @@ def test_bad_acquire_bodies_get_400_naming_the_field(client, body, raw, error_ty
 
 
 def test_oversized_key_is_400_naming_the_key(client):
-    r = client.post(f"/_locks/{'k' * 513}/_acquire", {"owner": "a"})
+    r = client.post(f"/_locks/{'k' * 513}/_acquire", {"owner": "a", "acquisition": "a"})
     assert r.status_code == 400, r.text
     assert error_of(r)["reason"].startswith("[key]")
 
 
 def test_bad_release_bodies_get_400(client):
     k = key()
-    assert client.post(f"/_locks/{k}/_acquire", {"owner": "a"}).status_code == 200
+    assert client.post(f"/_locks/{k}/_acquire", {"owner": "a", "acquisition": "a"}).status_code == 200
     for body in ({}, {"owner": "a", "token": 1}, {"owner": "a", "fencing_token": -5},
                  {"owner": "a", "fencing_token": "x"}):
         r = client.post(f"/_locks/{k}/_release", body)
@@ -131,7 +131,7 @@ def test_diagnostics_report_versions_and_lock_count(client):
     assert before["core"]["core_version"]
     assert before["plugin"]["native_library"].endswith("native/linux-x86_64/libeslm.so")
     k = key()
-    assert client.post(f"/_locks/{k}/_acquire", {"owner": "d"}).status_code == 200
+    assert client.post(f"/_locks/{k}/_acquire", {"owner": "d", "acquisition": "d"}).status_code == 200
     after = client.get("/_locks/_node/diagnostics").json()
     held = lambda d: sum(p["held"] for p in d["core"]["partitions"])  # noqa: E731
     assert held(after) == held(before) + 1
@@ -140,9 +140,9 @@ def test_diagnostics_report_versions_and_lock_count(client):
 def test_fencing_token_as_external_version_refuses_a_stale_holders_write(client):
     k = key()
     index = f"fenced-{uuid.uuid4().hex[:6]}"
-    old = client.post(f"/_locks/{k}/_acquire", {"owner": "old"}).json()["fencing_token"]
-    assert client.post(f"/_locks/{k}/_release", {"owner": "old"}).status_code == 200
-    new = client.post(f"/_locks/{k}/_acquire", {"owner": "new"}).json()["fencing_token"]
+    old = client.post(f"/_locks/{k}/_acquire", {"owner": "old", "acquisition": "old"}).json()["fencing_token"]
+    assert client.post(f"/_locks/{k}/_release", {"owner": "old", "acquisition": "old"}).status_code == 200
+    new = client.post(f"/_locks/{k}/_acquire", {"owner": "new", "acquisition": "new"}).json()["fencing_token"]
     assert new > old
 
     def write(token: int, who: str):

@@ -66,8 +66,9 @@ def outcome(history: History, op, response: requests.Response):
 
 class Worker:
     """One worker taking random keys through random nodes: acquire (queued up to `wait_s`), hold a
-    moment, release by token. An acquire whose outcome is unknown is followed by a release
-    without a token, so a grant nobody heard of does not block the key for a whole lease.
+    moment, release by token and acquisition id. An acquire whose outcome is unknown is followed
+    by a release that names only its acquisition id, so a grant nobody heard of does not block the
+    key for a whole lease.
 
     Each acquisition has an owner of its own (`w0-17`: the worker and a count), as a careful
     client has: a release without a token that a partition holds up can then only end the grant it
@@ -123,8 +124,13 @@ class Worker:
         lease_s = self.load.lease_s if lease_s is None else lease_s
         node = self.node()
         op = self.history.invoke(self.name, ACQUIRE, key=key, owner=self.owner, lease_s=lease_s, node=node.name)
+        # Each acquire is its own acquisition (docs/API.md "Acquisitions"), whatever the owner
+        # name: a late release or renewal of this one never ends the next.
+        self.acquisitions += 1
+        self.acquisition = f"{self.owner}#{self.acquisitions}"
         body = self.post(op, node, f"/_locks/{key}/_acquire",
-                         {"owner": self.owner, "wait": f"{self.load.wait_s}s", "lease": f"{lease_s}s"},
+                         {"owner": self.owner, "acquisition": self.acquisition, "wait": f"{self.load.wait_s}s",
+                          "lease": f"{lease_s}s"},
                          self.load.answer_s)
         if body is None:
             return (None if op.type == "info" else False), None
@@ -140,7 +146,9 @@ class Worker:
             node = self.node(avoid=tried)
             tried.append(node)
             op = self.history.invoke(self.name, RELEASE, key=key, owner=self.owner, token=token, node=node.name)
-            body = {"owner": self.owner} if token is None else {"owner": self.owner, "fencing_token": token}
+            body = {"owner": self.owner, "acquisition": self.acquisition}
+            if token is not None:
+                body["fencing_token"] = token
             if self.post(op, node, f"/_locks/{key}/_release", body, self.load.admin_s) is not None:
                 self.history.ok(op, status="200")
                 return
@@ -176,7 +184,7 @@ class Holder(Worker):
             node = self.node()
             op = self.history.invoke(self.name, RENEW, key=key, owner=self.owner, token=token,
                                      lease_s=self.load.hold_lease_s, node=node.name)
-            if self.post(op, node, f"/_locks/{key}/_renew", {"owner": self.owner, "fencing_token": token,
+            if self.post(op, node, f"/_locks/{key}/_renew", {"owner": self.owner, "acquisition": self.acquisition, "fencing_token": token,
                                                              "lease": f"{self.load.hold_lease_s}s"}, self.load.admin_s) is not None:
                 self.history.ok(op, status="200")
             elif (op.status or "").startswith("404"):

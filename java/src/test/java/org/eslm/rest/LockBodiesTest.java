@@ -194,6 +194,54 @@ class LockBodiesTest {
                 LockBodies.acquire("k", parser("{\"owner\":\"w\"}"), DEFAULTS).containsKey("routing") == false);
     }
 
+    /** docs/API.md "Acquisitions": a release or renew names what it ends, never just the owner. */
+    @Test
+    void releasesAndRenewalsNameTheirAcquisition() throws IOException {
+        for (String body : new String[] {"{\"owner\":\"w\"}", "{\"owner\":\"w\",\"scope\":\"tree\"}"}) {
+            IllegalArgumentException e = assertThrows(
+                    IllegalArgumentException.class,
+                    () -> LockBodies.keyed(LockBodies.RELEASE, "k", parser(body), DEFAULTS));
+            assertTrue(rootMessage(e).startsWith("[acquisition] or [fencing_token] is required"), rootMessage(e));
+        }
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> LockBodies.keyed(LockBodies.RENEW, "k", parser("{\"owner\":\"w\",\"lease\":\"1m\"}"), DEFAULTS));
+        assertEquals(
+                Map.of("owner", "w", "acquisition", "a-1", "key", "k"),
+                LockBodies.keyed(
+                        LockBodies.RELEASE, "k", parser("{\"owner\":\"w\",\"acquisition\":\"a-1\"}"), DEFAULTS));
+        IllegalArgumentException resign = assertThrows(
+                IllegalArgumentException.class,
+                () -> ElectionBodies.keyed(true, "e", parser("{\"candidate\":\"w\"}"), DEFAULTS));
+        assertTrue(rootMessage(resign).startsWith("[acquisition] or [term] is required"), rootMessage(resign));
+        IllegalArgumentException entries = assertThrows(
+                IllegalArgumentException.class,
+                () -> LockBodies.multiRelease(
+                        parser("{\"owner\":\"w\",\"locks\":[{\"key\":\"a\",\"fencing_token\":3},{\"key\":\"b\"}]}"),
+                        DEFAULTS));
+        assertTrue(rootMessage(entries).startsWith("[acquisition] or [locks.fencing_token]"), rootMessage(entries));
+        LockBodies.multiRelease(
+                parser("{\"owner\":\"w\",\"acquisition\":\"m\",\"locks\":[{\"key\":\"a\"}]}"), DEFAULTS);
+        LockBodies.multiRelease(parser("{\"owner\":\"w\",\"all\":true}"), DEFAULTS);
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> LockBodies.multiRelease(
+                        parser("{\"owner\":\"w\",\"all\":true,\"acquisition\":\"m\"}"), DEFAULTS));
+    }
+
+    /** A node of an older state format is sent no acquisition (docs/ARCHITECTURE.md "Formats and versions"). */
+    @Test
+    void aRequestForAnOlderNodeLeavesTheAcquisitionsOut() throws IOException {
+        LockBodies.Args args = LockBodies.multiRelease(
+                parser("{\"owner\":\"w\",\"acquisition\":\"m\",\"locks\":[{\"key\":\"a\",\"fencing_token\":3}]}"),
+                DEFAULTS);
+        LockOpRequest request = LockOpRequest.of(NativeOp.RELEASE_MANY, "a", args);
+        Map<String, Object> older = request.withoutAcquisitions().args();
+        assertEquals(List.of(Map.of("key", "a")), older.get("locks"));
+        assertTrue(older.containsKey("acquisition") == false, older.toString());
+        assertEquals("m", request.args().get("acquisition"), "the original is unchanged");
+    }
+
     @Test
     void multiLockBodiesRefuseDuplicatesAndEmptyLists() {
         Exception dup = assertThrows(
