@@ -65,7 +65,7 @@ class Waiter:
     def __init__(self, node, key, owner, wait="120s"):
         self.response = None
         self.thread = threading.Thread(
-            target=self._run, args=(node, key, {"owner": owner, "wait": wait}), daemon=True)
+            target=self._run, args=(node, key, {"owner": owner, "acquisition": owner, "wait": wait}), daemon=True)
         self.thread.start()
 
     def _run(self, node, key, body):
@@ -205,7 +205,7 @@ def killed_owner_keeps_holders(cluster, owner, epoch):
             assert holders_of(n, held) == [("holder", tokens[-1])], f"the holder survived the kill ({n.name})"
         # `who`, not `owner`: that name is the killed node, restarted in `finally`
         for n, verb, who in ((b, "_renew", "holder"), (a, "_release", "holder")):
-            r = http(n, "POST", f"/_locks/{held}/{verb}", {"owner": who})
+            r = http(n, "POST", f"/_locks/{held}/{verb}", {"owner": who, "acquisition": who})
             assert r.status_code == 200, f"{verb} through {n.name}: {r.status_code} {r.text}"
         # The session came through the promotion under the same (secret) id, still owner-checked.
         r = http(b, "POST", f"/_locks/_session/{session}/_keepalive", {"owner": "intruder"})

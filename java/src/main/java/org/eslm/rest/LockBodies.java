@@ -144,18 +144,23 @@ final class LockBodies {
     private static final ObjectParser<Args, LockSettings.Values> RELEASE_ITEM = new ObjectParser<>("lock", Args::new);
 
     static {
-        for (ObjectParser<Args, LockSettings.Values> p : List.of(
+        // The bodies that act on a grant name its owner and may name its acquisition; a session's name its owner.
+        List<ObjectParser<Args, LockSettings.Values>> grants = List.of(
                 ACQUIRE,
                 MULTI_ACQUIRE,
                 RELEASE,
                 MULTI_RELEASE,
                 RENEW,
-                SESSION_CREATE,
-                SESSION_KEEPALIVE,
-                SESSION_END,
                 SEMAPHORE_ACQUIRE,
                 SEMAPHORE_RELEASE,
-                SEMAPHORE_RENEW)) {
+                SEMAPHORE_RENEW);
+        for (ObjectParser<Args, LockSettings.Values> p : grants) {
+            p.declareString((a, v) -> a.put(ACQUISITION_FIELD, v), ACQUISITION);
+        }
+        for (ObjectParser<Args, LockSettings.Values> p : List.of(SESSION_CREATE, SESSION_KEEPALIVE, SESSION_END)) {
+            p.declareString((a, v) -> a.put("owner", bounded("owner", v)), OWNER);
+        }
+        for (ObjectParser<Args, LockSettings.Values> p : grants) {
             p.declareString((a, v) -> a.put("owner", bounded("owner", v)), OWNER);
         }
         for (ObjectParser<Args, LockSettings.Values> p : List.of(ACQUIRE, LOCK_ITEM)) {
@@ -178,21 +183,11 @@ final class LockBodies {
                 List.of(ACQUIRE, MULTI_ACQUIRE, RENEW, SEMAPHORE_ACQUIRE, SEMAPHORE_RENEW)) {
             p.declareField((a, v) -> a.raw.put("lease", v), LockBodies::rawValue, LEASE, ValueType.VALUE);
         }
-        for (ObjectParser<Args, LockSettings.Values> p : List.of(RELEASE, RENEW, SEMAPHORE_RELEASE, SEMAPHORE_RENEW)) {
+        for (ObjectParser<Args, LockSettings.Values> p :
+                List.of(RELEASE, RELEASE_ITEM, RENEW, SEMAPHORE_RELEASE, SEMAPHORE_RENEW)) {
             p.declareLong((a, v) -> a.put("fencing_token", token(v)), TOKEN);
         }
-        RELEASE_ITEM.declareLong((a, v) -> a.put("fencing_token", token(v)), TOKEN);
-        for (ObjectParser<Args, LockSettings.Values> p : List.of(
-                ACQUIRE,
-                MULTI_ACQUIRE,
-                RELEASE,
-                MULTI_RELEASE,
-                RENEW,
-                SEMAPHORE_ACQUIRE,
-                SEMAPHORE_RELEASE,
-                SEMAPHORE_RENEW)) {
-            p.declareString((a, v) -> a.put(ACQUISITION_FIELD, v), ACQUISITION);
-        }
+
         for (ObjectParser<Args, LockSettings.Values> p : List.of(MULTI_RELEASE, SESSION_CREATE)) {
             p.declareString((a, v) -> a.routing = v, ROUTING);
         }
