@@ -13,6 +13,7 @@ import pytest
 
 import node as esnode
 from cluster_kit import (
+    COPIES_MAY_SIT_ON_THE_MASTER,
     http,
     keys_in_partition,
     live,
@@ -32,7 +33,9 @@ VARIANT = "fault-injection"
 @pytest.fixture(scope="module")
 def cluster():
     c = esnode.Cluster("eslm-it-catch-up", 3, variant=VARIANT,
-                       extra_settings={"cluster.routing.rebalance.enable": "none"})
+                       extra_settings={"cluster.routing.rebalance.enable": "none",
+                                       # the test places the copies itself (`owner_that_is_not_the_master`)
+                                       **COPIES_MAY_SIT_ON_THE_MASTER})
     c.start()
     try:
         yield c
