@@ -124,7 +124,8 @@ class Probers:
                 if self.first is None or answered < self.first:
                     self.first = answered
         try:
-            http(node, "POST", f"/_locks/{key}/_release", {"owner": "prober"}, timeout=10)
+            http(node, "POST", f"/_locks/{key}/_release",
+                 {"owner": "prober", "fencing_token": r.json()["fencing_token"]}, timeout=10)
         except requests.RequestException:
             pass
 

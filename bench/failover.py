@@ -89,7 +89,8 @@ class PluginElections:
     def campaign(self, name: str, candidate: str, lease_s: float, wait_s: float):
         """(status, term, lease_ms): 200 once elected."""
         st, body = _post(self.h, f"/_elections/{name}/_campaign",
-                         {"candidate": candidate, "lease": f"{lease_s:g}s", "wait": f"{wait_s:g}s"})
+                         {"candidate": candidate, "acquisition": candidate, "lease": f"{lease_s:g}s",
+                          "wait": f"{wait_s:g}s"})
         return st, body.get("term"), body.get("lease_ms")
 
     def renew(self, name: str, candidate: str, term) -> float | None:
@@ -98,7 +99,8 @@ class PluginElections:
         return body["lease_ms"] if st == 200 else None
 
     def resign(self, name: str, candidate: str) -> None:
-        _post(self.h, f"/_elections/{name}/_resign", {"candidate": candidate})
+        # each candidate campaigns once at a time, so its name is its campaign's acquisition id
+        _post(self.h, f"/_elections/{name}/_resign", {"candidate": candidate, "acquisition": candidate})
 
     def leader(self, name: str):
         """(answered, the leadership's term or None, queued candidates)."""

@@ -38,9 +38,10 @@ def loop(http: Http, base: str, body: dict, seconds: float) -> list[float]:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         started = time.perf_counter()
-        status, _ = http.call("POST", f"{base}/_acquire", body)
+        status, grant = http.call("POST", f"{base}/_acquire", body)
         assert status == 200, status
-        status, _ = http.call("POST", f"{base}/_release", {"owner": body["owner"]})
+        status, _ = http.call("POST", f"{base}/_release",
+                              {"owner": body["owner"], "fencing_token": grant["fencing_token"]})
         assert status == 200, status
         times.append((time.perf_counter() - started) * 1000)
     return times
