@@ -15,7 +15,7 @@ pub struct Grant {
     pub fencing_token: FencingToken,
     /// Milliseconds the grant waited in the queue (0 for an immediate grant).
     pub waited_ms: Millis,
-    /// True when the owner already held the lock and got its existing grant back.
+    /// True when the acquisition already held the lock and got its existing grant back.
     pub reentrant: bool,
     #[serde(default)]
     pub scope: Scope,

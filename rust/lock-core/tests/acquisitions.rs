@@ -162,8 +162,12 @@ fn a_semaphore_and_an_election_follow_the_same_rule() {
     };
     let term1 = grant(&mut t, &lead("w-1"), 0).fencing_token;
     assert_eq!(grant(&mut t, &lead("w-1"), 1).fencing_token, term1, "a retry keeps the term");
+    let with_value = AcquireRequest { value: Some("10.0.0.7".into()), ..lead("w-1") };
+    assert_eq!(grant(&mut t, &with_value, 1).value.as_deref(), Some("10.0.0.7"));
     let term2 = grant(&mut t, &lead("w-2"), 2).fencing_token;
     assert!(term2 > term1, "a new campaign of the leader is a new term");
+    let info = t.key_info_scoped("e", Scope::Election, 2).expect("info");
+    assert_eq!(info.holders[0].value, None, "the new leadership published no value");
     let resign = ReleaseRequest { scope: Scope::Election, ..releasing("e", Some(term1), None) };
     not_held(t.release_at(&resign, 3));
     check(&t);

@@ -105,6 +105,7 @@ fn the_header_defines_no_constant_but_all_partitions_and_the_formats() {
             "ALL_PARTITIONS -1".to_owned(),
             format!("ESLM_STATE_FORMAT {}", lock_core::STATE_FORMAT),
             format!("ESLM_OLDEST_STATE_FORMAT {}", lock_core::OLDEST_STATE_FORMAT),
+            format!("ESLM_ACQUISITION_STATE_FORMAT {}", lock_core::STATE_FORMAT_ACQUISITION),
         ],
         "exclude the others in cbindgen.toml"
     );

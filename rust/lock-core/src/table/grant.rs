@@ -82,6 +82,8 @@ impl LockTable {
                     // Replicas know the lock by its token, which the new grant replaces.
                     self.note_removed(l);
                     self.fire_watches(l, WatchReason::Upgraded);
+                    // A new leadership publishes its own value, or none (`election.rs`).
+                    self.election_values.unhold(l);
                     self.set_lock_mode(l, mode);
                     // An upgrade keeps the lock's lease regime: a lock held under a session
                     // stays under it; a lock with its own lease gets a fresh one (never the

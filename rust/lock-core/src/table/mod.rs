@@ -277,8 +277,9 @@ impl LockTable {
     /// Try-lock: grants at once or fails with [`LockError::Conflict`], whatever `req.wait_ms`
     /// says.
     ///
-    /// An owner that already holds the key gets its existing grant back (same token), so a
-    /// client may retry an acquire whose answer it lost.
+    /// An owner that already holds the key under the same `acquisition` gets its existing grant
+    /// back (same token), so a client may retry an acquire whose answer it lost; under another
+    /// acquisition (or none) it gets a new grant under a newer token (docs/API.md "Acquisitions").
     pub fn try_acquire(&mut self, req: &AcquireRequest, now: Millis) -> Result<Grant, LockError> {
         let req = AcquireRequest { wait_ms: Some(0), ..req.clone() };
         match self.acquire(&req, now)? {
