@@ -142,9 +142,14 @@ public final class LockOpRequest extends ActionRequest {
 
     /** This request with one more argument for the core (e.g. the token of the grant a retried release must end). */
     public LockOpRequest withOpArg(String name, Object value) {
-        Fields f = fields();
         Map<String, Object> args = new LinkedHashMap<>(opArgs);
         args.put(name, value);
+        return withOpArgs(args);
+    }
+
+    /** This request with the core's arguments {@code args} instead of its own. */
+    private LockOpRequest withOpArgs(Map<String, Object> args) {
+        Fields f = fields();
         f.opArgs = args;
         LockOpRequest copy = new LockOpRequest(f);
         copy.setParentTask(getParentTask());
@@ -169,11 +174,7 @@ public final class LockOpRequest extends ActionRequest {
             }
             args.put("locks", plain);
         }
-        Fields f = fields();
-        f.opArgs = args;
-        LockOpRequest copy = new LockOpRequest(f);
-        copy.setParentTask(getParentTask());
-        return copy;
+        return withOpArgs(args);
     }
 
     public LockOpRequest(StreamInput in) throws IOException {
