@@ -139,13 +139,20 @@ def live(cluster):
 def move_partition(cluster, to):
     """Moves partition 0 to `to` (reroute) and waits until `to` serves it; answers the states
     `to` was seen in meanwhile (a planned move must never pass through "grace")."""
-    owner, _ = owner_of_partition(cluster)
-    if owner is to:
-        return []
-    r = http(owner, "POST", "/_cluster/reroute?metric=none", {
-        "commands": [{"move": {"index": ".locks", "shard": 0, "from_node": owner.name, "to_node": to.name}}]})
-    assert r.status_code == 200, r.text
     deadline = time.monotonic() + 60
+    while True:
+        owner, _ = owner_of_partition(cluster)
+        if owner is to:
+            return []
+        r = http(owner, "POST", "/_cluster/reroute?metric=none", {
+            "commands": [{"move": {"index": ".locks", "shard": 0, "from_node": owner.name, "to_node": to.name}}]})
+        if r.status_code == 200:
+            break
+        # The balancer (or the plugin keeping copies off the master) moved the primary between
+        # the look and the command: look again once the cluster has settled.
+        assert r.status_code == 400 and "failed to find it" in r.text and time.monotonic() < deadline, r.text
+        http(owner, "GET", "/_cluster/health/.locks?wait_for_no_relocating_shards=true"
+             "&wait_for_no_initializing_shards=true&timeout=30s", timeout=40)
     seen = []
     while owner_of_partition(cluster, 0, seen)[0] is not to:
         assert time.monotonic() < deadline, "partition did not move"

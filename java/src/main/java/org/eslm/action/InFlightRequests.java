@@ -2,7 +2,9 @@ package org.eslm.action;
 
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.IntToLongFunction;
 import org.elasticsearch.cluster.ClusterChangedEvent;
+import org.elasticsearch.cluster.ClusterState;
 import org.elasticsearch.cluster.ClusterStateListener;
 import org.eslm.cluster.PartitionTable;
 
@@ -16,6 +18,9 @@ import org.eslm.cluster.PartitionTable;
  * (it hands over), so those requests wait for that answer.
  */
 final class InFlightRequests implements ClusterStateListener {
+    /** The epoch of a partition the cluster state no longer has (or before the lock index exists). */
+    static final long GONE = -1;
+
     /** One request sent to the owner of {@code partition} in {@code epoch}; {@code moved} re-routes it. */
     static final class Sent {
         final int partition;
@@ -37,21 +42,47 @@ final class InFlightRequests implements ClusterStateListener {
         return s;
     }
 
+    /**
+     * Looks at {@code current} once more for {@code s}, just added: a cluster state applied after
+     * the attempt read its epoch but before it was added was told to {@link #clusterChanged}
+     * without it, and no later state may come (the old owner stays frozen in the cluster).
+     * Answers whether {@code s} was re-routed, so the caller sends nothing.
+     */
+    boolean rerouteIfMoved(Sent s, ClusterState current) {
+        return rerouteIfMoved(s, epochs(PartitionTable.of(current)));
+    }
+
+    boolean rerouteIfMoved(Sent s, IntToLongFunction epochs) {
+        if (epochs.applyAsLong(s.partition) != s.epoch && sent.remove(s)) {
+            s.moved.run();
+            return true;
+        }
+        return false;
+    }
+
     void remove(Sent s) {
         sent.remove(s);
     }
 
+    int size() {
+        return sent.size();
+    }
+
     @Override
     public void clusterChanged(ClusterChangedEvent event) {
-        if (sent.isEmpty()) {
-            return;
+        if (sent.isEmpty() == false) {
+            rerouteMoved(epochs(PartitionTable.of(event.state())));
         }
-        PartitionTable table = PartitionTable.of(event.state());
+    }
+
+    /** Re-routes every request whose partition {@code epochs} gives another epoch than it was sent in. */
+    void rerouteMoved(IntToLongFunction epochs) {
         for (Sent s : sent) {
-            boolean promoted = table == null || s.partition >= table.size() || table.epoch(s.partition) != s.epoch;
-            if (promoted && sent.remove(s)) {
-                s.moved.run();
-            }
+            rerouteIfMoved(s, epochs);
         }
+    }
+
+    private static IntToLongFunction epochs(PartitionTable table) {
+        return partition -> table == null || partition >= table.size() ? GONE : table.epoch(partition);
     }
 }

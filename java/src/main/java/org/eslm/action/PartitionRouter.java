@@ -218,6 +218,9 @@ final class PartitionRouter {
                 threadPool.generic().execute(() -> route(r));
             }
         });
+        if (inFlight.rerouteIfMoved(sent, clusterService.state())) {
+            return;
+        }
         ActionListener<LockOpResponse> answered = ActionListener.wrap(
                 response -> {
                     inFlight.remove(sent);
