@@ -77,7 +77,7 @@ def test_a_leadership_block_leads_is_renewed_and_hands_over_at_exit(locks, other
         assert isinstance(lead, eslm.Leadership) and lead.name == name and lead.term > 0
         assert lead.value == "10.0.0.7:5432" and not lead.stopping.is_set()
         with pytest.raises(eslm.LockConflict):
-            other.leadership(name).__enter__()
+            other.leadership(name, wait=0).__enter__()
         waiting = []
         thread = threading.Thread(target=lambda: waiting.append(other.leadership(name, wait="20s").__enter__()))
         thread.start()
@@ -225,11 +225,12 @@ def test_bad_arguments_are_refused_clearly(locks):
         locks.leader_loop(name, print, round_wait=0)
     with pytest.raises(eslm.InvalidArgument, match=r"\[term\]"):
         locks.observe(name, -1)
-    # refused by the server: a wait past locks.wait.max ends the loop with the 400 at once
-    loop = locks.leader_loop(name, print, round_wait="1000d").start()
+    # refused by the server: a lease past locks.lease.max ends the loop with the 400 at once (a
+    # wait past locks.wait.max is not refused: the client sends it in rounds the server takes)
+    loop = locks.leader_loop(name, print, lease="1000d").start()
     wait_until(lambda: loop.error is not None, 10, message="the loop ended with the 400")
     assert loop.stop(10), "its thread ended"
-    assert isinstance(loop.error, eslm.IllegalArgument) and "wait" in str(loop.error)
+    assert isinstance(loop.error, eslm.IllegalArgument) and "lease" in str(loop.error)
     assert loop.error.status == 400 and loop.terms == []
 
 

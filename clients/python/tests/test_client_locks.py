@@ -31,7 +31,7 @@ def test_two_owners_contend(locks, other, holders):
     with locks.lock(key) as held:
         assert other.try_lock(key) is None
         with pytest.raises(eslm.LockConflict) as busy:
-            with other.lock(key):
+            with other.lock(key, blocking=False):
                 pytest.fail("a busy key was granted")
         assert busy.value.status == 409 and busy.value.type == "lock_conflict_exception"
         assert busy.value.holders == [held.owner]
@@ -171,7 +171,7 @@ def test_a_lock_delay_keeps_a_force_released_key_from_others_but_not_its_owner(l
     other.force_release(key)
     assert [d["owner"] for d in locks.get(key)["lock_delays"]] == [held.owner]
     with pytest.raises(eslm.LockConflict) as refused:
-        other.acquire(key)
+        other.acquire(key, blocking=False)
     assert 0 < int(refused.value.error["retry_after_ms"]) <= 20_000
     assert other.try_lock(key) is None
     back = locks.acquire(key, owner=held.owner)
@@ -187,7 +187,7 @@ def test_multi_lock_is_all_or_nothing(locks, other, holders):
         assert set(held.tokens) == {a, b} and held.fencing_token == max(held.tokens.values())
         assert holders(a) == [held.owner] and holders(b) == [held.owner]
         with pytest.raises(eslm.LockConflict):
-            with other.lock_many([c, a]):
+            with other.lock_many([c, a], blocking=False):
                 pytest.fail("a multi-lock over a held key was granted")
         assert holders(c) == [], "a refused multi-lock holds none of its keys"
         shared = other.try_lock(b, mode="shared")
@@ -226,7 +226,7 @@ def test_a_nested_block_without_reentrant_is_another_owner(locks):
     with locks.lock(key) as outer:
         assert locks.try_lock(key) is None
         with pytest.raises(eslm.LockConflict) as busy:
-            locks.acquire(key)
+            locks.acquire(key, blocking=False)
         assert busy.value.holders == [outer.owner]
 
 

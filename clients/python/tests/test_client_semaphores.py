@@ -27,7 +27,7 @@ def test_a_block_holds_its_permits_and_releases_them(locks):
         with locks.semaphore(s, limit=3, owner=unique("worker")) as one:
             assert one.permits == 1 and one.fencing_token > held.fencing_token and one.remaining == 0
             with pytest.raises(eslm.LockConflict):
-                with locks.semaphore(s, limit=3, owner=unique("worker")):
+                with locks.semaphore(s, limit=3, owner=unique("worker"), blocking=False):
                     pytest.fail("a full semaphore granted a permit")
     assert held.released and locks.get(s, scope="semaphore")["holders"] == []
 
@@ -87,7 +87,7 @@ def test_an_administrator_changes_the_limit_and_nothing_held_is_revoked(locks, o
             other.semaphore(s, limit=4).__enter__()
         assert e.value.limit == 2
         with pytest.raises(eslm.LockConflict):
-            with other.semaphore(s, limit=2):
+            with other.semaphore(s, limit=2, blocking=False):
                 pytest.fail("a grant over the lowered limit")
         assert not held.lost
     assert held.released
@@ -111,7 +111,7 @@ def test_async_semaphore_block(es_node):
                     assert third.remaining == 0
                 assert (await alocks.set_semaphore_limit(s, 2))["held"] == 2
                 with pytest.raises(eslm.LockConflict):
-                    async with aother.semaphore(s, limit=2):
+                    async with aother.semaphore(s, limit=2, blocking=False):
                         pytest.fail("a full semaphore granted a permit")
             async with aother.semaphore(s, limit=2, wait="5s") as next_one:
                 assert next_one.fencing_token > held.fencing_token

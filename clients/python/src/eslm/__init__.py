@@ -19,7 +19,7 @@ from .aio import AsyncHeldLock, AsyncLeadership, AsyncLockBlock, AsyncLocks, Asy
 from .aio_election import AsyncLeaderLoop
 from .client import Locks
 from .election import LeaderLoop, Leadership
-from .errors import (BadRequest, CorePanic, Deadlock, GrantExpired, IllegalArgument,
+from .errors import (AcquireCancelled, BadRequest, CorePanic, Deadlock, GrantExpired, IllegalArgument,
                      InvalidArgument, LimitExceeded, LockConflict, LockConnectionError, LockError,
                      LockLost, LockNotHeld, LockWaitTimeout, PartitionUnavailable, RequestEOFError,
                      RequestParseError, RequestTooLarge, SemaphoreLimitMismatch, SessionLost,
@@ -37,6 +37,6 @@ __all__ = [
     "LockError", "InvalidArgument", "BadRequest", "RequestParseError", "RequestEOFError",
     "IllegalArgument", "LockNotHeld", "SessionNotFound", "LockConflict", "LockWaitTimeout",
     "Deadlock", "RequestTooLarge", "LimitExceeded", "CorePanic", "Unavailable",
-    "PartitionUnavailable", "LockLost", "SessionLost", "SemaphoreLimitMismatch", "GrantExpired",
+    "PartitionUnavailable", "AcquireCancelled", "LockLost", "SessionLost", "SemaphoreLimitMismatch", "GrantExpired",
     "LockConnectionError", "VersionConflict", "StaleToken", "UpdateConflict",
 ]

@@ -19,9 +19,9 @@ from .aio_election import AsyncLeaderLoop, AsyncLeadershipBase
 from .client import ClientBase
 from .durations import Duration
 from .election import election_steps, observe_steps
-from .errors import LockConflict
+from .errors import InvalidArgument, LockConflict, LockNotHeld, LockWaitTimeout
 from .held import HandleBase, holders_of
-from .options import LockOptions
+from .options import LockOptions, wait_millis
 from .session import SessionBase
 
 if TYPE_CHECKING:
@@ -68,9 +68,11 @@ class AsyncLockApi:
             on_lost=on_lost, cancel_on_lost=cancel_on_lost))
 
     async def try_lock(self, key: str, **options: Unpack[AsyncLockArgs]) -> "AsyncHeldLock | None":
-        """`acquire` without waiting: None when the key is busy (see `Locks.try_lock`)."""
+        """`acquire` without waiting (`blocking=False`): None when the key is busy (see
+        `Locks.try_lock`)."""
         try:
-            return await self.acquire(key, wait=0, **options)
+            return await self._client.take(LockOptions.single(key, session=self._session,
+                                                              **{**options, "blocking": False}))
         except LockConflict:
             return None
 
@@ -84,11 +86,39 @@ class AsyncLockBlock:
         self.held: AsyncHeldLock | None = None
 
     async def __aenter__(self) -> "AsyncHeldLock":
-        self.held = await self.client.take(self.options)
-        return self.held
+        return await self._take(self.options)
 
     async def __aexit__(self, exc_type, exc, tb) -> bool:
-        return await self.held.__aexit__(exc_type, exc, tb)
+        held, self.held = self.held, None
+        assert held is not None, "__aexit__ without a successful __aenter__"
+        return await held.__aexit__(exc_type, exc, tb)
+
+    async def acquire(self, blocking: bool | None = None, timeout: Duration | None = None) -> bool:
+        """As `LockBlock.acquire` (redis-py's asyncio `Lock`): True once held, False when busy
+        with `blocking=False` or when the `timeout` ran out. Cancel the awaiting task to stop a
+        waiting acquire: its request is closed and the server drops the waiter."""
+        options = self.options
+        if blocking is not None or timeout is not None:
+            blocking = True if blocking is None else blocking
+            options = dataclasses.replace(options, wait_ms=wait_millis(None, timeout, blocking))
+        try:
+            await self._take(options)
+        except (LockConflict, LockWaitTimeout):
+            return False
+        return True
+
+    async def release(self) -> None:
+        """Releases what `acquire` took (`LockNotHeld` when this object holds nothing)."""
+        held, self.held = self.held, None
+        if held is None:
+            raise LockNotHeld(f"{self.options.targets[0].key} is not held through this lock object")
+        await held.release()
+
+    async def _take(self, options: LockOptions) -> "AsyncHeldLock":
+        if self.held is not None and not self.held.released:
+            raise InvalidArgument(f"{self.options.targets[0].key} is already held through this lock object")
+        self.held = await self.client.take(options)
+        return self.held
 
 
 class AsyncCallbacks:

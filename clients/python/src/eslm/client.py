@@ -12,11 +12,12 @@ import socket
 import threading
 import time
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from . import documents, steps
+from .cancel import Cancel
 from .durations import Duration, to_millis
-from .errors import InvalidArgument
+from .errors import InvalidArgument, LockConflict
 from .election import LeaderLoop, Leadership, election_steps, observe_steps
 from .held import HeldLock, Holds, LossWatcher, Renewer, holders_of
 from .lock_api import LockApi
@@ -187,12 +188,15 @@ class Locks(ClientBase, LockApi):
     def _client(self) -> "Locks":
         return self
 
-    def run(self, operation: steps.Steps) -> Any:
-        """Runs one operation of eslm/steps.py with blocking calls."""
+    def run(self, operation: steps.Steps, cancel: Cancel | None = None,
+            abandoned: Callable[[Any], None] | None = None) -> Any:
+        """Runs one operation of eslm/steps.py with blocking calls. With `cancel`, a call that
+        waits on the server (an acquire's) runs in a helper thread, so that `cancel` stops it
+        (eslm/cancel.py); an answer that comes after goes to `abandoned`."""
         step = steps.Stepper(operation)
         while not step.done:
             with steps.Outcome() as out:
-                out.reply = self._do(step.effect)
+                out.reply = self._do(step.effect, cancel, abandoned)
             step.settle(out.reply, out.error)
         return step.value
 
@@ -202,24 +206,45 @@ class Locks(ClientBase, LockApi):
             self.run(operation)
         return out.error
 
-    def _do(self, effect) -> Any:
+    def _do(self, effect, cancel: Cancel | None = None, abandoned=None) -> Any:
         if isinstance(effect, steps.Sleep):
-            return time.sleep(effect.seconds)
-        return effect.send(self.es).body
+            return time.sleep(effect.seconds) if cancel is None else cancel.sleep(effect.seconds)
+        if cancel is None or effect.timeout is None:
+            return effect.send(self.es).body
+        return cancel.call(lambda: effect.send(self.es).body, abandoned or (lambda _: None))
 
-    def take(self, options: LockOptions) -> HeldLock:
+    def take(self, options: LockOptions, cancel: Cancel | None = None) -> HeldLock:
         """Acquires what `options` asks for under `owner_for(options)`, hands the grant over only
-        if its lease is safely left (`HandleBase.arrival_steps`), and starts its watchdog."""
+        if its lease is safely left (`HandleBase.arrival_steps`), and starts its watchdog.
+        `cancel` stops a waiting acquire from another thread (`AcquireCancelled`)."""
         self.check_open()
         options = dataclasses.replace(options, owner=self.owner_for(options))
         options = dataclasses.replace(options, acquisition=self.acquisition_for(options))
         started = time.monotonic()
         handle = Leadership if options.election else HeldLock
-        held = handle(self, options, self.run(steps.acquire(options.owner, options)), started)
+
+        def release_late_grant(answer: dict) -> None:
+            error = handle(self, options, answer, started)._close()
+            if error is not None:
+                log.warning("a grant that came after its acquire was cancelled was not released: %s", error)
+
+        held = handle(self, options, self._acquire(options, cancel, release_late_grant), started)
         self.run(held.arrival_steps())
         self.live.add(held)
         held.start_watchdog()
         return held
+
+    def _acquire(self, options: LockOptions, cancel: Cancel | None, late: Callable[[Any], None]) -> Any:
+        """The grant's answer. A cancellable acquire that may wait tries once in this thread
+        first (`wait` 0): an uncontended grant costs no helper thread, and only a busy key
+        waits in one (eslm/cancel.py). Not with `preempt`, which asks holders to yield only
+        for a waiter."""
+        if cancel is not None and options.wait_ms != 0 and options.preempt_ms is None:
+            try:
+                return self.run(steps.acquire(options.owner, dataclasses.replace(options, wait_ms=0)))
+            except LockConflict:
+                pass
+        return self.run(steps.acquire(options.owner, options), cancel, late)
 
     def session(self, ttl: Duration | None = None, routing: str | None = None, on_lost=None):
         """A session (`with locks.session(ttl="30s") as s:`): created on entry, kept alive in

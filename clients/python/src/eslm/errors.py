@@ -147,6 +147,11 @@ class SessionLost(LockLost):
     whole ttl): every lock taken under it is lost too."""
 
 
+class AcquireCancelled(LockError):
+    """Not acquired: another thread cancelled the waiting acquire (`LockBlock.cancel()`). A
+    grant the server made anyway is released by the client as soon as it arrives."""
+
+
 class GrantExpired(LockConflict):
     """Not acquired: the grant's answer arrived so late (a slow network, a node that stalled)
     that its lease could already have run out, and the renewal tried before handing it over

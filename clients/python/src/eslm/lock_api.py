@@ -4,12 +4,14 @@ neither imports the other for it."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
+from .cancel import Cancel
 from .durations import Duration
-from .errors import InvalidArgument, LockConflict
+from .errors import AcquireCancelled, InvalidArgument, LockConflict, LockNotHeld, LockWaitTimeout
 from .held import HeldLock
-from .options import LockOptions
+from .options import LockOptions, wait_millis
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -20,7 +22,9 @@ if TYPE_CHECKING:
 class Taker(Protocol):
     """What a `LockApi` acquires through: the sync `Locks` (`Locks.take`)."""
 
-    def take(self, options: LockOptions) -> HeldLock: ...
+    def take(self, options: LockOptions, cancel: Cancel | None = None) -> HeldLock: ...
+
+    def locked(self, key: str, *, scope: str = "key") -> bool: ...
 
 
 class LockApi:
@@ -35,10 +39,12 @@ class LockApi:
     _session: Any = None
 
     def lock(self, key: str, **options: Unpack[LockArgs]) -> "LockBlock":
-        """A block that holds `key`: `with locks.lock("k", lease="30s", wait="10s") as held:`.
-        Acquired on entry (LockConflict if busy and no `wait`, LockWaitTimeout when the wait
-        runs out), renewed by a watchdog while the block runs, released at its end; a lock lost
-        meanwhile sets `held.lost`, calls `on_lost` and ends the block with `LockLost`."""
+        """A block that holds `key`: `with locks.lock("k", lease="30s") as held:`. Acquired on
+        entry, waiting until granted (`timeout="10s"`: at most that, then LockWaitTimeout;
+        `blocking=False`: LockConflict if busy), renewed by a watchdog while the block runs,
+        released at its end; a lock lost meanwhile sets `held.lost`, calls `on_lost` and ends
+        the block with `LockLost`. Also a lock object as redis-py's and kazoo's are:
+        `lk.acquire()` answers True or False, `lk.release()`, `lk.cancel()` from another thread."""
         return LockBlock(self._client, self._options(LockOptions.single, key, options))
 
     def lock_many(self, locks: Iterable[Any], **options: Unpack[AcquireArgs]) -> "LockBlock":
@@ -47,7 +53,9 @@ class LockApi:
         return LockBlock(self._client, self._options(LockOptions.many, locks, options))
 
     def acquire(self, key: str, **options: Unpack[LockArgs]) -> HeldLock:
-        """Acquires now; the handle is released by `held.release()` or a `with held:` block."""
+        """Acquires (waiting until granted unless `timeout=` or `blocking=False` says
+        otherwise, as `lock`); the handle is released by `held.release()` or a `with held:`
+        block."""
         return self._client.take(self._options(LockOptions.single, key, options))
 
     def semaphore(self, name: str, limit: int, permits: int = 1,
@@ -68,16 +76,17 @@ class LockApi:
         waiting up to `wait` to be elected (`LockWaitTimeout` after it, `LockConflict` with no
         wait). `lead.term` fences the leader's writes. Renewed by the watchdog, loss-watched with
         the election's observe, resigned at exit; a lost leadership sets `lead.lost` and
-        `lead.stopping`, calls `on_lost` and ends the block with `LockLost`, as a lock's."""
+        `lead.stopping`, calls `on_lost` and ends the block with `LockLost`, as a lock's. With
+        no `wait` the campaign waits until elected."""
         return LockBlock(self._client, LockOptions.leadership(
             name, candidate=candidate, value=value, wait=wait, lease=lease, session=self._session,
             on_lost=on_lost))
 
     def try_lock(self, key: str, **options: Unpack[LockArgs]) -> HeldLock | None:
-        """`acquire` without waiting: None when the key is busy (or its grant arrived too late
-        to be handed over, `GrantExpired`)."""
+        """`acquire` without waiting (`blocking=False`): None when the key is busy (or its grant
+        arrived too late to be handed over, `GrantExpired`)."""
         try:
-            return self.acquire(key, wait=0, **options)
+            return self._client.take(self._options(LockOptions.single, key, {**options, "blocking": False}))
         except LockConflict:
             return None
 
@@ -88,16 +97,65 @@ class LockApi:
 
 
 class LockBlock:
-    """What `lock()` returns: acquires on `__enter__`, releases on `__exit__`."""
+    """What `lock()` returns: a block (`with lk as held:` acquires on entry, releases at exit)
+    and a lock object in the manner of redis-py's `Lock` and kazoo's `Lock`: `acquire()` answers
+    whether it got the lock, `release()` lets it go, `locked()` says whether anyone holds the
+    key, and `cancel()` from another thread stops a waiting `acquire` (which then answers False;
+    a block's entry raises `AcquireCancelled`). One holder at a time per object: acquiring it
+    again while held raises `InvalidArgument` (take another `lock()` for another holder)."""
 
     def __init__(self, client: Taker, options: LockOptions):
         self.client = client
         self.options = options
         self.held: HeldLock | None = None
+        self._cancel = Cancel()
 
     def __enter__(self) -> HeldLock:
-        self.held = self.client.take(self.options)
-        return self.held
+        return self._take(self.options)
 
     def __exit__(self, exc_type, exc, tb) -> bool:
-        return self.held.__exit__(exc_type, exc, tb)
+        held, self.held = self.held, None
+        assert held is not None, "__exit__ without a successful __enter__"
+        return held.__exit__(exc_type, exc, tb)
+
+    def acquire(self, blocking: bool | None = None, timeout: Duration | None = None) -> bool:
+        """Acquires; True once held, False when it was not: busy with `blocking=False`, the
+        `timeout` ran out, or another thread cancelled it. `blocking`/`timeout` given here
+        replace those `lock()` was called with (redis-py's and kazoo's signature)."""
+        options = self.options
+        if blocking is not None or timeout is not None:
+            blocking = True if blocking is None else blocking
+            options = dataclasses.replace(options, wait_ms=wait_millis(None, timeout, blocking))
+        try:
+            self._take(options)
+        except (LockConflict, LockWaitTimeout, AcquireCancelled):
+            return False
+        return True
+
+    def release(self) -> None:
+        """Releases what `acquire` took; `LockNotHeld` when this object holds nothing, `LockLost`
+        when the lock turned out lost."""
+        held, self.held = self.held, None
+        if held is None:
+            raise LockNotHeld(f"{self.options.targets[0].key} is not held through this lock object")
+        held.release()
+
+    def cancel(self) -> None:
+        """Stops the `acquire` (or block entry) waiting now in another thread, if any."""
+        self._cancel.cancel()
+
+    def locked(self) -> bool:
+        """Whether anyone holds the key now (this object or another holder)."""
+        return self.held.locked() if self.held is not None else bool(self.client.locked(
+            self.options.targets[0].key, scope=self.options.targets[0].scope))
+
+    def owned(self) -> bool:
+        """Whether this object holds the lock and the server still has its grant."""
+        return self.held is not None and self.held.owned()
+
+    def _take(self, options: LockOptions) -> HeldLock:
+        if self.held is not None and not self.held.released:
+            raise InvalidArgument(f"{self.options.targets[0].key} is already held through this lock object")
+        self._cancel.reset()
+        self.held = self.client.take(options, self._cancel)
+        return self.held

@@ -31,14 +31,19 @@ class AcquireArgs(TypedDict, total=False):
     """The keyword arguments every acquire takes (`lock`, `acquire`, `try_lock`, `lock_many`,
     `semaphore`), so that editors and type checkers show and check them (py.typed).
 
-    `lease`, `wait`: durations ("30s", seconds, a timedelta; None: the server's default).
-    `priority`: 0..9, "background" or "foreground". `owner`: the owner this grant is made under
+    Waiting, as in redis-py and kazoo: an acquire waits until granted by default;
+    `blocking=False` tries once (busy: `LockConflict`, or None from `try_lock`); `timeout` (a
+    duration: "30s", seconds, a timedelta) waits at most that long (then `LockWaitTimeout`).
+    `wait` is the same as `timeout` (the REST field's name). `lease`: a duration (None: the
+    server's `locks.lease.default`). `priority`: 0..9, "background" or "foreground". `owner`: the owner this grant is made under
     (default: one of its own per acquisition); `reentrant`: True for an owner of the calling
     thread (asyncio: task), so a nested acquire there gets the same grant. `on_lost(held)`:
     called once if the lock is lost while held."""
 
     lease: Duration | None
     wait: Duration | None
+    timeout: Duration | None
+    blocking: bool
     priority: Priority | None
     owner: str | None
     reentrant: bool
@@ -212,11 +217,27 @@ class Target:
         return {"key": self.key, "mode": self.mode, "scope": self.scope}
 
 
+def wait_millis(wait: Duration | None, timeout: Duration | None, blocking: Any) -> int | None:
+    """How long an acquire waits, in milliseconds (None: until granted), from the caller's
+    `blocking`, `timeout` and `wait` (at most one of the latter two, and neither with
+    `blocking=False`)."""
+    if not isinstance(blocking, bool):
+        raise InvalidArgument(f"[blocking] must be True or False, got [{blocking!r}]")
+    if wait is not None and timeout is not None:
+        raise InvalidArgument("[wait] and [timeout] are the same setting: give one")
+    limit = optional_millis(timeout, "timeout") if wait is None else optional_millis(wait, "wait")
+    if not blocking:
+        if limit is not None:
+            raise InvalidArgument("[timeout] cannot be given with blocking=False (it tries once)")
+        return 0
+    return limit
+
+
 @dataclass(frozen=True)
 class LockOptions:
-    """Everything one `lock` / `acquire` / `try_lock` / `lock_many` call asks for. `lease` and
-    `wait` are durations (None: the server's default, `locks.lease.default` and
-    `locks.wait.default`); `on_lost(held)` is called once if the lock is lost while held;
+    """Everything one `lock` / `acquire` / `try_lock` / `lock_many` call asks for. `lease_ms`
+    (None: the server's `locks.lease.default`) and `wait_ms` (None: until granted, re-sent past
+    the server's `locks.wait.max` by `steps.acquire`) are milliseconds; `on_lost(held)` is called once if the lock is lost while held;
     `cancel_on_lost` (asyncio only) cancels the task running the block when it is."""
 
     targets: tuple[Target, ...]
@@ -289,7 +310,7 @@ class LockOptions:
 
     @classmethod
     def build(cls, targets, multi, *, lease: Duration | None = None, wait: Duration | None = None,
-              priority: Priority | None = None, session: Any = None, owner: str | None = None,
+              timeout: Duration | None = None, blocking: bool = True, priority: Priority | None = None, session: Any = None, owner: str | None = None,
               reentrant: bool = False, on_lost: Callable[[Any], Any] | None = None,
               cancel_on_lost: bool = False, lock_delay: Duration | None = None,
               preempt: Duration | None = None,
@@ -300,7 +321,7 @@ class LockOptions:
         if preempt is not None and multi:
             raise InvalidArgument("[preempt] a multi-lock does not preempt")
         check_owner_choice(owner, reentrant, session)
-        return cls(targets, multi, optional_millis(lease, "lease"), optional_millis(wait, "wait"),
+        return cls(targets, multi, optional_millis(lease, "lease"), wait_millis(wait, timeout, blocking),
                    check_priority(priority), session, on_lost, bool(cancel_on_lost), owner=owner,
                    reentrant=reentrant, lock_delay_ms=optional_millis(lock_delay, "lock_delay"),
                    preempt_ms=optional_millis(preempt, "preempt"), on_revoke=on_revoke)

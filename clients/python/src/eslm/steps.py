@@ -8,7 +8,9 @@ written once, here and in the handle and session modules."""
 from __future__ import annotations
 
 import logging
+import math
 import random
+import re
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Generator
@@ -16,6 +18,7 @@ from typing import Any, Callable, Generator
 from elasticsearch import ApiError, TransportError
 
 from . import errors
+from .durations import to_millis
 from .options import watch_path
 
 log = logging.getLogger("eslm")
@@ -144,18 +147,48 @@ def simple(method: str, path: str, body: Any, budget_s: float) -> Steps:
     return retrying(lambda _deadline: call, time.monotonic() + budget_s)
 
 
-def acquire(owner: str, options) -> Steps:
-    """Acquires what `options` (an `options.LockOptions`) asks for and returns the answer.
-    Retries after a 503 queue for what is left of the caller's `wait`, so the whole acquire
-    never takes longer than asked (plus the round trips)."""
-    wait_ms = options.wait_ms
+# The longest wait one acquire request may ask for: the server's `locks.wait.max` (5 minutes
+# unless an operator changed it). A longer wait, or one until granted, is sent as several
+# requests, each re-sent with the time left; a cluster with a lower maximum names it in the
+# 400 that refuses a longer wait, and the client re-sends within it (clients/python/README.md
+# "Waiting").
+SERVER_WAIT_MAX_MS = 300_000
+_WAIT_MAX = re.compile(r"\[wait\] must be at most \[([^\]]+)\] \(locks\.wait\.max\)")
 
-    def make_call(deadline: float) -> Call:
-        left = None if wait_ms is None else millis_left(deadline)
+
+def acquire(owner: str, options) -> Steps:
+    """Acquires what `options` (an `options.LockOptions`) asks for and returns the answer,
+    waiting at most `options.wait_ms` (None: until granted). Each request queues on the server
+    for at most `locks.wait.max`; when that runs out with time left, the acquire is sent again
+    (under the same acquisition) with what is left. Retries after a 503 queue for what is left
+    too, so the whole acquire never takes longer than asked (plus the round trips)."""
+    forever = options.wait_ms is None
+    deadline = math.inf if forever else time.monotonic() + options.wait_ms / 1000
+    cap_ms = SERVER_WAIT_MAX_MS
+
+    def make_call(request_deadline: float) -> Call:
+        left = millis_left(request_deadline)
         timeout = left / 1000 + WAIT_MARGIN_S if left else None
         return Call("POST", options.path(), options.body(owner, left), timeout)
 
-    return retrying(make_call, time.monotonic() + (wait_ms or 0) / 1000)
+    while True:
+        try:
+            return (yield from retrying(make_call, min(deadline, time.monotonic() + cap_ms / 1000)))
+        except errors.LockWaitTimeout:
+            if seconds_left(deadline) <= 0:
+                raise
+            log.debug("acquire of %s: the server's wait ran out, sending it again", options.path())
+        except errors.IllegalArgument as e:
+            lower = wait_max_ms(e)
+            if lower is None or lower >= cap_ms:
+                raise
+            cap_ms = lower
+
+
+def wait_max_ms(refusal: errors.IllegalArgument) -> int | None:
+    """The cluster's `locks.wait.max` named in the 400 that refused a longer wait, else None."""
+    found = _WAIT_MAX.search(refusal.reason)
+    return to_millis(found.group(1), "locks.wait.max") if found else None
 
 
 def watch(key: str, token: int, wait_ms: int, scope: str, revoke: bool = False) -> Steps:
