@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from . import documents, steps
 from .cancel import Cancel
 from .durations import Duration, to_millis
-from .errors import InvalidArgument, LockConflict
+from .errors import InvalidArgument, LockConflict, Unavailable
 from .election import LeaderLoop, Leadership, election_steps, observe_steps
 from .held import HeldLock, Holds, LossWatcher, Renewer, holders_of
 from .lock_api import LockApi
@@ -242,8 +242,8 @@ class Locks(ClientBase, LockApi):
         if cancel is not None and options.wait_ms != 0 and options.preempt_ms is None:
             try:
                 return self.run(steps.acquire(options.owner, dataclasses.replace(options, wait_ms=0)))
-            except LockConflict:
-                pass
+            except (LockConflict, Unavailable):
+                pass  # busy, or a 503 the waiting request retries within its wait
         return self.run(steps.acquire(options.owner, options), cancel, late)
 
     def session(self, ttl: Duration | None = None, routing: str | None = None, on_lost=None):

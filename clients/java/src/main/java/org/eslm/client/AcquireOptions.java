@@ -12,10 +12,16 @@ import org.eslm.client.internal.Durations;
  * AcquireOptions.defaults().withLease(Duration.ofSeconds(30)).withWait(Duration.ofSeconds(5)).shared()
  * }</pre>
  *
+ * <p>An acquire waits until granted by default, as {@code ReentrantLock.lock()}, Curator's
+ * {@code InterProcessMutex.acquire()} and Redisson's {@code lock()} do: {@link #withWait} bounds
+ * the wait ({@code LockWaitTimeoutException} when it runs out) and {@link #tryOnce()} does not
+ * wait ({@code LockConflictException} when busy). A wait longer than the server's {@code
+ * locks.wait.max} is sent in rounds, each sent again with the time left (README "Waiting").
+ *
  * @param mode exclusive (default) or shared
  * @param scope a key (default) or a tree path
  * @param priority 0 (lowest) to 9, or null for the server's default ({@link #FOREGROUND})
- * @param maxWait how long to queue; {@link Duration#ZERO} (default) is a try-lock
+ * @param maxWait how long to queue; null (default) until granted; {@link Duration#ZERO} tries once
  * @param lease the lease, or null for the server's {@code locks.lease.default}; ignored under a
  *     session, whose ttl applies
  * @param watchdog whether the client renews the lease while the lock is held (default true)
@@ -44,7 +50,7 @@ public record AcquireOptions(
     public static final int FOREGROUND = 7;
 
     private static final AcquireOptions DEFAULTS =
-            new AcquireOptions(LockMode.EXCLUSIVE, LockScope.KEY, null, Duration.ZERO, null, true, null, null, null);
+            new AcquireOptions(LockMode.EXCLUSIVE, LockScope.KEY, null, null, null, true, null, null, null);
 
     public AcquireOptions {
         Objects.requireNonNull(mode, "mode");
@@ -52,7 +58,9 @@ public record AcquireOptions(
         if (priority != null && (priority < 0 || priority > 9)) {
             throw new IllegalArgumentException("[priority] must be 0 to 9, got [" + priority + "]");
         }
-        Durations.millis(maxWait, "wait");
+        if (maxWait != null) {
+            Durations.millis(maxWait, "wait");
+        }
         if (lease != null) {
             Durations.positiveMillis(lease, "lease");
         }
@@ -70,7 +78,7 @@ public record AcquireOptions(
         this(mode, scope, priority, maxWait, lease, watchdog, null, null, null);
     }
 
-    /** Exclusive, key scope, the server's priority and lease, no wait, watchdog on. */
+    /** Exclusive, key scope, the server's priority and lease, waiting until granted, watchdog on. */
     public static AcquireOptions defaults() {
         return DEFAULTS;
     }
@@ -96,8 +104,24 @@ public record AcquireOptions(
         return new AcquireOptions(mode, scope, newPriority, maxWait, lease, watchdog, lockDelay, preempt, onRevoke);
     }
 
+    /** Waits at most {@code newWait} ({@link Duration#ZERO}: tries once; null: until granted). */
     public AcquireOptions withWait(Duration newWait) {
         return new AcquireOptions(mode, scope, priority, newWait, lease, watchdog, lockDelay, preempt, onRevoke);
+    }
+
+    /** Tries once: a busy lock is {@code LockConflictException} at once (0.1.0's default). */
+    public AcquireOptions tryOnce() {
+        return withWait(Duration.ZERO);
+    }
+
+    /** Waits until granted (the default). */
+    public AcquireOptions untilGranted() {
+        return withWait(null);
+    }
+
+    /** Whether an acquire with these options tries once only. */
+    public boolean triesOnce() {
+        return maxWait != null && maxWait.isZero();
     }
 
     public AcquireOptions withLease(Duration newLease) {

@@ -47,7 +47,7 @@ public final class Election {
      * Campaigns and waits up to the options' wait to be elected, publishing {@code value} (null
      * for none). A candidate that already leads gets its leadership back (same term).
      *
-     * @throws org.eslm.client.errors.LockConflictException someone leads, and no wait was given
+     * @throws org.eslm.client.errors.LockConflictException someone leads, with {@link AcquireOptions#tryOnce()}
      * @throws org.eslm.client.errors.LockWaitTimeoutException not elected within the wait
      */
     public Leadership campaign(String value, AcquireOptions options) {
@@ -128,8 +128,9 @@ public final class Election {
                     + " LockClient's election, not a session's");
         }
         checkCampaign(value, options);
-        if (options.maxWait().isZero()) {
-            throw new IllegalArgumentException("[wait] of a leader loop's campaign rounds must be longer than zero");
+        if (options.maxWait() == null || options.triesOnce()) {
+            throw new IllegalArgumentException(
+                    "[wait] of a leader loop's campaign rounds must be a duration longer than zero");
         }
         Election own =
                 client.withOwner(client.owner() + "/" + UUID.randomUUID()).election(name);

@@ -32,9 +32,10 @@ public abstract sealed class Locking permits LockClient, LockSession {
     abstract LockSession session();
 
     /**
-     * Acquires {@code key} as {@code options} say: at once, or after queueing up to their wait.
+     * Acquires {@code key} as {@code options} say: waiting until granted (the default), at most
+     * their wait, or not at all ({@link AcquireOptions#tryOnce()}).
      *
-     * @throws org.eslm.client.errors.LockConflictException busy, and no wait was given
+     * @throws org.eslm.client.errors.LockConflictException busy, with {@link AcquireOptions#tryOnce()}
      * @throws org.eslm.client.errors.LockWaitTimeoutException the wait ran out
      * @throws org.eslm.client.errors.LockException any other error answer, by type
      */
@@ -42,7 +43,7 @@ public abstract sealed class Locking permits LockClient, LockSession {
         return Sync.await(acquireAsync(key, options));
     }
 
-    /** Acquires {@code key} exclusively with the server's defaults: a try-lock. */
+    /** Acquires {@code key} exclusively with the server's lease, waiting until granted. */
     public HeldLock acquire(String key) {
         return acquire(key, AcquireOptions.defaults());
     }

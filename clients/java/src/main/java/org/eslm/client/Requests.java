@@ -11,6 +11,7 @@ import org.eslm.client.internal.Durations;
 import org.eslm.client.internal.Endpoints;
 import org.eslm.client.internal.JsonExchange;
 import org.eslm.client.internal.Retrier;
+import org.eslm.client.internal.WaitRounds;
 import org.eslm.client.internal.Wire;
 
 /**
@@ -39,7 +40,7 @@ final class Requests {
         ObjectNode body =
                 withPreempt(withLockDelay(acquireBody(owner, acquisition, options, sessionId), options), options);
         body.put("mode", Wire.name(options.mode())).put("scope", Wire.name(options.scope()));
-        return waiting(Endpoints.acquire(key), body, Durations.millis(options.maxWait(), "wait"));
+        return waiting(Endpoints.acquire(key), body, WaitRounds.millis(options.maxWait()));
     }
 
     /** {@code POST /_semaphores/{name}/_acquire} for {@code permits} of {@code limit}. */
@@ -54,7 +55,7 @@ final class Requests {
         noPreempt(options, "a semaphore");
         ObjectNode body = acquireBody(owner, acquisition, options, sessionId);
         body.put("permits", permits).put("limit", limit);
-        return waiting(Endpoints.semaphore(name) + "/_acquire", body, Durations.millis(options.maxWait(), "wait"));
+        return waiting(Endpoints.semaphore(name) + "/_acquire", body, WaitRounds.millis(options.maxWait()));
     }
 
     /** {@code POST /_elections/{name}/_campaign} as {@code candidate}, publishing {@code value}. */
@@ -72,7 +73,7 @@ final class Requests {
         return waiting(
                 Endpoints.election(name) + "/_campaign",
                 withLockDelay(body, options),
-                Durations.millis(options.maxWait(), "wait"));
+                WaitRounds.millis(options.maxWait()));
     }
 
     /** The options' lock-delay in an acquire body, when they name one (docs/API.md "Lock-delay"). */
@@ -115,7 +116,7 @@ final class Requests {
                     .put("mode", Wire.name(target.mode()))
                     .put("scope", Wire.name(target.scope()));
         }
-        return waiting(Endpoints.MULTI_ACQUIRE, body, Durations.millis(options.maxWait(), "wait"));
+        return waiting(Endpoints.MULTI_ACQUIRE, body, WaitRounds.millis(options.maxWait()));
     }
 
     /** {@code POST /_locks/{key}/_renew} of this grant only; answers the new {@code lease_ms}. */
@@ -286,10 +287,12 @@ final class Requests {
             body.put("wait", 0);
             return plain("POST", endpoint, body);
         }
-        return retrier.run(waitMs, left -> {
-            ObjectNode attempt = body.deepCopy().put("wait", Math.max(1, left));
-            return transport.send("POST", endpoint, attempt, Math.max(1, left));
-        });
+        return WaitRounds.run(
+                waitMs,
+                round -> retrier.run(round, left -> {
+                    ObjectNode attempt = body.deepCopy().put("wait", Math.max(1, left));
+                    return transport.send("POST", endpoint, attempt, Math.max(1, left));
+                }));
     }
 
     private CompletableFuture<JsonNode> plain(String method, String endpoint, ObjectNode body) {

@@ -49,7 +49,7 @@ public final class Semaphore {
      * Acquires {@code permits}: at once, or after queueing up to the options' wait (strict FIFO
      * within a priority).
      *
-     * @throws org.eslm.client.errors.LockConflictException they do not fit, and no wait was given
+     * @throws org.eslm.client.errors.LockConflictException they do not fit, with {@link AcquireOptions#tryOnce()}
      * @throws org.eslm.client.errors.LockWaitTimeoutException the wait ran out
      */
     public HeldLock acquire(int permits, AcquireOptions options) {

@@ -117,7 +117,7 @@ public final class TokenLock implements Lock {
 
     /** One server-side wait; true when granted. */
     private boolean lockRound() throws InterruptedException {
-        Duration round = options.maxWait().isZero() ? DEFAULT_ROUND : options.maxWait();
+        Duration round = options.maxWait() == null || options.triesOnce() ? DEFAULT_ROUND : options.maxWait();
         try {
             hold(await(acquirer().acquireAsync(key, options.withWait(round))));
             return true;

@@ -42,7 +42,9 @@ class LockClientTest extends NodeTest {
         LockClient first = owner("first");
         LockClient second = owner("second");
         HeldLock held = first.acquire(key);
-        LockConflictException refused = assertThrows(LockConflictException.class, () -> second.acquire(key));
+        LockConflictException refused = assertThrows(
+                LockConflictException.class,
+                () -> second.acquire(key, AcquireOptions.defaults().tryOnce()));
         assertEquals(409, refused.status());
         assertEquals("lock_conflict_exception", refused.type());
         assertEquals(List.of(first.owner()), refused.holders());
@@ -122,7 +124,9 @@ class LockClientTest extends NodeTest {
         LockClient paused = locks.withOwner(uniqueKey("paused"));
         HeldLock held = paused.acquire(key, AcquireOptions.defaults().withLockDelay(Duration.ofSeconds(20)));
         locks.forceRelease(key, "test: holder looks gone");
-        LockConflictException refused = assertThrows(LockConflictException.class, () -> locks.acquire(key));
+        LockConflictException refused = assertThrows(
+                LockConflictException.class,
+                () -> locks.acquire(key, AcquireOptions.defaults().tryOnce()));
         long retryAfter = Long.parseLong(refused.details().get("retry_after_ms").toString());
         assertTrue(retryAfter > 0 && retryAfter <= 20_000, refused.getMessage());
         assertTrue(locks.tryAcquire(key, AcquireOptions.defaults()).isEmpty());
