@@ -13,7 +13,8 @@ ROOT = Path(__file__).resolve().parent.parent
 API = ROOT / "docs" / "API.md"
 # Where citations live: the documents and the clients' sources (docstrings, Javadoc).
 CITING = ["*.md", "docs/*.md", "bench/*.md", "clients/**/*.md", "clients/python/src/**/*.py",
-          "clients/java/src/main/**/*.java", "clients/shedlock/src/main/**/*.java", "java/src/main/**/*.java",
+          "clients/java/src/main/**/*.java", "clients/shedlock/src/main/**/*.java", "clients/spring-integration/src/main/**/*.java",
+          "java/src/main/**/*.java",
           "rust/**/*.md"]
 LINK = re.compile(r"\]\(([^)\s#]*)#([^)\s]+)\)")
 CITATION = re.compile(r'API\.md,?\s+\(?"([^"]+)"')

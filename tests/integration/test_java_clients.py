@@ -65,6 +65,10 @@ EXPECTED = {
     "shedlock-spring-example": {
         "org.eslm.shedlock.example.SpringSchedulerExampleTest": 2,
     },
+    # Issue 38: Spring Integration's LockRegistry.
+    "spring-integration": {
+        "org.eslm.spring.LockRegistryTest": 6,
+    },
 }
 
 
