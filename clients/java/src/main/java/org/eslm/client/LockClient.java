@@ -113,6 +113,15 @@ public final class LockClient extends Locking implements AutoCloseable {
     }
 
     /**
+     * A {@link java.util.concurrent.locks.Lock} on {@code key} owned by the calling thread and
+     * reentrant as {@link java.util.concurrent.locks.ReentrantLock} is (see {@link ThreadLock}):
+     * keep one per key and share it between threads.
+     */
+    public ThreadLock newThreadLock(String key, AcquireOptions options) {
+        return new ThreadLock(this, key, options);
+    }
+
+    /**
      * Waits until the lock of {@code key} with {@code fencingToken} ends, at most {@code wait}
      * ({@code GET /_locks/{key}/_watch}): anyone who knows a token may watch it.
      */

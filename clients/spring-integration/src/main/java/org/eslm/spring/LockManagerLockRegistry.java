@@ -48,7 +48,7 @@ public final class LockManagerLockRegistry
     @Override
     public DistributedLock obtain(Object lockKey) {
         String key = keyOf(lockKey);
-        return locks.computeIfAbsent(key, k -> new RegistryLock(client, k, options));
+        return locks.computeIfAbsent(key, k -> new RegistryLock(client.newThreadLock(k, options)));
     }
 
     /** The lock manager's key of {@code lockKey}. */
