@@ -153,7 +153,8 @@ public final class LockSettings {
      * primary. Default 1: every multi-lock, tree lock and session is atomic whatever its keys,
      * and one core partition serves millions of operations a second, far more than HTTP brings
      * to one node. More partitions spread ownership (and failover) over nodes; then locks that
-     * must be taken together need a common {@code routing}. Read when the lock index is created.
+     * must be taken together need a common hash tag ({@code {order-42}items}, docs/API.md
+     * "Partitions and hash tags"). Read when the lock index is created.
      */
     public static final Setting<Integer> PARTITIONS =
             Setting.intSetting("locks.partitions", 1, 1, 1024, Property.NodeScope);
