@@ -187,6 +187,10 @@ def test_lock_monitor_reads_and_changes_nothing(app, dashboard):
         assert ok(dashboard.stats())["total"]["held"] >= 1
         assert ok(dashboard.diagnostics())["core"]["partitions"]
         assert "status" in ok(dashboard.call("GET", "/_health_report"))
+        # What docs/OPERATIONS.md "What to monitor and alert on" tells a dashboard to read.
+        assert ok(dashboard.call("GET", "/_cluster/health/.locks"))["status"] in ("green", "yellow")
+        shards = dashboard.call("GET", "/_cat/shards/.locks?format=json")
+        assert shards.status_code == 200 and shards.json() and shards.json()[0]["index"] == ".locks", shards.text
 
         assert_forbidden(dashboard.acquire(unique(), "d"), "cluster:admin/locks/acquire", "dashboard")
         assert_forbidden(dashboard.renew(key, "w-7"), "cluster:admin/locks/renew", "dashboard")
