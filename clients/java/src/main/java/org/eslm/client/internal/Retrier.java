@@ -7,7 +7,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.LongFunction;
 import org.eslm.client.errors.LockException;
@@ -38,43 +37,19 @@ public final class Retrier {
      * server to wait that long). Cancelling the result cancels the attempt in flight.
      */
     public <T> CompletableFuture<T> run(long budgetMs, LongFunction<CompletableFuture<T>> attempt) {
-        CompletableFuture<T> result = new CompletableFuture<>();
-        AtomicReference<CompletableFuture<T>> current = new AtomicReference<>();
-        result.whenComplete((value, error) -> {
-            CompletableFuture<T> inFlight = current.get();
-            if (result.isCancelled() && inFlight != null) {
-                inFlight.cancel(true);
-            }
-        });
-        attempt(result, current, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(budgetMs), 0, attempt);
-        return result;
+        Attempts<T> attempts = new Attempts<>();
+        attempt(attempts, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(budgetMs), 0, attempt);
+        return attempts.result;
     }
 
     private <T> void attempt(
-            CompletableFuture<T> result,
-            AtomicReference<CompletableFuture<T>> current,
-            long deadline,
-            int number,
-            LongFunction<CompletableFuture<T>> attempt) {
-        if (result.isDone()) {
-            return;
-        }
-        CompletableFuture<T> inFlight = attempt.apply(millisUntil(deadline));
-        current.set(inFlight);
-        if (result.isCancelled()) {
-            inFlight.cancel(true);
-        }
-        inFlight.whenComplete((value, error) -> {
-            if (error == null) {
-                result.complete(value);
-                return;
-            }
-            Throwable cause = unwrap(error);
+            Attempts<T> attempts, long deadline, int number, LongFunction<CompletableFuture<T>> attempt) {
+        attempts.send(() -> attempt.apply(millisUntil(deadline)), cause -> {
             long pause = pauseMs(number);
             boolean again = cause instanceof PartitionUnavailableException
                     && System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(pause) < deadline;
             if (!again) {
-                result.completeExceptionally(cause);
+                attempts.result.completeExceptionally(cause);
                 return;
             }
             try {
@@ -84,9 +59,9 @@ public final class Retrier {
             }
             try {
                 scheduler.schedule(
-                        () -> attempt(result, current, deadline, number + 1, attempt), pause, TimeUnit.MILLISECONDS);
+                        () -> attempt(attempts, deadline, number + 1, attempt), pause, TimeUnit.MILLISECONDS);
             } catch (RejectedExecutionException closed) {
-                result.completeExceptionally(cause);
+                attempts.result.completeExceptionally(cause);
             }
         });
     }

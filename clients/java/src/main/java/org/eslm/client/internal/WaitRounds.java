@@ -3,7 +3,6 @@ package org.eslm.client.internal;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongFunction;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -39,51 +38,27 @@ public final class WaitRounds {
      * it is granted, fails with anything but a wait that ran out early, or {@code waitMs} is over.
      */
     public static <T> CompletableFuture<T> run(long waitMs, LongFunction<CompletableFuture<T>> round) {
-        CompletableFuture<T> result = new CompletableFuture<>();
-        AtomicReference<CompletableFuture<T>> current = new AtomicReference<>();
-        result.whenComplete((value, error) -> {
-            CompletableFuture<T> inFlight = current.get();
-            if (result.isCancelled() && inFlight != null) {
-                inFlight.cancel(true);
-            }
-        });
+        Attempts<T> rounds = new Attempts<>();
         long deadline =
                 waitMs == UNTIL_GRANTED ? Long.MAX_VALUE : System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
-        next(result, current, deadline, SERVER_WAIT_MAX_MS, round);
-        return result;
+        next(rounds, deadline, SERVER_WAIT_MAX_MS, round);
+        return rounds.result;
     }
 
     private static <T> void next(
-            CompletableFuture<T> result,
-            AtomicReference<CompletableFuture<T>> current,
-            long deadline,
-            long capMs,
-            LongFunction<CompletableFuture<T>> round) {
-        if (result.isDone()) {
-            return;
-        }
+            Attempts<T> rounds, long deadline, long capMs, LongFunction<CompletableFuture<T>> round) {
         boolean forever = deadline == Long.MAX_VALUE;
-        CompletableFuture<T> inFlight = round.apply(forever ? capMs : Math.min(capMs, Retrier.millisUntil(deadline)));
-        current.set(inFlight);
-        if (result.isCancelled()) {
-            inFlight.cancel(true);
-        }
-        inFlight.whenComplete((value, error) -> {
-            if (error == null) {
-                result.complete(value);
-                return;
-            }
-            Throwable cause = Retrier.unwrap(error);
+        rounds.send(() -> round.apply(forever ? capMs : Math.min(capMs, Retrier.millisUntil(deadline))), cause -> {
             if (cause instanceof LockWaitTimeoutException && (forever || Retrier.millisUntil(deadline) > 0)) {
-                next(result, current, deadline, capMs, round);
+                next(rounds, deadline, capMs, round);
                 return;
             }
             long lower = cause instanceof InvalidLockRequestException refused ? waitMaxMs(refused.reason()) : -1;
             if (lower > 0 && lower < capMs) {
-                next(result, current, deadline, lower, round);
+                next(rounds, deadline, lower, round);
                 return;
             }
-            result.completeExceptionally(cause);
+            rounds.result.completeExceptionally(cause);
         });
     }
 
