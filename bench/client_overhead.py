@@ -10,7 +10,13 @@ uncontended key of their own, in ONE run, in alternating rounds after a warm-up 
 * **official client**: the same two requests through `Elasticsearch.perform_request` (its
   transport, node pool, serializer, product check): the floor under `eslm`;
 * **eslm**: `with locks.lock(key, lease="30s"): pass` — option checks, the request bodies, the
-  answer read into a handle, a watchdog thread started and stopped, the release.
+  answer read into a handle, a watchdog thread started and stopped, the release. Since issue 38
+  this waits until granted (a try in this thread first, then a cancellable wait);
+* **eslm, try once**: the same with `blocking=False`, the one request of 0.1.0's default, so the
+  two rows side by side are the blocking path's cost on an uncontended key.
+
+Each way's acquire requests per pair are read from the node's `_locks/_stats` (`acquires`):
+the blocking path must not add a round trip.
 
     python3 bench/client_overhead.py [--pairs 5000] [--warmup 500] [--rounds 10]
 
@@ -63,6 +69,18 @@ def eslm_pair(locks: Locks, key: str) -> None:
         pass
 
 
+def eslm_once_pair(locks: Locks, key: str) -> None:
+    with locks.lock(key, lease="30s", blocking=False):
+        pass
+
+
+def acquires(http: Http) -> int:
+    """The node's acquire requests received so far (`_locks/_stats`, `total.acquires`)."""
+    status, stats = http.call("GET", "/_locks/_stats", None)
+    assert status == 200, stats
+    return stats["total"]["acquires"]
+
+
 def timed(pair, n: int) -> tuple[list[float], float, float]:
     """`n` pairs back to back: each pair's latency (ms), the wall time of all (s) and the CPU
     time this process spent on them (s; less noisy than wall time on a shared machine)."""
@@ -80,36 +98,40 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def measure(ways: dict, pairs: int, warmup: int, rounds: int) -> dict:
+def measure(ways: dict, pairs: int, warmup: int, rounds: int, count) -> dict:
     for pair in ways.values():
         timed(pair, warmup)
     latencies = {name: [] for name in ways}
-    seconds, cpu = dict.fromkeys(ways, 0.0), dict.fromkeys(ways, 0.0)
+    seconds, cpu, sent = dict.fromkeys(ways, 0.0), dict.fromkeys(ways, 0.0), dict.fromkeys(ways, 0)
     for r in range(rounds):
         order = list(ways) if r % 2 == 0 else list(reversed(ways))  # no way always goes first
         for name in order:
+            before = count()
             lat, wall, used = timed(ways[name], pairs // rounds)
+            sent[name] += count() - before
             latencies[name] += lat
             seconds[name] += wall
             cpu[name] += used
     return {name: {"pairs": len(lat), "p50_ms": round(statistics.median(lat), 3),
                    "p99_ms": round(percentile(lat, 0.99), 3), "mean_ms": round(statistics.fmean(lat), 3),
                    "pairs_per_s": round(len(lat) / seconds[name], 1),
-                   "client_cpu_ms": round(cpu[name] * 1000 / len(lat), 3)}
+                   "client_cpu_ms": round(cpu[name] * 1000 / len(lat), 3),
+                   "acquires_per_pair": round(sent[name] / len(lat), 3)}
             for name, lat in latencies.items()}
 
 
 def table(figures: dict) -> str:
     names = {"raw": "raw HTTP (http.client)", "client": "official client perform_request",
-             "eslm": "eslm `with locks.lock(...)`"}
+             "eslm": "eslm `with locks.lock(...)` (waits until granted)",
+             "eslm_once": "eslm `with locks.lock(..., blocking=False)` (0.1.0's default)"}
     raw = figures["raw"]
     lines = ["| way | p50 (ms) | p99 (ms) | mean (ms) | pairs/s | client CPU per pair (ms) | "
-             "p50 over raw HTTP (ms) | client CPU over raw HTTP (ms) |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "p50 over raw HTTP (ms) | client CPU over raw HTTP (ms) | acquire requests per pair |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, f in figures.items():
         lines.append(f"| {names[name]} | {f['p50_ms']:.3f} | {f['p99_ms']:.3f} | {f['mean_ms']:.3f} | "
                      f"{f['pairs_per_s']:,.0f} | {f['client_cpu_ms']:.3f} | {f['p50_ms'] - raw['p50_ms']:+.3f} | "
-                     f"{f['client_cpu_ms'] - raw['client_cpu_ms']:+.3f} |")
+                     f"{f['client_cpu_ms'] - raw['client_cpu_ms']:+.3f} | {f['acquires_per_pair']:.3f} |")
     return "\n".join(lines)
 
 
@@ -128,8 +150,9 @@ def main() -> int:
         locks = Locks(es, owner="bench-eslm")
         ways = {"raw": lambda: raw_pair(http, "bench-raw", "bench-raw"),
                 "client": lambda: client_pair(es, "bench-client", "bench-client"),
-                "eslm": lambda: eslm_pair(locks, "bench-eslm")}
-        figures = measure(ways, args.pairs, args.warmup, args.rounds)
+                "eslm": lambda: eslm_pair(locks, "bench-eslm"),
+                "eslm_once": lambda: eslm_once_pair(locks, "bench-eslm-once")}
+        figures = measure(ways, args.pairs, args.warmup, args.rounds, lambda: acquires(http))
         box["loadavg_after"] = os.getloadavg()
         box["other_load"] = other_load()
         es.close()
@@ -141,9 +164,12 @@ def main() -> int:
     print(json.dumps(result, indent=2))
     print()
     print(table(figures))
-    eslm, client = figures["eslm"], figures["client"]
+    eslm, client, once = figures["eslm"], figures["client"], figures["eslm_once"]
     print(f"\neslm over the official client per pair: p50 {eslm['p50_ms'] - client['p50_ms']:+.3f} ms, "
           f"client CPU {eslm['client_cpu_ms'] - client['client_cpu_ms']:+.3f} ms")
+    print(f"the blocking path over one try per pair: p50 {eslm['p50_ms'] - once['p50_ms']:+.3f} ms, "
+          f"client CPU {eslm['client_cpu_ms'] - once['client_cpu_ms']:+.3f} ms, acquire requests "
+          f"{eslm['acquires_per_pair']:.3f} vs {once['acquires_per_pair']:.3f}")
     return 0
 
 
