@@ -26,7 +26,9 @@ import argparse
 import base64
 import hashlib
 import json
+import http.client
 import os
+import random
 import re
 import shutil
 import signal
@@ -333,10 +335,26 @@ class Security:
         return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
 
 
+# Test nodes listen on ports below Linux's ephemeral range (32768-60999 by default): a port the
+# kernel hands out (bind to port 0, an outgoing connection's local port) can be taken by another
+# process between the moment it is picked and the moment the node binds it, and CI saw a node's
+# HTTP port answered by another node's transport ("This is not an HTTP port"). Ports here are
+# drawn at random among 12,000, so lanes running side by side rarely meet.
+TEST_PORTS = range(20000, 32000)
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port of TEST_PORTS that nothing on 127.0.0.1 listens on now."""
+    rng = random.SystemRandom()
+    for _ in range(200):
+        port = rng.randrange(TEST_PORTS.start, TEST_PORTS.stop)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {TEST_PORTS}")
 
 
 class Node:
@@ -480,7 +498,9 @@ class Node:
                     if self.seed_ports is None and not self.get("/_locks/_node/diagnostics")["core"]["partitions"]:
                         raise ConnectionError("lock partitions not open yet")
                 return next(iter(self.get("/_nodes/_local")["nodes"].values()))
-            except (urllib.error.URLError, ConnectionError, OSError, StopIteration) as e:
+            except (urllib.error.URLError, http.client.HTTPException, ConnectionError, OSError, StopIteration) as e:
+                # HTTPException: something else answered on the port (a clash): the node then
+                # fails to bind it and exits, which the check above reports with its log.
                 last_error = e
             time.sleep(0.25)
         raise TimeoutError(f"{self.name} did not answer on {self.url} within {timeout}s: {last_error}")
