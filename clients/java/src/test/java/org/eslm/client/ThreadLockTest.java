@@ -21,6 +21,13 @@ import org.junit.jupiter.api.Test;
  * that stops a waiting {@code lockInterruptibly()} and drops its waiter on the server.
  */
 class ThreadLockTest extends NodeTest {
+    private static int waiters(String key) {
+        return RealNode.http(rest, "GET", "/_locks/" + key, null)
+                .body()
+                .get("waiters")
+                .size();
+    }
+
     @Test
     void holdsAreCountedPerThreadAndOnlyTheLastUnlockReleasesTheKey() throws Exception {
         String key = uniqueKey("thread-lock");
@@ -59,14 +66,7 @@ class ThreadLockTest extends NodeTest {
                 theirs.unlock();
             }
         });
-        RealNode.await(
-                () -> RealNode.http(rest, "GET", "/_locks/" + key, null)
-                                .body()
-                                .get("waiters")
-                                .size()
-                        == 1,
-                Duration.ofSeconds(10),
-                "the other process's lock() queued");
+        RealNode.await(() -> waiters(key) == 1, Duration.ofSeconds(10), "the other process's lock() queued");
         long first = mine.grant().orElseThrow().fencingToken();
         mine.unlock();
         assertTrue(waiting.get(20, TimeUnit.SECONDS) > first);
@@ -87,26 +87,12 @@ class ThreadLockTest extends NodeTest {
                 }
             });
             waiter.start();
-            RealNode.await(
-                    () -> RealNode.http(rest, "GET", "/_locks/" + key, null)
-                                    .body()
-                                    .get("waiters")
-                                    .size()
-                            == 1,
-                    Duration.ofSeconds(10),
-                    "lockInterruptibly() queued");
+            RealNode.await(() -> waiters(key) == 1, Duration.ofSeconds(10), "lockInterruptibly() queued");
             waiter.interrupt();
             waiter.join(10_000);
             assertTrue(ended.get() instanceof InterruptedException, String.valueOf(ended.get()));
             assertFalse(lock.isLocked(), "the local hold was undone");
-            RealNode.await(
-                    () -> RealNode.http(rest, "GET", "/_locks/" + key, null)
-                                    .body()
-                                    .get("waiters")
-                                    .size()
-                            == 0,
-                    Duration.ofSeconds(10),
-                    "the server dropped the waiter");
+            RealNode.await(() -> waiters(key) == 0, Duration.ofSeconds(10), "the server dropped the waiter");
         }
     }
 }
