@@ -21,7 +21,7 @@ from .durations import Duration
 from .election import election_steps, observe_steps
 from .errors import InvalidArgument, LockConflict, LockNotHeld, LockWaitTimeout
 from .held import HandleBase, holders_of
-from .options import LockOptions, wait_millis
+from .options import LockOptions
 from .session import SessionBase
 
 if TYPE_CHECKING:
@@ -71,8 +71,8 @@ class AsyncLockApi:
         """`acquire` without waiting (`blocking=False`): None when the key is busy (see
         `Locks.try_lock`)."""
         try:
-            return await self._client.take(LockOptions.single(key, session=self._session,
-                                                              **{**options, "blocking": False}))
+            options_ = LockOptions.single(key, session=self._session, **options)
+            return await self._client.take(options_.waiting(False, None))
         except LockConflict:
             return None
 
@@ -97,10 +97,7 @@ class AsyncLockBlock:
         """As `LockBlock.acquire` (redis-py's asyncio `Lock`): True once held, False when busy
         with `blocking=False` or when the `timeout` ran out. Cancel the awaiting task to stop a
         waiting acquire: its request is closed and the server drops the waiter."""
-        options = self.options
-        if blocking is not None or timeout is not None:
-            blocking = True if blocking is None else blocking
-            options = dataclasses.replace(options, wait_ms=wait_millis(None, timeout, blocking))
+        options = self.options.waiting(blocking, timeout)
         try:
             await self._take(options)
         except (LockConflict, LockWaitTimeout):

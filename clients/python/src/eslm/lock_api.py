@@ -4,14 +4,13 @@ neither imports the other for it."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
 from .cancel import Cancel
 from .durations import Duration
 from .errors import AcquireCancelled, InvalidArgument, LockConflict, LockNotHeld, LockWaitTimeout
 from .held import HeldLock
-from .options import LockOptions, wait_millis
+from .options import LockOptions
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -73,20 +72,20 @@ class LockApi:
         """A block that leads election `name` (docs/API.md "Elections"): `with
         locks.leadership("scheduler", value="10.0.0.7", wait="30s") as lead:`. Campaigns on
         entry as `candidate` (default: one of its own; under a session, the session's owner),
-        waiting up to `wait` to be elected (`LockWaitTimeout` after it, `LockConflict` with no
-        wait). `lead.term` fences the leader's writes. Renewed by the watchdog, loss-watched with
-        the election's observe, resigned at exit; a lost leadership sets `lead.lost` and
-        `lead.stopping`, calls `on_lost` and ends the block with `LockLost`, as a lock's. With
-        no `wait` the campaign waits until elected."""
+        waiting until elected (at most `wait` when given, then `LockWaitTimeout`; `wait=0`:
+        `LockConflict` when someone leads). `lead.term` fences the leader's writes. Renewed by
+        the watchdog, loss-watched with the election's observe, resigned at exit; a lost
+        leadership sets `lead.lost` and `lead.stopping`, calls `on_lost` and ends the block with
+        `LockLost`, as a lock's."""
         return LockBlock(self._client, LockOptions.leadership(
             name, candidate=candidate, value=value, wait=wait, lease=lease, session=self._session,
             on_lost=on_lost))
 
     def try_lock(self, key: str, **options: Unpack[LockArgs]) -> HeldLock | None:
-        """`acquire` without waiting (`blocking=False`): None when the key is busy (or its grant
-        arrived too late to be handed over, `GrantExpired`)."""
+        """`acquire` without waiting (`blocking=False`, whatever the options say): None when the
+        key is busy (or its grant arrived too late to be handed over, `GrantExpired`)."""
         try:
-            return self._client.take(self._options(LockOptions.single, key, {**options, "blocking": False}))
+            return self._client.take(self._options(LockOptions.single, key, options).waiting(False, None))
         except LockConflict:
             return None
 
@@ -122,10 +121,7 @@ class LockBlock:
         """Acquires; True once held, False when it was not: busy with `blocking=False`, the
         `timeout` ran out, or another thread cancelled it. `blocking`/`timeout` given here
         replace those `lock()` was called with (redis-py's and kazoo's signature)."""
-        options = self.options
-        if blocking is not None or timeout is not None:
-            blocking = True if blocking is None else blocking
-            options = dataclasses.replace(options, wait_ms=wait_millis(None, timeout, blocking))
+        options = self.options.waiting(blocking, timeout)
         try:
             self._take(options)
         except (LockConflict, LockWaitTimeout, AcquireCancelled):

@@ -326,6 +326,14 @@ class LockOptions:
                    reentrant=reentrant, lock_delay_ms=optional_millis(lock_delay, "lock_delay"),
                    preempt_ms=optional_millis(preempt, "preempt"), on_revoke=on_revoke)
 
+    def waiting(self, blocking: bool | None, timeout: Duration | None) -> "LockOptions":
+        """These options with a lock object's `acquire(blocking, timeout)` (redis-py's and
+        kazoo's signature): unchanged when neither is given."""
+        if blocking is None and timeout is None:
+            return self
+        blocking = True if blocking is None else blocking
+        return dataclasses.replace(self, wait_ms=wait_millis(None, timeout, blocking))
+
     def path(self) -> str:
         if self.multi:
             return "/_locks/_acquire"
