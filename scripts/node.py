@@ -335,25 +335,54 @@ class Security:
         return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
 
 
-# Test nodes listen on ports below Linux's ephemeral range (32768-60999 by default): a port the
-# kernel hands out (bind to port 0, an outgoing connection's local port) can be taken by another
-# process between the moment it is picked and the moment the node binds it, and CI saw a node's
-# HTTP port answered by another node's transport ("This is not an HTTP port"). Ports here are
-# drawn at random among 12,000, so lanes running side by side rarely meet.
+# Test nodes listen on ports below Linux's ephemeral range (32768-60999 by default), so that no
+# outgoing connection's local port takes one. A node binds its ports only once it has booted
+# (tens of seconds on a busy machine), and `make test` runs lanes side by side: CI saw a node's
+# HTTP port answered by another node's transport, and a node fail to bind its port. So every port
+# handed out is reserved for the life of the process that asked (a file named after it in
+# PORT_RESERVATIONS, holding that process's pid), and no other process takes it meanwhile.
 TEST_PORTS = range(20000, 32000)
+PORT_RESERVATIONS = Path("/tmp/eslm-test-ports")
+_handed_out: set[int] = set()
+
+
+def _reserve(port: int) -> bool:
+    """Whether `port` is now reserved for this process (a reservation of a dead process is taken over)."""
+    PORT_RESERVATIONS.mkdir(exist_ok=True)
+    path = PORT_RESERVATIONS / str(port)
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            try:
+                pid = int(path.read_text() or "0")
+                os.kill(pid, 0)
+                return False  # held by a live process
+            except (ValueError, ProcessLookupError, FileNotFoundError):
+                path.unlink(missing_ok=True)  # its process is gone: take it over
+                continue
+            except PermissionError:
+                return False
+        with os.fdopen(fd, "w") as f:
+            f.write(str(os.getpid()))
+        return True
+    return False
 
 
 def free_port() -> int:
-    """A port of TEST_PORTS that nothing on 127.0.0.1 listens on now."""
+    """A port of TEST_PORTS reserved for this process that nothing on 127.0.0.1 listens on now."""
     rng = random.SystemRandom()
-    for _ in range(200):
+    for _ in range(500):
         port = rng.randrange(TEST_PORTS.start, TEST_PORTS.stop)
+        if port in _handed_out or not _reserve(port):
+            continue
         with socket.socket() as s:
             try:
                 s.bind(("127.0.0.1", port))
             except OSError:
-                continue
-            return port
+                continue  # in use by something outside the tests: keep it reserved, pick another
+        _handed_out.add(port)
+        return port
     raise RuntimeError(f"no free port in {TEST_PORTS}")
 
 
