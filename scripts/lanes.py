@@ -53,6 +53,7 @@ def main() -> int:
             tees[name] = threading.Thread(target=_tee, args=(process.stdout, log), daemon=True)
             tees[name].start()
         running.append((name, log, process))
+    log_of = {name: log for name, log, _ in running}
     ended: dict[str, tuple[object, float]] = {}
     while len(ended) < len(running):
         for name, _, process in running:
@@ -61,6 +62,9 @@ def main() -> int:
                 if name in tees:
                     tees[name].join(timeout=10)  # its last lines first
                 print(f"=== lane {name} ended: exit {process.returncode} after {ended[name][1]:.0f}s", flush=True)
+                if process.returncode != 0:
+                    # said at once as well as at the end: CI may keep only a window of a long output
+                    print(_failure_summary(log_of[name], tail=15), flush=True)
         if time.monotonic() - started > args.timeout:
             for name, _, process in running:
                 if name not in ended:
@@ -91,7 +95,9 @@ def _failure_summary(log: Path, tail: int = 40) -> str:
     FAILED and ERROR lines) when there is one, else the log's last lines."""
     lines = log.read_text(errors="replace").splitlines()
     marks = [i for i, line in enumerate(lines) if "short test summary info" in line]
-    return "\n".join(lines[marks[-1]:] if marks else lines[-tail:])
+    if marks:
+        return "\n".join(line[:300] for line in lines[marks[-1]:][: tail * 4])
+    return "\n".join(line[:300] for line in lines[-tail:])
 
 
 def _tee(stream, log: Path) -> None:
