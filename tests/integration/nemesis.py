@@ -67,13 +67,23 @@ class Nemesis:
         self.green_at: list[float] = []
         self.green_watch = threading.Thread(target=self.watch_green, name="nemesis-green", daemon=True)
 
-    def schedule(self):
-        """Endless (kind, target) pairs: each round the required ones first, then the others."""
+    def schedule(self, made: set):
+        """Endless (kind, target) pairs: each round the required ones first, then the others. A
+        required fault that came to nothing (e.g. `pause_both` while one node was both owner and
+        master) and has not been made yet is tried again after the next fault, which may change
+        the roles, and after every fault until it is made, so a run does not end without it for
+        want of the right moment."""
+        tried = set()
         while True:
             required, optional = list(REQUIRED), list(OPTIONAL)
             self.rng.shuffle(required)
             self.rng.shuffle(optional)
-            yield from required + optional
+            for fault in required + optional:
+                yield fault
+                tried.add(fault)
+                missed = next((f for f in REQUIRED if f in tried and f not in made and f != fault), None)
+                if missed is not None:
+                    yield missed
 
     def watch_green(self) -> None:
         """Notes each moment `.locks` is seen green, asking a node that is up (a frozen one
@@ -91,7 +101,8 @@ class Nemesis:
         netcut.heal_all()
         for n in self.cluster.nodes:
             netcut.mark(n)  # before any cut: the connections open at a cut are marked already
-        plan = self.schedule()
+        made: set = set()
+        plan = self.schedule(made)
         while not self.stop.wait(self.rng.uniform(*self.pause_between)):
             kind, aim = next(plan)
             if kind in ("kill", "pause", "short_pause", "pause_both", "restart", "partition") and not self.others_up():
@@ -100,6 +111,7 @@ class Nemesis:
             try:
                 fields = getattr(self, kind)(aim)
                 if fields.pop("effective"):
+                    made.add((kind, aim))
                     self.history.ok(op, **fields)
                 else:
                     self.history.info(op, status="no-op", **fields)

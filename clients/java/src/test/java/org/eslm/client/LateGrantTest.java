@@ -50,14 +50,16 @@ class LateGrantTest extends NodeTest {
     void aGrantDeliveredAfterItsRenewalWasDueIsRenewedThenHandedOver() {
         String key = uniqueKey("late-renewed");
         try (LockClient late = builder()
-                .wrapTransport(t -> new LateAcquireAnswers(t, Duration.ofMillis(500)))
+                .wrapTransport(t -> new LateAcquireAnswers(t, Duration.ofMillis(1500)))
                 .build()) {
-            // Renewal due a third into the 1 s lease, at ~333 ms; the answer arrives at ~500 ms.
-            try (HeldLock lock = late.acquire(key, ONE_SECOND_LEASE)) {
+            // Renewal due a third into the 3 s lease, at ~1 s; the answer arrives at ~1.5 s. Not
+            // renewed, ~1.5 s would be left; renewed, nearly 3 s. (A lease of seconds, not of one,
+            // so that a renewal the watchdog sends late on a loaded machine still lands in time.)
+            try (HeldLock lock = late.acquire(key, AcquireOptions.defaults().withLease(Duration.ofSeconds(3)))) {
                 long leaseLeft = locks.lockInfo(key).holders().get(0).leaseMs();
-                assertTrue(leaseLeft > 700, "renewed before it was handed over: " + leaseLeft + " ms left");
+                assertTrue(leaseLeft > 2200, "renewed before it was handed over: " + leaseLeft + " ms left");
                 assertFalse(lock.isLost());
-                assertHeldThroughout(key, Duration.ofSeconds(2)); // the watchdog renews it after that
+                assertHeldThroughout(key, Duration.ofSeconds(4)); // the watchdog renews it after that
             }
         }
         assertFalse(locks.isLocked(key));
