@@ -36,6 +36,8 @@ EXPECTED = {
     "locks.watch",
     "elections.campaign", "elections.resign", "elections.renew", "elections.get", "elections.observe",
     "cat.elections",
+    "groups.create", "groups.delete", "groups.list", "groups.get", "groups.observe", "groups.join",
+    "groups.leave", "groups.heartbeat", "groups.update",
 }
 
 

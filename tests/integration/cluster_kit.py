@@ -149,8 +149,9 @@ def move_partition(cluster, to):
         if r.status_code == 200:
             break
         # The balancer (or the plugin keeping copies off the master) moved the primary between
-        # the look and the command: look again once the cluster has settled.
-        assert r.status_code == 400 and "failed to find it" in r.text and time.monotonic() < deadline, r.text
+        # the look and the command, or is moving it now: look again once the cluster has settled.
+        moving = "failed to find it" in r.text or "shard is not started" in r.text
+        assert r.status_code == 400 and moving and time.monotonic() < deadline, r.text
         http(owner, "GET", "/_cluster/health/.locks?wait_for_no_relocating_shards=true"
              "&wait_for_no_initializing_shards=true&timeout=30s", timeout=40)
     seen = []

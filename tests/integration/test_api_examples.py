@@ -28,6 +28,7 @@ API_MD = Path(__file__).resolve().parents[2] / "docs" / "API.md"
 OWNERS = ("worker-1", "worker-2", "transfer-7")
 SEMAPHORE = "api-quota"  # the semaphore of the examples (docs/API.md "Semaphores")
 ELECTION = "db-primary"  # the election of the examples (docs/API.md "Elections")
+GROUP = "workers"  # the group of the examples (docs/API.md "Groups")
 DOC_TOKEN = re.compile(r"\b109951162777\d\b")
 # Where a documented session id stands in a request: a body's "session" or the URL.
 DOC_SESSION = re.compile(r'"session": "([^"]+)"|/_session/([^/?\s]+)')
@@ -37,7 +38,7 @@ VOLATILE = {"@timestamp", "fencing_token", "token", "session", "node", "id", "na
             "lease_ms", "waited_ms", "wait_left_ms", "expires_in_ms", "native_library",
             "waiter_id", "p50", "p90", "p99", "max", "count", "window_count", "acquires", "grants", "releases",
             "conflicts", "renewals", "held", "waiting", "queued", "timeouts", "expiries",
-            "deadlocks", "cancelled", "epoch", "reason", "term"}
+            "deadlocks", "cancelled", "epoch", "reason", "term", "version"}
 # Fields whose documented value is the default build's (pom.xml) and whose live value is the
 # node's: a node of another supported version (README "Versions") answers its own.
 PER_VERSION = {"elasticsearch_version": esnode.es_version()}
@@ -168,6 +169,15 @@ class World:
         # Whatever acquisition holds them (an example may name none): the administrator's tool.
         self.lc.force_release(SEMAPHORE, scope="semaphore")
         self.lc.force_release(ELECTION, scope="election")
+        self.lc.force_release(GROUP, scope="group")
+        self.lc.call("DELETE", f"/_groups/{GROUP}")
+
+    def group(self, member: str | None = None) -> None:
+        """The example group, created, with `member` joined as the examples name it."""
+        ok(self.lc.call("PUT", f"/_groups/{GROUP}"))
+        if member:
+            ok(self.lc.call("POST", f"/_groups/{GROUP}/_join", {
+                "member": member, "acquisition": f"{member}-a", "capabilities": {"queues": ["eu"]}}))
 
     def hold(self, key: str, owner: str = "worker-1", doc_token: str | None = None, **kw) -> int:
         token = ok(self.lc.acquire(key, owner, **kw))["fencing_token"]
@@ -287,6 +297,8 @@ def setup_for(reqs, w: World) -> None:
         setup_semaphore(first_method, first_path, reqs, w)
     elif first_path.startswith("/_elections/"):
         setup_election(first_method, first_path, reqs, w)
+    elif first_path.startswith("/_groups"):
+        setup_group(first_method, first_path, reqs, w)
     else:
         pytest.fail(f"docs/API.md has an example with no setup here: {signature(reqs)}")
 
@@ -351,6 +363,17 @@ def setup_election(method: str, path: str, reqs, w: World) -> None:
         w.queue_candidate("worker-2")
     else:
         pytest.fail(f"no setup for the election example {signature(reqs)}")
+
+
+def setup_group(method: str, path: str, reqs, w: World) -> None:
+    """The state of the group examples: no group for its creation; the group without members for
+    a join, the listing and the deletion; worker-1 a member for the rest."""
+    if method == "PUT":
+        return
+    if path.endswith("/_join") or path == "/_groups" or method == "DELETE":
+        w.group()
+    else:
+        w.group("worker-1")
 
 
 # --- the test ---------------------------------------------------------------------------------

@@ -243,6 +243,27 @@ pub struct DelayInfo {
     pub delay_left_ms: Millis,
 }
 
+/// A group's state (docs/LOCK_CORE.md, "Groups"): its members in name order and its version,
+/// which changes whenever a member joins, leaves or changes its capabilities.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GroupInfo {
+    pub group: String,
+    pub version: u64,
+    pub members: Vec<GroupMember>,
+}
+
+/// One member of a group: its grant on the group's key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GroupMember {
+    pub member: String,
+    pub fencing_token: FencingToken,
+    pub capabilities: Option<String>,
+    /// Lease left (a session member's is its session's).
+    pub lease_ms: Millis,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+}
+
 /// One held lock, as listed by owner or prefix. Read back only as a snapshot's lock
 /// ([`crate::LockSnapshot`]): members it does not know are refused there (docs/ARCHITECTURE.md,
 /// "Formats and versions").

@@ -49,6 +49,15 @@ pub enum ErrorCode {
     /// A semaphore acquire named another `limit` than the one the semaphore has while anyone
     /// holds or waits (HTTP 409; docs/LOCK_CORE.md, "Semaphores").
     SemaphoreLimitMismatch = 11,
+    /// The group does not exist: never created, or deleted (HTTP 404; docs/LOCK_CORE.md,
+    /// "Groups").
+    GroupNotFound = 12,
+    /// A group of that name exists already (HTTP 409).
+    GroupExists = 13,
+    /// A group that has members cannot be deleted (HTTP 409).
+    GroupNotEmpty = 14,
+    /// The member is in the group already, under another acquisition (HTTP 409).
+    MemberExists = 15,
     /// A bug: an invariant broke or a panic was caught (HTTP 500).
     Internal = 99,
 }
@@ -84,6 +93,14 @@ pub enum LockError {
     /// `owner` does not hold `key` any more: a waiter of higher priority preempted it after the
     /// grace it was given (docs/LOCK_CORE.md, "Preemption").
     Preempted { key: String, owner: String },
+    /// Group `group` does not exist.
+    GroupNotFound { group: String },
+    /// Group `group` exists already.
+    GroupExists { group: String },
+    /// Group `group` still has `members`.
+    GroupNotEmpty { group: String, members: usize },
+    /// `member` is in group `group` already.
+    MemberExists { group: String, member: String },
 }
 
 impl LockError {
@@ -111,6 +128,10 @@ impl LockError {
             // No code of its own (codes are frozen in the C header): a preempted lock is not
             // held (HTTP 404); the message and the details say why.
             LockError::Preempted { .. } => ErrorCode::NotHeld,
+            LockError::GroupNotFound { .. } => ErrorCode::GroupNotFound,
+            LockError::GroupExists { .. } => ErrorCode::GroupExists,
+            LockError::GroupNotEmpty { .. } => ErrorCode::GroupNotEmpty,
+            LockError::MemberExists { .. } => ErrorCode::MemberExists,
         }
     }
 
@@ -183,6 +204,14 @@ impl fmt::Display for LockError {
             ),
             LockError::Cancelled { key, owner, reason } => {
                 write!(f, "[{owner}]'s wait for lock [{key}] was cancelled: {reason}")
+            }
+            LockError::GroupNotFound { group } => write!(f, "group [{group}] does not exist"),
+            LockError::GroupExists { group } => write!(f, "group [{group}] already exists"),
+            LockError::GroupNotEmpty { group, members } => {
+                write!(f, "group [{group}] has [{members}] members: they must leave first")
+            }
+            LockError::MemberExists { group, member } => {
+                write!(f, "[{member}] is a member of group [{group}] already")
             }
         }
     }

@@ -13,6 +13,7 @@
 //! | 2 | a `format` member, the first of every `PartitionDelta` and `PartitionSnapshot`; their records refuse members they do not know |
 //! | 3 | a semaphore's holders may hold more permits than its `limit` (a limit lowered while held, docs/LOCK_CORE.md "Semaphores"): a reader of format 2 refuses such a snapshot, so a limit goes below the permits held only when every node reads format 3; locks carry their `lock_delay_ms` and snapshots and deltas the lock-delays running (`delays`, docs/LOCK_CORE.md "Lock-delay"), so no lock is granted with a delay before every node reads format 3 |
 //! | 4 | locks carry the digest of the `acquisition` that holds them (docs/API.md "Acquisitions"); a writer for format 3 leaves it out, and a lock without one is named by an acquisition only together with its token |
+//! | 5 | groups (docs/LOCK_CORE.md "Groups"): snapshots carry the partition's `groups`, deltas the whole list when it changed, and locks may be of scope `group`; no group is created before every node reads format 5, so a writer for format 4 has none to leave out |
 //!
 //! The rules: a writer that adds or changes a member raises [`STATE_FORMAT`]; a reader takes
 //! every format from [`OLDEST_STATE_FORMAT`] to [`STATE_FORMAT`] and refuses a newer one by its
@@ -23,7 +24,7 @@
 use crate::error::LockError;
 
 /// The format this build writes (the newest it reads).
-pub const STATE_FORMAT: u32 = 4;
+pub const STATE_FORMAT: u32 = 5;
 
 /// The first format whose readers import a semaphore whose holders exceed its lowered limit:
 /// before every node reads it, a limit is never lowered below the permits held.
@@ -35,6 +36,9 @@ pub const STATE_FORMAT_LOCK_DELAY: u32 = 3;
 
 /// The first format that carries a lock's acquisition digest.
 pub const STATE_FORMAT_ACQUISITION: u32 = 4;
+
+/// The first format that carries groups: before every node reads it, no group is created.
+pub const STATE_FORMAT_GROUPS: u32 = 5;
 
 /// The oldest format this build reads: documents without a `format` member.
 pub const OLDEST_STATE_FORMAT: u32 = 1;

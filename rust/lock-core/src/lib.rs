@@ -50,9 +50,9 @@ mod types;
 mod validate;
 
 pub use answer::{
-    AcquireOutcome, DelayInfo, Grant, HolderInfo, KeyInfo, LimitChanged, LockInfo, MultiOutcome,
-    Queued, Released, Renewed, SessionEnded, SessionInfo, TokenGrant, TokenOutcome, WaiterInfo,
-    WatchOutcome, WatchReason, Watched,
+    AcquireOutcome, DelayInfo, Grant, GroupInfo, GroupMember, HolderInfo, KeyInfo, LimitChanged,
+    LockInfo, MultiOutcome, Queued, Released, Renewed, SessionEnded, SessionInfo, TokenGrant,
+    TokenOutcome, WaiterInfo, WatchOutcome, WatchReason, Watched,
 };
 pub use config::{
     Config, Limits, MAX_AGING_MS, MAX_AUDIT_CAPACITY, MAX_LEASE_EVER_MS, MAX_LOCK_DELAY_MS,
@@ -61,7 +61,8 @@ pub use error::{ErrorCode, LockError};
 pub use event::{CancelReason, Event};
 pub use format::{
     check_state_format, check_write_format, current_state_format, OLDEST_STATE_FORMAT,
-    STATE_FORMAT, STATE_FORMAT_ACQUISITION, STATE_FORMAT_LOCK_DELAY, STATE_FORMAT_OVER_LIMIT,
+    STATE_FORMAT, STATE_FORMAT_ACQUISITION, STATE_FORMAT_GROUPS, STATE_FORMAT_LOCK_DELAY,
+    STATE_FORMAT_OVER_LIMIT,
 };
 pub use histogram::{
     Histogram, HistogramSummary, MAX_TRACKED_MS, RELATIVE_ERROR, SLOT_MS, SUB_BUCKETS, WINDOW_MS,

@@ -39,6 +39,8 @@ pub struct Standby {
     delays: Vec<Applied<DelaySnapshot>>,
     /// The primary's recovery grace left when its full state arrived (deltas never change it).
     grace: Applied<Millis>,
+    /// The partition's groups, as the primary last sent them whole.
+    groups: Vec<String>,
 }
 
 impl Standby {
@@ -54,6 +56,7 @@ impl Standby {
             sessions: BTreeMap::new(),
             delays: Vec::new(),
             grace: Applied { item: snap.grace_ms, at: now },
+            groups: snap.groups.clone(),
         };
         s.upsert(&snap.locks, &snap.sessions, now);
         s.add_delays(&snap.delays, now);
@@ -136,6 +139,9 @@ impl Standby {
         }
         self.upsert(&delta.locks, &delta.sessions, now);
         self.add_delays(&delta.delays, now);
+        if let Some(groups) = &delta.groups {
+            self.groups.clone_from(groups);
+        }
         self.counter = delta.counter;
         self.seq = delta.seq;
         Ok(())
@@ -187,6 +193,7 @@ impl Standby {
             sessions,
             grace_ms,
             delays,
+            groups: self.groups.clone(),
         }
     }
 

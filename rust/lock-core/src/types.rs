@@ -53,9 +53,15 @@ pub enum Scope {
     /// fencing token is the term; its grant may carry a `value` (docs/LOCK_CORE.md,
     /// "Elections"). Its names are a name space of their own.
     Election,
+    /// A group's membership (docs/LOCK_CORE.md, "Groups"): each member holds the group's key
+    /// shared, under its lease or session, with its capabilities as the grant's `value`. A
+    /// group exists from its creation to its deletion, members or not. Its names are a name
+    /// space of their own.
+    Group,
 }
 
-/// Longest election `value`, in UTF-8 bytes (docs/LOCK_CORE.md, "Elections").
+/// Longest election `value` (and group member's capabilities), in UTF-8 bytes
+/// (docs/LOCK_CORE.md, "Elections", "Groups").
 pub const MAX_ELECTION_VALUE_BYTES: usize = 1024;
 
 /// Largest semaphore `limit` (and so `permits`): a `u16`, which keeps a [`Scope::Semaphore`]

@@ -19,7 +19,7 @@
  * "Formats and versions"): `lock_core::STATE_FORMAT`, written out because cbindgen emits only
  * literals; an assertion beside it (rust/lock-jni/src/ops/mod.rs) fails the build when they differ.
  */
-#define ESLM_STATE_FORMAT 4
+#define ESLM_STATE_FORMAT 5
 
 /**
  * The oldest format of the state documents this build reads: `lock_core::OLDEST_STATE_FORMAT`.
@@ -96,6 +96,23 @@ enum LmStatus
    * holds or waits (HTTP 409; docs/LOCK_CORE.md, "Semaphores").
    */
   LM_STATUS_SEMAPHORE_LIMIT_MISMATCH = 11,
+  /**
+   * The group does not exist: never created, or deleted (HTTP 404; docs/LOCK_CORE.md,
+   * "Groups").
+   */
+  LM_STATUS_GROUP_NOT_FOUND = 12,
+  /**
+   * A group of that name exists already (HTTP 409).
+   */
+  LM_STATUS_GROUP_EXISTS = 13,
+  /**
+   * A group that has members cannot be deleted (HTTP 409).
+   */
+  LM_STATUS_GROUP_NOT_EMPTY = 14,
+  /**
+   * The member is in the group already, under another acquisition (HTTP 409).
+   */
+  LM_STATUS_MEMBER_EXISTS = 15,
   /**
    * A bug: an invariant broke or a panic was caught (HTTP 500).
    */
@@ -238,6 +255,28 @@ enum EslmOp
    * request of `create` actions (NDJSON text) and how many documents it holds.
    */
   ESLM_OP_AUDIT_DRAIN = 28,
+  /**
+   * Create a group (docs/API.md "Groups"): `{"group"}` -> `{"group", "created"}`. Refused while
+   * a node of the cluster reads a state format older than `lock_core::STATE_FORMAT_GROUPS`.
+   */
+  ESLM_OP_GROUP_CREATE = 29,
+  /**
+   * Delete a group that has no member: `{"group"}` -> `{"group", "deleted"}`.
+   */
+  ESLM_OP_GROUP_DELETE = 30,
+  /**
+   * The partition's groups: `{}` -> `{"groups": [names]}`.
+   */
+  ESLM_OP_GROUP_LIST = 31,
+  /**
+   * A group's members and version: `{"group", "observed_version"?}` -> `{"group", "version",
+   * "members", "changed"?}`.
+   */
+  ESLM_OP_GROUP_INFO = 32,
+  /**
+   * Replace a member's capabilities: `{"group", "member", "capabilities"?}` -> the member.
+   */
+  ESLM_OP_GROUP_UPDATE = 33,
 };
 #if __STDC_VERSION__ >= 202311L
 typedef enum EslmOp EslmOp;

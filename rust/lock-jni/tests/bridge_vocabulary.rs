@@ -45,8 +45,8 @@ fn every_op_in_the_header_is_dispatched_under_its_name() {
         assert_eq!(&upper_snake(&format!("{op:?}")), name);
     }
     assert_eq!(header.first(), Some(&("ACQUIRE".to_owned(), 1)));
-    assert_eq!(header.last(), Some(&("AUDIT_DRAIN".to_owned(), 28)));
-    assert!(Op::from_code(0).is_err() && Op::from_code(29).is_err() && Op::from_code(-1).is_err());
+    assert_eq!(header.last(), Some(&("GROUP_UPDATE".to_owned(), 33)));
+    assert!(Op::from_code(0).is_err() && Op::from_code(34).is_err() && Op::from_code(-1).is_err());
 }
 
 #[test]
@@ -64,6 +64,10 @@ fn statuses_in_the_header_are_the_core_error_codes() {
         ErrorCode::Cancelled,
         ErrorCode::CorePanic,
         ErrorCode::SemaphoreLimitMismatch,
+        ErrorCode::GroupNotFound,
+        ErrorCode::GroupExists,
+        ErrorCode::GroupNotEmpty,
+        ErrorCode::MemberExists,
         ErrorCode::Internal,
     ];
     let expected: Vec<(String, i32)> =
@@ -83,6 +87,10 @@ fn statuses_in_the_header_are_the_core_error_codes() {
         ("CANCELLED", 9),
         ("CORE_PANIC", 10),
         ("SEMAPHORE_LIMIT_MISMATCH", 11),
+        ("GROUP_NOT_FOUND", 12),
+        ("GROUP_EXISTS", 13),
+        ("GROUP_NOT_EMPTY", 14),
+        ("MEMBER_EXISTS", 15),
         ("INTERNAL", 99),
     ];
     let got: Vec<(&str, i32)> = expected.iter().map(|(n, c)| (n.as_str(), *c)).collect();

@@ -19,7 +19,8 @@ from .aio import AsyncHeldLock, AsyncLeadership, AsyncLockBlock, AsyncLocks, Asy
 from .aio_election import AsyncLeaderLoop
 from .client import Locks
 from .election import LeaderLoop, Leadership
-from .errors import (AcquireCancelled, BadRequest, CorePanic, Deadlock, GrantExpired, IllegalArgument,
+from .errors import (AcquireCancelled, BadRequest, CorePanic, Deadlock, GrantExpired, GroupAlreadyExists,
+                     GroupNotEmpty, GroupNotFound, IllegalArgument, MemberAlreadyJoined,
                      InvalidArgument, LimitExceeded, LockConflict, LockConnectionError, LockError,
                      LockLost, LockNotHeld, LockWaitTimeout, PartitionUnavailable, RequestEOFError,
                      RequestParseError, RequestTooLarge, SemaphoreLimitMismatch, SessionLost,
@@ -39,4 +40,5 @@ __all__ = [
     "Deadlock", "RequestTooLarge", "LimitExceeded", "CorePanic", "Unavailable",
     "PartitionUnavailable", "AcquireCancelled", "LockLost", "SessionLost", "SemaphoreLimitMismatch", "GrantExpired",
     "LockConnectionError", "VersionConflict", "StaleToken", "UpdateConflict",
+    "GroupNotFound", "GroupAlreadyExists", "GroupNotEmpty", "MemberAlreadyJoined",
 ]

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from . import documents, steps
 from .aio_election import AsyncLeaderLoop, AsyncLeadershipBase
 from .client import ClientBase
+from .groups import GroupApi
 from .durations import Duration
 from .election import election_steps, observe_steps
 from .errors import InvalidArgument, LockConflict, LockNotHeld, LockWaitTimeout
@@ -275,7 +276,7 @@ class AsyncSession(AsyncCallbacks, SessionBase, AsyncLockApi):
         return False
 
 
-class AsyncLocks(ClientBase, AsyncLockApi):
+class AsyncLocks(ClientBase, AsyncLockApi, GroupApi):
     """Locks over an `AsyncElasticsearch` client; the same settings as `Locks`. Tasks sharing
     it exclude each other (an owner per acquisition); `reentrant=True` is scoped to the task.
     `async with AsyncLocks(aes) as alocks:` (or `await alocks.close()`) lets go of everything

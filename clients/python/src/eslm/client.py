@@ -19,6 +19,7 @@ from .cancel import Cancel
 from .durations import Duration, to_millis
 from .errors import InvalidArgument, LockConflict, Unavailable
 from .election import LeaderLoop, Leadership, election_steps, observe_steps
+from .groups import GroupApi
 from .held import HeldLock, Holds, LossWatcher, Renewer, holders_of
 from .lock_api import LockApi
 from .options import MAX_SEMAPHORE_LIMIT, SEMAPHORE, LockOptions, Target, check_count, check_name, path_of
@@ -153,7 +154,7 @@ class ClientBase:
         return steps.simple("GET", path, None, self.retry_for_ms / 1000)
 
 
-class Locks(ClientBase, LockApi):
+class Locks(ClientBase, LockApi, GroupApi):
     """Locks over a sync `Elasticsearch` client: `locks = Locks(es)`, then
     `with locks.lock("orders-42", lease="30s") as held: ... held.fencing_token ...`."""
 

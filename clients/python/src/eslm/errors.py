@@ -86,6 +86,22 @@ class LockWaitTimeout(LockError, error_type="lock_wait_timeout_exception", statu
     """409: the request queued for its whole `wait` without being granted."""
 
 
+class GroupNotFound(LockError, error_type="group_not_found_exception", status=404):
+    """404: the group does not exist (never created, or deleted; docs/API.md "Groups")."""
+
+
+class GroupAlreadyExists(LockError, error_type="group_already_exists_exception", status=409):
+    """409: a group of that name exists already."""
+
+
+class GroupNotEmpty(LockError, error_type="group_not_empty_exception", status=409):
+    """409: a group that has members cannot be deleted; they leave first."""
+
+
+class MemberAlreadyJoined(LockError, error_type="member_already_joined_exception", status=409):
+    """409: the member is in the group already, under another acquisition."""
+
+
 class SemaphoreLimitMismatch(LockError, error_type="semaphore_limit_mismatch_exception", status=409):
     """409: a semaphore acquire named another `limit` than the semaphore has while anyone holds
     or waits (docs/API.md "Semaphores"); `limit` is the semaphore's."""
@@ -191,7 +207,7 @@ def from_transport(error: BaseException) -> LockConnectionError:
 _BY_TYPE = {(cls.http_status, cls.error_type): cls for cls in (
     RequestParseError, RequestEOFError, IllegalArgument, LockNotHeld, SessionNotFound,
     LockConflict, LockWaitTimeout, SemaphoreLimitMismatch, Deadlock, RequestTooLarge, LimitExceeded, CorePanic,
-    PartitionUnavailable, VersionConflict,
+    PartitionUnavailable, VersionConflict, GroupNotFound, GroupAlreadyExists, GroupNotEmpty, MemberAlreadyJoined,
 )}
 
 _BY_STATUS = {400: BadRequest, 503: Unavailable}

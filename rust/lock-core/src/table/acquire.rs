@@ -135,7 +135,7 @@ impl LockTable {
         queued: impl FnOnce(Queued) -> T,
     ) -> Result<T, LockError> {
         let semaphore = self.semaphore_terms(req, now)?;
-        Self::check_election(req)?;
+        self.check_election(req)?;
         // A semaphore's holders share the key; their permits decide (`semaphore.rs`).
         let mode = if semaphore.is_some() { Mode::Shared } else { req.mode };
         let targets = [Spec { name: &req.key, scope: req.scope, mode }];
@@ -210,6 +210,12 @@ impl LockTable {
         let max_keys = self.config.limits.max_keys_per_request;
         if req.targets.len() > max_keys {
             return Err(self.limit_exceeded("max_keys_per_request", max_keys as u64));
+        }
+        if req.multi && req.targets.iter().any(|t| t.scope == Scope::Group) {
+            return Err(LockError::invalid(
+                "locks",
+                "a group is joined on its own, not in a multi-lock",
+            ));
         }
         // Merge duplicates (stronger mode wins), keep first-seen order.
         for s in req.targets {

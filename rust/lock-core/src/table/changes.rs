@@ -56,6 +56,11 @@ pub struct PartitionDelta {
     /// left runs out (docs/LOCK_CORE.md, "Lock-delay").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub delays: Vec<DelaySnapshot>,
+    /// The partition's groups, all of them, when the set changed since the previous take
+    /// (format 5; absent when unchanged): a group is created and deleted rarely, and a whole list
+    /// cannot be applied out of order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups: Option<Vec<String>>,
 }
 
 impl PartitionDelta {
@@ -74,6 +79,7 @@ impl PartitionDelta {
             && self.sessions.is_empty()
             && self.ended_sessions.is_empty()
             && self.delays.is_empty()
+            && self.groups.is_none()
     }
 }
 
@@ -183,6 +189,7 @@ impl LockTable {
         let mut session_ids = std::mem::take(&mut c.sessions);
         let ended = std::mem::take(&mut c.ended);
         let delays = std::mem::take(&mut c.delays);
+        let groups = std::mem::take(&mut self.groups.changed).then(|| self.group_names());
         lock_idx.sort_unstable();
         lock_idx.dedup();
         session_ids.sort_unstable();
@@ -202,7 +209,8 @@ impl LockTable {
             && released.is_empty()
             && session_ids.is_empty()
             && ended.is_empty()
-            && delays.is_empty());
+            && delays.is_empty()
+            && groups.is_none());
         if changed {
             // An empty take keeps the seq: there is nothing to send, and a replica that never
             // sees it has no gap.
@@ -218,6 +226,7 @@ impl LockTable {
             sessions,
             ended_sessions: ended.iter().map(SessionId::to_string).collect(),
             delays,
+            groups,
         })
     }
 

@@ -71,14 +71,15 @@ impl LockTable {
         asked: Option<Millis>,
         mut scopes: impl Iterator<Item = Scope>,
     ) -> Result<Millis, LockError> {
-        let semaphore = scopes.any(|s| s == Scope::Semaphore);
+        // A semaphore's holders and a group's members share their key: no lock-delay.
+        let semaphore = scopes.any(|s| matches!(s, Scope::Semaphore | Scope::Group));
         match asked {
             Some(ms) if ms > MAX_LOCK_DELAY_MS => Err(LockError::invalid(
                 "lock_delay_ms",
                 format!("must be at most [{MAX_LOCK_DELAY_MS}ms], got [{ms}ms]"),
             )),
             Some(ms) if ms > 0 && semaphore => {
-                Err(LockError::invalid("lock_delay_ms", "a semaphore has no lock-delay"))
+                Err(LockError::invalid("lock_delay_ms", "a semaphore or group has no lock-delay"))
             }
             Some(ms) => Ok(ms),
             None if semaphore => Ok(0),
@@ -225,7 +226,8 @@ impl LockTable {
     pub(super) fn import_delay(&mut self, d: &DelaySnapshot) -> Result<(), LockError> {
         crate::validate::name(&d.key, d.scope, &self.config.limits)?;
         crate::validate::validate_owner(&d.owner)?;
-        if d.scope == Scope::Semaphore || d.delay_left_ms > MAX_LOCK_DELAY_MS {
+        if matches!(d.scope, Scope::Semaphore | Scope::Group) || d.delay_left_ms > MAX_LOCK_DELAY_MS
+        {
             return Err(LockError::invalid("snapshot", format!("bad lock-delay on [{}]", d.key)));
         }
         if d.delay_left_ms == 0 {

@@ -60,12 +60,16 @@ impl ElectionValues {
 /// A `value` is for elections only and bounded in length.
 pub(super) fn check_value(scope: Scope, value: Option<&str>) -> Result<(), LockError> {
     let Some(v) = value else { return Ok(()) };
-    if scope != Scope::Election {
-        return Err(LockError::invalid("value", "only an election grant has a value"));
-    }
-    if v.len() > MAX_ELECTION_VALUE_BYTES {
+    if scope != Scope::Election && scope != Scope::Group {
         return Err(LockError::invalid(
             "value",
+            "only an election grant and a group member have a value",
+        ));
+    }
+    if v.len() > MAX_ELECTION_VALUE_BYTES {
+        let field = if scope == Scope::Group { "capabilities" } else { "value" };
+        return Err(LockError::invalid(
+            field,
             format!("at most {MAX_ELECTION_VALUE_BYTES} bytes, got {}", v.len()),
         ));
     }
@@ -73,8 +77,10 @@ pub(super) fn check_value(scope: Scope, value: Option<&str>) -> Result<(), LockE
 }
 
 impl LockTable {
-    /// An election is held exclusively (one leader); its value is bounded.
-    pub(super) fn check_election(req: &AcquireRequest) -> Result<(), LockError> {
+    /// An election is held exclusively (one leader), a group joined as [`Self::check_group_join`]
+    /// says; a value is bounded.
+    pub(super) fn check_election(&self, req: &AcquireRequest) -> Result<(), LockError> {
+        self.check_group_join(req)?;
         if req.scope == Scope::Election && req.mode != Mode::Exclusive {
             return Err(LockError::invalid("mode", "an election is held exclusively"));
         }
@@ -105,8 +111,9 @@ impl LockTable {
     pub(super) fn check_election_values(&self) -> Result<(), String> {
         for l in self.election_values.held.keys() {
             let lk = self.locks.get(*l as usize).ok_or(format!("value of absent lock {l}"))?;
-            if !lk.live || self.key_state(lk.key).scope != Scope::Election {
-                return Err(format!("value kept for lock {l}, not a live election"));
+            let scope = self.key_state(lk.key).scope;
+            if !lk.live || !matches!(scope, Scope::Election | Scope::Group) {
+                return Err(format!("value kept for lock {l}, not a live election or member"));
             }
         }
         let values =

@@ -33,6 +33,7 @@ impl LockTable {
         self.check_waiters()?;
         self.check_watches()?;
         self.check_election_values()?;
+        self.check_groups()?;
         self.check_delays()?;
         self.check_preemption()?;
         self.check_owners_and_sessions()?;

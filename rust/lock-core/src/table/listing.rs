@@ -47,12 +47,13 @@ pub const SCAN_BUDGET: usize = 10_000;
 /// order).
 #[derive(Debug, Default)]
 pub(super) struct ListingIndex {
-    sets: [BTreeSet<Arc<str>>; 4],
+    sets: [BTreeSet<Arc<str>>; 5],
 }
 
-/// The scopes in listing order: for one name, a plain key, then the tree node, then the
-/// semaphore.
-const SCOPES: [Scope; 4] = [Scope::Key, Scope::Tree, Scope::Semaphore, Scope::Election];
+/// The scopes in listing order: for one name, a plain key, then the tree node, the semaphore,
+/// the election and the group.
+const SCOPES: [Scope; 5] =
+    [Scope::Key, Scope::Tree, Scope::Semaphore, Scope::Election, Scope::Group];
 
 /// The index of `scope`'s set.
 fn slot(scope: Scope) -> usize {
@@ -61,6 +62,7 @@ fn slot(scope: Scope) -> usize {
         Scope::Tree => 1,
         Scope::Semaphore => 2,
         Scope::Election => 3,
+        Scope::Group => 4,
     }
 }
 
@@ -97,7 +99,7 @@ type Range<'a> = Peekable<std::collections::btree_set::Range<'a, Arc<str>>>;
 
 /// The ranges of the index merged in listing order.
 struct Merged<'a> {
-    ranges: [Range<'a>; 4],
+    ranges: [Range<'a>; 5],
 }
 
 impl<'a> Iterator for Merged<'a> {
@@ -176,7 +178,9 @@ impl LockTable {
     pub(super) fn targeted(&self, k: KeyIdx) -> bool {
         let ks = self.key_state(k);
         match ks.scope {
-            Scope::Key | Scope::Semaphore | Scope::Election => !ks.holders.is_empty(),
+            Scope::Key | Scope::Semaphore | Scope::Election | Scope::Group => {
+                !ks.holders.is_empty()
+            }
             Scope::Tree => ks.holders.iter().any(|h| self.lock(h.lock).key == k),
         }
     }

@@ -87,7 +87,8 @@ impl LockTable {
         let locks = (self.live_locks * LOCK_BYTES
             + self.holder_entries * HOLDER_BYTES
             + self.listing.len() * LISTING_ENTRY_BYTES
-            + self.election_values.bytes) as u64;
+            + self.election_values.bytes
+            + self.groups.bytes) as u64;
         let waiters = (self.waiters.len() * WAITER_BYTES
             + self.queue_entries * QUEUE_ENTRY_BYTES
             + self.queues * QUEUE_BYTES

@@ -20,6 +20,7 @@ mod deadlock;
 mod delay;
 mod election;
 mod grant;
+mod group;
 mod ids;
 mod interner;
 mod introspect;
@@ -108,6 +109,8 @@ pub struct LockTable {
     watches: Watches,
     /// The values kept with election grants and waiting campaigns (`election.rs`).
     election_values: election::ElectionValues,
+    /// The partition's groups (their members are locks of scope group).
+    groups: group::Groups,
     /// Lock-delays asked for by live locks and running on keys (`delay.rs`).
     delays: delay::LockDelays,
     /// Grant priorities and pending revokes (`preempt.rs`).
@@ -169,6 +172,7 @@ impl LockTable {
             waiters: HashMap::new(),
             watches: Watches::default(),
             election_values: election::ElectionValues::default(),
+            groups: group::Groups::default(),
             delays: delay::LockDelays::default(),
             preemption: preempt::Preemption::default(),
             queue_entries: 0,

@@ -56,10 +56,10 @@ impl LockTable {
         if wait_ms == 0 {
             return Err(LockError::invalid("preempt_ms", "a preempting acquire must wait"));
         }
-        if scopes.any(|s| s == Scope::Semaphore) {
+        if scopes.any(|s| matches!(s, Scope::Semaphore | Scope::Group)) {
             return Err(LockError::invalid(
                 "preempt_ms",
-                "a semaphore's holders are not preempted",
+                "a semaphore's holders and a group's members are not preempted",
             ));
         }
         Ok(ms.min(self.config.max_lease_ms))
@@ -173,8 +173,14 @@ impl LockTable {
         kept.insert(name, until.max(now.saturating_add(1)));
     }
 
-    /// The error for `owner` not holding `key`: that it was preempted, if it lately was.
+    /// The error for `owner` not holding `key`: that its group does not exist, for a group;
+    /// that it was preempted, if it lately was.
     pub(super) fn not_held(&self, key: &str, scope: Scope, owner: &str) -> LockError {
+        if scope == Scope::Group {
+            if let Err(gone) = self.check_group_exists(key) {
+                return gone;
+            }
+        }
         let name = (scope, Box::<str>::from(key), Box::<str>::from(owner));
         match self.preemption.preempted.get(&name) {
             Some(until) if *until > self.now => {

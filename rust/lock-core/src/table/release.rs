@@ -238,8 +238,13 @@ impl LockTable {
             self.semaphore_grants -= 1;
             self.held_permits -= u64::from(lk.permits);
         }
-        if self.key_state(lk.key).scope == Scope::Election {
-            self.election_leaders -= 1;
+        match self.key_state(lk.key).scope {
+            Scope::Election => self.election_leaders -= 1,
+            Scope::Group => {
+                let name = self.key_state(lk.key).name[..].to_owned();
+                self.fire_group_watches(&name);
+            }
+            _ => {}
         }
         self.owners.live_mut(lk.owner).locks -= 1;
         self.forget_preemption(l);

@@ -47,6 +47,10 @@ pub struct PartitionSnapshot {
     /// Lock-delays running (format 3; absent when none), with their time left.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub delays: Vec<DelaySnapshot>,
+    /// The partition's groups, by name (format 5; absent when none): their members are among
+    /// `locks`, in scope `group` (docs/LOCK_CORE.md, "Groups").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<String>,
 }
 
 impl PartitionSnapshot {
@@ -149,6 +153,7 @@ impl LockTable {
             sessions,
             grace_ms,
             delays: self.export_delays(),
+            groups: self.group_names(),
         }
     }
 
@@ -170,6 +175,7 @@ impl LockTable {
         t.now = now.min(MAX_TIME);
         t.counter = snapshot.counter;
         t.import_sessions(snapshot)?;
+        t.set_groups(&snapshot.groups)?;
         let newest = FencingToken::new(snapshot.epoch, snapshot.counter);
         for l in &snapshot.locks {
             t.import_lock(l, newest)?;
@@ -233,6 +239,7 @@ impl LockTable {
     fn import_lock(&mut self, l: &LockSnapshot, newest: FencingToken) -> Result<(), LockError> {
         validate::name(&l.key, l.scope, &self.config.limits)?;
         validate_owner(&l.owner)?;
+        self.check_imported_member(l)?;
         if l.fencing_token > newest {
             return Err(LockError::invalid(
                 "snapshot",

@@ -43,10 +43,11 @@ pub(super) struct Watch {
 pub(super) struct Watches {
     pub(super) by_id: HashMap<WaiterId, Watch>,
     pub(super) by_lock: HashMap<LockIdx, SmallVec<[WaiterId; 2]>>,
-    /// Watches for the next holder of an election that has none (`lock` is [`NO_LOCK`]): by
-    /// the election's name, and the name of each.
-    pub(super) by_name: HashMap<Box<str>, SmallVec<[WaiterId; 2]>>,
-    pub(super) name_of: HashMap<WaiterId, Box<str>>,
+    /// Watches by name (`lock` is [`NO_LOCK`]): for the next holder of an election that has
+    /// none, and for the next change of a group (`group.rs`); by scope and name, and the scope
+    /// and name of each.
+    pub(super) by_name: HashMap<(Scope, Box<str>), SmallVec<[WaiterId; 2]>>,
+    pub(super) name_of: HashMap<WaiterId, (Scope, Box<str>)>,
 }
 
 /// The `lock` of a watch for the next holder: none yet.
@@ -71,8 +72,14 @@ impl LockTable {
                 grace_ms: None,
             })
         };
+        if req.scope == Scope::Group {
+            if let Some(changed) = self.group_changed(req)? {
+                return Ok(WatchOutcome::Answered(changed));
+            }
+        }
         let next_holder = req.fencing_token.0 == 0 && req.scope == Scope::Election;
         let l = match self.lock_with_token(req) {
+            _ if req.scope == Scope::Group => NO_LOCK,
             Some(l) => l,
             None if next_holder => NO_LOCK,
             None => return Ok(answer(Some(WatchReason::NotHeld))),
@@ -117,8 +124,9 @@ impl LockTable {
         };
         self.watches.by_id.insert(id, watch);
         if l == NO_LOCK {
-            self.watches.by_name.entry(req.key.as_str().into()).or_default().push(id);
-            self.watches.name_of.insert(id, req.key.as_str().into());
+            let name = (req.scope, Box::<str>::from(req.key.as_str()));
+            self.watches.by_name.entry(name.clone()).or_default().push(id);
+            self.watches.name_of.insert(id, name);
         } else {
             self.watches.by_lock.entry(l).or_default().push(id);
         }
@@ -132,26 +140,59 @@ impl LockTable {
         self.key_state(k).holders.first().map(|h| self.lock(h.lock).token)
     }
 
+    /// A group watch's answer at once, when the group is not at the version it names (the
+    /// version answered is the group's, 0 when it does not exist).
+    fn group_changed(&self, req: &WatchRequest) -> Result<Option<Watched>, LockError> {
+        crate::validate::name(&req.key, Scope::Group, &self.config.limits)?;
+        let version = self.group_version(&req.key);
+        Ok((version != req.fencing_token.0).then(|| Watched {
+            key: req.key.clone(),
+            scope: Scope::Group,
+            fencing_token: FencingToken(version),
+            reason: Some(if version == 0 { WatchReason::NotHeld } else { WatchReason::Held }),
+            grace_ms: None,
+        }))
+    }
+
     /// Lock `l` was just granted: if it is an election's, the watches for its next holder fire
-    /// with its token.
+    /// with its token; if it is a group's, the group's watches fire.
     pub(super) fn fire_holder_watches(&mut self, l: LockIdx) {
         let lk = *self.lock(l);
         let ks = self.key_state(lk.key);
-        if ks.scope != Scope::Election {
+        let (scope, key) = (ks.scope, ks.name[..].to_owned());
+        match scope {
+            Scope::Election => self.fire_named(Scope::Election, &key, lk.token),
+            Scope::Group => self.fire_group_watches(&key),
+            _ => {}
+        }
+    }
+
+    /// Group `name` changed (a member joined, left or changed its capabilities, or the group
+    /// was deleted): its watches fire with its version.
+    pub(super) fn fire_group_watches(&mut self, name: &str) {
+        if self.watches.by_name.is_empty() {
             return;
         }
-        let key = ks.name[..].to_owned();
-        let Some(ids) = self.watches.by_name.remove(key.as_str()) else { return };
+        let version = FencingToken(self.group_version(name));
+        self.fire_named(Scope::Group, name, version);
+    }
+
+    /// The watches by name of `(scope, key)` fire with `token`.
+    fn fire_named(&mut self, scope: Scope, key: &str, token: FencingToken) {
+        let Some(ids) = self.watches.by_name.remove(&(scope, Box::<str>::from(key))) else {
+            return;
+        };
+        let reason = if token.0 == 0 { WatchReason::NotHeld } else { WatchReason::Held };
         for id in ids {
             self.watches.name_of.remove(&id);
             if let Some(w) = self.watches.by_id.remove(&id) {
                 self.events.push(Event::WatchFired {
                     watch_id: id,
                     request_id: w.request_id,
-                    key: key.clone(),
-                    scope: Scope::Election,
-                    fencing_token: lk.token,
-                    reason: WatchReason::Held,
+                    key: key.to_owned(),
+                    scope,
+                    fencing_token: token,
+                    reason,
                     waited_ms: self.now.saturating_sub(w.since),
                     grace_ms: None,
                 });
@@ -226,7 +267,7 @@ impl LockTable {
         let name = self.watches.name_of.get(&id).cloned();
         let Some(w) = self.forget_watch(id) else { return };
         let (key, scope, fencing_token) = match name {
-            Some(n) => (n.into_string(), Scope::Election, w.token),
+            Some((scope, n)) => (n.into_string(), scope, w.token),
             None => self.watched(&w),
         };
         self.events.push(Event::WatchTimedOut {
@@ -289,7 +330,7 @@ impl LockTable {
                 if self.watches.name_of.get(id) != Some(name)
                     || !self.watches.by_id.contains_key(id)
                 {
-                    return Err(format!("watch {id} for the next holder of [{name}] not indexed"));
+                    return Err(format!("watch {id} by name [{}] not indexed", name.1));
                 }
                 indexed += 1;
             }

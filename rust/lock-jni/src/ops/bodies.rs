@@ -35,9 +35,19 @@ pub(super) struct Acquired<'a> {
     remaining: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     value: Option<&'a str>,
+    /// A group member's value, as the JSON it was given (docs/API.md "Groups").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    capabilities: Option<serde_json::Value>,
+}
+
+/// A group member's capabilities as the JSON value they were joined with: the plugin keeps them
+/// as their JSON text (a text that is not JSON, as an older writer may have left, stays a string).
+pub(super) fn capabilities_json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or_else(|_| serde_json::Value::String(text.to_owned()))
 }
 
 pub(super) fn acquired(g: &Grant) -> Acquired<'_> {
+    let group = g.scope == Scope::Group;
     Acquired {
         acquired: true,
         key: &g.key,
@@ -52,7 +62,8 @@ pub(super) fn acquired(g: &Grant) -> Acquired<'_> {
         permits: g.permits,
         limit: g.limit,
         remaining: g.remaining,
-        value: g.value.as_deref(),
+        value: g.value.as_deref().filter(|_| !group),
+        capabilities: g.value.as_deref().filter(|_| group).map(capabilities_json),
     }
 }
 

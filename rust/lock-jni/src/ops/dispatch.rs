@@ -9,7 +9,8 @@ use lock_core::LockError;
 
 use super::op::Op;
 use super::{
-    elections, history, introspection, locks, partitions, replication, sessions, BridgeError, Ctx,
+    elections, groups, history, introspection, locks, partitions, replication, sessions,
+    BridgeError, Ctx,
 };
 
 /// Runs one op: takes the call's context and its JSON arguments, answers the op's result as
@@ -17,7 +18,7 @@ use super::{
 pub(super) type Handler = fn(&mut Ctx<'_>, &str) -> Result<String, BridgeError>;
 
 /// Every op with its handler, in op-number order: entry `i` is op `i + 1`.
-const TABLE: [(Op, Handler); 28] = [
+const TABLE: [(Op, Handler); 33] = [
     (Op::Acquire, locks::acquire),
     (Op::Release, locks::release),
     (Op::Renew, locks::renew),
@@ -46,6 +47,11 @@ const TABLE: [(Op, Handler); 28] = [
     (Op::SemaphoreLimit, locks::semaphore_limit),
     (Op::PeersRead, partitions::peers_read),
     (Op::AuditDrain, history::drain),
+    (Op::GroupCreate, groups::create),
+    (Op::GroupDelete, groups::delete),
+    (Op::GroupList, groups::list),
+    (Op::GroupInfo, groups::info),
+    (Op::GroupUpdate, groups::update),
 ];
 
 /// The number of the first op; entry `i` of [`TABLE`] has number `FIRST_OP + i`.

@@ -122,6 +122,10 @@ fn lock_details(e: &LockError) -> Value {
         LockError::LimitMismatch { key, limit, requested } => {
             json!({ "key": key, "limit": limit, "requested": requested })
         }
+        LockError::GroupNotFound { group }
+        | LockError::GroupExists { group }
+        | LockError::GroupNotEmpty { group, .. } => json!({ "key": group }),
+        LockError::MemberExists { group, member } => json!({ "key": group, "owner": member }),
     }
 }
 

@@ -32,6 +32,7 @@ mod elections;
 mod envelope;
 mod error;
 pub mod fields;
+mod groups;
 mod history;
 mod introspection;
 mod locks;
@@ -60,7 +61,7 @@ pub const ALL_PARTITIONS: i32 = -1;
 /// The format of the state documents this build writes, for the plugin (docs/ARCHITECTURE.md
 /// "Formats and versions"): `lock_core::STATE_FORMAT`, written out because cbindgen emits only
 /// literals; an assertion beside it (rust/lock-jni/src/ops/mod.rs) fails the build when they differ.
-pub const ESLM_STATE_FORMAT: u32 = 4;
+pub const ESLM_STATE_FORMAT: u32 = 5;
 
 /// The oldest format of the state documents this build reads: `lock_core::OLDEST_STATE_FORMAT`.
 pub const ESLM_OLDEST_STATE_FORMAT: u32 = 1;

@@ -77,4 +77,16 @@ pub enum Op {
     /// of all with partition -1: `{"max"}` -> `{"bulk", "documents"}`, the body of one `_bulk`
     /// request of `create` actions (NDJSON text) and how many documents it holds.
     AuditDrain = 28,
+    /// Create a group (docs/API.md "Groups"): `{"group"}` -> `{"group", "created"}`. Refused while
+    /// a node of the cluster reads a state format older than `lock_core::STATE_FORMAT_GROUPS`.
+    GroupCreate = 29,
+    /// Delete a group that has no member: `{"group"}` -> `{"group", "deleted"}`.
+    GroupDelete = 30,
+    /// The partition's groups: `{}` -> `{"groups": [names]}`.
+    GroupList = 31,
+    /// A group's members and version: `{"group", "observed_version"?}` -> `{"group", "version",
+    /// "members", "changed"?}`.
+    GroupInfo = 32,
+    /// Replace a member's capabilities: `{"group", "member", "capabilities"?}` -> the member.
+    GroupUpdate = 33,
 }

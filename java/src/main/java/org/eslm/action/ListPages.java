@@ -30,7 +30,7 @@ import org.eslm.service.ListedLocks.Position;
  */
 public final class ListPages {
     /** The scopes in the core's listing order (rust/lock-core/src/table/listing.rs, {@code SCOPES}). */
-    private static final List<String> SCOPES = List.of("key", "tree", "semaphore", "election");
+    private static final List<String> SCOPES = List.of("key", "tree", "semaphore", "election", "group");
 
     /** The order of the listing, over listed locks and cursors alike ({@code key}, {@code scope}, {@code owner}). */
     public static final Comparator<Position> ORDER = Comparator.comparing(Position::key, ListPages::compareUtf8)

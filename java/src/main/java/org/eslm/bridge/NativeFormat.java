@@ -9,7 +9,7 @@ package org.eslm.bridge;
  */
 public final class NativeFormat {
     /** The format this build's core writes, and the newest it reads. */
-    public static final int STATE_FORMAT = 4;
+    public static final int STATE_FORMAT = 5;
     /** The oldest format this build's core reads: format 1, documents without a {@code format} member. */
     public static final int OLDEST_STATE_FORMAT = 1;
     /**

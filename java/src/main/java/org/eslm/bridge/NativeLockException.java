@@ -22,6 +22,10 @@ public final class NativeLockException extends RuntimeException {
     public static final int CANCELLED = 9;
     public static final int CORE_PANIC = 10;
     public static final int SEMAPHORE_LIMIT_MISMATCH = 11;
+    public static final int GROUP_NOT_FOUND = 12;
+    public static final int GROUP_EXISTS = 13;
+    public static final int GROUP_NOT_EMPTY = 14;
+    public static final int MEMBER_EXISTS = 15;
     public static final int INTERNAL = 99;
 
     private static final long serialVersionUID = 1L;

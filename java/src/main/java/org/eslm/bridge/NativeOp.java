@@ -34,7 +34,12 @@ public enum NativeOp {
     ELECTION_VIEW(25),
     SEMAPHORE_LIMIT(26),
     PEERS_READ(27),
-    AUDIT_DRAIN(28);
+    AUDIT_DRAIN(28),
+    GROUP_CREATE(29),
+    GROUP_DELETE(30),
+    GROUP_LIST(31),
+    GROUP_INFO(32),
+    GROUP_UPDATE(33);
 
     private final int code;
 

@@ -83,6 +83,22 @@ public final class PartitionTable {
         return routing.getShard(routingValue, null);
     }
 
+    /**
+     * A routing value that lands in {@code partition}: how a request addressed to a partition
+     * rather than to a key (the listing of its groups, docs/API.md "Groups") is routed like any
+     * other, and re-routed when the partition moves. The first of {@code "0"}, {@code "1"}, ...
+     * that does, the same on every node.
+     */
+    public String routingValueOf(int partition) {
+        for (int i = 0; i < 1_000 * size(); i++) {
+            String value = Integer.toString(i);
+            if (partitionOf(value) == partition) {
+                return value;
+            }
+        }
+        throw new IllegalStateException("no routing value found for lock partition [" + partition + "]");
+    }
+
     /** Node id of the owner of {@code partition}, or {@code null} while none is active. */
     public String owner(int partition) {
         return owners[partition];

@@ -30,6 +30,7 @@ import org.elasticsearch.threadpool.FixedExecutorBuilder;
 import org.eslm.action.TransportAcquireLockAction;
 import org.eslm.action.TransportForceReleaseLockAction;
 import org.eslm.action.TransportGetLockAction;
+import org.eslm.action.TransportGroupAction;
 import org.eslm.action.TransportListLocksAction;
 import org.eslm.action.TransportLockDiagnosticsAction;
 import org.eslm.action.TransportLockSessionAction;
@@ -58,6 +59,7 @@ import org.eslm.cluster.PartitionHandoffAction;
 import org.eslm.cluster.PartitionManager;
 import org.eslm.cluster.PartitionOwnership;
 import org.eslm.cluster.PartitionStateAction;
+import org.eslm.cluster.PartitionTable;
 import org.eslm.cluster.PeerFormats;
 import org.eslm.cluster.ShardStateLog;
 import org.eslm.cluster.SilentOwners;
@@ -69,6 +71,7 @@ import org.eslm.rest.RestCatScopeAction;
 import org.eslm.rest.RestElectionAction;
 import org.eslm.rest.RestForceReleaseLockAction;
 import org.eslm.rest.RestGetLockAction;
+import org.eslm.rest.RestGroupAction;
 import org.eslm.rest.RestLockDiagnosticsAction;
 import org.eslm.rest.RestLockSessionAction;
 import org.eslm.rest.RestLockStatsAction;
@@ -94,6 +97,7 @@ public class LockManagerPlugin extends VersionedActionPlugin
     private static final Logger logger = LogManager.getLogger(LockManagerPlugin.class);
 
     private volatile LockService lockService;
+    private volatile ClusterService clusterService;
     private volatile LockShardListener shardListener;
     private volatile LockPartitionsHealthIndicator healthIndicator;
     private volatile LockHistory history;
@@ -176,6 +180,7 @@ public class LockManagerPlugin extends VersionedActionPlugin
         logger.info("loaded native lock library [{}] from [{}]", buildInfo.nativeVersion(), buildInfo.nativeLibrary());
 
         ClusterService clusterService = services.clusterService();
+        this.clusterService = clusterService;
         NativeLockCore core = newCore(values, clusterService.getNodeName());
         // The grace covers the longest lease any node may have granted: the highest lease maximum
         // in force here since start (it is dynamic) or recorded by any node (LongestLeaseRecorder).
@@ -279,6 +284,7 @@ public class LockManagerPlugin extends VersionedActionPlugin
                 new Action(TransportRenewLockAction.TYPE, TransportRenewLockAction.class),
                 new Action(TransportForceReleaseLockAction.TYPE, TransportForceReleaseLockAction.class),
                 new Action(TransportSemaphoreLimitAction.TYPE, TransportSemaphoreLimitAction.class),
+                new Action(TransportGroupAction.TYPE, TransportGroupAction.class),
                 new Action(TransportPreemptLockAction.TYPE, TransportPreemptLockAction.class),
                 new Action(TransportLockSessionAction.TYPE, TransportLockSessionAction.class),
                 new Action(TransportGetLockAction.TYPE, TransportGetLockAction.class),
@@ -307,6 +313,10 @@ public class LockManagerPlugin extends VersionedActionPlugin
                 new RestLockSessionAction(settings),
                 new RestSemaphoreAction(settings),
                 new RestElectionAction(settings, args -> lockService.electionView(args)),
+                new RestGroupAction(settings, () -> {
+                    ClusterService cluster = clusterService;
+                    return cluster == null ? null : PartitionTable.of(cluster.state());
+                }),
                 new RestGetLockAction(),
                 new RestWatchLockAction(settings),
                 new RestCatLocksAction(),

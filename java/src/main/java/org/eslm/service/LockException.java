@@ -70,6 +70,12 @@ public abstract class LockException extends ElasticsearchException {
                 new LockPartitionUnavailableException(reason, number(md, "es.retry_after_ms"));
             case "semaphore_limit_mismatch_exception" ->
                 new SemaphoreLimitMismatchException(reason, key, number(md, "es.limit"));
+            case "group_not_found_exception" -> new GroupNotFoundException(reason, first(md, "es.group"), null);
+            case "group_already_exists_exception" ->
+                new GroupAlreadyExistsException(reason, first(md, "es.group"), null);
+            case "group_not_empty_exception" -> new GroupNotEmptyException(reason, first(md, "es.group"), null);
+            case "member_already_joined_exception" ->
+                new MemberAlreadyJoinedException(reason, first(md, "es.group"), first(md, "es.member"));
             case "lock_core_panic_exception" ->
                 new LockCorePanicException(reason, number(md, "es.partition"), number(md, "es.epoch"));
             default -> throw new IllegalStateException("unknown lock exception type [" + type + "]: " + reason);

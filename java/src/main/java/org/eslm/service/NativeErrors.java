@@ -56,6 +56,11 @@ public final class NativeErrors {
             case NativeLockException.CANCELLED -> new TaskCancelledException(message);
             case NativeLockException.SEMAPHORE_LIMIT_MISMATCH ->
                 new SemaphoreLimitMismatchException(message, key, number(BridgeField.LIMIT.in(details)));
+            case NativeLockException.GROUP_NOT_FOUND -> new GroupNotFoundException(message, key, null);
+            case NativeLockException.GROUP_EXISTS -> new GroupAlreadyExistsException(message, key, null);
+            case NativeLockException.GROUP_NOT_EMPTY -> new GroupNotEmptyException(message, key, null);
+            case NativeLockException.MEMBER_EXISTS ->
+                new MemberAlreadyJoinedException(message, key, String.valueOf(BridgeField.OWNER.in(details)));
             case NativeLockException.CORE_PANIC ->
                 new LockCorePanicException(
                         message, number(BridgeField.PARTITION.in(details)), number(BridgeField.EPOCH.in(details)));

@@ -1,0 +1,220 @@
+package org.eslm.rest;
+
+import static org.elasticsearch.rest.RestRequest.Method.DELETE;
+import static org.elasticsearch.rest.RestRequest.Method.GET;
+import static org.elasticsearch.rest.RestRequest.Method.POST;
+import static org.elasticsearch.rest.RestRequest.Method.PUT;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.elasticsearch.action.ActionListener;
+import org.elasticsearch.action.support.GroupedActionListener;
+import org.elasticsearch.client.internal.Client;
+import org.elasticsearch.client.internal.node.NodeClient;
+import org.elasticsearch.rest.RestChannel;
+import org.elasticsearch.rest.RestRequest;
+import org.elasticsearch.rest.action.RestCancellableNodeClient;
+import org.elasticsearch.rest.action.RestToXContentListener;
+import org.elasticsearch.xcontent.XContentParser;
+import org.eslm.action.LockOpRequest;
+import org.eslm.action.LockOpResponse;
+import org.eslm.action.RoutingValues;
+import org.eslm.action.TransportAcquireLockAction;
+import org.eslm.action.TransportGetLockAction;
+import org.eslm.action.TransportGroupAction;
+import org.eslm.action.TransportReleaseLockAction;
+import org.eslm.action.TransportRenewLockAction;
+import org.eslm.action.TransportWatchLockAction;
+import org.eslm.bridge.BridgeField;
+import org.eslm.bridge.NativeOp;
+import org.eslm.cluster.PartitionTable;
+import org.eslm.service.LockSettings;
+
+/**
+ * Groups (docs/API.md "Groups"): {@code PUT|DELETE|GET /_groups/{name}}, {@code GET /_groups},
+ * {@code POST /_groups/{name}/_join|_leave|_heartbeat|_update} and the {@code _observe} long
+ * poll. A membership is a shared lock of the group's key in scope {@code group}, so join, leave
+ * and heartbeat are the lock actions (acquire, release, renew); creating and deleting a group and
+ * changing capabilities are {@link TransportGroupAction}; reads are the get and watch actions.
+ * The rules are the core's (docs/LOCK_CORE.md "Groups").
+ */
+public final class RestGroupAction extends LockRestHandler {
+    private final Supplier<LockSettings.Values> settings;
+    private final Supplier<PartitionTable> partitions;
+
+    /** @param partitions the cluster's lock partitions now ({@code null} before the lock index exists) */
+    public RestGroupAction(Supplier<LockSettings.Values> settings, Supplier<PartitionTable> partitions) {
+        this.settings = settings;
+        this.partitions = partitions;
+    }
+
+    @Override
+    public String getName() {
+        return "groups_action";
+    }
+
+    @Override
+    public List<Route> routes() {
+        return List.of(
+                new Route(GET, "/_groups"),
+                new Route(PUT, "/_groups/{name}"),
+                new Route(DELETE, "/_groups/{name}"),
+                new Route(GET, "/_groups/{name}"),
+                new Route(GET, "/_groups/{name}/_observe"),
+                new Route(POST, "/_groups/{name}/_join"),
+                new Route(POST, "/_groups/{name}/_leave"),
+                new Route(POST, "/_groups/{name}/_heartbeat"),
+                new Route(POST, "/_groups/{name}/_update"));
+    }
+
+    @Override
+    protected RestChannelConsumer prepareRequest(RestRequest request, NodeClient client) throws IOException {
+        if (request.hasParam("routing")) {
+            throw RoutingValues.routingRefused();
+        }
+        if (request.param("name") == null) {
+            return channel -> listGroups(client, toChannel(channel));
+        }
+        String name = LockBodies.bounded("group", request.param("name"));
+        String routing = RoutingValues.of(name, GroupBodies.GROUP);
+        if (request.method() == GET) {
+            return request.path().endsWith("/_observe")
+                    ? observe(request, client, name, routing)
+                    : channel -> info(client, name, routing, null, toChannel(channel));
+        }
+        if (request.method() == PUT || request.method() == DELETE) {
+            NativeOp op = request.method() == PUT ? NativeOp.GROUP_CREATE : NativeOp.GROUP_DELETE;
+            return send(request, client, TransportGroupAction.TYPE, op, routing, Map.of(GroupBodies.GROUP, name));
+        }
+        String path = request.path();
+        LockSettings.Values values = settings.get();
+        try (XContentParser parser = requiredParser(request, values)) {
+            if (path.endsWith("/_join")) {
+                LockBodies.Args args = GroupBodies.join(name, parser, values);
+                return send(request, client, TransportAcquireLockAction.TYPE, NativeOp.ACQUIRE, routing, args);
+            }
+            if (path.endsWith("/_update")) {
+                LockBodies.Args args = GroupBodies.update(name, parser, values);
+                return send(request, client, TransportGroupAction.TYPE, NativeOp.GROUP_UPDATE, routing, args);
+            }
+            boolean leave = path.endsWith("/_leave");
+            LockBodies.Args args = GroupBodies.keyed(leave, name, parser, values);
+            return leave
+                    ? send(request, client, TransportReleaseLockAction.TYPE, NativeOp.RELEASE, routing, args)
+                    : send(request, client, TransportRenewLockAction.TYPE, NativeOp.RENEW, routing, args);
+        }
+    }
+
+    /** {@code GET /_groups}: every partition's groups, asked of each partition's owner, in name order. */
+    private void listGroups(Client client, ActionListener<Map<String, Object>> out) {
+        PartitionTable table = partitions.get();
+        if (table == null) {
+            out.onResponse(Map.of("groups", List.of()));
+            return;
+        }
+        ActionListener<Collection<LockOpResponse>> all = out.map(answers -> {
+            TreeSet<String> names = new TreeSet<>();
+            for (LockOpResponse answer : answers) {
+                if (answer.body().get("groups") instanceof List<?> listed) {
+                    listed.forEach(n -> names.add(String.valueOf(n)));
+                }
+            }
+            return Map.of("groups", new ArrayList<>(names));
+        });
+        GroupedActionListener<LockOpResponse> each = new GroupedActionListener<>(table.size(), all);
+        for (int p = 0; p < table.size(); p++) {
+            client.execute(
+                    TransportGetLockAction.TYPE,
+                    LockOpRequest.of(NativeOp.GROUP_LIST, table.routingValueOf(p), Map.of()),
+                    each);
+        }
+    }
+
+    /**
+     * {@code _observe?version=v&wait=d}: answers the group as soon as its version is not
+     * {@code v}, or unchanged when the wait runs out (as an election's {@code _observe}).
+     */
+    private RestChannelConsumer observe(RestRequest request, NodeClient client, String name, String routing) {
+        long version = versionParam(request.param("version"));
+        String wait = request.param("wait");
+        if (wait == null) {
+            throw new IllegalArgumentException("[wait] is required: how long to observe, like [30s]");
+        }
+        LockSettings.Values values = settings.get();
+        long waitMs = LockBodies.duration("wait", wait, values.waitMax(), LockSettings.WAIT_MAX.getKey());
+        return channel -> {
+            RestCancellableNodeClient cancellable = new RestCancellableNodeClient(client, request.getHttpChannel());
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
+            observeUntil(cancellable, name, routing, version, deadline, toChannel(channel));
+        };
+    }
+
+    /** Reads the group; answers it when changed or out of time, else watches its version and reads again. */
+    private void observeUntil(
+            Client client,
+            String name,
+            String routing,
+            long version,
+            long deadline,
+            ActionListener<Map<String, Object>> out) {
+        info(client, name, routing, version, out.delegateFailureAndWrap((l, now) -> {
+            long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            if (Boolean.TRUE.equals(BridgeField.CHANGED.in(now)) || leftMs <= 0) {
+                l.onResponse(now);
+                return;
+            }
+            Map<String, Object> args = new LinkedHashMap<>();
+            args.put("key", name);
+            args.put("scope", GroupBodies.GROUP);
+            args.put("fencing_token", version);
+            args.put("wait_ms", leftMs);
+            client.execute(
+                    TransportWatchLockAction.TYPE,
+                    LockOpRequest.of(NativeOp.WATCH, routing, args),
+                    l.delegateFailureAndWrap(
+                            (l2, fired) -> observeUntil(client, name, routing, version, deadline, l2)));
+        }));
+    }
+
+    /** The group's members and version; with {@code changed} when observing {@code observed}. */
+    private static void info(
+            Client client, String name, String routing, Long observed, ActionListener<Map<String, Object>> out) {
+        Map<String, Object> args = new LinkedHashMap<>();
+        args.put(GroupBodies.GROUP, name);
+        if (observed != null) {
+            args.put("observed_version", observed);
+        }
+        client.execute(
+                TransportGetLockAction.TYPE,
+                LockOpRequest.of(NativeOp.GROUP_INFO, routing, args),
+                out.map(LockOpResponse::body));
+    }
+
+    private static ActionListener<Map<String, Object>> toChannel(RestChannel channel) {
+        ActionListener<LockOpResponse> rest = new RestToXContentListener<>(channel);
+        return rest.map(LockOpResponse::new);
+    }
+
+    /** The {@code version} parameter: 0 (none known, the default) or a group's version. */
+    static long versionParam(String value) {
+        if (value == null) {
+            return 0;
+        }
+        try {
+            long version = Long.parseLong(value);
+            if (version >= 0) {
+                return version;
+            }
+        } catch (NumberFormatException e) {
+            // answered below
+        }
+        throw new IllegalArgumentException("[version] must be a group's version (a whole number), got [" + value + "]");
+    }
+}
