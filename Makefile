@@ -22,6 +22,9 @@ ES_VERSIONS := $(ES_DEFAULT) $(call pom_property,es8.version)
 ES_VERSION ?= $(ES_DEFAULT)
 ES8 := $(call pom_property,es8.version)
 PY_ES8 := build/py-es8/bin/python
+# tooz 9.1.0 and its test suite's imports, with this client installed for its tooz.backends entry
+# point (clients/python/tests/test_client_tooz.py runs tooz's own suite through it).
+PY_TOOZ := build/py-tooz/bin/python
 export ES_VERSION
 
 .PHONY: run test quick-test build check fmt rust-test fuzz java-test integration-test client-test previous-plugin dist cross-toolchain clean
@@ -97,7 +100,7 @@ LANE_TESTS := tests/test_bench_smoke.py tests/integration/test_upgrade.py
 OTHER_VERSIONS := $(filter-out $(ES_DEFAULT),$(ES_VERSIONS))
 PYTEST_DEFAULT = ES_VERSION=$(ES_DEFAULT) python3 -m pytest -v --durations=10 $(PYTEST_ARGS)
 suite_part = $(filter-out $(LANE_TESTS),$(sort $(wildcard $(1))))
-integration-test: $(PY_ES8)
+integration-test: $(PY_ES8) $(PY_TOOZ)
 	python3 scripts/lanes.py --timeout 3000 --follow suite-a-g \
 	  "suite-a-g=$(PYTEST_DEFAULT) $(call suite_part,tests/integration/test_[a-g]*.py)" \
 	  "suite-h-q=$(PYTEST_DEFAULT) $(call suite_part,tests/integration/test_[h-q]*.py)" \
@@ -108,8 +111,9 @@ integration-test: $(PY_ES8)
 ## The Python client's whole suite twice, at the same time (both mostly wait on their nodes): with
 ## the official 9.x client (tests/requirements.txt) on $(ES_DEFAULT), and with the lowest 8.x it
 ## allows (clients/python/tests/requirements-es8.txt, in a venv under build/) on $(ES8); the
-## second's output is printed after the first's.
-client-test: $(PY_ES8)
+## second's output is printed after the first's. Both run tooz's own coordination suite through the
+## tooz driver (clients/python/tests/test_client_tooz.py, in the venv $(PY_TOOZ)).
+client-test: $(PY_ES8) $(PY_TOOZ)
 	@echo "=== the Python client's tests: elasticsearch-py 9 on $(ES_DEFAULT) and elasticsearch-py 8.0 on $(ES8)"
 	ES_VERSION=$(ES8) $(PY_ES8) -m pytest clients/python/tests -v -p no:cacheprovider --durations=10 \
 	  $(PYTEST_ARGS) > build/client-test-es8.log 2>&1 & eight=$$!; \
@@ -121,6 +125,9 @@ client-test: $(PY_ES8)
 
 $(PY_ES8): clients/python/tests/requirements-es8.txt
 	python3 -m venv build/py-es8 && build/py-es8/bin/pip install -q -r $<
+
+$(PY_TOOZ): clients/python/tests/requirements-tooz.txt clients/python/pyproject.toml
+	rm -rf build/py-tooz && python3 -m venv build/py-tooz && build/py-tooz/bin/pip install -q -r $<
 
 ## The plugin as released before the formats were versioned (issue 28), built from git for $(ES8):
 ## tests/integration/test_upgrade.py upgrades a cluster from it to this build. PREVIOUS_PLUGIN is
