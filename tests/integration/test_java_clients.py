@@ -56,6 +56,8 @@ EXPECTED = {
         # Issue 38: acquires wait until granted, in rounds past the server's locks.wait.max.
         "org.eslm.client.BlockingTest": 3,
         "org.eslm.client.ThreadLockTest": 3,
+        # Issue 38: groups.
+        "org.eslm.client.GroupTest": 3,
     },
     "shedlock": {
         "org.eslm.shedlock.ShedLockContractTest": 5,

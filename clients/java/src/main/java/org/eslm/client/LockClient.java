@@ -1,7 +1,9 @@
 package org.eslm.client;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -137,6 +139,18 @@ public final class LockClient extends Locking implements AutoCloseable {
         }
         long waitMs = Durations.millis(wait, "wait");
         return shared.requests().watch(key, scope, fencingToken, waitMs).thenApply(LockWatch::of);
+    }
+
+    /** The group {@code name} (docs/API.md "Groups"): create, join, observe, leave, delete. */
+    public Group group(String name) {
+        return new Group(shared, name);
+    }
+
+    /** Every group's name ({@code GET /_groups}). */
+    public List<String> groups() {
+        List<String> names = new ArrayList<>();
+        Sync.await(shared.requests().groups()).path("groups").forEach(n -> names.add(n.asText()));
+        return names;
     }
 
     /** Whether anyone holds {@code key} (key scope) now: a snapshot, see {@link #lockInfo}. */

@@ -104,6 +104,41 @@ final class Requests {
         return plain("GET", Endpoints.election(name), null);
     }
 
+    /** {@code PUT|DELETE|GET /_groups/{name}} (docs/API.md "Groups"). */
+    CompletableFuture<JsonNode> group(String method, String name) {
+        return plain(method, Endpoints.group(name), null);
+    }
+
+    /** {@code GET /_groups}: every group's name. */
+    CompletableFuture<JsonNode> groups() {
+        return plain("GET", "/_groups", null);
+    }
+
+    /**
+     * {@code POST /_groups/{name}/_<action>} as {@code member}: {@code _join} (with capabilities
+     * and a lease), {@code _heartbeat} (a lease), {@code _leave}, {@code _update} (capabilities).
+     */
+    CompletableFuture<JsonNode> groupMember(
+            String action, String name, String member, String acquisition, Object capabilities, Long leaseMs) {
+        ObjectNode body = transport.object().put("member", member);
+        if (acquisition != null) {
+            body.put("acquisition", acquisition);
+        }
+        if (capabilities != null) {
+            body.set("capabilities", transport.node(capabilities));
+        }
+        if (leaseMs != null) {
+            body.put("lease", leaseMs);
+        }
+        return plain("POST", Endpoints.group(name) + "/_" + action, body);
+    }
+
+    /** {@code GET /_groups/{name}/_observe}: the group once its version is not {@code version}. */
+    CompletableFuture<JsonNode> observeGroup(String name, long version, long waitMs) {
+        return retrier.run(
+                waitMs, left -> transport.send("GET", Endpoints.groupObserve(name, version, left), null, left));
+    }
+
     /** {@code POST /_locks/_acquire}: all or nothing. */
     CompletableFuture<JsonNode> acquireAll(
             String owner, String acquisition, List<LockTarget> targets, AcquireOptions options, String sessionId) {
@@ -221,6 +256,10 @@ final class Requests {
     }
 
     /** {@code GET /_locks/_node/diagnostics}: the receiving node's view, settings included. */
+    CompletableFuture<JsonNode> stats() {
+        return plain("GET", "/_locks/_stats", null);
+    }
+
     CompletableFuture<JsonNode> nodeDiagnostics() {
         return plain("GET", "/_locks/_node/diagnostics", null);
     }

@@ -40,6 +40,6 @@ class ServerErrorsTest {
             assertEquals(type, error.type());
             assertEquals(status, error.status());
         }
-        assertEquals(13, rows, "rows read from the Errors table of " + api);
+        assertEquals(17, rows, "rows read from the Errors table of " + api);
     }
 }

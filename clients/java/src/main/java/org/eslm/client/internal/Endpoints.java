@@ -51,6 +51,16 @@ public final class Endpoints {
         return election(name) + "/_observe?term=" + term + "&wait=" + waitMs + "ms";
     }
 
+    /** {@code /_groups/{name}} (docs/API.md "Groups"). */
+    public static String group(String name) {
+        return "/_groups/" + encode(name);
+    }
+
+    /** {@code /_groups/{name}/_observe?version=..&wait=..ms}: answers when the version is not {@code version}. */
+    public static String groupObserve(String name, long version, long waitMs) {
+        return group(name) + "/_observe?version=" + version + "&wait=" + waitMs + "ms";
+    }
+
     /** {@code /_locks/{key}}: keys may hold {@code /} (tree paths), sent as {@code %2F}. */
     public static String lock(String key) {
         return "/_locks/" + encode(key);

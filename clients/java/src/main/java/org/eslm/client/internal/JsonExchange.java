@@ -45,6 +45,11 @@ public final class JsonExchange {
         throw new IllegalArgumentException("[document] must be a JSON object, got [" + value + "]");
     }
 
+    /** {@code value} (a map, a record, a string, a number, any object Jackson writes) as JSON. */
+    public JsonNode node(Object value) {
+        return json.valueToTree(value);
+    }
+
     /** A JSON object (or anything {@link #tree} takes) as a new map of plain values. */
     public Map<String, Object> map(Object value) {
         return json.convertValue(value, new TypeReference<LinkedHashMap<String, Object>>() {});
