@@ -20,6 +20,8 @@ import org.elasticsearch.threadpool.ThreadPool;
 import org.elasticsearch.transport.ConnectTransportException;
 import org.elasticsearch.transport.NodeDisconnectedException;
 import org.elasticsearch.transport.NodeNotConnectedException;
+import org.elasticsearch.transport.ReceiveTimeoutTransportException;
+import org.elasticsearch.transport.TransportRequestOptions;
 import org.eslm.bridge.BridgeField;
 import org.eslm.bridge.NativeFormat;
 import org.eslm.bridge.NativeOp;
@@ -49,6 +51,13 @@ final class PartitionRouter {
      * a client sees a 503 it can retry rather than a hung request.
      */
     static final TimeValue ROUTING_BUDGET = TimeValue.timeValueSeconds(10);
+
+    /**
+     * How long past a request's budget its coordinator waits for the owner's answer before it
+     * answers 503 itself ({@link #ownerSilent}): an owner answers a waiting request when its wait
+     * ends, so only a frozen or cut-off owner takes this long.
+     */
+    static final TimeValue OWNER_ANSWER_MARGIN = TimeValue.timeValueSeconds(10);
     /**
      * The longest a request waits for the next cluster state before it looks again anyway: an
      * owner can come back (its node reconnects) without a new cluster state.
@@ -234,7 +243,33 @@ final class PartitionRouter {
                         handler.onFailure(e);
                     }
                 });
-        wiring.sendChild(target.node, actionName, routed, r.task, LockOpResponse::new, answered);
+        TimeValue within = TimeValue.timeValueMillis(Math.max(0, r.leftMs()) + OWNER_ANSWER_MARGIN.millis());
+        wiring.sendChild(
+                target.node,
+                actionName,
+                routed,
+                r.task,
+                TransportRequestOptions.timeout(within),
+                LockOpResponse::new,
+                answered.delegateResponse((l, e) -> l.onFailure(ownerSilent(e, target, within))));
+    }
+
+    /**
+     * A forward the owner did not answer within the request's budget and {@link
+     * #OWNER_ANSWER_MARGIN} (it may be frozen or cut off while the cluster has not yet replaced
+     * it: a master busy publishing to that very node handles the silent owner's failure late)
+     * becomes a retryable 503, so a client never waits on it past its own wait; its effect there,
+     * if any, is the one a retry naming the same acquisition finds (docs/API.md "Acquisitions").
+     * Any other failure is passed on as it is.
+     */
+    private static Exception ownerSilent(Exception e, Target target, TimeValue within) {
+        if (ExceptionsHelper.unwrap(e, ReceiveTimeoutTransportException.class) == null) {
+            return e;
+        }
+        return new LockPartitionUnavailableException(
+                "lock partition [" + target.partition + "]: its owner [" + target.node.getName()
+                        + "] did not answer within [" + within + "]; it may be frozen or cut off: retry",
+                0);
     }
 
     /**

@@ -53,8 +53,19 @@ public record TransportWiring(
             Task parent,
             Writeable.Reader<R> reader,
             ActionListener<R> listener) {
-        transportService.sendChildRequest(
-                node, action, request, parent, TransportRequestOptions.EMPTY, answerTo(listener, reader));
+        sendChild(node, action, request, parent, TransportRequestOptions.EMPTY, reader, listener);
+    }
+
+    /** {@link #sendChild} with {@code options} (e.g. how long to wait for the answer). */
+    public <R extends TransportResponse> void sendChild(
+            DiscoveryNode node,
+            String action,
+            TransportRequest request,
+            Task parent,
+            TransportRequestOptions options,
+            Writeable.Reader<R> reader,
+            ActionListener<R> listener) {
+        transportService.sendChildRequest(node, action, request, parent, options, answerTo(listener, reader));
     }
 
     private static <R extends TransportResponse> TransportResponseHandler<R> answerTo(
