@@ -3,8 +3,12 @@ package org.eslm.rest;
 import java.io.IOException;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.elasticsearch.ElasticsearchStatusException;
+import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.action.ActionType;
+import org.elasticsearch.client.internal.Client;
 import org.elasticsearch.client.internal.node.NodeClient;
 import org.elasticsearch.rest.BaseRestHandler;
 import org.elasticsearch.rest.RestRequest;
@@ -16,6 +20,8 @@ import org.eslm.action.LockOpRequest;
 import org.eslm.action.LockOpResponse;
 import org.eslm.action.RoutingValues;
 import org.eslm.action.TransportGetLockAction;
+import org.eslm.action.TransportWatchLockAction;
+import org.eslm.bridge.BridgeField;
 import org.eslm.bridge.NativeOp;
 import org.eslm.service.LockSettings;
 
@@ -97,5 +103,40 @@ abstract class LockRestHandler extends BaseRestHandler {
                 client.execute(action, lockRequest, new RestToXContentListener<>(channel));
             }
         };
+    }
+
+    /**
+     * The long poll of an election's and a group's {@code _observe}: reads the state with {@code
+     * read}, answers it when it says {@code changed} or the wait ({@code deadline}, a {@link
+     * System#nanoTime} instant) is over, else watches {@code key} in {@code scope} at {@code token}
+     * (a term, a version) for the time left and reads again when the watch ends. A watch that fires
+     * for a change undone before the read (a leader that resigned at once) goes on watching, so
+     * {@code changed: false} only comes when the wait ran out.
+     */
+    protected static void observeUntil(
+            Client client,
+            String key,
+            String scope,
+            long token,
+            long deadline,
+            Consumer<ActionListener<Map<String, Object>>> read,
+            ActionListener<Map<String, Object>> out) {
+        read.accept(out.delegateFailureAndWrap((l, now) -> {
+            long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            if (Boolean.TRUE.equals(BridgeField.CHANGED.in(now)) || leftMs <= 0) {
+                l.onResponse(now);
+                return;
+            }
+            Map<String, Object> args = new LinkedHashMap<>();
+            args.put("key", key);
+            args.put("scope", scope);
+            args.put("fencing_token", token);
+            args.put("wait_ms", leftMs);
+            client.execute(
+                    TransportWatchLockAction.TYPE,
+                    LockOpRequest.of(NativeOp.WATCH, RoutingValues.of(key, scope), args),
+                    l.delegateFailureAndWrap(
+                            (l2, fired) -> observeUntil(client, key, scope, token, deadline, read, l2)));
+        }));
     }
 }

@@ -24,8 +24,6 @@ import org.eslm.action.TransportAcquireLockAction;
 import org.eslm.action.TransportGetLockAction;
 import org.eslm.action.TransportReleaseLockAction;
 import org.eslm.action.TransportRenewLockAction;
-import org.eslm.action.TransportWatchLockAction;
-import org.eslm.bridge.BridgeField;
 import org.eslm.bridge.NativeOp;
 import org.eslm.service.LockSettings;
 
@@ -118,40 +116,15 @@ public final class RestElectionAction extends LockRestHandler {
         return channel -> {
             RestCancellableNodeClient cancellable = new RestCancellableNodeClient(client, request.getHttpChannel());
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
-            observeUntil(cancellable, name, routing, term, deadline, toChannel(channel));
+            observeUntil(
+                    cancellable,
+                    name,
+                    ElectionBodies.ELECTION,
+                    term,
+                    deadline,
+                    l -> state(cancellable, name, routing, term, l),
+                    toChannel(channel));
         };
-    }
-
-    /**
-     * Reads the state; answers it if its term is not {@code term} or the wait is over, else
-     * watches until the term changes and reads again. A watch on term 0 fires for a leader who
-     * may have resigned before the second read: then the term is 0 again and the observe goes
-     * on watching for the rest of its wait, so {@code changed: false} only ever comes when the
-     * wait ran out (docs/API.md "Elections").
-     */
-    private void observeUntil(
-            RestCancellableNodeClient client,
-            String name,
-            String routing,
-            long term,
-            long deadline,
-            ActionListener<Map<String, Object>> out) {
-        state(client, name, routing, term, out.delegateFailureAndWrap((l, now) -> {
-            long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-            if (Boolean.TRUE.equals(BridgeField.CHANGED.in(now)) || leftMs <= 0) {
-                l.onResponse(now);
-                return;
-            }
-            Map<String, Object> args = new LinkedHashMap<>();
-            args.put("key", name);
-            args.put("scope", ElectionBodies.ELECTION);
-            args.put("fencing_token", term);
-            args.put("wait_ms", leftMs);
-            client.execute(
-                    TransportWatchLockAction.TYPE,
-                    LockOpRequest.of(NativeOp.WATCH, routing, args),
-                    l.delegateFailureAndWrap((l2, fired) -> observeUntil(client, name, routing, term, deadline, l2)));
-        }));
     }
 
     /** The election's state from the key's info; with {@code changed} when observing {@code observedTerm}. */

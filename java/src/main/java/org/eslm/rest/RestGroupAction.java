@@ -31,8 +31,6 @@ import org.eslm.action.TransportGetLockAction;
 import org.eslm.action.TransportGroupAction;
 import org.eslm.action.TransportReleaseLockAction;
 import org.eslm.action.TransportRenewLockAction;
-import org.eslm.action.TransportWatchLockAction;
-import org.eslm.bridge.BridgeField;
 import org.eslm.bridge.NativeOp;
 import org.eslm.cluster.PartitionTable;
 import org.eslm.service.LockSettings;
@@ -152,35 +150,15 @@ public final class RestGroupAction extends LockRestHandler {
         return channel -> {
             RestCancellableNodeClient cancellable = new RestCancellableNodeClient(client, request.getHttpChannel());
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
-            observeUntil(cancellable, name, routing, version, deadline, toChannel(channel));
+            observeUntil(
+                    cancellable,
+                    name,
+                    GroupBodies.GROUP,
+                    version,
+                    deadline,
+                    l -> info(cancellable, name, routing, version, l),
+                    toChannel(channel));
         };
-    }
-
-    /** Reads the group; answers it when changed or out of time, else watches its version and reads again. */
-    private void observeUntil(
-            Client client,
-            String name,
-            String routing,
-            long version,
-            long deadline,
-            ActionListener<Map<String, Object>> out) {
-        info(client, name, routing, version, out.delegateFailureAndWrap((l, now) -> {
-            long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-            if (Boolean.TRUE.equals(BridgeField.CHANGED.in(now)) || leftMs <= 0) {
-                l.onResponse(now);
-                return;
-            }
-            Map<String, Object> args = new LinkedHashMap<>();
-            args.put("key", name);
-            args.put("scope", GroupBodies.GROUP);
-            args.put("fencing_token", version);
-            args.put("wait_ms", leftMs);
-            client.execute(
-                    TransportWatchLockAction.TYPE,
-                    LockOpRequest.of(NativeOp.WATCH, routing, args),
-                    l.delegateFailureAndWrap(
-                            (l2, fired) -> observeUntil(client, name, routing, version, deadline, l2)));
-        }));
     }
 
     /** The group's members and version; with {@code changed} when observing {@code observed}. */
