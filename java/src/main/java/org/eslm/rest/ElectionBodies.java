@@ -76,13 +76,7 @@ final class ElectionBodies {
             XContentParser body,
             LockSettings.Values settings)
             throws IOException {
-        LockBodies.Args args = LockBodies.parse(p, body, settings).durations(settings);
-        if (args.containsKey("owner") == false) {
-            throw new IllegalArgumentException("[candidate] is required");
-        }
-        args.put("key", name);
-        args.put("scope", ELECTION);
-        return args;
+        return LockBodies.ownedBy("candidate", p, name, ELECTION, body, settings);
     }
 
     private static long term(long v) {

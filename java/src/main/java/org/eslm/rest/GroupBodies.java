@@ -88,13 +88,7 @@ final class GroupBodies {
             XContentParser body,
             LockSettings.Values settings)
             throws IOException {
-        LockBodies.Args args = LockBodies.parse(p, body, settings).durations(settings);
-        if (args.containsKey("owner") == false) {
-            throw new IllegalArgumentException("[member] is required");
-        }
-        args.put("key", name);
-        args.put("scope", GROUP);
-        return args;
+        return LockBodies.ownedBy("member", p, name, GROUP, body, settings);
     }
 
     /**

@@ -306,6 +306,28 @@ final class LockBodies {
         }
     }
 
+    /**
+     * A body of an op on {@code key} in {@code scope} whose owner the body calls {@code ownerField}
+     * (an election's {@code candidate}, a group's {@code member}): parsed by {@code p}, durations
+     * converted, the owner required.
+     */
+    static Args ownedBy(
+            String ownerField,
+            ObjectParser<Args, LockSettings.Values> p,
+            String key,
+            String scope,
+            XContentParser body,
+            LockSettings.Values settings)
+            throws IOException {
+        Args args = parse(p, body, settings).durations(settings);
+        if (args.containsKey("owner") == false) {
+            throw new IllegalArgumentException("[" + ownerField + "] is required");
+        }
+        args.put("key", key);
+        args.put("scope", scope);
+        return args;
+    }
+
     /** A key or owner no longer than {@link #MAX_NAME_BYTES}, checked as it is parsed. */
     static String bounded(String field, String value) {
         // A char is at most 3 UTF-8 bytes (a surrogate pair, 2 chars, is 4): short names need no count.
