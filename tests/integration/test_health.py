@@ -154,6 +154,12 @@ def copies(via) -> dict[str, str]:
     return {row["prirep"]: row["node"] for row in rows if row["shard"] == "0" and row["state"] == "STARTED"}
 
 
+def started_copies(via) -> dict[str, str] | None:
+    """`copies(via)` once both the primary and the replica are started, else None."""
+    now = copies(via)
+    return now if {"p", "r"} <= set(now) else None
+
+
 def set_allocation(via, value):
     r = http(via, "PUT", "/_cluster/settings", {"persistent": {"cluster.routing.allocation.enable": value}})
     assert r.status_code == 200, r.text
@@ -173,8 +179,7 @@ def test_the_indicator_follows_a_partition_losing_and_regaining_its_copies(clust
     a, b, c = cluster.nodes
     wait_for_indicator(c.url, green, "green at the start")
     # Green counts a relocating copy (the plugin keeps copies off the master): both started first.
-    held = wait_until(lambda: (now := copies(c)) if {"p", "r"} <= set(now) else None, 60, 0.2,
-                      message="primary and replica started")
+    held = wait_until(lambda: started_copies(c), 60, 0.2, message="primary and replica started")
     primary, replica = cluster.node(held["p"]), cluster.node(held["r"])
     via = next(n for n in cluster.nodes if n is not primary and n is not replica)
     set_allocation(via, "primaries")
