@@ -72,6 +72,9 @@ EXPECTED = {
     "spring-integration": {
         "org.eslm.spring.LockRegistryTest": 6,
     },
+    "spring-integration-example": {
+        "org.eslm.spring.example.InvoiceNumbersExampleTest": 2,
+    },
 }
 
 
