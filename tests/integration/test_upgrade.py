@@ -10,7 +10,9 @@ node is away, resumed once it is back, green before the next node).
 - `test_plugin_upgrade_then_full_restart_onto_the_new_release_keeps_every_holder`: the plugin as
   released before its formats were versioned (`make previous-plugin`: the commit PREVIOUS_PLUGIN
   of the Makefile, built for $FROM), node by node onto this build on the same Elasticsearch; then
-  every node stopped and started on $TO at once (a full-cluster restart).
+  every node stopped and started on $TO at once (a full-cluster restart). While the cluster
+  mixes plugins, creating a group is refused with 400 naming `group`; after the restart groups
+  work through every node (issue 38).
 
 After every step: each long holder (10-minute leases, taken before the first step) is still the
 holder with its token, asked through every node, and a conflicting acquire is refused; at the
@@ -101,8 +103,9 @@ class Upgrade:
         for w in self.workers:
             w.thread.start()
 
-    def rolling(self, version: str, plugin: Path) -> None:
-        """Each node in turn onto `version` with `plugin`, checking the holders after each."""
+    def rolling(self, version: str, plugin: Path, while_mixed=None) -> None:
+        """Each node in turn onto `version` with `plugin`, checking the holders after each, and
+        `while_mixed(upgraded node)` after each but the last."""
         for node in self.cluster.nodes:
             started = time.monotonic()
             op = self.history.invoke("nemesis", "upgrade", node=node.name, detail=f"{node.version} -> {version}")
@@ -118,6 +121,8 @@ class Upgrade:
             self.steps.append((f"{node.name} onto {version}", started, time.monotonic()))
             self.assert_kept(f"after {node.name} was upgraded to {version}")
             self.assert_resumed()
+            if while_mixed is not None and node is not self.cluster.nodes[-1]:
+                while_mixed(node)
 
     def full_restart(self, version: str, plugin: Path) -> None:
         """Every node stopped, then all started on `version` with `plugin`."""
@@ -211,6 +216,34 @@ class Upgrade:
         self.cluster.stop()
 
 
+GROUPS = [f"upgrade-group-{i}" for i in range(6)]  # names over both partitions
+
+
+def groups_refused_while_an_older_node_is_in(upgraded) -> None:
+    """Issue 38: while a node of the older plugin is a member, creating a group through an
+    upgraded node is refused with 400 naming `group` (docs/API.md "Groups"): by the upgraded
+    owner's core, or by the coordinator when an older node owns the group's partition, which would
+    not know the action. A state written for the older node therefore never holds a group."""
+    for name in GROUPS:
+        r = http(upgraded, "PUT", f"/_groups/{name}")
+        assert r.status_code == 400, f"{name} through {upgraded.name}: {r.text}"
+        assert r.json()["error"]["reason"].startswith("[group] groups need every node"), r.text
+
+
+def groups_served_once_every_node_is_upgraded(cluster) -> None:
+    """After the upgrade, groups work through every node: created, joined, listed, left, deleted."""
+    for node, name in zip(cluster.nodes * 2, GROUPS):
+        assert http(node, "PUT", f"/_groups/{name}").status_code == 200, name
+        r = http(node, "POST", f"/_groups/{name}/_join", {"member": "m", "capabilities": {"v": 1}})
+        assert r.status_code == 200, r.text
+        r = http(node, "GET", f"/_groups/{name}")
+        assert r.status_code == 200 and [m["member"] for m in r.json()["members"]] == ["m"], r.text
+        token = r.json()["members"][0]["fencing_token"]
+        r = http(node, "POST", f"/_groups/{name}/_leave", {"member": "m", "fencing_token": token})
+        assert r.status_code == 200, r.text
+        assert http(node, "DELETE", f"/_groups/{name}").status_code == 200, name
+
+
 def served_state(node, key):
     try:
         r = http(node, "GET", f"/_locks/{key}", timeout=10)
@@ -245,6 +278,7 @@ def test_plugin_upgrade_then_full_restart_onto_the_new_release_keeps_every_holde
     u = upgrade_factory("eslm-it-upgrade-plugin", FROM, previous_plugin())
     u.hold_long()
     u.start_clients()
-    u.rolling(FROM, esnode.plugin_zip(FROM))
+    u.rolling(FROM, esnode.plugin_zip(FROM), while_mixed=groups_refused_while_an_older_node_is_in)
     u.full_restart(TO, esnode.plugin_zip(TO))
+    groups_served_once_every_node_is_upgraded(u.cluster)
     u.finish()

@@ -34,6 +34,12 @@
 #define ESLM_ACQUISITION_STATE_FORMAT 4
 
 /**
+ * The first format whose readers keep groups: `lock_core::STATE_FORMAT_GROUPS`. A coordinator
+ * refuses a group request for an owner that reads an older one (docs/API.md "Groups").
+ */
+#define ESLM_GROUPS_STATE_FORMAT 5
+
+/**
  * Stable numeric code of every outcome the core can report, and the status of a bridge call.
  *
  * [`ErrorCode::Ok`] is never the code of a [`LockError`]: it is the success status of the C ABI,

@@ -114,6 +114,7 @@ fn the_header_defines_no_constant_but_all_partitions_and_the_formats() {
             format!("ESLM_STATE_FORMAT {}", lock_core::STATE_FORMAT),
             format!("ESLM_OLDEST_STATE_FORMAT {}", lock_core::OLDEST_STATE_FORMAT),
             format!("ESLM_ACQUISITION_STATE_FORMAT {}", lock_core::STATE_FORMAT_ACQUISITION),
+            format!("ESLM_GROUPS_STATE_FORMAT {}", lock_core::STATE_FORMAT_GROUPS),
         ],
         "exclude the others in cbindgen.toml"
     );

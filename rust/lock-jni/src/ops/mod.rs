@@ -71,10 +71,15 @@ pub const ESLM_OLDEST_STATE_FORMAT: u32 = 1;
 /// (docs/API.md "Acquisitions", rolling upgrades).
 pub const ESLM_ACQUISITION_STATE_FORMAT: u32 = 4;
 
+/// The first format whose readers keep groups: `lock_core::STATE_FORMAT_GROUPS`. A coordinator
+/// refuses a group request for an owner that reads an older one (docs/API.md "Groups").
+pub const ESLM_GROUPS_STATE_FORMAT: u32 = 5;
+
 const _: () = assert!(
     ESLM_STATE_FORMAT == lock_core::STATE_FORMAT
         && ESLM_OLDEST_STATE_FORMAT == lock_core::OLDEST_STATE_FORMAT
-        && ESLM_ACQUISITION_STATE_FORMAT == lock_core::STATE_FORMAT_ACQUISITION,
+        && ESLM_ACQUISITION_STATE_FORMAT == lock_core::STATE_FORMAT_ACQUISITION
+        && ESLM_GROUPS_STATE_FORMAT == lock_core::STATE_FORMAT_GROUPS,
     "the header's formats are lock_core's"
 );
 

@@ -36,6 +36,8 @@ public final class LockOpRequest extends ActionRequest {
     public static final long NO_WAIT = -1;
     /** {@link #partition()} of a request the coordinating node has not routed yet. */
     public static final int UNROUTED = -1;
+    /** The core's name of the scope of a group's members (docs/LOCK_CORE.md "Groups"). */
+    public static final String GROUP_SCOPE = "group";
 
     private final NativeOp op;
     private final String routingValue;
@@ -222,6 +224,14 @@ public final class LockOpRequest extends ActionRequest {
     @Override
     public String getDescription() {
         return "lock " + op.name().toLowerCase(Locale.ROOT) + (routingValue == null ? "" : " [" + routingValue + "]");
+    }
+
+    /** Whether this is a group request: a group op, or a membership (a lock of scope {@code group}). */
+    public boolean namesGroups() {
+        return switch (op) {
+            case GROUP_CREATE, GROUP_DELETE, GROUP_LIST, GROUP_INFO, GROUP_UPDATE -> true;
+            default -> GROUP_SCOPE.equals(opArgs.get("scope"));
+        };
     }
 
     /**

@@ -160,6 +160,7 @@ final class PartitionRouter {
                 return;
             }
             routed = routedFor(r, target.partition);
+            refuseWhatTheOwnerCannotRead(target.node, routed);
         } catch (IllegalArgumentException | LockException e) {
             r.listener.onFailure(e);
             return;
@@ -200,6 +201,20 @@ final class PartitionRouter {
             return;
         }
         sendToOwner(r, target, table.epoch(target.partition), readableBy(target.node, routed), handler);
+    }
+
+    /**
+     * A group request for an owner whose plugin reads no groups (an older node during a rolling
+     * upgrade, docs/ARCHITECTURE.md "Formats and versions") is refused here with 400 naming
+     * {@code group}, as this node's core refuses to create one: the older node would answer an
+     * action it does not know with a failure that says nothing to the caller.
+     */
+    private static void refuseWhatTheOwnerCannotRead(DiscoveryNode node, LockOpRequest routed) {
+        if (routed.namesGroups() && PeerFormats.of(node.getAttributes()) < NativeFormat.GROUPS_STATE_FORMAT) {
+            throw new IllegalArgumentException("[group] groups need every node of the cluster to read state format ["
+                    + NativeFormat.GROUPS_STATE_FORMAT + "]: the owner of the group's partition, node ["
+                    + node.getName() + "], runs an older plugin (finish the rolling upgrade first)");
+        }
     }
 
     /** {@code routed} as the owner's node reads it: a node of an older plugin is sent no acquisition. */

@@ -17,6 +17,8 @@ public final class NativeFormat {
      * that reads an older one is sent no acquisition id.
      */
     public static final int ACQUISITION_STATE_FORMAT = 4;
+    /** The first format whose readers keep groups (docs/API.md "Groups"): an older owner is sent no group request. */
+    public static final int GROUPS_STATE_FORMAT = 5;
 
     private NativeFormat() {}
 

@@ -63,9 +63,11 @@ class BridgeVocabularyTest {
                 "OLDEST_STATE_FORMAT",
                 NativeFormat.OLDEST_STATE_FORMAT,
                 "ACQUISITION_STATE_FORMAT",
-                NativeFormat.ACQUISITION_STATE_FORMAT);
+                NativeFormat.ACQUISITION_STATE_FORMAT,
+                "GROUPS_STATE_FORMAT",
+                NativeFormat.GROUPS_STATE_FORMAT);
         Map<String, Integer> header = constants(FORMAT, header());
-        assertEquals(3, header.size(), "every format in the header: " + header);
+        assertEquals(4, header.size(), "every format in the header: " + header);
         assertEquals(List.of(), mismatches(header, java));
     }
 
