@@ -14,7 +14,7 @@ JDK := $(shell scripts/find-jdk)
 export JAVA_HOME := $(JDK)
 MVN := mvn -B -q
 PYTEST_ARGS ?=
-# The supported Elasticsearch versions (README "Versions"), both read from pom.xml: es.version (the
+# The supported Elasticsearch versions (docs/OPERATIONS.md "Versions"), both read from pom.xml: es.version (the
 # default, 9.x) and es8.version. `make run` runs $(ES_VERSION): the default unless set.
 pom_property = $(shell sed -n 's:.*<$(1)>\(.*\)</$(1)>.*:\1:p' pom.xml | head -1)
 ES_DEFAULT := $(call pom_property,es.version)

@@ -2,7 +2,7 @@
 """Runs commands at once, each in a lane of its own, and prints each lane's output after all have
 ended, in the order given, with its exit status and time; fails if any lane failed.
 
-`make integration-test` runs its test runs in lanes (README "Tests"): each alone leaves a core idle
+`make integration-test` runs its test runs in lanes (CONTRIBUTING.md "Tests"): each alone leaves a core idle
 while it waits on its nodes, so side by side they end sooner than one after another, though on
 the project's two cores they still slow each other.
 

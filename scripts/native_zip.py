@@ -30,10 +30,10 @@ LIBRARY = "libeslm.so"
 EM_X86_64 = 62
 EM_AARCH64 = 183
 MACHINES = {"linux-x86_64": EM_X86_64, "linux-aarch64": EM_AARCH64}
-# What `make dist` releases (README "Supported platforms").
+# What `make dist` releases (docs/OPERATIONS.md "Supported platforms").
 RELEASE_PLATFORMS = ("linux-aarch64", "linux-x86_64")
 
-# The newest C library a released library may need (README "Supported platforms"): the build
+# The newest C library a released library may need (docs/OPERATIONS.md "Supported platforms"): the build
 # machine's glibc sets it (Debian 12 has 2.36; Rust's std asks for 2.34's pthread symbols).
 MAX_GLIBC = (2, 34)
 

@@ -83,3 +83,12 @@ def test_the_checkers_report_what_does_not_resolve(tmp_path):
     assert broken_links(readme, readme.read_text()) == ["API.md#gone", "#rest-api"]
     names = section_names(doc.read_text())
     assert unknown_citations('see docs/API.md "Modes" and docs/API.md,\n "Watch a lock"', names) == ["Watch a lock"]
+
+
+def test_the_readme_is_a_front_page():
+    """Issue 39: README.md is the way in (at most 1,200 words, code included); what contributors
+    need is in CONTRIBUTING.md, which it links, as it links every document under docs/."""
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.split()) <= 1200, f"README.md has {len(readme.split())} words"
+    for doc in ["CONTRIBUTING.md", *(f"docs/{p.name}" for p in sorted((ROOT / "docs").glob("*.md")))]:
+        assert f"]({doc}" in readme, f"README.md does not link {doc}"

@@ -40,7 +40,7 @@ VOLATILE = {"@timestamp", "fencing_token", "token", "session", "node", "id", "na
             "conflicts", "renewals", "held", "waiting", "queued", "timeouts", "expiries",
             "deadlocks", "cancelled", "epoch", "reason", "term", "version"}
 # Fields whose documented value is the default build's (pom.xml) and whose live value is the
-# node's: a node of another supported version (README "Versions") answers its own.
+# node's: a node of another supported version (docs/OPERATIONS.md "Versions") answers its own.
 PER_VERSION = {"elasticsearch_version": esnode.es_version()}
 # Answers that document a selection of their fields: the live answer may have more.
 OPEN_ENDED = ("GET /_locks/_stats", "GET /_locks/_node/diagnostics", "GET /_locks/_diagnostics")

@@ -1,5 +1,5 @@
 """A node on a platform the plugin zip lacks stops with one line naming its platform and those the
-zip holds (issue 28 item 3; README "Supported platforms"), not with a bare link error. The zip is
+zip holds (issue 28 item 3; docs/OPERATIONS.md "Supported platforms"), not with a bare link error. The zip is
 the release zip with this machine's library left out, installed with `elasticsearch-plugin` into a
 real node, which is started and must exit by itself."""
 

@@ -8,7 +8,7 @@ import org.elasticsearch.cluster.routing.IndexRoutingTable;
  * An index's metadata and routing in a cluster state (Elasticsearch 8.19). Elasticsearch 8 has
  * one index namespace per cluster ({@code Metadata.index(String)},
  * {@code ClusterState.routingTable()}); 9.x moved indices into projects ({@code ProjectId}), which
- * the 9.x flavour of this class reads (README "Versions").
+ * the 9.x flavour of this class reads (docs/OPERATIONS.md "Versions").
  */
 public final class ProjectScope {
     private ProjectScope() {}

@@ -9,7 +9,7 @@ import org.elasticsearch.cluster.routing.IndexRoutingTable;
  * An index's metadata and routing in a cluster state (Elasticsearch 9). Elasticsearch 9 is
  * multi-project: indices live in a project ({@code Metadata.getProject(ProjectId)},
  * {@code ClusterState.routingTable(ProjectId)}); the plugin lives in the default one. The 8.19
- * flavour reads the cluster's single index namespace instead (README "Versions").
+ * flavour reads the cluster's single index namespace instead (docs/OPERATIONS.md "Versions").
  */
 public final class ProjectScope {
     private ProjectScope() {}
