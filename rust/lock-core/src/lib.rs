@@ -29,6 +29,9 @@
 //! `partition`; with the test-only cargo feature `fault-injection`, `fault` (a panic on purpose,
 //! docs/RELIABILITY.md "A panic in the core").
 
+// No unsafe code anywhere in the lock rules: what must not be corrupted is kept safe by the
+// compiler alone (the bridge crate holds the one unsafe boundary, JNI).
+#![forbid(unsafe_code)]
 // No production function longer than `too-many-lines-threshold` (clippy.toml, 80 lines).
 #![warn(clippy::too_many_lines)]
 
