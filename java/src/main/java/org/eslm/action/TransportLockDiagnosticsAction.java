@@ -48,6 +48,7 @@ public final class TransportLockDiagnosticsAction
 
     @Override
     protected NodeLockDiagnosticsResponse nodeOperation(WholeReportNodeRequest request, Task task) {
-        return new NodeLockDiagnosticsResponse(clusterService.localNode(), locks.diagnostics());
+        return new NodeLockDiagnosticsResponse(
+                clusterService.localNode(), locks.reports().diagnostics());
     }
 }

@@ -41,6 +41,7 @@ public final class TransportLockStatsAction
 
     @Override
     protected NodeLockStatsResponse nodeOperation(WholeReportNodeRequest request, Task task) {
-        return new NodeLockStatsResponse(clusterService.localNode(), locks.stats());
+        return new NodeLockStatsResponse(
+                clusterService.localNode(), locks.reports().stats());
     }
 }

@@ -55,10 +55,10 @@ public final class CopyCatchUp {
 
     /** Installs a fetched state and persists the standby as the log's checkpoint (an fsync: not on a transport thread). */
     private boolean install(IndexShard shard, int partition, String stateJson) throws java.io.IOException {
-        if (stateJson == null || locks.standbys().catchUp(partition, stateJson) == false) {
+        if (stateJson == null || locks.lifecycle().standbys().catchUp(partition, stateJson) == false) {
             return false;
         }
-        String whole = locks.wholeState(partition);
+        String whole = locks.lifecycle().wholeState(partition);
         if (whole != null) {
             log.checkpoint(shard, whole);
         }

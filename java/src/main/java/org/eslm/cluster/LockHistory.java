@@ -116,7 +116,7 @@ public final class LockHistory implements Closeable {
                 sent = true;
                 return;
             }
-            LockHistoryBatch batch = locks.drainHistory(MAX_DOCUMENTS);
+            LockHistoryBatch batch = locks.reports().drainHistory(MAX_DOCUMENTS);
             if (batch.documents() > 0) {
                 write(batch);
                 sent = true;
@@ -159,11 +159,11 @@ public final class LockHistory implements Closeable {
                 ActionListener.wrap(
                         response -> {
                             long failed = failures(response);
-                            locks.countHistory(documents - failed, failed);
+                            locks.reports().countHistory(documents - failed, failed);
                             done(documents == MAX_DOCUMENTS);
                         },
                         e -> {
-                            locks.countHistory(0, documents);
+                            locks.reports().countHistory(0, documents);
                             warn("could not write [" + documents + "] lock history documents", e);
                             done(false);
                         })));

@@ -168,8 +168,8 @@ public final class LockReplicationAction
             if (batch.full) {
                 copies.based(batch.shardId().id(), targets(primary));
             }
-            log.write(
-                    primary, batch.json, () -> locks.wholeState(batch.shardId().id()));
+            log.write(primary, batch.json, () -> locks.lifecycle()
+                    .wholeState(batch.shardId().id()));
             return new PrimaryResult<>(batch, new ReplicationResponse()) {
                 /** The primary's fsync, while the replicas apply the batch (the answer waits for both). */
                 @Override
@@ -206,7 +206,7 @@ public final class LockReplicationAction
         // promotion of this copy waits it out (docs/ARCHITECTURE.md "Silent owners").
         int partition = batch.shardId().id();
         ActionListener<ReplicaResult> listener = done.map(result -> {
-            locks.standbys().acknowledged(partition);
+            locks.lifecycle().standbys().acknowledged(partition);
             return result;
         });
         if (batch.heartbeat()) {
@@ -239,7 +239,7 @@ public final class LockReplicationAction
     private boolean applied(Batch batch) {
         int partition = batch.shardId().id();
         try {
-            return locks.standbys().apply(partition, batch.json);
+            return locks.lifecycle().standbys().apply(partition, batch.json);
         } catch (IllegalArgumentException e) {
             if (StateFormats.refused(e)) {
                 // A newer plugin's state: catching up would fetch more of it. Fail the batch with
@@ -260,8 +260,8 @@ public final class LockReplicationAction
         if (batch.full) {
             log.checkpoint(replica, batch.json);
         } else {
-            log.append(
-                    replica, batch.json, () -> locks.wholeState(batch.shardId().id()));
+            log.append(replica, batch.json, () -> locks.lifecycle()
+                    .wholeState(batch.shardId().id()));
         }
     }
 

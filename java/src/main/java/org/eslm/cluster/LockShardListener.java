@@ -77,7 +77,7 @@ public final class LockShardListener implements IndexEventListener {
                 }
             } else {
                 log.delete(shard);
-                locks.standbys().drop(partition);
+                locks.lifecycle().standbys().drop(partition);
                 forgetRefusal(shard);
             }
             l.onResponse(null);
@@ -90,16 +90,16 @@ public final class LockShardListener implements IndexEventListener {
      * like a bad checksum. A log of the format before this one is rewritten in this one.
      */
     private void restore(IndexShard shard, int partition) throws IOException {
-        locks.standbys().drop(partition);
+        locks.lifecycle().standbys().drop(partition);
         Path file = ShardStateLog.file(shard);
         StateLogFile.Contents contents = log.restore(shard);
         List<String> batches = contents.records();
         for (int i = 0; i < batches.size(); i++) {
             boolean applied;
             try {
-                applied = locks.standbys().apply(partition, batches.get(i));
+                applied = locks.lifecycle().standbys().apply(partition, batches.get(i));
             } catch (IllegalArgumentException e) {
-                locks.standbys().drop(partition);
+                locks.lifecycle().standbys().drop(partition);
                 String why = StateFormats.refused(e) ? ": " : " does not follow the one before it: ";
                 throw new StateLogDamagedException(
                         file, "batch " + (i + 1) + " of " + batches.size() + why + e.getMessage());
@@ -109,7 +109,7 @@ public final class LockShardListener implements IndexEventListener {
             }
         }
         if (contents.legacy()) {
-            log.checkpoint(shard, locks.wholeState(partition));
+            log.checkpoint(shard, locks.lifecycle().wholeState(partition));
             logger.info("lock state log [{}] rewritten in format [{}]", file, StateLogFile.FORMAT);
         }
         logger.info("lock partition [{}]: restored {} persisted batches from {}", partition, batches.size(), file);
@@ -140,7 +140,7 @@ public final class LockShardListener implements IndexEventListener {
      * ({@link PartitionTable#unavailable}) until an operator accepts the loss.
      */
     private void refuse(IndexShard shard, int partition, StateLogDamagedException damage) throws IOException {
-        locks.standbys().drop(partition);
+        locks.lifecycle().standbys().drop(partition);
         String reason = "lock partition [" + partition + "]: " + damage.getMessage() + ". " + REFUSAL_MARK
                 + " Elasticsearch recovers the partition from another copy if one exists; with none, its locks"
                 + " answer 503 until an operator accepts losing them with POST _cluster/reroute {\"commands\":"
@@ -162,7 +162,7 @@ public final class LockShardListener implements IndexEventListener {
         long began = System.nanoTime();
         awaitStandby(shard, began + STANDBY_WAIT.nanos(), listener.delegateFailureAndWrap((l, v) -> {
             long millis = TimeValue.nsecToMSec(System.nanoTime() - began);
-            locks.standbys().recoveryWaited(shard.shardId().id(), millis);
+            locks.lifecycle().standbys().recoveryWaited(shard.shardId().id(), millis);
             logger.debug(
                     "lock partition [{}]: this copy's recovery waited {}ms for the whole state",
                     shard.shardId().id(),
@@ -178,7 +178,7 @@ public final class LockShardListener implements IndexEventListener {
      */
     private void awaitStandby(IndexShard shard, long deadlineNanos, ActionListener<Void> listener) {
         int partition = shard.shardId().id();
-        if (locks.standbys().has(partition)) {
+        if (locks.lifecycle().standbys().has(partition)) {
             listener.onResponse(null);
             return;
         }
@@ -214,7 +214,7 @@ public final class LockShardListener implements IndexEventListener {
     public void beforeIndexShardClosed(ShardId shardId, IndexShard shard, Settings settings) {
         log.close(shardId);
         if (locks.replicated()) {
-            locks.standbys().drop(shardId.id());
+            locks.lifecycle().standbys().drop(shardId.id());
         }
     }
 }

@@ -113,12 +113,15 @@ final class OwnerChecks {
     private void syncNewCopies(ClusterState state, Map<Integer, Long> open) {
         for (Integer p : open.keySet()) {
             if (copies.missing(p, LockShards.otherCopies(state, p))) {
-                locks.syncCopies(
-                        p,
-                        ActionListener.wrap(
-                                r -> {},
-                                e -> logger.debug(
-                                        "lock partition [{}]: syncing new copies failed: {}", p, e.getMessage())));
+                locks.lifecycle()
+                        .syncCopies(
+                                p,
+                                ActionListener.wrap(
+                                        r -> {},
+                                        e -> logger.debug(
+                                                "lock partition [{}]: syncing new copies failed: {}",
+                                                p,
+                                                e.getMessage())));
             }
         }
     }

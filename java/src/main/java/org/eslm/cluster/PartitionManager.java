@@ -169,7 +169,7 @@ public final class PartitionManager implements ClusterStateListener {
         checks.start();
         ClusterState state = event.state();
         // What leaves this node is written in the format every node reads (a rolling upgrade).
-        locks.peersRead(PeerFormats.oldest(state.nodes()));
+        locks.lifecycle().peersRead(PeerFormats.oldest(state.nodes()));
         ownership.copyLeases(locks.replicated() && PeerFormats.copyLeases(state.nodes()));
         if (state.nodes().getMasterNodeId() == null
                 || state.blocks().hasGlobalBlock(GatewayService.STATE_NOT_RECOVERED_BLOCK)) {
@@ -262,7 +262,7 @@ public final class PartitionManager implements ClusterStateListener {
             // This node's cluster state may be stale (cut off): it grants and answers nothing
             // until the master confirms it (docs/ARCHITECTURE.md "Cut-off owners").
             try {
-                locks.openPartition(p, table.epoch(p), 0, kept);
+                locks.lifecycle().openPartition(p, table.epoch(p), 0, kept);
                 ownership.openedUnconfirmed(p, table.epoch(p));
                 checks.now();
             } catch (Exception e) {
@@ -323,7 +323,7 @@ public final class PartitionManager implements ClusterStateListener {
         if (previousOwner != null
                 && previousOwner.equals(local) == false
                 && state.nodes().nodeExists(previousOwner)) {
-            if (locks.replicated() && locks.standbys().has(p) && reusedEpoch.contains(p) == false) {
+            if (locks.replicated() && locks.lifecycle().standbys().has(p) && reusedEpoch.contains(p) == false) {
                 promoteWhileOldPrimaryLives(p, epoch, previousOwner);
                 return;
             }
@@ -332,7 +332,7 @@ public final class PartitionManager implements ClusterStateListener {
             fetch(p, epoch, previousOwner, 1);
             return;
         }
-        if (locks.replicated() && locks.standbys().has(p)) {
+        if (locks.replicated() && locks.lifecycle().standbys().has(p)) {
             promote(p, epoch, false, () -> openWithoutStandby(p, epoch, previousOwner, clusterService.state()));
             return;
         }
@@ -383,7 +383,7 @@ public final class PartitionManager implements ClusterStateListener {
         Runnable otherwise = snapshotJson != null
                 ? () -> open(p, epoch, 0, snapshotJson)
                 : () -> openEmpty(p, epoch, grace.get().millis());
-        if (locks.replicated() && locks.standbys().has(p)) {
+        if (locks.replicated() && locks.lifecycle().standbys().has(p)) {
             promote(p, epoch, oldOwnerClosed, otherwise);
         } else {
             otherwise.run();
@@ -414,12 +414,13 @@ public final class PartitionManager implements ClusterStateListener {
                                     return;
                                 }
                                 if (shard.getOperationPrimaryTerm() != epoch
-                                        || locks.standbys().has(p) == false) {
+                                        || locks.lifecycle().standbys().has(p) == false) {
                                     otherwise.run();
                                     return;
                                 }
-                                long wait =
-                                        oldOwnerClosed ? 0 : locks.standbys().promotionWait(p);
+                                long wait = oldOwnerClosed
+                                        ? 0
+                                        : locks.lifecycle().standbys().promotionWait(p);
                                 if (wait > 0) {
                                     threadPool.schedule(
                                             () -> promote(p, epoch, false, otherwise),
@@ -427,7 +428,7 @@ public final class PartitionManager implements ClusterStateListener {
                                             threadPool.generic());
                                     return;
                                 }
-                                locks.openFromStandby(p, epoch);
+                                locks.lifecycle().openFromStandby(p, epoch);
                                 ownership.opened(p, epoch);
                                 checks.now(); // without copy leases the master watches an owner from its first question
                                 logger.info(
@@ -574,7 +575,7 @@ public final class PartitionManager implements ClusterStateListener {
     }
 
     /**
-     * Opens {@code partition} in the core (see {@link LockService#openPartition}), then serves
+     * Opens {@code partition} in the core (see {@link org.eslm.service.PartitionLifecycle#openPartition}), then serves
      * it, confirmed: it was opened from the state the master just published.
      */
     private void openPartition(int partition, long epoch, long graceMs, Map<String, Object> snapshot) {
@@ -582,7 +583,7 @@ public final class PartitionManager implements ClusterStateListener {
             logger.info("not opening lock partition [{}]: this node is shutting down", partition);
             return;
         }
-        locks.openPartition(partition, epoch, graceMs, snapshot);
+        locks.lifecycle().openPartition(partition, epoch, graceMs, snapshot);
         ownership.opened(partition, epoch);
         checks.now(); // without copy leases the master watches an owner from its first question (SilentOwners)
         logger.info(
@@ -601,7 +602,7 @@ public final class PartitionManager implements ClusterStateListener {
             return null;
         }
         copies.forget(partition);
-        return locks.closePartition(partition, export);
+        return locks.lifecycle().closePartition(partition, export);
     }
 
     @SuppressWarnings("try") // the stored context restores the caller's thread context on close

@@ -47,7 +47,8 @@ public final class PartitionStateAction {
 
         @Override
         protected void runHere(int partition, ActionListener<PartitionStateResponse> listener) {
-            ActionListener.completeWith(listener, () -> new PartitionStateResponse(locks.liveState(partition)));
+            ActionListener.completeWith(
+                    listener, () -> new PartitionStateResponse(locks.lifecycle().liveState(partition)));
         }
 
         @Override

@@ -38,7 +38,7 @@ public final class LockPartitionsHealthIndicator implements HealthIndicatorServi
     private final boolean replicated;
 
     /**
-     * @param localDiagnostics this node's diagnostics ({@code LockService.diagnostics}), read when
+     * @param localDiagnostics this node's diagnostics ({@code NodeReports.diagnostics}), read when
      *     the indicator is asked: the partitions this node owns are always reported fresh
      */
     public LockPartitionsHealthIndicator(

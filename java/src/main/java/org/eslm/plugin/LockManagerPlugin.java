@@ -225,7 +225,7 @@ public class LockManagerPlugin extends VersionedActionPlugin
         clusterService.addListener(new LongestLeaseRecorder(service, services.client(), services.threadPool()));
         lockService = service;
         healthIndicator = new LockPartitionsHealthIndicator(
-                clusterService, services.client(), services.threadPool(), service::diagnostics, replicated);
+                clusterService, services.client(), services.threadPool(), service.reports()::diagnostics, replicated);
         CopyCatchUp catchUp = new CopyCatchUp(service, log, clusterService, services.client(), services.threadPool());
         shardListener = new LockShardListener(service, log, clusterService, catchUp, services.threadPool());
         LockHistory lockHistory = new LockHistory(service, services.client(), services.threadPool());

@@ -1,12 +1,10 @@
 package org.eslm.service;
 
 import java.io.Closeable;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.IntConsumer;
 import java.util.function.Supplier;
@@ -33,9 +31,12 @@ import org.eslm.bridge.NativeOp;
  *   <li>a {@link PartitionGate}: which partitions this node serves, with confirmed ownership
  *   (kept by {@code org.eslm.cluster});</li>
  *   <li>{@link GroupCommit}: with {@code locks.durability: replicated}, nothing a change decided
- *   is told to anyone before it reached every in-sync copy of the partition's shard; and the
- *   standby tables this node keeps as a replica.</li>
+ *   is told to anyone before it reached every in-sync copy of the partition's shard;</li>
+ *   <li>{@link PartitionLifecycle} ({@link #lifecycle()}): opening, exporting and closing
+ *   partitions, the standby tables this node keeps as a replica, the format the cluster reads;</li>
+ *   <li>{@link NodeReports} ({@link #reports()}): stats, diagnostics and the lock history's drain.</li>
  * </ul>
+ * What stays here is running operations: at once, or waiting without a thread.
  * See docs/ARCHITECTURE.md "The path of one request" and "Waiting without threads, and time".
  */
 public final class LockService implements Closeable {
@@ -43,8 +44,6 @@ public final class LockService implements Closeable {
 
     private final CoreClient client;
     private final Supplier<String> localNodeName;
-    /** {@code node} ({@code id}, {@code name}) and {@code plugin} (build info) for diagnostics. */
-    private final Supplier<Map<String, Object>> nodeInfo;
 
     private final PartitionGate partitions;
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -56,19 +55,15 @@ public final class LockService implements Closeable {
      * under it may still be running after the setting was lowered, so the recovery grace covers it.
      */
     private volatile TimeValue highestLeaseMax;
-    /** The state format every node of the cluster reads ({@link #peersRead}); this build's until told. */
-    private volatile int peerFormat = NativeFormat.STATE_FORMAT;
     /** {@code locks.durability: replicated}: partitions opened here replicate through {@link #commits}. */
     private final boolean replicated;
 
     private final GroupCommit commits;
-    private final StandbyTables standbys;
     /** This node's shutdown, as the requests it coordinates see it. */
     private final NodeShutdown shutdown;
-    /** Lock history documents written by this node, and lost because a write failed (org.eslm.cluster.LockHistory). */
-    private final LongAdder historyIndexed = new LongAdder();
 
-    private final LongAdder historyFailed = new LongAdder();
+    private final PartitionLifecycle lifecycle;
+    private final NodeReports reports;
 
     public LockService(
             NativeLockCore core,
@@ -80,17 +75,49 @@ public final class LockService implements Closeable {
             boolean replicated) {
         this.client = new CoreClient(core);
         this.replicated = replicated;
-        this.commits = new GroupCommit(client, this::handle, this::notServed, this::peerFormat, partitions);
-        this.standbys = new StandbyTables(client);
+        // The state format every node of the cluster reads (PartitionLifecycle.peersRead), in which
+        // batches are written; this build's until told.
+        AtomicInteger peerFormat = new AtomicInteger(NativeFormat.STATE_FORMAT);
+        this.commits = new GroupCommit(client, this::handle, this::notServed, peerFormat::get, partitions);
+        StandbyTables standbys = new StandbyTables(client);
         this.localNodeName = localNodeName;
         this.shutdown = new NodeShutdown(localNodeName);
-        this.nodeInfo = nodeInfo;
         this.settings = settings;
         this.highestLeaseMax = settings.leaseMax();
         this.partitions = partitions;
         CoreCall answer = this::answer;
         this.pending = new PendingRequests(answer, partitions::confirmed);
         this.ticks = new TickScheduler(threadPool, partitions, answer, closed);
+        this.lifecycle = new PartitionLifecycle(
+                client,
+                partitions,
+                commits,
+                standbys,
+                pending,
+                replicated,
+                closed,
+                peerFormat,
+                this::handleAfterCommit,
+                this::notServed);
+        this.reports = new NodeReports(
+                answer,
+                () -> tickConfirmed(NativeLockCore.ALL_PARTITIONS),
+                nodeInfo,
+                () -> this.settings,
+                pending::size,
+                partitions,
+                commits,
+                standbys);
+    }
+
+    /** Opening, exporting and closing partitions in the core (the cluster code's side). */
+    public PartitionLifecycle lifecycle() {
+        return lifecycle;
+    }
+
+    /** Stats, diagnostics and the lock history's drain. */
+    public NodeReports reports() {
+        return reports;
     }
 
     /**
@@ -196,7 +223,7 @@ public final class LockService implements Closeable {
         switch (op) {
             case ACQUIRE, ACQUIRE_MANY -> acquire(op, partition, args, task, listener);
             case WATCH -> watch(partition, args, task, listener);
-            case DIAGNOSTICS -> ActionListener.completeWith(listener, this::diagnostics);
+            case DIAGNOSTICS -> ActionListener.completeWith(listener, reports::diagnostics);
             default -> run(op, partition, args, listener);
         }
     }
@@ -342,133 +369,6 @@ public final class LockService implements Closeable {
         }
     }
 
-    /**
-     * Opens {@code partition} in the core in {@code epoch}: from a hand-over {@code snapshot} of
-     * the previous owner (nothing lost, no grace), or empty with {@code graceMs} of recovery grace
-     * when the previous owner died (no grants until its leases have surely run out). The caller
-     * (the cluster's ownership bookkeeping) records it as served afterwards.
-     */
-    public void openPartition(int partition, long epoch, long graceMs, Map<String, Object> snapshot) {
-        open(partition, epoch, graceMs, snapshot, false);
-    }
-
-    /**
-     * Opens {@code partition} in {@code epoch} from this node's standby table: its replica became
-     * the primary, and the standby holds every change the previous primary committed, so no grace
-     * is needed.
-     *
-     * @throws IllegalArgumentException when this node has no standby of it
-     */
-    public void openFromStandby(int partition, long epoch) {
-        open(partition, epoch, 0, null, true);
-        standbys.promoted(partition);
-    }
-
-    private void open(int partition, long epoch, long graceMs, Map<String, Object> snapshot, boolean fromStandby) {
-        Map<String, Object> args = new LinkedHashMap<>();
-        args.put("epoch", epoch);
-        args.put("grace_ms", graceMs);
-        if (snapshot != null) {
-            args.put("snapshot", snapshot);
-        }
-        args.put("from_standby", fromStandby);
-        args.put("replicated", replicated);
-        Map<String, Object> envelope = client.call(NativeOp.OPEN_PARTITION, partition, BridgeJson.toJson(args));
-        if (replicated) {
-            commits.opened(partition, epoch); // its first batch: the whole state
-        }
-        handleAfterCommit(partition, envelope);
-    }
-
-    /**
-     * {@code partition}'s live state as the core's full-state JSON, read now and outside the batch
-     * stream, for a copy that must catch up (cluster.PartitionStateAction); {@code null} when this
-     * node does not serve it.
-     */
-    public String liveState(int partition) {
-        if (partitions.serves(partition) == false) {
-            return null;
-        }
-        return BridgeJson.valueToJson(BridgeField.RESULT.in(
-                client.call(NativeOp.EXPORT_FULL, partition, NativeFormat.writeArgs(peerFormat))));
-    }
-
-    /**
-     * Sets the state format every node of the cluster reads (cluster.PeerFormats, from each
-     * cluster state): what leaves this node — batches, a copy's catch-up state, a hand-over — is
-     * written in it (docs/ARCHITECTURE.md "Formats and versions"). What stays here (a checkpoint
-     * of the state log) is written in this build's own.
-     */
-    public void peersRead(int format) {
-        int before = peerFormat;
-        peerFormat = format;
-        if (closed.get() == false) {
-            // The core refuses what the oldest peer cannot read: a lock-delay, a semaphore limit below
-            // the permits held (docs/ARCHITECTURE.md "Formats and versions").
-            try {
-                client.call(NativeOp.PEERS_READ, NativeLockCore.ALL_PARTITIONS, NativeFormat.writeArgs(format));
-            } catch (RuntimeException e) {
-                logger.warn(() -> "could not tell the lock core that the cluster reads format [" + format + "]", e);
-            }
-        }
-        if (before != format) {
-            logger.info(
-                    "the nodes of the cluster read lock state format [{}] (this node's is [{}]): writing it in [{}]",
-                    format,
-                    NativeFormat.STATE_FORMAT,
-                    format);
-        }
-    }
-
-    /** The state format every node of the cluster reads (see {@link #peersRead}). */
-    int peerFormat() {
-        return peerFormat;
-    }
-
-    /**
-     * Sends {@code partition}'s whole state to its copies now (one of them has none, e.g. a new
-     * replica); {@code listener} completes when they have it.
-     */
-    public void syncCopies(int partition, ActionListener<Void> listener) {
-        commits.requestFull(partition, listener);
-    }
-
-    /** The standby tables this node keeps as a replica of partitions. */
-    public StandbyTables standbys() {
-        return standbys;
-    }
-
-    /**
-     * The whole state of {@code partition} as a batch ({@code {"full": ..}}): the live table's
-     * when this node serves it, else the standby's; {@code null} when it has neither.
-     */
-    public String wholeState(int partition) {
-        if (partitions.serves(partition)) {
-            Map<?, ?> taken = (Map<?, ?>) BridgeField.RESULT.in(client.call(
-                    NativeOp.TAKE_BATCH, partition, NativeFormat.batchArgs(NativeFormat.STATE_FORMAT, true)));
-            return (String) BridgeField.BATCH.in(taken);
-        }
-        return standbys.wholeState(partition);
-    }
-
-    /**
-     * Closes {@code partition} in the core, which the caller already stopped serving: its waiting
-     * requests fail as retryable (their coordinators re-queue them at the new owner); with
-     * {@code export}, answers its state for the new owner.
-     */
-    public Map<String, Object> closePartition(int partition, boolean export) {
-        // An export goes to the next owner: in the format every node reads.
-        Map<String, Object> envelope = client.call(
-                NativeOp.CLOSE_PARTITION, partition, "{\"export\":" + export + ",\"format\":" + peerFormat + "}");
-        commits.closed(partition);
-        pending.failPartition(partition, () -> notServed(partition));
-        logger.info("stopped serving lock partition [{}]", partition);
-        @SuppressWarnings("unchecked")
-        Map<String, Object> snapshot =
-                (Map<String, Object>) BridgeField.SNAPSHOT.in((Map<?, ?>) BridgeField.RESULT.in(envelope));
-        return snapshot;
-    }
-
     private void acquire(
             NativeOp op,
             int partition,
@@ -557,86 +457,6 @@ public final class LockService implements Closeable {
         if (BridgeField.TICK_IN_MS.in(envelope) instanceof Number inMs) {
             ticks.schedule(inMs.longValue());
         }
-    }
-
-    /**
-     * This node's lock statistics (counters, gauges, wait/hold percentiles, hot keys), with the
-     * lock history's: the core's {@code audit_recorded}, {@code audit_dropped} and
-     * {@code audit_buffered}, and this node's {@code audit_indexed} and {@code audit_failed}.
-     */
-    public Map<String, Object> stats() {
-        tickConfirmed(NativeLockCore.ALL_PARTITIONS);
-        Map<String, Object> stats = new LinkedHashMap<>(
-                BridgeJson.object(BridgeField.RESULT.in(answer(NativeOp.STATS, NativeLockCore.ALL_PARTITIONS, "{}"))));
-        stats.put("audit_indexed", historyIndexed.sum());
-        stats.put("audit_failed", historyFailed.sum());
-        return stats;
-    }
-
-    /**
-     * Takes up to {@code max} lock history records from this node's partitions, oldest first per
-     * partition (docs/API.md "Lock history"). Never blocks: the core copies them out of its buffer.
-     */
-    public LockHistoryBatch drainHistory(int max) {
-        Map<String, Object> result = BridgeJson.object(BridgeField.RESULT.in(
-                answer(NativeOp.AUDIT_DRAIN, NativeLockCore.ALL_PARTITIONS, "{\"max\":" + max + "}")));
-        return new LockHistoryBatch(
-                (String) BridgeField.BULK.in(result), ((Number) BridgeField.DOCUMENTS.in(result)).intValue());
-    }
-
-    /** Counts lock history documents written ({@code indexed}) and lost to a failed write ({@code failed}). */
-    public void countHistory(long indexed, long failed) {
-        historyIndexed.add(indexed);
-        historyFailed.add(failed);
-    }
-
-    /**
-     * This node's diagnostics as {@code GET /_locks/_node/diagnostics} shows them (docs/API.md):
-     * node and build, effective settings, and the partitions it serves, each with
-     * {@code confirmed}; a read, confirmed partitions brought up to now first.
-     */
-    public Map<String, Object> diagnostics() {
-        tickConfirmed(NativeLockCore.ALL_PARTITIONS);
-        Map<String, Object> envelope = answer(NativeOp.DIAGNOSTICS, NativeLockCore.ALL_PARTITIONS, "{}");
-        Map<String, Object> body = new LinkedHashMap<>(nodeInfo.get());
-        Map<String, Object> effective = new LinkedHashMap<>(settings.asMap());
-        if (body.remove("static_settings") instanceof Map<?, ?> fixed) {
-            fixed.forEach((k, v) -> effective.put(String.valueOf(k), v));
-        }
-        body.put("settings", effective);
-        body.put("pending_requests", pending.size());
-        body.put("core", withConfirmation(BridgeField.RESULT.in(envelope)));
-        body.put("standbys", standbys.partitions());
-        body.put("standby_recovery_waits_ms", standbys.recoveryWaits());
-        return body;
-    }
-
-    /**
-     * The core's diagnostics with {@code confirmed} on each partition: whether the elected master
-     * confirmed this node's ownership recently enough that the partition moves on in time and
-     * grants (false: it is read as it stands, see {@link #tickConfirmed}); with {@code replicated},
-     * and for a replicated one its batches' round trips ({@code replication}, {@link BatchTimes}).
-     */
-    private Map<String, Object> withConfirmation(Object coreDiagnostics) {
-        Map<String, Object> core = new LinkedHashMap<>();
-        ((Map<?, ?>) coreDiagnostics).forEach((k, v) -> core.put(String.valueOf(k), v));
-        if (BridgeField.PARTITIONS.in(core) instanceof List<?> list) {
-            List<Map<String, Object>> annotated = new ArrayList<>(list.size());
-            for (Object entry : list) {
-                Map<String, Object> partition = new LinkedHashMap<>();
-                ((Map<?, ?>) entry).forEach((k, v) -> partition.put(String.valueOf(k), v));
-                int id = ((Number) BridgeField.ID.in(partition)).intValue();
-                partition.put("confirmed", partitions.confirmed(id));
-                partition.put("replicated", commits.replicates(id));
-                Map<String, Object> batches = commits.batchTimes(id);
-                if (batches != null) {
-                    partition.put("replication", batches);
-                }
-                annotated.add(partition);
-            }
-            core.put(BridgeField.PARTITIONS.key(), annotated);
-        }
-        return core;
     }
 
     /**

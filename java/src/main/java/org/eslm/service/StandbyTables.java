@@ -13,7 +13,7 @@ import org.eslm.bridge.NativeOp;
 /**
  * The standby tables this node keeps as a replica of partitions (docs/ARCHITECTURE.md
  * "Replication"): the primary's batches applied to them, in order; a standby becomes the live
- * partition when this copy becomes the primary ({@link LockService#openFromStandby}). The tables
+ * partition when this copy becomes the primary ({@link PartitionLifecycle#openFromStandby}). The tables
  * live in the core; this tracks which partitions have one.
  */
 public final class StandbyTables {

@@ -1,0 +1,134 @@
+package org.eslm.service;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.IntSupplier;
+import java.util.function.Supplier;
+import org.eslm.bridge.BridgeField;
+import org.eslm.bridge.NativeLockCore;
+import org.eslm.bridge.NativeOp;
+
+/**
+ * What this node reports about its locks: {@code _locks/_stats}, {@code _locks/_node/diagnostics}
+ * (docs/API.md), and the lock history it drains from the core and counts (docs/API.md "Lock
+ * history"). Reads: confirmed partitions are brought up to now first.
+ */
+public final class NodeReports {
+    private final CoreCall answer;
+    /** Brings every confirmed partition served here up to now (LockService.tickConfirmed). */
+    private final Runnable tickConfirmed;
+    /** {@code node} ({@code id}, {@code name}) and {@code plugin} (build info) for diagnostics. */
+    private final Supplier<Map<String, Object>> nodeInfo;
+
+    private final Supplier<LockSettings.Values> settings;
+    private final IntSupplier pendingRequests;
+    private final PartitionGate partitions;
+    private final GroupCommit commits;
+    private final StandbyTables standbys;
+    /** Lock history documents written by this node, and lost because a write failed (org.eslm.cluster.LockHistory). */
+    private final LongAdder historyIndexed = new LongAdder();
+
+    private final LongAdder historyFailed = new LongAdder();
+
+    NodeReports(
+            CoreCall answer,
+            Runnable tickConfirmed,
+            Supplier<Map<String, Object>> nodeInfo,
+            Supplier<LockSettings.Values> settings,
+            IntSupplier pendingRequests,
+            PartitionGate partitions,
+            GroupCommit commits,
+            StandbyTables standbys) {
+        this.answer = answer;
+        this.tickConfirmed = tickConfirmed;
+        this.nodeInfo = nodeInfo;
+        this.settings = settings;
+        this.pendingRequests = pendingRequests;
+        this.partitions = partitions;
+        this.commits = commits;
+        this.standbys = standbys;
+    }
+
+    /**
+     * This node's lock statistics (counters, gauges, wait/hold percentiles, hot keys), with the
+     * lock history's: the core's {@code audit_recorded}, {@code audit_dropped} and
+     * {@code audit_buffered}, and this node's {@code audit_indexed} and {@code audit_failed}.
+     */
+    public Map<String, Object> stats() {
+        tickConfirmed.run();
+        Map<String, Object> stats = new LinkedHashMap<>(BridgeJson.object(
+                BridgeField.RESULT.in(answer.answer(NativeOp.STATS, NativeLockCore.ALL_PARTITIONS, "{}"))));
+        stats.put("audit_indexed", historyIndexed.sum());
+        stats.put("audit_failed", historyFailed.sum());
+        return stats;
+    }
+
+    /**
+     * Takes up to {@code max} lock history records from this node's partitions, oldest first per
+     * partition (docs/API.md "Lock history"). Never blocks: the core copies them out of its buffer.
+     */
+    public LockHistoryBatch drainHistory(int max) {
+        Map<String, Object> result = BridgeJson.object(BridgeField.RESULT.in(
+                answer.answer(NativeOp.AUDIT_DRAIN, NativeLockCore.ALL_PARTITIONS, "{\"max\":" + max + "}")));
+        return new LockHistoryBatch(
+                (String) BridgeField.BULK.in(result), ((Number) BridgeField.DOCUMENTS.in(result)).intValue());
+    }
+
+    /** Counts lock history documents written ({@code indexed}) and lost to a failed write ({@code failed}). */
+    public void countHistory(long indexed, long failed) {
+        historyIndexed.add(indexed);
+        historyFailed.add(failed);
+    }
+
+    /**
+     * This node's diagnostics as {@code GET /_locks/_node/diagnostics} shows them (docs/API.md):
+     * node and build, effective settings, and the partitions it serves, each with
+     * {@code confirmed}.
+     */
+    public Map<String, Object> diagnostics() {
+        tickConfirmed.run();
+        Map<String, Object> envelope = answer.answer(NativeOp.DIAGNOSTICS, NativeLockCore.ALL_PARTITIONS, "{}");
+        Map<String, Object> body = new LinkedHashMap<>(nodeInfo.get());
+        Map<String, Object> effective = new LinkedHashMap<>(settings.get().asMap());
+        if (body.remove("static_settings") instanceof Map<?, ?> fixed) {
+            fixed.forEach((k, v) -> effective.put(String.valueOf(k), v));
+        }
+        body.put("settings", effective);
+        body.put("pending_requests", pendingRequests.getAsInt());
+        body.put("core", withConfirmation(BridgeField.RESULT.in(envelope)));
+        body.put("standbys", standbys.partitions());
+        body.put("standby_recovery_waits_ms", standbys.recoveryWaits());
+        return body;
+    }
+
+    /**
+     * The core's diagnostics with {@code confirmed} on each partition: whether this node's right
+     * to serve it is current, so that the partition moves on in time and grants (false: it is read
+     * as it stands); with {@code replicated}, and for a replicated one its batches' round trips
+     * ({@code replication}, {@link BatchTimes}).
+     */
+    private Map<String, Object> withConfirmation(Object coreDiagnostics) {
+        Map<String, Object> core = new LinkedHashMap<>();
+        ((Map<?, ?>) coreDiagnostics).forEach((k, v) -> core.put(String.valueOf(k), v));
+        if (BridgeField.PARTITIONS.in(core) instanceof List<?> list) {
+            List<Map<String, Object>> annotated = new ArrayList<>(list.size());
+            for (Object entry : list) {
+                Map<String, Object> partition = new LinkedHashMap<>();
+                ((Map<?, ?>) entry).forEach((k, v) -> partition.put(String.valueOf(k), v));
+                int id = ((Number) BridgeField.ID.in(partition)).intValue();
+                partition.put("confirmed", partitions.confirmed(id));
+                partition.put("replicated", commits.replicates(id));
+                Map<String, Object> batches = commits.batchTimes(id);
+                if (batches != null) {
+                    partition.put("replication", batches);
+                }
+                annotated.add(partition);
+            }
+            core.put(BridgeField.PARTITIONS.key(), annotated);
+        }
+        return core;
+    }
+}
