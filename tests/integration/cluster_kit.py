@@ -5,6 +5,7 @@ recording renewals during a fault. They talk HTTP to real nodes only."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 import time
 import uuid
@@ -29,6 +30,22 @@ FAST_FAULT_DETECTION = {
 # keeps lock copies off the elected master (locks.allocation.avoid_master, docs/ARCHITECTURE.md
 # "Silent owners"), and with three nodes and two copies that leaves no node to move a copy to.
 COPIES_MAY_SIT_ON_THE_MASTER = {"locks.allocation.avoid_master": "false"}
+
+
+@dataclasses.dataclass(frozen=True)
+class ThreeNodes:
+    """A module's three-node cluster, which tests/integration/conftest.py's `cluster` fixture
+    starts for it: set `THREE_NODES = ThreeNodes(...)` in the module. `name` names its folder
+    under build/ (a module of its own each, so a failed run's logs stay apart); `users` the Unix
+    users of its nodes (`<users><i>`: a module that cuts traffic by user takes users of its own,
+    with `cuts`, which also requires iptables and heals every cut at the end); `variant` the plugin
+    zip (scripts/node.py `plugin_zip`)."""
+
+    name: str
+    settings: dict = dataclasses.field(default_factory=dict)
+    users: str = esnode.RUN_AS
+    variant: str | None = None
+    cuts: bool = False
 
 
 def three_nodes(name, settings):

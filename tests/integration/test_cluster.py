@@ -22,6 +22,7 @@ import requests
 
 import node as esnode
 from cluster_kit import (
+    ThreeNodes,
     COPIES_MAY_SIT_ON_THE_MASTER,
     FAST_FAULT_DETECTION,
     granted_by_the_new_owner,
@@ -39,33 +40,22 @@ LEASE_MAX_S = 8  # long enough for a critical section on a loaded 2-core machine
 GRACE_S = 10
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    # One fixed folder (build/eslm-it-cluster): installing wipes it, so the last run's logs stay
-    # for a post-mortem and runs do not pile up ~0.5 GB each.
-    c = esnode.Cluster(
-        "eslm-it-cluster",
-        3,
-        extra_settings={
-            "locks.durability": "memory",
-            **COPIES_MAY_SIT_ON_THE_MASTER,
-            "locks.lease.max": f"{LEASE_MAX_S}s",
-            "locks.lease.default": f"{LEASE_MAX_S}s",
-            "locks.recovery.grace": f"{GRACE_S}s",
-            # Only the tests' own moves and failovers. Once in CI, right after the planned-move
-            # test, the cut-off test's frozen owner lost the partition to another node in the same
-            # term: a hand-over, not a promotion. Only a relocation running at the freeze explains
-            # that, and the tests had started none, so it was the balancer's
-            # (cluster_kit.no_rebalancing does the same for single tests).
-            "cluster.routing.rebalance.enable": "none",
-            **FAST_FAULT_DETECTION,
-        },
-    )
-    c.start()
-    try:
-        yield c
-    finally:
-        c.stop()
+# One fixed folder (build/eslm-it-cluster): installing wipes it, so the last run's logs stay for a
+# post-mortem and runs do not pile up ~0.5 GB each.
+THREE_NODES = ThreeNodes("eslm-it-cluster", {
+    "locks.durability": "memory",
+    **COPIES_MAY_SIT_ON_THE_MASTER,
+    "locks.lease.max": f"{LEASE_MAX_S}s",
+    "locks.lease.default": f"{LEASE_MAX_S}s",
+    "locks.recovery.grace": f"{GRACE_S}s",
+    # Only the tests' own moves and failovers. Once in CI, right after the planned-move test, the
+    # cut-off test's frozen owner lost the partition to another node in the same term: a
+    # hand-over, not a promotion. Only a relocation running at the freeze explains that, and the
+    # tests had started none, so it was the balancer's (cluster_kit.no_rebalancing does the same
+    # for single tests).
+    "cluster.routing.rebalance.enable": "none",
+    **FAST_FAULT_DETECTION,
+})
 
 
 def test_partition_is_served_by_the_primary_holder_with_the_primary_term_as_epoch(cluster):

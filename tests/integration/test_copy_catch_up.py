@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-import node as esnode
 from cluster_kit import (
+    ThreeNodes,
     COPIES_MAY_SIT_ON_THE_MASTER,
     http,
     keys_in_partition,
@@ -30,17 +30,9 @@ SKIP_KEY = "eslm-fault-injection-skip-delta"
 VARIANT = "fault-injection"
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    c = esnode.Cluster("eslm-it-catch-up", 3, variant=VARIANT,
-                       extra_settings={"cluster.routing.rebalance.enable": "none",
-                                       # the test places the copies itself (`owner_that_is_not_the_master`)
-                                       **COPIES_MAY_SIT_ON_THE_MASTER})
-    c.start()
-    try:
-        yield c
-    finally:
-        c.stop()
+THREE_NODES = ThreeNodes("eslm-it-catch-up", {"cluster.routing.rebalance.enable": "none",
+                                              # the test places the copies itself (`owner_that_is_not_the_master`)
+                                              **COPIES_MAY_SIT_ON_THE_MASTER}, variant=VARIANT)
 
 
 def replica_copy(node):

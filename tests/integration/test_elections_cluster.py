@@ -22,7 +22,7 @@ import pytest
 import requests
 
 from cluster_kit import (http, live, owner_of_partition, owner_that_is_not_the_master, rejoin, reporting,
-                         served, settled, three_nodes)
+                         served, settled, ThreeNodes)
 from history import ACQUIRE, RELEASE, RENEW, History, check, grant_order, holds
 from lockclient import unique, wait_until
 
@@ -38,10 +38,8 @@ OBSERVE_WAIT_S = 5
 WAKE_S = 2.0  # resign, expiry or a first leader -> an observe waiting on it answered
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    # One partition (the default) and no rebalancing: the kill test picks the owner itself.
-    yield from three_nodes("eslm-it-elections", {"cluster.routing.rebalance.enable": "none"})
+# One partition (the default) and no rebalancing: the kill test picks the owner itself.
+THREE_NODES = ThreeNodes("eslm-it-elections", {"cluster.routing.rebalance.enable": "none"})
 
 
 class Candidate:

@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from cluster_kit import http, live, owner_that_is_not_the_master, rejoin, served, settled, three_nodes
+from cluster_kit import http, live, owner_that_is_not_the_master, rejoin, served, settled, ThreeNodes
 from lockclient import LockClient, assert_error, enc, ok, unique, wait_until
 
 WAKE_S = 3.0  # a change -> an observer waiting on it answered
@@ -138,9 +138,7 @@ def test_bad_input_is_a_400_naming_the_field(locks, action, body, names):
     assert_error(group_call(locks, "GET", name, "observe"), 400, "illegal_argument_exception", "wait")
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    yield from three_nodes("eslm-it-groups", {"cluster.routing.rebalance.enable": "none"})
+THREE_NODES = ThreeNodes("eslm-it-groups", {"cluster.routing.rebalance.enable": "none"})
 
 
 @pytest.mark.slow

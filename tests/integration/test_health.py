@@ -14,7 +14,7 @@ import pytest
 import requests
 
 import node as esnode
-from cluster_kit import FAST_FAULT_DETECTION, http, live, three_nodes
+from cluster_kit import FAST_FAULT_DETECTION, ThreeNodes, http, live
 from lockclient import LockClient, ok, unique, wait_until
 
 INDICATOR = "/_health_report/lock_partitions"
@@ -143,9 +143,7 @@ def test_a_partition_in_recovery_grace_is_yellow_until_the_grace_ends(memory_nod
 
 # --- three nodes --------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def cluster():
-    yield from three_nodes("eslm-it-health", FAST_FAULT_DETECTION)
+THREE_NODES = ThreeNodes("eslm-it-health", FAST_FAULT_DETECTION)
 
 
 def copies(via) -> dict[str, str]:

@@ -28,6 +28,7 @@ import pytest
 
 import netcut
 import node as esnode
+from cluster_kit import ThreeNodes
 from history import ACQUIRE, History, after_faults, check
 from nemesis import HEAL_S, HEALED_WITHIN_S, NO_RECOVERY, REQUIRED, Nemesis
 from workers import Holder, Load, Worker
@@ -58,29 +59,16 @@ GAP_BOUND_S = 90
 CLUSTER = "eslm-it-nemesis"
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    """Three nodes with the plugin's defaults and Elasticsearch's default fault detection, except a
-    lease maximum of 30s (and a default lease under it) so a lost lease shows within the run."""
-    why = netcut.usable()
-    if why is not None:
-        pytest.fail(f"the fault test partitions nodes with iptables: {why}")
-    # users of its own: the cuts (by user) must not reach the clusters of the lanes beside it
-    c = esnode.Cluster(CLUSTER, 3, users="eslmcut", extra_settings={
-        "locks.lease.max": "30s",
-        "locks.lease.default": f"{LEASE_S}s",
-        # what a failed run needs to be read: the plugin's replication and ownership, and recoveries
-        "logger.org.eslm.cluster": "DEBUG",
-        "logger.org.elasticsearch.indices.recovery": "DEBUG",
-    })
-    try:
-        c.start()  # inside: a node that failed to start must not leave the others running
-        yield c
-    finally:
-        netcut.heal_all()
-        for n in c.nodes:
-            n.thaw()  # a frozen JVM would never act on SIGTERM
-        c.stop()
+# Three nodes with the plugin's defaults and Elasticsearch's default fault detection, except a
+# lease maximum of 30s (and a default lease under it) so a lost lease shows within the run; users
+# of its own: the cuts (by user) must not reach the clusters of the lanes beside it.
+THREE_NODES = ThreeNodes(CLUSTER, {
+    "locks.lease.max": "30s",
+    "locks.lease.default": f"{LEASE_S}s",
+    # what a failed run needs to be read: the plugin's replication and ownership, and recoveries
+    "logger.org.eslm.cluster": "DEBUG",
+    "logger.org.elasticsearch.indices.recovery": "DEBUG",
+}, users="eslmcut", cuts=True)
 
 
 def save(history: History) -> None:

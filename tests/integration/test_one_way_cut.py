@@ -29,8 +29,7 @@ import pytest
 import requests
 
 import netcut
-import node as esnode
-from cluster_kit import holders_of, http, keys_in_partition, live, owner_that_is_not_the_master, settled, take
+from cluster_kit import ThreeNodes, holders_of, http, keys_in_partition, live, owner_that_is_not_the_master, settled, take
 from lockclient import wait_until
 
 pytestmark = pytest.mark.slow
@@ -41,19 +40,8 @@ EPOCH_SHIFT = 40
 FAILOVER_WITHIN_S = 120
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    why = netcut.usable()
-    if why is not None:
-        pytest.fail(f"the one-way cuts need iptables: {why}")
-    c = esnode.Cluster("eslm-it-one-way", 3, users="eslmoneway",
-                       extra_settings={"cluster.routing.rebalance.enable": "none"})
-    c.start()
-    try:
-        yield c
-    finally:
-        netcut.heal_all()
-        c.stop()
+THREE_NODES = ThreeNodes("eslm-it-one-way", {"cluster.routing.rebalance.enable": "none"}, users="eslmoneway",
+                         cuts=True)
 
 
 def through_the_old_owner(old, key, answers):

@@ -19,6 +19,7 @@ import requests
 
 import node as esnode
 from cluster_kit import (
+    ThreeNodes,
     COPIES_MAY_SIT_ON_THE_MASTER,
     RenewRecorder,
     assert_the_election_changed_nothing,
@@ -46,17 +47,10 @@ pytestmark = pytest.mark.slow
 FAILOVER_BOUND_S = 5  # kill -9 of the owner -> a key of its partition grantable again
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    # No rebalancing: the tests move partitions themselves (explicit reroutes, which still
-    # happen) and a balancer move racing a test's own fault is not what it is about.
-    c = esnode.Cluster("eslm-it-replicated", 3, extra_settings={
-        "locks.partitions": 2, "cluster.routing.rebalance.enable": "none", **COPIES_MAY_SIT_ON_THE_MASTER})
-    c.start()
-    try:
-        yield c
-    finally:
-        c.stop()
+# No rebalancing: the tests move partitions themselves (explicit reroutes, which still
+# happen) and a balancer move racing a test's own fault is not what it is about.
+THREE_NODES = ThreeNodes("eslm-it-replicated", {"locks.partitions": 2, "cluster.routing.rebalance.enable": "none",
+                                               **COPIES_MAY_SIT_ON_THE_MASTER})
 
 
 class Waiter:

@@ -25,7 +25,7 @@ from cluster_kit import (
     reporting,
     served,
     settled,
-    three_nodes,
+    ThreeNodes,
 )
 from history import ACQUIRE, RELEASE, History, holds, token_order
 from lockclient import unique, wait_until
@@ -33,12 +33,9 @@ from lockclient import unique, wait_until
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    # One partition, no rebalancing: the test moves it itself (as test_replication.py does).
-    yield from three_nodes("eslm-it-semaphores",
-                           {"locks.partitions": 1, "cluster.routing.rebalance.enable": "none",
-                            **COPIES_MAY_SIT_ON_THE_MASTER})
+# One partition, no rebalancing: the test moves it itself (as test_replication.py does).
+THREE_NODES = ThreeNodes("eslm-it-semaphores", {"locks.partitions": 1, "cluster.routing.rebalance.enable": "none",
+                                               **COPIES_MAY_SIT_ON_THE_MASTER})
 
 
 def test_a_semaphore_survives_partition_moves_with_its_holders_limit_and_waiter(cluster):

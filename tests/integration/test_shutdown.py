@@ -19,8 +19,7 @@ import time
 
 import pytest
 
-import node as esnode
-from cluster_kit import live, owner_of_partition, settled
+from cluster_kit import ThreeNodes, live, owner_of_partition, settled
 from lockclient import LockClient, ok, unique, wait_until
 
 # The signal reaches the plugin differently on 8.19 and 9.x (docs/RELIABILITY.md "Stopping a node").
@@ -30,15 +29,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.every_version]
 EXIT_WITHIN_S = 10.0
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    c = esnode.Cluster("eslm-it-shutdown", 3, extra_settings={
-        "locks.partitions": 1, "cluster.routing.rebalance.enable": "none"})
-    c.start()
-    try:
-        yield c
-    finally:
-        c.stop()
+THREE_NODES = ThreeNodes("eslm-it-shutdown", {"locks.partitions": 1, "cluster.routing.rebalance.enable": "none"})
 
 
 def answered_in_background(fn):

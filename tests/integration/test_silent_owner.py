@@ -37,7 +37,7 @@ from cluster_kit import (
     owner_that_is_not_the_master,
     settled,
     take,
-    three_nodes,
+    ThreeNodes,
 )
 from lockclient import wait_until
 
@@ -47,9 +47,7 @@ SILENT_OWNER_S = 3.5  # locks.failover.silent_owner's default
 FROZEN_S = 25  # well inside Elasticsearch's own 30 s follower-check removal
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    yield from three_nodes("eslm-it-silent-owner", {"cluster.routing.rebalance.enable": "none"})
+THREE_NODES = ThreeNodes("eslm-it-silent-owner", {"cluster.routing.rebalance.enable": "none"})
 
 
 def copies_off_the_master(node):
