@@ -48,6 +48,18 @@ class ThreeNodes:
     cuts: bool = False
 
 
+@dataclasses.dataclass(frozen=True)
+class OneNode:
+    """A module's own single node, which tests/integration/conftest.py's `own_node` fixture starts
+    for it (and `lc` talks to): set `ONE_NODE = OneNode(...)` in the module, for a node whose
+    settings differ from the shared one's (tests/conftest.py `single_node`). With
+    `with_example_plugin`, examples/guarded-job-plugin is installed beside the plugin."""
+
+    name: str
+    settings: dict = dataclasses.field(default_factory=dict)
+    with_example_plugin: bool = False
+
+
 def three_nodes(name, settings):
     """A three-node cluster of scripts/node.py with `settings`, for a module fixture (`yield
     from`): started, yielded, stopped at the end."""

@@ -1,8 +1,11 @@
-"""The three-node cluster every multi-node module runs on (issue 39 item 5): one fixture,
-`cluster`, configured by the module that asks for it through its `THREE_NODES`
-(`cluster_kit.ThreeNodes`: the cluster's name, its settings, and whether it cuts traffic). Real
-nodes from the integ-test-zip with the plugin installed by `elasticsearch-plugin install`
-(scripts/node.py), started once per module and stopped after its last test."""
+"""The nodes the integration modules run on (issue 39 item 5), each configured by the module that
+asks for it: `cluster`, three nodes described by the module's `THREE_NODES`
+(`cluster_kit.ThreeNodes`: the cluster's name, its settings, and whether it cuts traffic), and
+`own_node`, a single node of the module's own described by its `ONE_NODE` (`cluster_kit.OneNode`),
+with `lc`, the tests' HTTP helper on it. (The node most modules share, `single_node`, and its
+`locks` client are in tests/conftest.py.) Real nodes from the integ-test-zip with the plugin
+installed by `elasticsearch-plugin install` (scripts/node.py), started once per module and
+stopped after its last test."""
 
 from __future__ import annotations
 
@@ -10,7 +13,8 @@ import pytest
 
 import netcut
 import node as esnode
-from cluster_kit import ThreeNodes
+from cluster_kit import OneNode, ThreeNodes
+from lockclient import LockClient
 
 
 @pytest.fixture(scope="module")
@@ -32,3 +36,21 @@ def cluster(request):
         for n in c.nodes:
             n.thaw()  # a frozen JVM would never act on SIGTERM
         c.stop()
+
+
+@pytest.fixture(scope="module")
+def own_node(request):
+    spec: OneNode = getattr(request.module, "ONE_NODE", None)
+    if spec is None:
+        pytest.fail(f"{request.module.__name__} asks for `own_node` without a ONE_NODE = OneNode(...)")
+    also = (esnode.example_plugin_zip(esnode.es_version()),) if spec.with_example_plugin else ()
+    node = esnode.Node(spec.name, "node-0", esnode.free_port(), esnode.free_port(), extra_settings=spec.settings)
+    yield from esnode.running(node, also=also)
+
+
+@pytest.fixture()
+def lc(own_node):
+    """The tests' HTTP helper (lockclient.LockClient) on the module's own node."""
+    client = LockClient(own_node.url)
+    yield client
+    client.close()

@@ -15,8 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-import node as esnode
-from node import running
+from cluster_kit import OneNode
 from lockclient import LockClient, assert_error, ok, unique, wait_for_waiter
 
 LIMITS = {
@@ -32,17 +31,7 @@ LIMIT = "lock_limit_exceeded_exception"
 ILLEGAL = "illegal_argument_exception"
 
 
-@pytest.fixture(scope="module")
-def limits_node():
-    yield from running(esnode.Node("eslm-it-limits", "node-0", esnode.free_port(), esnode.free_port(),
-                                   extra_settings=LIMITS))
-
-
-@pytest.fixture()
-def lc(limits_node):
-    c = LockClient(limits_node.url)
-    yield c
-    c.close()
+ONE_NODE = OneNode("eslm-it-limits", LIMITS)
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +109,7 @@ def test_max_locks_per_owner_then_max_locks(lc):
     alive_and_empty(lc)
 
 
-def test_max_waiters_per_owner_then_max_waiters(lc, limits_node, pool):
+def test_max_waiters_per_owner_then_max_waiters(lc, own_node, pool):
     keys = [unique("busy") for _ in range(5)]
     holder = unique("holder")
     for k in keys:
@@ -129,7 +118,7 @@ def test_max_waiters_per_owner_then_max_waiters(lc, limits_node, pool):
     futures = []
 
     def queue(key, owner):
-        c = LockClient(limits_node.url)
+        c = LockClient(own_node.url)
         clients.append(c)
         futures.append((key, owner, pool.submit(c.acquire, key, owner, wait="30s")))
         wait_for_waiter(lc, key, owner)

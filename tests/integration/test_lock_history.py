@@ -10,25 +10,13 @@ from __future__ import annotations
 
 import threading
 
-import pytest
-
-import node as esnode
-from node import running
+from cluster_kit import OneNode
 from lockclient import LockClient, ok, unique, wait_for_waiter, wait_until
 
 STREAM = "locks-history"
 
 
-@pytest.fixture(scope="module")
-def history_node():
-    yield from running(esnode.Node("eslm-it-history", "node-0", esnode.free_port(), esnode.free_port()))
-
-
-@pytest.fixture()
-def lc(history_node):
-    c = LockClient(history_node.url)
-    yield c
-    c.close()
+ONE_NODE = OneNode("eslm-it-history")
 
 
 def node_stats(lc: LockClient) -> dict:
@@ -53,7 +41,7 @@ def settings(lc: LockClient, **values) -> None:
     ok(lc.put_cluster_settings({f"locks.audit.{k}": v for k, v in values.items()}))
 
 
-def test_the_history_is_off_until_enabled_and_then_searchable_within_seconds(lc, history_node):
+def test_the_history_is_off_until_enabled_and_then_searchable_within_seconds(lc, own_node):
     p = unique("hist")
     ok(lc.acquire(f"{p}-before", "a"))
     ok(lc.release(f"{p}-before", "a"))

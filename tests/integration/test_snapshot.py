@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 import node as esnode
+from cluster_kit import OneNode
 from lockclient import LockClient, assert_error, ok, unique, wait_until
 
 CLUSTER = "eslm-it-snapshot"
@@ -19,17 +20,14 @@ REPO = esnode.cluster_home(CLUSTER) / "node-0" / "repo"  # under the node's fold
 METADATA = {"filter_path": "metadata.indices.*.primary_terms,metadata.indices.*.settings.index.uuid"}
 
 
-@pytest.fixture(scope="module")
-def snap_node():
-    yield from esnode.running(esnode.Node(CLUSTER, "node-0", esnode.free_port(), esnode.free_port(),
-                                          extra_settings={"path.repo": str(REPO)}))
+ONE_NODE = OneNode(CLUSTER, {"path.repo": str(REPO)})
 
 
-@pytest.fixture(scope="module")
-def lc(snap_node):
-    client = LockClient(snap_node.url)
+@pytest.fixture(scope="module", autouse=True)
+def repository(own_node):
+    """The snapshot repository `repo`, registered once for the module."""
+    client = LockClient(own_node.url)
     ok(client.call("PUT", "/_snapshot/repo", {"type": "fs", "settings": {"location": str(REPO / "repo")}}))
-    yield client
     client.close()
 
 
