@@ -266,7 +266,12 @@ def no_rebalancing(cluster):
 
 
 def settled(node):
-    r = http(node, "GET", "/_cluster/health?wait_for_no_relocating_shards=true&wait_for_status=green&timeout=60s",
+    """Green, nothing relocating, and the master idle: `wait_for_events=languid` returns once the
+    master has run every task queued before it, so no cluster state is being published when a test
+    injects its fault (a publication in flight to a node that then freezes holds the next one, the
+    failover's, for `cluster.publish.timeout`: docs/ARCHITECTURE.md "Silent owners")."""
+    r = http(node, "GET", "/_cluster/health?wait_for_no_relocating_shards=true&wait_for_status=green"
+                          "&wait_for_events=languid&timeout=60s",
              timeout=70)
     assert r.status_code == 200 and not r.json()["timed_out"], r.text
 
