@@ -98,26 +98,32 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def measure(ways: dict, pairs: int, warmup: int, rounds: int, count) -> dict:
+def measure(ways: dict, pairs: int, warmup: int, rounds: int, count=None) -> dict:
+    """Each way's pairs after a warm-up, in alternating rounds (no way always goes first): per way
+    p50, p99, mean, pairs/s, client CPU per pair, and with `count` (the server's acquire requests
+    so far) the acquire requests per pair. bench/tooz_locks.py measures its drivers with it too."""
     for pair in ways.values():
         timed(pair, warmup)
     latencies = {name: [] for name in ways}
     seconds, cpu, sent = dict.fromkeys(ways, 0.0), dict.fromkeys(ways, 0.0), dict.fromkeys(ways, 0)
     for r in range(rounds):
-        order = list(ways) if r % 2 == 0 else list(reversed(ways))  # no way always goes first
+        order = list(ways) if r % 2 == 0 else list(reversed(ways))
         for name in order:
-            before = count()
+            before = count() if count else 0
             lat, wall, used = timed(ways[name], pairs // rounds)
-            sent[name] += count() - before
+            sent[name] += (count() - before) if count else 0
             latencies[name] += lat
             seconds[name] += wall
             cpu[name] += used
-    return {name: {"pairs": len(lat), "p50_ms": round(statistics.median(lat), 3),
-                   "p99_ms": round(percentile(lat, 0.99), 3), "mean_ms": round(statistics.fmean(lat), 3),
-                   "pairs_per_s": round(len(lat) / seconds[name], 1),
-                   "client_cpu_ms": round(cpu[name] * 1000 / len(lat), 3),
-                   "acquires_per_pair": round(sent[name] / len(lat), 3)}
-            for name, lat in latencies.items()}
+    figures = {name: {"pairs": len(lat), "p50_ms": round(statistics.median(lat), 3),
+                      "p99_ms": round(percentile(lat, 0.99), 3), "mean_ms": round(statistics.fmean(lat), 3),
+                      "pairs_per_s": round(len(lat) / seconds[name], 1),
+                      "client_cpu_ms": round(cpu[name] * 1000 / len(lat), 3)}
+               for name, lat in latencies.items()}
+    if count:
+        for name, f in figures.items():
+            f["acquires_per_pair"] = round(sent[name] / f["pairs"], 3)
+    return figures
 
 
 def table(figures: dict) -> str:

@@ -29,7 +29,6 @@ import argparse
 import datetime as dt
 import json
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -40,7 +39,7 @@ sys.path[:0] = [str(ROOT / "scripts"), str(HERE)]
 
 import node as esnode  # noqa: E402
 import peers  # noqa: E402
-from client_overhead import percentile, timed  # noqa: E402
+from client_overhead import measure  # noqa: E402
 from run import machine, other_load  # noqa: E402
 
 LABELS = {"eslm": "lock manager (`elasticsearch+locks://`, one node)",
@@ -61,25 +60,6 @@ def pair_of(lock):
         assert lock.acquire(blocking=True)
         assert lock.release()
     return pair
-
-
-def measure(ways: dict, pairs: int, warmup: int, rounds: int) -> dict:
-    for pair in ways.values():
-        timed(pair, warmup)
-    latencies: dict[str, list[float]] = {name: [] for name in ways}
-    seconds, cpu = dict.fromkeys(ways, 0.0), dict.fromkeys(ways, 0.0)
-    for r in range(rounds):
-        order = list(ways) if r % 2 == 0 else list(reversed(ways))  # no driver always goes first
-        for name in order:
-            lat, wall, used = timed(ways[name], pairs // rounds)
-            latencies[name] += lat
-            seconds[name] += wall
-            cpu[name] += used
-    return {name: {"pairs": len(lat), "p50_ms": round(statistics.median(lat), 3),
-                   "p99_ms": round(percentile(lat, 0.99), 3), "mean_ms": round(statistics.fmean(lat), 3),
-                   "pairs_per_s": round(len(lat) / seconds[name], 1),
-                   "client_cpu_ms": round(cpu[name] * 1000 / len(lat), 3)}
-            for name, lat in latencies.items()}
 
 
 def table(figures: dict) -> str:
