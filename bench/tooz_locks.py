@@ -30,7 +30,6 @@ import datetime as dt
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
