@@ -73,7 +73,7 @@ def table(figures: dict) -> str:
 def versions() -> dict:
     from importlib.metadata import version
 
-    return {pkg: version(pkg) for pkg in ("tooz", "kazoo", "redis", "elasticsearch", "eslm")}
+    return {pkg: version(pkg) for pkg in ("tooz", "kazoo", "redis", "elasticsearch", "elasticsearch-lock-manager")}
 
 
 def main() -> int:
