@@ -22,8 +22,8 @@ import org.eslm.compat.ProjectScope;
 
 /**
  * A copy that did not answer a batch in time lives on a node that is silent (frozen, stalled, cut
- * off): this owner's other partitions' copies on that node will not answer either. They are failed
- * with it, in the same moment, rather than one by one as each of their batches times out
+ * off): the other lock partitions' replicas on that node will not answer their owners either. They
+ * are failed with it, in the same moment, rather than one by one as each owner's batch times out
  * (docs/ARCHITECTURE.md "Silent owners", "a silent replica"): the master takes shard failures queued
  * together into one cluster state, while a failure queued after it waits until that state's
  * publication is over, and a publication waits for every node, the silent one too, up to
@@ -49,9 +49,11 @@ final class SilentCopyNode {
 
     /**
      * The started replicas, on the node of {@code failed}, of the other lock partitions whose
-     * primary is on {@code localNodeId} in {@code state}.
+     * primary is started on another node in {@code state}: failing one loses nothing, its primary
+     * holds the partition. (A partition whose primary is not started keeps its replica: it may be
+     * the copy to promote.)
      */
-    static List<ShardRouting> siblings(ClusterState state, String localNodeId, ShardRouting failed) {
+    static List<ShardRouting> siblings(ClusterState state, ShardRouting failed) {
         IndexRoutingTable routing = ProjectScope.routing(state, LockIndex.NAME);
         List<ShardRouting> out = new ArrayList<>();
         if (routing == null || failed.currentNodeId() == null) {
@@ -60,7 +62,10 @@ final class SilentCopyNode {
         for (int p = 0; p < routing.size(); p++) {
             IndexShardRoutingTable shard = routing.shard(p);
             ShardRouting primary = shard.primaryShard();
-            if (p == failed.shardId().id() || primary == null || localNodeId.equals(primary.currentNodeId()) == false) {
+            if (p == failed.shardId().id()
+                    || primary == null
+                    || primary.started() == false
+                    || failed.currentNodeId().equals(primary.currentNodeId())) {
                 continue;
             }
             for (ShardRouting replica : shard.replicaShards()) {
@@ -84,7 +89,7 @@ final class SilentCopyNode {
         if (index == null) {
             return;
         }
-        for (ShardRouting copy : siblings(state, state.nodes().getLocalNodeId(), failed)) {
+        for (ShardRouting copy : siblings(state, failed)) {
             String why = "lock partition [" + copy.shardId().id() + "]: its copy's node [" + failed.currentNodeId()
                     + "] did not answer a batch of lock partition ["
                     + failed.shardId().id() + "] in time";
