@@ -237,34 +237,72 @@ def replica_on_a_node_that_is_neither_owner_nor_master(cluster, owner, master):
     return cluster.node(replica)
 
 
+def copies_of(via, partition) -> dict[str, str]:
+    """{"p": node name of the partition's primary, "r": of its replica}, from `_cat/shards`."""
+    rows = http(via, "GET", "/_cat/shards/.locks?format=json&h=shard,prirep,node").json()
+    return {row["prirep"]: row["node"] for row in rows if row["shard"] == str(partition)}
+
+
+def reroute_move(via, partition, from_node, to_node):
+    r = http(via, "POST", "/_cluster/reroute?metric=none", {"commands": [{"move": {
+        "index": ".locks", "shard": partition, "from_node": from_node, "to_node": to_node}}]})
+    assert r.status_code == 200, r.text
+    settled(via)
+
+
+def partition_1_replica_also_on(cluster, via, frozen):
+    """Partition 1's replica moved onto `frozen` too, with its primary elsewhere: one node then
+    holds copies of both partitions, and both owners' batches to it time out. Their failures must
+    reach the master in one cluster state (cluster.SilentCopyNode); a failure that came after the
+    first one's publication began would wait for it, and that publication waits for the frozen
+    node up to `cluster.publish.timeout`."""
+    copies = copies_of(via, 1)
+    if copies["p"] == frozen.name:  # the primary away first, to the node with no copy of it
+        [free] = [n.name for n in live(cluster) if n.name not in copies.values()]
+        reroute_move(via, 1, frozen.name, free)
+        copies = copies_of(via, 1)
+    if copies["r"] != frozen.name:
+        reroute_move(via, 1, copies["r"], frozen.name)
+    copies = copies_of(via, 1)
+    assert copies["r"] == frozen.name and copies["p"] != frozen.name, copies
+
+
 @pytest.mark.every_version  # the in-sync set is read through org.eslm.compat (pytest.ini)
 def test_a_frozen_replica_stops_the_lock_traffic_for_seconds_not_a_publication_timeout(cluster):
-    """The node holding partition 0's replica is frozen (SIGSTOP; neither owner nor master). The
-    owner's batch to it times out after 5 s and the copy is failed through the master; the master
+    """The node holding the replicas of both partitions is frozen (SIGSTOP; neither partition 0's
+    owner nor the master). Each owner's batch to it times out (1.2 s for a copy that had the whole
+    state, 5 s for one still to get it) and the copy is failed through the master; the master
     commits that at once, but answers only when every node applied it or its publication timed out
-    (30 s, the frozen node never applies it). The owner goes on as soon as it applied the committed
-    state that takes the copy out of the in-sync set: a key is granted while the replica is still
-    frozen, and the holder from before the freeze keeps its lock and token."""
+    (30 s, the frozen node never applies it). An owner goes on as soon as it applied the committed
+    state that takes its copy out of the in-sync set, and the first failure takes every copy on the
+    frozen node with it (cluster.SilentCopyNode), so a later one does not wait behind that
+    publication: a key of each partition is granted while the node is still frozen, and the holder
+    from before the freeze keeps its lock and token."""
     with no_rebalancing(cluster):
         owner, _, master = owner_that_is_not_the_master(cluster)
         settled(owner)
         frozen = replica_on_a_node_that_is_neither_owner_nor_master(cluster, owner, master)
+        partition_1_replica_also_on(cluster, owner, frozen)
         held, asked = keys_in_partition(owner, 0, "frozen-replica", 2)
+        [asked_1] = keys_in_partition(owner, 1, "frozen-replica-1", 1)
         token = take(owner, held, "holder", lease="2m")
         assert frozen.freeze()
         frozen_at = time.monotonic()
+        answers = []
         try:
-            r = http(owner, "POST", f"/_locks/{asked}/_acquire", {"owner": "during-freeze", "acquisition": "during-freeze", "wait": f"{FROZEN_REPLICA_S}s"},
-                     timeout=FROZEN_REPLICA_S + 10)
-            answered_s = time.monotonic() - frozen_at
-            still_frozen = answered_s < FROZEN_REPLICA_S
+            for key in (asked, asked_1):
+                r = http(owner, "POST", f"/_locks/{key}/_acquire",
+                         {"owner": "during-freeze", "acquisition": "during-freeze", "wait": f"{FROZEN_REPLICA_S}s"},
+                         timeout=FROZEN_REPLICA_S + 10)
+                answers.append((key, r, time.monotonic() - frozen_at))
         finally:
             frozen.thaw()
-        print(f"\nreplica's node frozen: a key granted after {answered_s:.2f}s ({r.status_code})")
-        assert r.status_code == 200, r.text
-        assert still_frozen, f"granted only after {answered_s:.1f}s, once the replica's node could have resumed"
+        for key, r, answered_s in answers:
+            print(f"\nreplica's node frozen: {key} granted after {answered_s:.2f}s ({r.status_code})")
+            assert r.status_code == 200, r.text
+            assert answered_s < FROZEN_REPLICA_S, f"{key} granted only after {answered_s:.1f}s, once the replica's node could have resumed"
         assert holders_of(owner, held) == [("holder", token)]
-        for k, who in ((held, "holder"), (asked, "during-freeze")):
+        for k, who in ((held, "holder"), (asked, "during-freeze"), (asked_1, "during-freeze")):
             assert http(owner, "POST", f"/_locks/{k}/_release", {"owner": who, "acquisition": who}).status_code == 200
         r = http(owner, "GET", "/_cluster/health/.locks?wait_for_nodes=3&wait_for_status=green&timeout=120s",
                  timeout=130)
