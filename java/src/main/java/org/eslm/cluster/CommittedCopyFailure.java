@@ -53,6 +53,8 @@ final class CommittedCopyFailure {
      * master's answer or as soon as this node applied a cluster state in which the copy's failure
      * is {@link #committed}, whichever comes first. The latter runs on {@code executor}, never on
      * the cluster applier's thread; after the former, the watch ends at the next cluster state.
+     * When the state this node applied already shows the failure committed, {@code listener}
+     * completes at once and the master's answer is ignored.
      */
     static ActionListener<Void> orWhenCommitted(
             ClusterService clusterService,
@@ -63,6 +65,14 @@ final class CommittedCopyFailure {
             long primaryTerm,
             ActionListener<Void> listener) {
         AtomicBoolean done = new AtomicBoolean();
+        if (committed(clusterService.state(), shard, allocationId, primaryTerm)) {
+            // Already out in the state this node applied (failed before this batch gave up on it):
+            // the observer below would wait for a next state, which a master publishing to a silent
+            // node may not send for 30 s.
+            logger.info("copy [{}] of {} was already out of the in-sync set: the batch goes on", allocationId, shard);
+            goOn(executor, listener);
+            return ActionListener.noop();
+        }
         ClusterStateObserver observer = new ClusterStateObserver(clusterService, WATCH, logger, threadContext);
         observer.waitForNextChange(
                 new ClusterStateObserver.Listener() {

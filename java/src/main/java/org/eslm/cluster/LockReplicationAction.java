@@ -331,7 +331,6 @@ public final class LockReplicationAction
                     message,
                     e,
                     orWhenCommitted(replica.shardId(), copy, primaryTerm, listener));
-            SilentCopyNode.failSiblings(clusterService.state(), replica, e, shardStateAction);
         }
 
         @Override
