@@ -64,7 +64,6 @@ final class CommittedCopyFailure {
             String allocationId,
             long primaryTerm,
             ActionListener<Void> listener) {
-        AtomicBoolean done = new AtomicBoolean();
         if (committed(clusterService.state(), shard, allocationId, primaryTerm)) {
             // Already out in the state this node applied (failed before this batch gave up on it):
             // the observer below would wait for a next state, which a master publishing to a silent
@@ -73,6 +72,7 @@ final class CommittedCopyFailure {
             goOn(executor, listener);
             return ActionListener.noop();
         }
+        AtomicBoolean done = new AtomicBoolean();
         ClusterStateObserver observer = new ClusterStateObserver(clusterService, WATCH, logger, threadContext);
         observer.waitForNextChange(
                 new ClusterStateObserver.Listener() {

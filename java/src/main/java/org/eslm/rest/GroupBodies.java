@@ -9,6 +9,7 @@ import org.elasticsearch.xcontent.ParseField;
 import org.elasticsearch.xcontent.XContentBuilder;
 import org.elasticsearch.xcontent.XContentParser;
 import org.elasticsearch.xcontent.json.JsonXContent;
+import org.eslm.action.LockOpRequest;
 import org.eslm.service.LockSettings;
 
 /**
@@ -21,7 +22,7 @@ final class GroupBodies {
     private GroupBodies() {}
 
     /** The core's name of the group scope. */
-    static final String GROUP = "group";
+    static final String GROUP = LockOpRequest.GROUP_SCOPE;
 
     private static final ObjectParser<LockBodies.Args, LockSettings.Values> JOIN =
             new ObjectParser<>("group_join_request", LockBodies.Args::new);
