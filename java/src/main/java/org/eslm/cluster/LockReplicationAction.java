@@ -7,6 +7,7 @@ import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.action.ActionListenerResponseHandler;
+import org.elasticsearch.action.ActionResponse;
 import org.elasticsearch.action.ActionType;
 import org.elasticsearch.action.support.ActionFilters;
 import org.elasticsearch.action.support.ActiveShardCount;
@@ -17,6 +18,7 @@ import org.elasticsearch.action.support.replication.ReplicationResponse;
 import org.elasticsearch.action.support.replication.TransportReplicationAction;
 import org.elasticsearch.cluster.action.shard.ShardStateAction;
 import org.elasticsearch.cluster.block.ClusterBlockLevel;
+import org.elasticsearch.cluster.node.DiscoveryNode;
 import org.elasticsearch.cluster.routing.ShardRouting;
 import org.elasticsearch.cluster.service.ClusterService;
 import org.elasticsearch.common.io.stream.StreamInput;
@@ -323,14 +325,32 @@ public final class LockReplicationAction
         public void failShardIfNeeded(
                 ShardRouting replica, long primaryTerm, String message, Exception e, ActionListener<Void> listener) {
             String copy = replica.allocationId().getId();
-            shardStateAction.remoteShardFailed(
-                    replica.shardId(),
-                    copy,
-                    primaryTerm,
-                    true,
-                    message,
-                    e,
-                    orWhenCommitted(replica.shardId(), copy, primaryTerm, listener));
+            ActionListener<Void> failed = orWhenCommitted(replica.shardId(), copy, primaryTerm, listener);
+            Runnable throughElasticsearch = () ->
+                    shardStateAction.remoteShardFailed(replica.shardId(), copy, primaryTerm, true, message, e, failed);
+            DiscoveryNode master = clusterService.state().nodes().getMasterNode();
+            if (SilentCopyFailure.silence(e) == false || master == null) {
+                throughElasticsearch.run();
+                return;
+            }
+            // A copy that did not answer: its node's other lock copies are failed in the same update.
+            transportService.sendRequest(
+                    master,
+                    SilentCopyFailure.TYPE.name(),
+                    new SilentCopyFailure.Request(replica.shardId(), copy, primaryTerm, message),
+                    TransportRequestOptions.timeout(SilentCopyFailure.ASK_TIMEOUT),
+                    new ActionListenerResponseHandler<>(
+                            ActionListener.wrap(done -> failed.onResponse(null), asked -> {
+                                logger.info(
+                                        "failing the silent copy [{}] of {} through the master's lock action "
+                                                + "failed ({}); asking Elasticsearch's shard-failed path",
+                                        copy,
+                                        replica.shardId(),
+                                        asked.getMessage());
+                                throughElasticsearch.run();
+                            }),
+                            in -> ActionResponse.Empty.INSTANCE,
+                            threadPool.executor(EXECUTOR)));
         }
 
         @Override

@@ -62,6 +62,7 @@ import org.eslm.cluster.PartitionStateAction;
 import org.eslm.cluster.PartitionTable;
 import org.eslm.cluster.PeerFormats;
 import org.eslm.cluster.ShardStateLog;
+import org.eslm.cluster.SilentCopyFailure;
 import org.eslm.cluster.SilentOwners;
 import org.eslm.compat.VersionedActionPlugin;
 import org.eslm.health.LockPartitionsHealthIndicator;
@@ -241,7 +242,8 @@ public class LockManagerPlugin extends VersionedActionPlugin
                 copies,
                 catchUp,
                 pluginLocks,
-                silentOwners(clusterService, settings));
+                silentOwners(clusterService, settings),
+                new SilentCopyFailure.MasterTasks(clusterService, services.allocationService()));
     }
 
     /** What diagnostics tell of this node: its id and name, the plugin's build, the static settings. */
@@ -294,6 +296,7 @@ public class LockManagerPlugin extends VersionedActionPlugin
                 new Action(TransportListLocksAction.TYPE, TransportListLocksAction.class),
                 new Action(PartitionHandoffAction.TYPE, PartitionHandoffAction.Transport.class),
                 new Action(OwnershipCheckAction.TYPE, OwnershipCheckAction.Transport.class),
+                new Action(SilentCopyFailure.TYPE, SilentCopyFailure.Transport.class),
                 new Action(PartitionStateAction.TYPE, PartitionStateAction.Transport.class),
                 new Action(LockReplicationAction.TYPE, LockReplicationAction.class),
                 new Action(TransportNodeDiagnosticsAction.TYPE, TransportNodeDiagnosticsAction.class));
