@@ -289,15 +289,17 @@ final class PartitionRouter {
 
     /**
      * The owner said the partition is unavailable. Moving (no retry hint): try again on the next
-     * cluster state. In recovery grace: a waiting request waits the grace out if its budget
-     * allows; anything else fails with 503 (retryable by the client).
+     * cluster state. Its lease not current (a hint of at most {@link #STATE_WAIT_MAX}): try again
+     * after the hint, within the budget. In recovery grace: a waiting request waits the grace out
+     * if its budget allows; anything else fails with 503 (retryable by the client).
      */
     private void retryUnavailable(Routing r, LockPartitionUnavailableException unavailable) {
         List<String> hint = unavailable.getMetadata("es.retry_after_ms");
         long retryAfterMs = hint == null ? 0 : Long.parseLong(hint.get(0));
+        boolean soon = retryAfterMs <= STATE_WAIT_MAX.millis();
         if (retryAfterMs <= 0) {
             retryOnNextState(r, unavailable.getMessage());
-        } else if (r.request.waits() && retryAfterMs < r.leftMs()) {
+        } else if ((r.request.waits() || soon) && retryAfterMs < r.leftMs()) {
             threadPool.schedule(() -> route(r), TimeValue.timeValueMillis(retryAfterMs), threadPool.generic());
         } else {
             r.listener.onFailure(unavailable);

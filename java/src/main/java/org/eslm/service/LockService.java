@@ -141,6 +141,16 @@ public final class LockService implements Closeable {
                 + "]; retry";
     }
 
+    /**
+     * When to ask again a partition whose lease is not current: with copy leases, the next
+     * heartbeat may renew it (a copy just failed, or answering again), so the coordinator retries
+     * then instead of waiting for a cluster state that a publication to a silent node may hold
+     * back for seconds; without them, on the next cluster state (0: no hint).
+     */
+    private long retryUnconfirmedMs() {
+        return partitions.copyLeases() ? LockSettings.HEARTBEAT_INTERVAL.millis() : 0;
+    }
+
     /** Whether partitions opened here replicate their changes ({@code locks.durability: replicated}). */
     public boolean replicated() {
         return replicated;
@@ -214,7 +224,7 @@ public final class LockService implements Closeable {
         if (partition != NativeLockCore.ALL_PARTITIONS && partitions.confirmed(partition) == false) {
             // Reads too: a cut-off owner's table may be stale, and a new owner may serve the
             // same keys (docs/ARCHITECTURE.md "Cut-off owners", "Silent owners").
-            listener.onFailure(new LockPartitionUnavailableException(unconfirmed(partition), 0));
+            listener.onFailure(new LockPartitionUnavailableException(unconfirmed(partition), retryUnconfirmedMs()));
             return;
         }
         if (op == NativeOp.KEY_INFO) {
