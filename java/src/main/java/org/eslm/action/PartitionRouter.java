@@ -289,9 +289,10 @@ final class PartitionRouter {
 
     /**
      * The owner said the partition is unavailable. Moving (no retry hint): try again on the next
-     * cluster state. Its lease not current (a hint of at most {@link #STATE_WAIT_MAX}): try again
-     * after the hint, within the budget. In recovery grace: a waiting request waits the grace out
-     * if its budget allows; anything else fails with 503 (retryable by the client).
+     * cluster state. A hint of at most {@link #STATE_WAIT_MAX} (its lease not current, or the last
+     * second of a recovery grace): try again after the hint, within the budget. A longer recovery
+     * grace: a waiting request waits it out if its budget allows; anything else fails with 503
+     * (retryable by the client).
      */
     private void retryUnavailable(Routing r, LockPartitionUnavailableException unavailable) {
         List<String> hint = unavailable.getMetadata("es.retry_after_ms");
