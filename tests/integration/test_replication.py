@@ -222,25 +222,13 @@ def killed_owner_keeps_holders(cluster, owner, epoch):
 FROZEN_REPLICA_S = 25
 
 
-def replica_on_a_node_that_is_neither_owner_nor_master(cluster, owner, master):
-    """The node holding partition 0's replica, moved there first when it is on the master (a
-    frozen master is an election, not what the test is about)."""
-    shards = http(owner, "GET", "/_cat/shards/.locks?format=json&h=shard,prirep,node,state").json()
-    [replica] = [s["node"] for s in shards if s["shard"] == "0" and s["prirep"] == "r"]
-    if replica == master.name:
-        [third] = [n for n in live(cluster) if n not in (owner, master)]
-        r = http(owner, "POST", "/_cluster/reroute?metric=none", {"commands": [{"move": {
-            "index": ".locks", "shard": 0, "from_node": master.name, "to_node": third.name}}]})
-        assert r.status_code == 200, r.text
-        settled(owner)
-        replica = third.name
-    return cluster.node(replica)
-
-
 def copies_of(via, partition) -> dict[str, str]:
-    """{"p": node name of the partition's primary, "r": of its replica}, from `_cat/shards`."""
+    """{"p": node name of the partition's primary, "r": of its replica}, from `_cat/shards`: one
+    of each, or the test's placement is not what it thinks."""
     rows = http(via, "GET", "/_cat/shards/.locks?format=json&h=shard,prirep,node").json()
-    return {row["prirep"]: row["node"] for row in rows if row["shard"] == str(partition)}
+    roles = [(row["prirep"], row["node"]) for row in rows if row["shard"] == str(partition)]
+    assert sorted(role for role, _ in roles) == ["p", "r"], roles
+    return dict(roles)
 
 
 def reroute_move(via, partition, from_node, to_node):
@@ -248,6 +236,17 @@ def reroute_move(via, partition, from_node, to_node):
         "index": ".locks", "shard": partition, "from_node": from_node, "to_node": to_node}}]})
     assert r.status_code == 200, r.text
     settled(via)
+
+
+def replica_on_a_node_that_is_neither_owner_nor_master(cluster, owner, master):
+    """The node holding partition 0's replica, moved there first when it is on the master (a
+    frozen master is an election, not what the test is about)."""
+    replica = copies_of(owner, 0)["r"]
+    if replica == master.name:
+        [third] = [n for n in live(cluster) if n not in (owner, master)]
+        reroute_move(owner, 0, master.name, third.name)
+        replica = third.name
+    return cluster.node(replica)
 
 
 def partition_1_off(cluster, via, frozen):
