@@ -26,42 +26,40 @@ import org.eslm.bridge.NativeOp;
  * <ul>
  *   <li>{@link CoreClient}: the bridge calls, with native outcomes mapped to Elasticsearch
  *   exceptions by the one table in {@link NativeErrors};</li>
- *   <li>{@link PendingRequests}: requests that wait without a thread, and their cancellation;</li>
- *   <li>{@link TickScheduler}: one tick at the core's next deadline;</li>
- *   <li>a {@link PartitionGate}: which partitions this node serves, with confirmed ownership
- *   (kept by {@code org.eslm.cluster});</li>
- *   <li>{@link GroupCommit}: with {@code locks.durability: replicated}, nothing a change decided
- *   is told to anyone before it reached every in-sync copy of the partition's shard;</li>
+ *   <li>{@link PartitionAdmission}: whether a request may reach a partition here (a
+ *   {@link PartitionGate}, kept by {@code org.eslm.cluster}, says which partitions this node serves
+ *   and whether its ownership is current);</li>
+ *   <li>{@link Deliveries}: a call's events to the waiting requests ({@link PendingRequests}) and
+ *   its next deadline to the {@link TickScheduler}; with {@code locks.durability: replicated},
+ *   only once the change reached every in-sync copy of the partition's shard ({@link GroupCommit});</li>
+ *   <li>{@link Operations}: running an operation, at once or (acquires, watches) waiting
+ *   without a thread;</li>
  *   <li>{@link PartitionLifecycle} ({@link #lifecycle()}): opening, exporting and closing
  *   partitions, the standby tables this node keeps as a replica, the format the cluster reads;</li>
  *   <li>{@link NodeReports} ({@link #reports()}): stats, diagnostics and the lock history's drain.</li>
  * </ul>
- * What stays here is running operations: at once, or waiting without a thread.
+ * What stays here is the way in: the wiring of those parts, and refusing what may not run.
  * See docs/ARCHITECTURE.md "The path of one request" and "Waiting without threads, and time".
  */
 public final class LockService implements Closeable {
     private static final Logger logger = LogManager.getLogger(LockService.class);
 
     private final CoreClient client;
-    private final Supplier<String> localNodeName;
-
     private final PartitionGate partitions;
     private final AtomicBoolean closed = new AtomicBoolean();
-    private final PendingRequests pending;
-    private final TickScheduler ticks;
     private volatile LockSettings.Values settings;
     /**
      * The highest {@code locks.lease.max} in force on this node since it started: a lease granted
      * under it may still be running after the setting was lowered, so the recovery grace covers it.
      */
     private volatile TimeValue highestLeaseMax;
-    /** {@code locks.durability: replicated}: partitions opened here replicate through {@link #commits}. */
-    private final boolean replicated;
 
-    private final GroupCommit commits;
     /** This node's shutdown, as the requests it coordinates see it. */
     private final NodeShutdown shutdown;
 
+    private final PartitionAdmission admission;
+    private final Deliveries deliveries;
+    private final Operations operations;
     private final PartitionLifecycle lifecycle;
     private final NodeReports reports;
 
@@ -74,39 +72,37 @@ public final class LockService implements Closeable {
             PartitionGate partitions,
             boolean replicated) {
         this.client = new CoreClient(core);
-        this.replicated = replicated;
-        // The state format every node of the cluster reads (PartitionLifecycle.peersRead), in which
-        // batches are written; this build's until told.
-        AtomicInteger peerFormat = new AtomicInteger(NativeFormat.STATE_FORMAT);
-        this.commits = new GroupCommit(client, this::handle, this::notServed, peerFormat::get, partitions);
-        StandbyTables standbys = new StandbyTables(client);
-        this.localNodeName = localNodeName;
+        this.partitions = partitions;
         this.shutdown = new NodeShutdown(localNodeName);
         this.settings = settings;
         this.highestLeaseMax = settings.leaseMax();
-        this.partitions = partitions;
-        CoreCall answer = this::answer;
-        this.pending = new PendingRequests(answer, partitions::confirmed);
-        this.ticks = new TickScheduler(threadPool, partitions, answer, closed);
+        this.admission = new PartitionAdmission(client, partitions, shutdown, localNodeName);
+        // The state format every node of the cluster reads (PartitionLifecycle.peersRead), in which
+        // batches are written; this build's until told.
+        AtomicInteger peerFormat = new AtomicInteger(NativeFormat.STATE_FORMAT);
+        this.deliveries = new Deliveries(
+                client, partitions, replicated, threadPool, closed, admission::notServed, peerFormat::get);
+        this.operations = new Operations(admission, deliveries);
+        StandbyTables standbys = new StandbyTables(client);
         this.lifecycle = new PartitionLifecycle(
                 client,
                 partitions,
-                commits,
+                deliveries.commits(),
                 standbys,
-                pending,
+                deliveries.pending(),
                 replicated,
                 closed,
                 peerFormat,
-                this::handleAfterCommit,
-                this::notServed);
+                deliveries::handleAfterCommit,
+                admission::notServed);
         this.reports = new NodeReports(
-                answer,
-                () -> tickConfirmed(NativeLockCore.ALL_PARTITIONS),
+                deliveries::answer,
+                () -> deliveries.tickConfirmed(NativeLockCore.ALL_PARTITIONS),
                 nodeInfo,
                 () -> this.settings,
-                pending::size,
+                deliveries.pending()::size,
                 partitions,
-                commits,
+                deliveries.commits(),
                 standbys);
     }
 
@@ -126,34 +122,13 @@ public final class LockService implements Closeable {
      */
     public void heartbeats() {
         for (Integer p : partitions.served()) {
-            commits.heartbeat(p);
+            deliveries.commits().heartbeat(p);
         }
-    }
-
-    /** Why this node does not serve {@code partition} now although it owns it: its lease is not current. */
-    private String unconfirmed(int partition) {
-        String node = "node [" + localNodeName.get() + "]";
-        if (partitions.copyLeases()) {
-            return node + " has no current lease on lock partition [" + partition + "]: its copies have not"
-                    + " acknowledged a batch sent in the last " + LockSettings.COPY_LEASE.getStringRep() + "; retry";
-        }
-        return node + " cannot confirm with the elected master that it still owns lock partition [" + partition
-                + "]; retry";
-    }
-
-    /**
-     * When to ask again a partition whose lease is not current: with copy leases, the next
-     * heartbeat may renew it (a copy just failed, or answering again), so the coordinator retries
-     * then instead of waiting for a cluster state that a publication to a silent node may hold
-     * back for seconds; without them, on the next cluster state (0: no hint).
-     */
-    private long retryUnconfirmedMs() {
-        return partitions.copyLeases() ? LockSettings.HEARTBEAT_INTERVAL.millis() : 0;
     }
 
     /** Whether partitions opened here replicate their changes ({@code locks.durability: replicated}). */
     public boolean replicated() {
-        return replicated;
+        return deliveries.replicated();
     }
 
     /**
@@ -161,7 +136,7 @@ public final class LockService implements Closeable {
      * go, and what gives up a partition whose batch could not reach its copies.
      */
     public void connectReplication(ReplicationChannel channel, IntConsumer onBatchFailure) {
-        commits.connect(channel, onBatchFailure);
+        deliveries.commits().connect(channel, onBatchFailure);
     }
 
     /**
@@ -189,7 +164,7 @@ public final class LockService implements Closeable {
 
     /** Pushes changed dynamic settings to the core. @throws IllegalArgumentException when the core refuses them */
     public void applySettings(LockSettings.Values values) {
-        answer(NativeOp.CONFIGURE, NativeLockCore.ALL_PARTITIONS, BridgeJson.toJson(values.coreConfig()));
+        deliveries.answer(NativeOp.CONFIGURE, NativeLockCore.ALL_PARTITIONS, BridgeJson.toJson(values.coreConfig()));
         this.settings = values;
         if (values.leaseMax().compareTo(highestLeaseMax) > 0) {
             highestLeaseMax = values.leaseMax();
@@ -217,24 +192,19 @@ public final class LockService implements Closeable {
         if (refusedWhenClosed(listener)) {
             return;
         }
-        if (partition != NativeLockCore.ALL_PARTITIONS && (partitions.serves(partition) == false || shutdown.begun())) {
-            listener.onFailure(notServed(partition));
-            return;
-        }
-        if (partition != NativeLockCore.ALL_PARTITIONS && partitions.confirmed(partition) == false) {
-            // Reads too: a cut-off owner's table may be stale, and a new owner may serve the
-            // same keys (docs/ARCHITECTURE.md "Cut-off owners", "Silent owners").
-            listener.onFailure(new LockPartitionUnavailableException(unconfirmed(partition), retryUnconfirmedMs()));
+        RuntimeException refusal = admission.refusal(partition);
+        if (refusal != null) {
+            listener.onFailure(refusal);
             return;
         }
         if (op == NativeOp.KEY_INFO) {
-            tickConfirmed(partition);
+            deliveries.tickConfirmed(partition);
         }
         switch (op) {
-            case ACQUIRE, ACQUIRE_MANY -> acquire(op, partition, args, task, listener);
-            case WATCH -> watch(partition, args, task, listener);
+            case ACQUIRE, ACQUIRE_MANY -> operations.acquire(op, partition, args, task, listener);
+            case WATCH -> operations.watch(partition, args, task, listener);
             case DIAGNOSTICS -> ActionListener.completeWith(listener, reports::diagnostics);
-            default -> run(op, partition, args, listener);
+            default -> operations.run(op, partition, args, listener);
         }
     }
 
@@ -247,12 +217,12 @@ public final class LockService implements Closeable {
         if (refusedWhenClosed(listener)) {
             return;
         }
-        tickConfirmed(NativeLockCore.ALL_PARTITIONS);
+        deliveries.tickConfirmed(NativeLockCore.ALL_PARTITIONS);
         List<ListedLocks.Page> pages;
         try {
             ListedLocks.Answer answer =
                     ListedLocks.parse(client.callText(NativeOp.LIST, NativeLockCore.ALL_PARTITIONS, filterJson));
-            handle(answer.envelope());
+            deliveries.handle(answer.envelope());
             // Only confirmed partitions, once what their pages show is committed: the listing's
             // coordinator answers 503 when a partition has no page (ListPages).
             pages = answer.pages().stream()
@@ -263,13 +233,13 @@ public final class LockService implements Closeable {
             return;
         }
         ActionListener<Void> committed = listener.map(ignored -> pages);
-        if (pages.isEmpty() || replicated == false) {
+        if (pages.isEmpty() || deliveries.replicated() == false) {
             committed.onResponse(null);
             return;
         }
         GroupedActionListener<Void> all = new GroupedActionListener<>(pages.size(), committed.map(ignored -> null));
         for (ListedLocks.Page page : pages) {
-            commits.afterCommit(page.partition(), all);
+            deliveries.afterCommit(page.partition(), all);
         }
     }
 
@@ -280,193 +250,6 @@ public final class LockService implements Closeable {
             return true;
         }
         return false;
-    }
-
-    /** An operation answered at once: a read as it stands, a change once it is committed. */
-    private void run(
-            NativeOp op, int partition, Map<String, Object> args, ActionListener<Map<String, Object>> listener) {
-        Map<String, Object> envelope;
-        Map<String, Object> body;
-        try {
-            envelope = callRouted(op, partition, BridgeJson.toJson(args));
-            body = BridgeJson.object(BridgeField.RESULT.in(envelope)); // the REST body, as the core wrote it
-        } catch (Exception e) {
-            listener.onFailure(e);
-            return;
-        }
-        if (partition == NativeLockCore.ALL_PARTITIONS) {
-            handle(envelope);
-            listener.onResponse(body);
-            return;
-        }
-        // A read waits for the commit too: it may show a change not yet on every copy, which
-        // nobody may learn of before it is (docs/ARCHITECTURE.md "Replication").
-        afterCommit(
-                partition,
-                ActionListener.wrap(
-                        ignored -> {
-                            handle(envelope);
-                            listener.onResponse(body);
-                        },
-                        e -> listener.onFailure(uncommitted(op, body, e))));
-    }
-
-    /**
-     * The failure of a change whose commit failed. An ending change (release, session end) was
-     * applied here and may reach the next owner with a planned move's hand-over: its answer goes
-     * along, so that a retry finding nothing left to end can answer it
-     * ({@link LockPartitionUnavailableException#withAppliedAnswer}).
-     */
-    private static Exception uncommitted(NativeOp op, Map<String, Object> body, Exception e) {
-        boolean ending = op == NativeOp.RELEASE || op == NativeOp.SESSION_END;
-        return ending && e instanceof LockPartitionUnavailableException unavailable
-                ? unavailable.withAppliedAnswer(body)
-                : e;
-    }
-
-    /**
-     * Runs {@code listener} once the partition's changes so far are replicated (at once in
-     * {@code memory} durability). Replicated but no longer served here (closed after the change):
-     * fails it as retryable — the change reached no copy, so nobody may be told of it.
-     */
-    private void afterCommit(int partition, ActionListener<Void> listener) {
-        if (replicated) {
-            commits.afterCommit(partition, listener);
-        } else {
-            listener.onResponse(null);
-        }
-    }
-
-    /**
-     * Brings {@code partition} (every served one with {@link NativeLockCore#ALL_PARTITIONS}) up to
-     * now before a read, if its ownership is confirmed. Reads never move the core's time on
-     * themselves: on a partition whose owner may be cut off (not confirmed), moving on would
-     * expire leases and grant waiters while a new owner may serve the same keys, so such a
-     * partition is read as it stands (docs/ARCHITECTURE.md "Cut-off owners").
-     */
-    private void tickConfirmed(int partition) {
-        Iterable<Integer> targets =
-                partition == NativeLockCore.ALL_PARTITIONS ? partitions.served() : List.of(partition);
-        for (Integer p : targets) {
-            if (partitions.confirmed(p) == false) {
-                continue;
-            }
-            try {
-                answer(NativeOp.TICK, p, "{}");
-            } catch (RuntimeException e) {
-                // Closed under us (moving away): the read itself says so, or skips it.
-                logger.debug(() -> "tick of lock partition [" + p + "] before a read failed", e);
-            }
-        }
-    }
-
-    private RuntimeException notServed(int partition) {
-        return new LockPartitionUnavailableException(
-                "lock partition [" + partition + "] is not served by node [" + localNodeName.get()
-                        + "] (it is moving); retry",
-                0);
-    }
-
-    /** A call on one partition; if the partition closed under it, the failure is the retryable one. */
-    private Map<String, Object> callRouted(NativeOp op, int partition, String argsJson) {
-        try {
-            return client.call(op, partition, argsJson);
-        } catch (IllegalArgumentException e) {
-            if (partition >= 0 && partitions.serves(partition) == false) {
-                throw notServed(partition);
-            }
-            throw e;
-        }
-    }
-
-    private void acquire(
-            NativeOp op,
-            int partition,
-            Map<String, Object> args,
-            Task task,
-            ActionListener<Map<String, Object>> listener) {
-        PendingRequests.Waitable call = pending.callWaitable(
-                op, partition, task, listener, BridgeField.QUEUED, id -> callWith(op, partition, args, id));
-        if (call == null) {
-            ticks.soon();
-        } else if (call.waits()) {
-            handleAfterCommit(partition, call.envelope());
-        } else {
-            // Replicated, a partition closed meanwhile fails the commit (retryable).
-            Map<String, Object> body = BridgeJson.object(BridgeField.GRANTED.in(call.result()));
-            afterCommit(partition, listener.delegateFailureAndWrap((l, ignored) -> {
-                handle(call.envelope());
-                l.onResponse(body);
-            }));
-        }
-    }
-
-    /**
-     * A watch on one lock (docs/API.md "Watch a lock"): answered at once when the lock with the
-     * token is not held (or held and the watch does not wait), else registered like a queued
-     * acquire, and answered by its {@code watch_fired} or {@code watch_timed_out} event. It
-     * changes no lock, so nothing waits for a commit but the delivery of the events its call
-     * caused (the clock moved on).
-     */
-    private void watch(
-            int partition, Map<String, Object> args, Task task, ActionListener<Map<String, Object>> listener) {
-        PendingRequests.Waitable call = pending.callWaitable(
-                NativeOp.WATCH,
-                partition,
-                task,
-                listener,
-                BridgeField.WATCHING,
-                id -> callWith(NativeOp.WATCH, partition, args, id));
-        if (call == null) {
-            return;
-        }
-        if (call.waits() == false) {
-            Map<String, Object> body = BridgeJson.object(BridgeField.ANSWERED.in(call.result()));
-            afterCommit(partition, listener.map(ignored -> body)); // the end it reports is committed
-        }
-        handleAfterCommit(partition, call.envelope());
-    }
-
-    /** Runs a request that may wait, carrying the id its later event will name. */
-    private Map<String, Object> callWith(NativeOp op, int partition, Map<String, Object> args, long requestId) {
-        args.put("request_id", requestId);
-        return callRouted(op, partition, BridgeJson.toJson(args));
-    }
-
-    /**
-     * One bridge call whose events are delivered and whose next tick is scheduled: at once, or,
-     * on a replicated partition, once what the call changed is committed.
-     */
-    private Map<String, Object> answer(NativeOp op, int partition, String argsJson) {
-        Map<String, Object> envelope = client.call(op, partition, argsJson);
-        handleAfterCommit(partition, envelope);
-        return envelope;
-    }
-
-    private void handleAfterCommit(int partition, Map<String, Object> envelope) {
-        if (partition == NativeLockCore.ALL_PARTITIONS || replicated == false) {
-            handle(envelope);
-            return;
-        }
-        // A failed batch gives the partition up: its waiting requests fail with it.
-        commits.afterCommit(partition, ActionListener.wrap(ignored -> handle(envelope), e -> {}));
-    }
-
-    /** Delivers the events of an answer and schedules the next tick. */
-    private void handle(Map<String, Object> envelope) {
-        Object events = BridgeField.EVENTS.in(envelope);
-        if (events instanceof List<?> list) {
-            for (Object event : list) {
-                try {
-                    pending.dispatch((Map<?, ?>) event);
-                } catch (Exception e) {
-                    logger.error(() -> "failed to deliver lock event " + event, e);
-                }
-            }
-        }
-        if (BridgeField.TICK_IN_MS.in(envelope) instanceof Number inMs) {
-            ticks.schedule(inMs.longValue());
-        }
     }
 
     /**
@@ -485,7 +268,7 @@ public final class LockService implements Closeable {
             return;
         }
         shutdown.begin();
-        pending.failAll(shutdown::failure);
+        deliveries.pending().failAll(shutdown::failure);
         client.close();
         logger.info("lock core closed");
     }

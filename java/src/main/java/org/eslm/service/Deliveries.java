@@ -1,0 +1,141 @@
+package org.eslm.service;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntFunction;
+import java.util.function.IntSupplier;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.elasticsearch.action.ActionListener;
+import org.elasticsearch.threadpool.ThreadPool;
+import org.eslm.bridge.BridgeField;
+import org.eslm.bridge.NativeLockCore;
+import org.eslm.bridge.NativeOp;
+
+/**
+ * What a bridge call caused, delivered: the events it raised go to the requests waiting for them
+ * ({@link PendingRequests}) and the core's next deadline to the {@link TickScheduler}. On a
+ * replicated partition both wait until the partition's changes so far reached every in-sync copy
+ * ({@link GroupCommit}): nobody may learn of a change before it is replicated
+ * (docs/ARCHITECTURE.md "Replication", "Waiting without threads, and time").
+ */
+final class Deliveries {
+    private static final Logger logger = LogManager.getLogger(Deliveries.class);
+
+    private final CoreClient client;
+    private final PartitionGate partitions;
+    /** {@code locks.durability: replicated}: partitions opened here replicate through {@link #commits}. */
+    private final boolean replicated;
+
+    private final GroupCommit commits;
+    private final PendingRequests pending;
+    private final TickScheduler ticks;
+
+    Deliveries(
+            CoreClient client,
+            PartitionGate partitions,
+            boolean replicated,
+            ThreadPool threadPool,
+            AtomicBoolean closed,
+            IntFunction<RuntimeException> notServed,
+            IntSupplier peerFormat) {
+        this.client = client;
+        this.partitions = partitions;
+        this.replicated = replicated;
+        this.commits = new GroupCommit(client, this::handle, notServed, peerFormat, partitions);
+        this.pending = new PendingRequests(this::answer, partitions::confirmed);
+        this.ticks = new TickScheduler(threadPool, partitions, this::answer, closed);
+    }
+
+    GroupCommit commits() {
+        return commits;
+    }
+
+    PendingRequests pending() {
+        return pending;
+    }
+
+    /** Whether partitions opened here replicate their changes. */
+    boolean replicated() {
+        return replicated;
+    }
+
+    /** A tick soon: a request registered meanwhile may have missed the one scheduled. */
+    void tickSoon() {
+        ticks.soon();
+    }
+
+    /**
+     * One bridge call whose events are delivered and whose next tick is scheduled: at once, or,
+     * on a replicated partition, once what the call changed is committed.
+     */
+    Map<String, Object> answer(NativeOp op, int partition, String argsJson) {
+        Map<String, Object> envelope = client.call(op, partition, argsJson);
+        handleAfterCommit(partition, envelope);
+        return envelope;
+    }
+
+    /**
+     * Runs {@code listener} once the partition's changes so far are replicated (at once in
+     * {@code memory} durability). Replicated but no longer served here (closed after the change):
+     * fails it as retryable — the change reached no copy, so nobody may be told of it.
+     */
+    void afterCommit(int partition, ActionListener<Void> listener) {
+        if (replicated) {
+            commits.afterCommit(partition, listener);
+        } else {
+            listener.onResponse(null);
+        }
+    }
+
+    /** Delivers {@code envelope} once {@code partition}'s changes so far are committed. */
+    void handleAfterCommit(int partition, Map<String, Object> envelope) {
+        if (partition == NativeLockCore.ALL_PARTITIONS || replicated == false) {
+            handle(envelope);
+            return;
+        }
+        // A failed batch gives the partition up: its waiting requests fail with it.
+        commits.afterCommit(partition, ActionListener.wrap(ignored -> handle(envelope), e -> {}));
+    }
+
+    /** Delivers the events of an answer and schedules the next tick. */
+    void handle(Map<String, Object> envelope) {
+        Object events = BridgeField.EVENTS.in(envelope);
+        if (events instanceof List<?> list) {
+            for (Object event : list) {
+                try {
+                    pending.dispatch((Map<?, ?>) event);
+                } catch (Exception e) {
+                    logger.error(() -> "failed to deliver lock event " + event, e);
+                }
+            }
+        }
+        if (BridgeField.TICK_IN_MS.in(envelope) instanceof Number inMs) {
+            ticks.schedule(inMs.longValue());
+        }
+    }
+
+    /**
+     * Brings {@code partition} (every served one with {@link NativeLockCore#ALL_PARTITIONS}) up to
+     * now before a read, if its ownership is confirmed. Reads never move the core's time on
+     * themselves: on a partition whose owner may be cut off (not confirmed), moving on would
+     * expire leases and grant waiters while a new owner may serve the same keys, so such a
+     * partition is read as it stands (docs/ARCHITECTURE.md "Cut-off owners").
+     */
+    void tickConfirmed(int partition) {
+        Iterable<Integer> targets =
+                partition == NativeLockCore.ALL_PARTITIONS ? partitions.served() : List.of(partition);
+        for (Integer p : targets) {
+            if (partitions.confirmed(p) == false) {
+                continue;
+            }
+            try {
+                answer(NativeOp.TICK, p, "{}");
+            } catch (RuntimeException e) {
+                // Closed under us (moving away): the read itself says so, or skips it.
+                logger.debug(() -> "tick of lock partition [" + p + "] before a read failed", e);
+            }
+        }
+    }
+}
