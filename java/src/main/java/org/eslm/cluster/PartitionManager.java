@@ -10,7 +10,6 @@ import org.apache.logging.log4j.Logger;
 import org.elasticsearch.ResourceAlreadyExistsException;
 import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.action.admin.indices.create.CreateIndexRequest;
-import org.elasticsearch.action.support.ListenerTimeouts;
 import org.elasticsearch.client.internal.Client;
 import org.elasticsearch.cluster.ClusterChangedEvent;
 import org.elasticsearch.cluster.ClusterState;
@@ -65,6 +64,19 @@ public final class PartitionManager implements ClusterStateListener {
     private final IndicesService indices;
     private final PartitionCopies copies;
     private final OwnerChecks checks;
+    private final PartitionHandover handover;
+    /** Where a hand-over's answer lands: the partition opens, or (no longer ours) stops opening. */
+    private final PartitionHandover.Receiver receiver = new PartitionHandover.Receiver() {
+        @Override
+        public void handedOver(int p, long epoch, String snapshotJson, boolean oldOwnerClosed) {
+            PartitionManager.this.handedOver(p, epoch, snapshotJson, oldOwnerClosed);
+        }
+
+        @Override
+        public void notOurs(int p) {
+            opening.remove(p);
+        }
+    };
     /** How soon a partition given up after a failed batch is looked at again (see {@link #batchFailed}). */
     static final TimeValue RECHECK_AFTER_FAILED_BATCH = TimeValue.timeValueSeconds(1);
     /**
@@ -76,35 +88,6 @@ public final class PartitionManager implements ClusterStateListener {
     private final Set<Integer> opening = ConcurrentHashMap.newKeySet();
     /** The epoch of the last panic handled per partition (see {@link #corePanicked}). */
     private final Map<Integer, Long> panicked = new ConcurrentHashMap<>();
-    /** State of partitions this node lost, kept until the new owner fetches it. */
-    private final Map<Integer, Map<String, Object>> handedOff = new ConcurrentHashMap<>();
-    /**
-     * Makes "close and keep the state" ({@link #lost}) and "answer the state" ({@link #handOver})
-     * one step each: without it a hand-over request arriving between the close and the keep
-     * found neither an open partition nor a kept state, and the new owner started empty.
-     */
-    private final Object handOffMutex = new Object();
-    /**
-     * How often the new owner asks a live previous owner for the state before it gives up and
-     * starts empty in recovery grace. With {@link #HANDOFF_RETRY} that is about 3 s: long enough
-     * for a previous owner that is itself still receiving the partition (a chain of moves) or has
-     * not yet applied the cluster state that closes it.
-     */
-    static final int HANDOFF_ATTEMPTS = 10;
-    /**
-     * How long a promoted replica waits for the old primary's node to close the partition
-     * ({@link #promoteWhileOldPrimaryLives}): a live node answers in milliseconds.
-     */
-    static final TimeValue PROMOTION_HANDOFF_WAIT = TimeValue.timeValueMillis(500);
-    /** The pause between two hand-over requests to the same previous owner. */
-    static final TimeValue HANDOFF_RETRY = TimeValue.timeValueMillis(300);
-    /**
-     * How long a lost partition's state is kept for its new owner to fetch. The new owner asks as
-     * soon as it applies the cluster state that moved the partition, and stops asking after about
-     * 3 s ({@link #HANDOFF_ATTEMPTS}); a minute covers a slow cluster-state apply without keeping
-     * the state of partitions nobody asks for.
-     */
-    static final TimeValue HANDED_OFF_RETENTION = TimeValue.timeValueMinutes(1);
 
     public PartitionManager(
             LockService locks,
@@ -126,6 +109,8 @@ public final class PartitionManager implements ClusterStateListener {
         this.threadPool = threadPool;
         this.partitionCount = partitionCount;
         this.grace = grace;
+        this.handover = new PartitionHandover(
+                client, threadPool, clusterService, ownership, p -> closePartition(p, true), opening::contains);
         locks.onCorePanic(e -> threadPool.generic().execute(() -> corePanicked(e.partition(), e.epoch())));
     }
 
@@ -250,7 +235,7 @@ public final class PartitionManager implements ClusterStateListener {
                 || shard.getOperationPrimaryTerm() != table.epoch(p)) {
             return;
         }
-        Map<String, Object> kept = handedOff.remove(p);
+        Map<String, Object> kept = handover.takeKept(p);
         logger.info(
                 "lock partition [{}] is still this node's in epoch [{}] by its own cluster state; reopening it,"
                         + " unconfirmed until the elected master says so",
@@ -287,12 +272,11 @@ public final class PartitionManager implements ClusterStateListener {
             return;
         }
         logger.error("the lock core panicked in lock partition [{}] in epoch [{}]; reopening it", p, epoch);
-        synchronized (handOffMutex) {
-            handedOff.remove(p);
+        handover.discard(p, () -> {
             if (Long.valueOf(epoch).equals(ownership.epochs().get(p))) {
                 closePartition(p, false);
             }
-        }
+        });
         IndexShard shard = LockShards.local(indices, clusterService.state(), p);
         if (shard == null || shard.routingEntry().primary() == false || shard.getOperationPrimaryTerm() > epoch) {
             logger.info(
@@ -304,15 +288,9 @@ public final class PartitionManager implements ClusterStateListener {
         shard.failShard(why, new IllegalStateException(why));
     }
 
-    /** Closes a partition this node lost and keeps its state a while for the new owner to fetch. */
+    /** Closes a partition this node lost, keeping its state a while for the new owner to fetch. */
     private void lost(int p) {
-        synchronized (handOffMutex) {
-            Map<String, Object> snapshot = closePartition(p, true);
-            if (snapshot != null) {
-                handedOff.put(p, snapshot);
-                threadPool.schedule(() -> handedOff.remove(p, snapshot), HANDED_OFF_RETENTION, threadPool.generic());
-            }
-        }
+        handover.closeAndKeep(p);
     }
 
     private void gained(int p, long epoch, String previousOwner, ClusterState state) {
@@ -324,12 +302,17 @@ public final class PartitionManager implements ClusterStateListener {
                 && previousOwner.equals(local) == false
                 && state.nodes().nodeExists(previousOwner)) {
             if (locks.replicated() && locks.lifecycle().standbys().has(p) && reusedEpoch.contains(p) == false) {
-                promoteWhileOldPrimaryLives(p, epoch, previousOwner);
+                // A replica promoted while the old primary's node is still in the cluster: the
+                // master failed that copy because its owner went silent (SilentOwners: it grants
+                // nothing since before the failure), or the node failed its own copy (it closed
+                // the partition first). The old owner is asked to close, briefly, then the
+                // standby here, which holds every committed change, opens.
+                handover.askToClose(p, epoch, previousOwner, receiver);
                 return;
             }
             // A planned move: the previous owner closes the partition and hands its state over
             // first, so that two nodes never serve it at once.
-            fetch(p, epoch, previousOwner, 1);
+            handover.fetch(p, epoch, previousOwner, receiver);
             return;
         }
         if (locks.replicated() && locks.lifecycle().standbys().has(p)) {
@@ -340,44 +323,8 @@ public final class PartitionManager implements ClusterStateListener {
     }
 
     /**
-     * A replica promoted in a higher term while the old primary's node is still in the cluster:
-     * the master failed that copy because its owner went silent ({@link SilentOwners}: it grants
-     * nothing since before the failure), or the node failed its own copy (it closed the partition
-     * first). The old owner is asked once to close, for {@link #PROMOTION_HANDOFF_WAIT} at most,
-     * then the partition opens from the standby here, which holds every committed change: a
-     * frozen or cut-off old owner is not waited for (docs/ARCHITECTURE.md "Silent owners").
-     */
-    private void promoteWhileOldPrimaryLives(int p, long epoch, String previousOwner) {
-        client.execute(
-                PartitionHandoffAction.TYPE,
-                PartitionHandoffAction.request(previousOwner, p),
-                ListenerTimeouts.wrapWithTimeout(
-                        threadPool,
-                        // An answer closed the partition there, unless it is the one given for a
-                        // node that left the cluster (nodeGone): then the old lease is waited out.
-                        ActionListener.wrap(response -> handedOver(p, epoch, null, stillIn(previousOwner)), e -> {
-                            logger.info(
-                                    "lock partition [{}]: the old owner [{}] did not close it ({}); serving it"
-                                            + " from its replicated state",
-                                    p,
-                                    previousOwner,
-                                    e.getMessage());
-                            handedOver(p, epoch, null, false);
-                        }),
-                        PROMOTION_HANDOFF_WAIT,
-                        threadPool.generic(),
-                        "lock partition handoff"));
-    }
-
-    private boolean stillIn(String node) {
-        return clusterService.state().nodes().nodeExists(node);
-    }
-
-    /**
-     * The previous owner handed {@code p} over ({@code snapshotJson}, or {@code null} when it gave
-     * nothing; {@code oldOwnerClosed} when it answered, so it serves the partition no more): with a
-     * standby here, the partition opens from it — it holds exactly what was committed, while the
-     * previous owner's table may also hold changes whose batch failed.
+     * With a standby here, a handed-over partition opens from it: it holds exactly what was
+     * committed, while the previous owner's table may also hold changes whose batch failed.
      */
     private void handedOver(int p, long epoch, String snapshotJson, boolean oldOwnerClosed) {
         Runnable otherwise = snapshotJson != null
@@ -448,7 +395,7 @@ public final class PartitionManager implements ClusterStateListener {
 
     private void openWithoutStandby(int p, long epoch, String previousOwner, ClusterState state) {
         String local = state.nodes().getLocalNodeId();
-        Map<String, Object> own = handedOff.remove(p);
+        Map<String, Object> own = handover.takeKept(p);
         if (own != null
                 && (previousOwner == null || previousOwner.equals(local))
                 && BridgeField.EPOCH.in(own) instanceof Number closedIn
@@ -460,12 +407,12 @@ public final class PartitionManager implements ClusterStateListener {
             return;
         }
         if (own != null) {
-            handedOff.put(p, own);
+            handover.keepAgain(p, own);
         }
         if (previousOwner != null
                 && previousOwner.equals(local) == false
                 && state.nodes().nodeExists(previousOwner)) {
-            fetch(p, epoch, previousOwner, 1);
+            handover.fetch(p, epoch, previousOwner, receiver);
         } else {
             // No live previous owner: a brand-new index needs no grace; otherwise the owner died.
             openEmpty(
@@ -473,47 +420,6 @@ public final class PartitionManager implements ClusterStateListener {
                     epoch,
                     epoch <= 1 && previousOwner == null ? 0 : grace.get().millis());
         }
-    }
-
-    /**
-     * Asks the live previous owner for the partition's state. No state yet (it is still receiving
-     * the partition itself, or has not closed it) or a failed request is retried while that node
-     * is alive and the partition still ours: starting empty in the same epoch (a relocation keeps
-     * the primary term) would hand out tokens below those already issued.
-     */
-    private void fetch(int p, long epoch, String previousOwner, int attempt) {
-        client.execute(
-                PartitionHandoffAction.TYPE,
-                PartitionHandoffAction.request(previousOwner, p),
-                ActionListener.wrap(
-                        response -> {
-                            if (response.stateJson() != null) {
-                                handedOver(p, epoch, response.stateJson(), true);
-                            } else {
-                                retryFetch(p, epoch, previousOwner, attempt, null);
-                            }
-                        },
-                        e -> retryFetch(p, epoch, previousOwner, attempt, e)));
-    }
-
-    private void retryFetch(int p, long epoch, String previousOwner, int attempt, Exception failure) {
-        ClusterState state = clusterService.state();
-        PartitionTable table = PartitionTable.of(state);
-        if (table == null || p >= table.size() || state.nodes().getLocalNodeId().equals(table.owner(p)) == false) {
-            opening.remove(p); // not ours any more; a later cluster state decides again
-            return;
-        }
-        if (attempt < HANDOFF_ATTEMPTS && state.nodes().nodeExists(previousOwner)) {
-            logger.debug(
-                    "lock partition [{}]: no state from [{}] yet (attempt {}); retrying", p, previousOwner, attempt);
-            threadPool.schedule(() -> fetch(p, epoch, previousOwner, attempt + 1), HANDOFF_RETRY, threadPool.generic());
-            return;
-        }
-        logger.warn(
-                () -> "hand-over of lock partition [" + p + "] from [" + previousOwner + "] gave no state after "
-                        + attempt + " attempts",
-                failure);
-        handedOver(p, epoch, null, false);
     }
 
     /**
@@ -552,19 +458,9 @@ public final class PartitionManager implements ClusterStateListener {
         }
     }
 
-    /**
-     * The previous owner's side of a hand-over: stop serving {@code partition} now (if still
-     * serving it) and answer its state; {@code null} when there is none to hand over.
-     */
+    /** The previous owner's side of a hand-over ({@link PartitionHandover#handOver}). */
     public String handOver(int partition) {
-        if (opening.contains(partition)) {
-            return null; // still receiving it from its own previous owner: the asker retries
-        }
-        Map<String, Object> snapshot;
-        synchronized (handOffMutex) {
-            snapshot = ownership.serves(partition) ? closePartition(partition, true) : handedOff.remove(partition);
-        }
-        return snapshot == null ? null : BridgeJson.toJson(snapshot);
+        return handover.handOver(partition);
     }
 
     private void closeAll(String why) {

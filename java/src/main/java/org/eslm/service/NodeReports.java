@@ -18,7 +18,7 @@ import org.eslm.bridge.NativeOp;
  */
 public final class NodeReports {
     private final CoreCall answer;
-    /** Brings every confirmed partition served here up to now (LockService.tickConfirmed). */
+    /** Brings every confirmed partition served here up to now (Deliveries.tickConfirmed). */
     private final Runnable tickConfirmed;
     /** {@code node} ({@code id}, {@code name}) and {@code plugin} (build info) for diagnostics. */
     private final Supplier<Map<String, Object>> nodeInfo;
