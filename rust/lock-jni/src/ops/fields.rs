@@ -1,4 +1,5 @@
-//! The member names the plugin reads in the bridge's answers, defined once here as [`Field`].
+//! The member names the plugin reads in the bridge's answers, declared once here as [`Field`]:
+//! its variants are the list ([`Field::ALL`] is read off them) and their names ([`Field::name`]).
 //!
 //! cbindgen emits [`Field`] into `include/eslm.h` as `enum EslmField`, constants
 //! `ESLM_FIELD_<NAME>`; a field's name is its constant's `<NAME>` in lower case (the C header
@@ -6,6 +7,8 @@
 //! and the tests below hold [`Field::name`] to the variant and to what the bridge writes, so a
 //! renamed serde field fails a test rather than a node. The plugin reads nothing else of an
 //! answer: the REST bodies ([`super::bodies`]) go to the client as they are.
+
+use std::sync::OnceLock;
 
 /// A member of an answer that the plugin reads.
 #[repr(i32)]
@@ -76,101 +79,43 @@ pub enum Field {
 }
 
 impl Field {
-    /// Every field, in header order.
-    pub const ALL: [Field; 43] = [
-        Field::Result,
-        Field::Events,
-        Field::TickInMs,
-        Field::Granted,
-        Field::Queued,
-        Field::Answered,
-        Field::Watching,
-        Field::WaiterId,
-        Field::RequestId,
-        Field::Body,
-        Field::GiveBack,
-        Field::Error,
-        Field::Code,
-        Field::Message,
-        Field::Key,
-        Field::Owner,
-        Field::Holders,
-        Field::WaitedMs,
-        Field::Cycle,
-        Field::Session,
-        Field::RetryAfterMs,
-        Field::Limit,
-        Field::Max,
-        Field::Partition,
-        Field::Epoch,
-        Field::Ended,
-        Field::Batch,
-        Field::Empty,
-        Field::Snapshot,
-        Field::Applied,
-        Field::Full,
-        Field::Partitions,
-        Field::Id,
-        Field::GraceLeftMs,
-        Field::Locks,
-        Field::Next,
-        Field::FencingToken,
-        Field::LeaseMs,
-        Field::Scope,
-        Field::Reentrant,
-        Field::Changed,
-        Field::Bulk,
-        Field::Documents,
-    ];
+    /// How many fields there are: one past the last variant (`Documents`). A variant declared
+    /// after it would be left out of [`Field::ALL`]; `all_and_the_names_are_the_headers` fails then.
+    pub const COUNT: usize = Field::Documents as usize + 1;
 
-    /// The member's name: the variant in snake case, as serde writes it.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Field::Result => "result",
-            Field::Events => "events",
-            Field::TickInMs => "tick_in_ms",
-            Field::Granted => "granted",
-            Field::Queued => "queued",
-            Field::Answered => "answered",
-            Field::Watching => "watching",
-            Field::WaiterId => "waiter_id",
-            Field::RequestId => "request_id",
-            Field::Body => "body",
-            Field::GiveBack => "give_back",
-            Field::Error => "error",
-            Field::Code => "code",
-            Field::Message => "message",
-            Field::Key => "key",
-            Field::Owner => "owner",
-            Field::Holders => "holders",
-            Field::WaitedMs => "waited_ms",
-            Field::Cycle => "cycle",
-            Field::Session => "session",
-            Field::RetryAfterMs => "retry_after_ms",
-            Field::Limit => "limit",
-            Field::Max => "max",
-            Field::Partition => "partition",
-            Field::Epoch => "epoch",
-            Field::Ended => "ended",
-            Field::Batch => "batch",
-            Field::Empty => "empty",
-            Field::Snapshot => "snapshot",
-            Field::Applied => "applied",
-            Field::Full => "full",
-            Field::Partitions => "partitions",
-            Field::Id => "id",
-            Field::GraceLeftMs => "grace_left_ms",
-            Field::Locks => "locks",
-            Field::Next => "next",
-            Field::FencingToken => "fencing_token",
-            Field::LeaseMs => "lease_ms",
-            Field::Scope => "scope",
-            Field::Reentrant => "reentrant",
-            Field::Changed => "changed",
-            Field::Bulk => "bulk",
-            Field::Documents => "documents",
+    /// Every field, in header order, read off the declaration above rather than listed again.
+    pub const ALL: [Field; Field::COUNT] = {
+        let mut all = [Field::Result; Field::COUNT];
+        let mut i = 0;
+        while i < Field::COUNT {
+            // SAFETY: `Field` is `repr(i32)` and its variants take the implicit discriminants
+            // 0..COUNT in order (no variant sets one), so every such `i` is a variant.
+            all[i] = unsafe { std::mem::transmute::<i32, Field>(i as i32) };
+            i += 1;
         }
+        all
+    };
+
+    /// The member's name: the variant in snake case, as serde writes it and as the header's
+    /// constant `ESLM_FIELD_<NAME>` says it in upper case.
+    pub fn name(self) -> &'static str {
+        static NAMES: OnceLock<Vec<String>> = OnceLock::new();
+        NAMES.get_or_init(|| Field::ALL.iter().map(|f| snake_case(&format!("{f:?}"))).collect())
+            [self as usize]
+            .as_str()
     }
+}
+
+/// `TickInMs` -> `tick_in_ms`.
+fn snake_case(variant: &str) -> String {
+    let mut snake = String::new();
+    for (i, c) in variant.chars().enumerate() {
+        if c.is_uppercase() && i > 0 {
+            snake.push('_');
+        }
+        snake.push(c.to_ascii_lowercase());
+    }
+    snake
 }
 
 #[cfg(test)]
@@ -184,19 +129,22 @@ mod tests {
     use crate::node::{NodeConfig, NodeCore};
     use crate::ops::{call, BridgeError, Op, ALL_PARTITIONS};
 
+    /// The header (generated from the declaration by cbindgen) lists the same fields in the same
+    /// order under the same names: none is missing from `ALL`, none is named otherwise.
     #[test]
-    fn each_name_is_its_variant_in_snake_case() {
+    fn all_and_the_names_are_the_headers() {
+        let header = include_str!("../../include/eslm.h");
+        let in_header: Vec<String> = header
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter_map(|word| word.strip_prefix("ESLM_FIELD_"))
+            .map(str::to_ascii_lowercase)
+            .collect();
+        let ours: Vec<&str> = Field::ALL.iter().map(|f| f.name()).collect();
+        assert_eq!(ours, in_header);
         for (i, field) in Field::ALL.into_iter().enumerate() {
-            let mut snake = String::new();
-            for (j, c) in format!("{field:?}").chars().enumerate() {
-                if c.is_uppercase() && j > 0 {
-                    snake.push('_');
-                }
-                snake.push(c.to_ascii_lowercase());
-            }
-            assert_eq!(field.name(), snake, "{field:?}");
-            assert_eq!(field as usize, i, "ALL is in header order");
+            assert_eq!(field as usize, i, "{field:?}");
         }
+        assert_eq!(Field::TickInMs.name(), "tick_in_ms");
     }
 
     /// Where each field is: `at` asserts that `v` has the member and counts the field as found.
