@@ -9,7 +9,7 @@ import java.util.Map;
 import org.elasticsearch.common.bytes.BytesArray;
 import org.elasticsearch.common.bytes.BytesReference;
 import org.elasticsearch.common.bytes.CompositeBytesReference;
-import org.eslm.service.BridgeJson;
+import org.eslm.core.BridgeJson;
 import org.eslm.service.ListedLocks;
 import org.eslm.service.ListedLocks.Cursor;
 import org.eslm.service.ListedLocks.Position;

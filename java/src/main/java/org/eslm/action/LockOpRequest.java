@@ -239,7 +239,7 @@ public final class LockOpRequest extends ActionRequest {
      * the session (its id inside the partition) and the wait left. A new map each time, which the
      * caller may add to (the lock service adds its request id).
      *
-     * @throws org.eslm.service.SessionNotFoundException when the session id names no partition
+     * @throws org.eslm.core.SessionNotFoundException when the session id names no partition
      */
     public Map<String, Object> args() {
         Map<String, Object> args = new LinkedHashMap<>(opArgs);

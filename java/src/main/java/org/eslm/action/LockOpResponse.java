@@ -7,7 +7,7 @@ import org.elasticsearch.common.io.stream.StreamInput;
 import org.elasticsearch.common.io.stream.StreamOutput;
 import org.elasticsearch.xcontent.ToXContentObject;
 import org.elasticsearch.xcontent.XContentBuilder;
-import org.eslm.service.LockException;
+import org.eslm.core.LockException;
 
 /**
  * The answer of a lock operation: the JSON object the REST API documents (docs/API.md), shaped

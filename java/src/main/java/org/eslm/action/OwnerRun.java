@@ -5,9 +5,9 @@ import org.elasticsearch.ExceptionsHelper;
 import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.tasks.Task;
 import org.eslm.bridge.NativeOp;
-import org.eslm.service.LockException;
+import org.eslm.core.LockException;
+import org.eslm.core.SessionNotFoundException;
 import org.eslm.service.LockService;
-import org.eslm.service.SessionNotFoundException;
 
 /**
  * The owner node's side of a lock request ({@link TransportLockOpAction}): runs it in the local

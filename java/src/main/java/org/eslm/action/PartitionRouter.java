@@ -28,12 +28,12 @@ import org.eslm.bridge.NativeOp;
 import org.eslm.cluster.PartitionTable;
 import org.eslm.cluster.PeerFormats;
 import org.eslm.cluster.TransportWiring;
-import org.eslm.service.LockException;
-import org.eslm.service.LockNotHeldException;
-import org.eslm.service.LockPartitionUnavailableException;
+import org.eslm.core.LockException;
+import org.eslm.core.LockNotHeldException;
+import org.eslm.core.LockPartitionUnavailableException;
+import org.eslm.core.SessionNotFoundException;
 import org.eslm.service.LockService;
 import org.eslm.service.SessionIds;
-import org.eslm.service.SessionNotFoundException;
 
 /**
  * The coordinating node's side of a lock request ({@link TransportLockOpAction}): finds the

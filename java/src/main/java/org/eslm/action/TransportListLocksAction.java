@@ -25,8 +25,8 @@ import org.eslm.cluster.PartitionTable;
 import org.eslm.cluster.TransportWiring;
 import org.eslm.compat.NodeRequestBase;
 import org.eslm.compat.NodesRequestBase;
+import org.eslm.core.LockPartitionUnavailableException;
 import org.eslm.service.ListedLocks;
-import org.eslm.service.LockPartitionUnavailableException;
 import org.eslm.service.LockService;
 
 /**

@@ -15,7 +15,7 @@ import org.eslm.action.TransportReleaseLockAction;
 import org.eslm.action.TransportRenewLockAction;
 import org.eslm.bridge.BridgeField;
 import org.eslm.rest.LockRequests;
-import org.eslm.service.LockSettings;
+import org.eslm.settings.LockSettings;
 
 /**
  * Locks for code that runs inside Elasticsearch, in another plugin (README "Locking from another

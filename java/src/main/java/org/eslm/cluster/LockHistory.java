@@ -24,7 +24,7 @@ import org.elasticsearch.xcontent.XContentParserConfiguration;
 import org.elasticsearch.xcontent.XContentType;
 import org.eslm.service.LockHistoryBatch;
 import org.eslm.service.LockService;
-import org.eslm.service.LockSettings;
+import org.eslm.settings.LockSettings;
 
 /**
  * Writes the lock history (docs/API.md "Lock history") of this node's partitions to the data

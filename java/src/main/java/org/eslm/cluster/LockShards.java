@@ -12,11 +12,11 @@ import org.elasticsearch.indices.IndicesService;
 import org.eslm.compat.ProjectScope;
 
 /** Finding the shards of the lock index: this node's copy of a partition, and a partition's copies. */
-final class LockShards {
+public final class LockShards {
     private LockShards() {}
 
     /** This node's copy of {@code partition}'s shard in {@code state}, or {@code null} when it has none. */
-    static IndexShard local(IndicesService indices, ClusterState state, int partition) {
+    public static IndexShard local(IndicesService indices, ClusterState state, int partition) {
         IndexMetadata index = ProjectScope.index(state, LockIndex.NAME);
         IndexService service = index == null ? null : indices.indexService(index.getIndex());
         return service == null ? null : service.getShardOrNull(partition);
@@ -26,7 +26,7 @@ final class LockShards {
      * The allocation ids of {@code partition}'s copies other than its primary, relocation targets
      * included: the copies a batch must reach. Empty while the lock index does not exist.
      */
-    static Set<String> otherCopies(ClusterState state, int partition) {
+    public static Set<String> otherCopies(ClusterState state, int partition) {
         IndexRoutingTable table = ProjectScope.routing(state, LockIndex.NAME);
         if (table == null || partition >= table.size()) {
             return Set.of();

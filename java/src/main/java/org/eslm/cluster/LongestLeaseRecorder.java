@@ -15,7 +15,7 @@ import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.gateway.GatewayService;
 import org.elasticsearch.threadpool.ThreadPool;
 import org.eslm.service.LockService;
-import org.eslm.service.LockSettings;
+import org.eslm.settings.LockSettings;
 
 /**
  * Keeps {@code locks.recovery.longest_lease} at least the highest {@code locks.lease.max} this

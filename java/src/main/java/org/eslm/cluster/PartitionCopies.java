@@ -14,7 +14,7 @@ public final class PartitionCopies {
     private final Map<Integer, Set<String>> based = new ConcurrentHashMap<>();
 
     /** The whole state of {@code partition} went to the copies {@code allocationIds}. */
-    void based(int partition, Set<String> allocationIds) {
+    public void based(int partition, Set<String> allocationIds) {
         based.put(partition, allocationIds);
     }
 
@@ -24,7 +24,7 @@ public final class PartitionCopies {
     }
 
     /** Whether the copy {@code allocationId} had the whole state of {@code partition} from this node. */
-    boolean synced(int partition, String allocationId) {
+    public boolean synced(int partition, String allocationId) {
         return based.getOrDefault(partition, Set.of()).contains(allocationId);
     }
 

@@ -13,7 +13,7 @@ import org.elasticsearch.cluster.ClusterState;
 import org.elasticsearch.cluster.service.ClusterService;
 import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.threadpool.ThreadPool;
-import org.eslm.service.BridgeJson;
+import org.eslm.core.BridgeJson;
 
 /**
  * The planned move of a partition between two live nodes (docs/ARCHITECTURE.md "Partitions,

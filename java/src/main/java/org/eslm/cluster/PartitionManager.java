@@ -22,7 +22,7 @@ import org.elasticsearch.index.shard.IndexShard;
 import org.elasticsearch.indices.IndicesService;
 import org.elasticsearch.threadpool.ThreadPool;
 import org.eslm.bridge.BridgeField;
-import org.eslm.service.BridgeJson;
+import org.eslm.core.BridgeJson;
 import org.eslm.service.LockService;
 
 /**

@@ -4,8 +4,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.elasticsearch.core.TimeValue;
-import org.eslm.service.LockSettings;
 import org.eslm.service.PartitionGate;
+import org.eslm.settings.LockSettings;
 
 /**
  * Which partitions this node serves, in which epochs, and when the elected master last confirmed

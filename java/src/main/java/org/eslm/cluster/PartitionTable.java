@@ -60,6 +60,12 @@ public final class PartitionTable {
     }
 
     /**
+     * What every refusal of a damaged state log says ({@code replication.LockShardListener}), so
+     * that {@link #firstReason} finds it in an allocation failure's details.
+     */
+    public static final String REFUSAL_MARK = "This copy is not used:";
+
+    /**
      * The reason a person needs from an allocation failure's details (which hold the whole stack
      * trace): the line of the plugin's refusal of a damaged state log when it is there
      * (LockShardListener), else the first line.
@@ -68,7 +74,7 @@ public final class PartitionTable {
         if (details == null) {
             return "no details";
         }
-        int log = details.indexOf(LockShardListener.REFUSAL_MARK);
+        int log = details.indexOf(REFUSAL_MARK);
         int from = log < 0 ? 0 : Math.max(0, details.lastIndexOf("lock partition [", log));
         int to = details.indexOf('\n', from);
         return details.substring(from, to < 0 ? details.length() : to);

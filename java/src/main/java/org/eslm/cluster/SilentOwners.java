@@ -21,7 +21,7 @@ import org.elasticsearch.cluster.service.ClusterService;
 import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.threadpool.ThreadPool;
 import org.eslm.compat.ProjectScope;
-import org.eslm.service.LockSettings;
+import org.eslm.settings.LockSettings;
 
 /**
  * The elected master's watch for owners that went silent (docs/ARCHITECTURE.md "Silent owners").

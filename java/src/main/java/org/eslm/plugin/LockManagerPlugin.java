@@ -46,12 +46,9 @@ import org.eslm.api.PluginLocks;
 import org.eslm.bridge.LockNative;
 import org.eslm.bridge.NativeLockCore;
 import org.eslm.bridge.NativePlatform;
-import org.eslm.cluster.CopyCatchUp;
 import org.eslm.cluster.LockCopiesOffMaster;
 import org.eslm.cluster.LockHistory;
 import org.eslm.cluster.LockIndex;
-import org.eslm.cluster.LockReplicationAction;
-import org.eslm.cluster.LockShardListener;
 import org.eslm.cluster.LongestLeaseRecorder;
 import org.eslm.cluster.OwnershipCheckAction;
 import org.eslm.cluster.PartitionCopies;
@@ -61,11 +58,16 @@ import org.eslm.cluster.PartitionOwnership;
 import org.eslm.cluster.PartitionStateAction;
 import org.eslm.cluster.PartitionTable;
 import org.eslm.cluster.PeerFormats;
-import org.eslm.cluster.ShardStateLog;
-import org.eslm.cluster.SilentCopyFailure;
 import org.eslm.cluster.SilentOwners;
 import org.eslm.compat.VersionedActionPlugin;
+import org.eslm.core.BridgeJson;
 import org.eslm.health.LockPartitionsHealthIndicator;
+import org.eslm.replication.CopyCatchUp;
+import org.eslm.replication.LockReplicationAction;
+import org.eslm.replication.LockShardListener;
+import org.eslm.replication.ReplicationWiring;
+import org.eslm.replication.ShardStateLog;
+import org.eslm.replication.SilentCopyFailure;
 import org.eslm.rest.RestAcquireLockAction;
 import org.eslm.rest.RestCatLocksAction;
 import org.eslm.rest.RestCatScopeAction;
@@ -81,9 +83,8 @@ import org.eslm.rest.RestReleaseLockAction;
 import org.eslm.rest.RestRenewLockAction;
 import org.eslm.rest.RestSemaphoreAction;
 import org.eslm.rest.RestWatchLockAction;
-import org.eslm.service.BridgeJson;
 import org.eslm.service.LockService;
-import org.eslm.service.LockSettings;
+import org.eslm.settings.LockSettings;
 
 /**
  * The plugin's wiring and nothing else: registers settings, loads the native library, creates
@@ -201,7 +202,8 @@ public class LockManagerPlugin extends VersionedActionPlugin
                 nodeInfo,
                 values,
                 ownership,
-                replicated);
+                replicated,
+                new ReplicationWiring());
         clusterService
                 .getClusterSettings()
                 .addSettingsUpdateConsumer(

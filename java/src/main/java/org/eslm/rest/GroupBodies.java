@@ -10,7 +10,7 @@ import org.elasticsearch.xcontent.XContentBuilder;
 import org.elasticsearch.xcontent.XContentParser;
 import org.elasticsearch.xcontent.json.JsonXContent;
 import org.eslm.action.LockOpRequest;
-import org.eslm.service.LockSettings;
+import org.eslm.settings.LockSettings;
 
 /**
  * The bodies of {@code /_groups/{name}/_join|_leave|_heartbeat|_update} (docs/API.md "Groups"),

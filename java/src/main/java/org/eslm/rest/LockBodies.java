@@ -16,7 +16,7 @@ import org.elasticsearch.xcontent.XContentParseException;
 import org.elasticsearch.xcontent.XContentParser;
 import org.eslm.action.RoutingValues;
 import org.eslm.service.LockMode;
-import org.eslm.service.LockSettings;
+import org.eslm.settings.LockSettings;
 
 /**
  * Strict parsers of the REST bodies. Each turns a body into the core's argument record (see

@@ -23,7 +23,7 @@ import org.eslm.action.TransportGetLockAction;
 import org.eslm.action.TransportWatchLockAction;
 import org.eslm.bridge.BridgeField;
 import org.eslm.bridge.NativeOp;
-import org.eslm.service.LockSettings;
+import org.eslm.settings.LockSettings;
 
 /** Base of the lock endpoints: body handling and dispatch to the transport actions. */
 abstract class LockRestHandler extends BaseRestHandler {

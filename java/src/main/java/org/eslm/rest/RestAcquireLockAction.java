@@ -11,7 +11,7 @@ import org.elasticsearch.xcontent.XContentParser;
 import org.eslm.action.TransportAcquireLockAction;
 import org.eslm.action.TransportPreemptLockAction;
 import org.eslm.bridge.NativeOp;
-import org.eslm.service.LockSettings;
+import org.eslm.settings.LockSettings;
 
 /**
  * {@code POST /_locks/{key}/_acquire} (one key) and {@code POST /_locks/_acquire} (many keys,

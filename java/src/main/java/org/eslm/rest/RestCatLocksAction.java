@@ -12,7 +12,7 @@ import org.elasticsearch.rest.action.RestResponseListener;
 import org.elasticsearch.rest.action.cat.AbstractCatAction;
 import org.elasticsearch.rest.action.cat.RestTable;
 import org.eslm.action.TransportListLocksAction;
-import org.eslm.service.BridgeJson;
+import org.eslm.core.BridgeJson;
 import org.eslm.service.ListedLocks;
 
 /**

@@ -25,7 +25,7 @@ import org.eslm.action.TransportGetLockAction;
 import org.eslm.action.TransportReleaseLockAction;
 import org.eslm.action.TransportRenewLockAction;
 import org.eslm.bridge.NativeOp;
-import org.eslm.service.LockSettings;
+import org.eslm.settings.LockSettings;
 
 /**
  * Leader elections (docs/API.md "Elections"): {@code POST /_elections/{name}/_campaign},

@@ -14,7 +14,7 @@ import org.eslm.action.LockOpRequest;
 import org.eslm.action.RoutingValues;
 import org.eslm.action.TransportForceReleaseLockAction;
 import org.eslm.bridge.NativeOp;
-import org.eslm.service.LockSettings;
+import org.eslm.settings.LockSettings;
 
 /** {@code POST /_locks/{key}/_force_release}: admin eviction of a key's holders (logged). */
 public final class RestForceReleaseLockAction extends LockRestHandler {

@@ -10,7 +10,7 @@ import org.elasticsearch.rest.RestRequest;
 import org.elasticsearch.rest.action.RestToXContentListener;
 import org.eslm.action.ListPages;
 import org.eslm.action.TransportListLocksAction;
-import org.eslm.service.BridgeJson;
+import org.eslm.core.BridgeJson;
 
 /**
  * {@code GET /_locks/{key}} (holders and waiters; {@code ?scope=tree} for a tree node) and

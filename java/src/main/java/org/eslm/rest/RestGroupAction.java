@@ -33,7 +33,7 @@ import org.eslm.action.TransportReleaseLockAction;
 import org.eslm.action.TransportRenewLockAction;
 import org.eslm.bridge.NativeOp;
 import org.eslm.cluster.PartitionTable;
-import org.eslm.service.LockSettings;
+import org.eslm.settings.LockSettings;
 
 /**
  * Groups (docs/API.md "Groups"): {@code PUT|DELETE|GET /_groups/{name}}, {@code GET /_groups},

@@ -11,7 +11,7 @@ import org.elasticsearch.rest.RestRequest;
 import org.elasticsearch.xcontent.XContentParser;
 import org.eslm.action.TransportLockSessionAction;
 import org.eslm.bridge.NativeOp;
-import org.eslm.service.LockSettings;
+import org.eslm.settings.LockSettings;
 
 /**
  * Sessions: {@code POST /_locks/_session} creates one ({@code owner}, {@code ttl}),

@@ -10,7 +10,7 @@ import org.elasticsearch.rest.RestRequest;
 import org.elasticsearch.xcontent.XContentParser;
 import org.eslm.action.TransportReleaseLockAction;
 import org.eslm.bridge.NativeOp;
-import org.eslm.service.LockSettings;
+import org.eslm.settings.LockSettings;
 
 /** {@code POST /_locks/{key}/_release} and {@code POST /_locks/_release} (many keys, or {@code all}). */
 public final class RestReleaseLockAction extends LockRestHandler {

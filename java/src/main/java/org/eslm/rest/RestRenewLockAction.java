@@ -10,7 +10,7 @@ import org.elasticsearch.rest.RestRequest;
 import org.elasticsearch.xcontent.XContentParser;
 import org.eslm.action.TransportRenewLockAction;
 import org.eslm.bridge.NativeOp;
-import org.eslm.service.LockSettings;
+import org.eslm.settings.LockSettings;
 
 /** {@code POST /_locks/{key}/_renew}: extend a held lock's lease. */
 public final class RestRenewLockAction extends LockRestHandler {

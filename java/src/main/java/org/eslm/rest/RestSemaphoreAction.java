@@ -15,7 +15,7 @@ import org.eslm.action.TransportReleaseLockAction;
 import org.eslm.action.TransportRenewLockAction;
 import org.eslm.action.TransportSemaphoreLimitAction;
 import org.eslm.bridge.NativeOp;
-import org.eslm.service.LockSettings;
+import org.eslm.settings.LockSettings;
 
 /**
  * The counting semaphores: {@code POST /_semaphores/{name}/_acquire}, {@code _release}, {@code _renew},

@@ -11,7 +11,7 @@ import org.elasticsearch.rest.RestRequest;
 import org.eslm.action.RoutingValues;
 import org.eslm.action.TransportWatchLockAction;
 import org.eslm.bridge.NativeOp;
-import org.eslm.service.LockSettings;
+import org.eslm.settings.LockSettings;
 
 /**
  * {@code GET /_locks/{key}/_watch?token=<t>&wait=<d>}: a long poll that answers as soon as the

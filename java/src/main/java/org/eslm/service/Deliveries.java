@@ -12,12 +12,13 @@ import org.elasticsearch.threadpool.ThreadPool;
 import org.eslm.bridge.BridgeField;
 import org.eslm.bridge.NativeLockCore;
 import org.eslm.bridge.NativeOp;
+import org.eslm.core.CoreClient;
 
 /**
  * What a bridge call caused, delivered: the events it raised go to the requests waiting for them
  * ({@link PendingRequests}) and the core's next deadline to the {@link TickScheduler}. On a
  * replicated partition both wait until the partition's changes so far reached every in-sync copy
- * ({@link GroupCommit}): nobody may learn of a change before it is replicated
+ * ({@link Commits}): nobody may learn of a change before it is replicated
  * (docs/ARCHITECTURE.md "Replication", "Waiting without threads, and time").
  */
 final class Deliveries {
@@ -28,7 +29,7 @@ final class Deliveries {
     /** {@code locks.durability: replicated}: partitions opened here replicate through {@link #commits}. */
     private final boolean replicated;
 
-    private final GroupCommit commits;
+    private final Commits commits;
     private final PendingRequests pending;
     private final TickScheduler ticks;
 
@@ -39,16 +40,17 @@ final class Deliveries {
             ThreadPool threadPool,
             AtomicBoolean closed,
             IntFunction<RuntimeException> notServed,
-            IntSupplier peerFormat) {
+            IntSupplier peerFormat,
+            ReplicationParts replication) {
         this.client = client;
         this.partitions = partitions;
         this.replicated = replicated;
-        this.commits = new GroupCommit(client, this::handle, notServed, peerFormat, partitions);
+        this.commits = replication.commits(client, this::handle, notServed, peerFormat, partitions);
         this.pending = new PendingRequests(this::answer, partitions::confirmed);
         this.ticks = new TickScheduler(threadPool, partitions, this::answer, closed);
     }
 
-    GroupCommit commits() {
+    Commits commits() {
         return commits;
     }
 

@@ -19,6 +19,10 @@ import org.eslm.bridge.BridgeField;
 import org.eslm.bridge.NativeFormat;
 import org.eslm.bridge.NativeLockCore;
 import org.eslm.bridge.NativeOp;
+import org.eslm.core.BridgeJson;
+import org.eslm.core.CoreClient;
+import org.eslm.core.LockCorePanicException;
+import org.eslm.settings.LockSettings;
 
 /**
  * The node's lock service: the one way into the Rust core. It holds no lock logic; it runs each
@@ -31,7 +35,7 @@ import org.eslm.bridge.NativeOp;
  *   and whether its ownership is current);</li>
  *   <li>{@link Deliveries}: a call's events to the waiting requests ({@link PendingRequests}) and
  *   its next deadline to the {@link TickScheduler}; with {@code locks.durability: replicated},
- *   only once the change reached every in-sync copy of the partition's shard ({@link GroupCommit});</li>
+ *   only once the change reached every in-sync copy of the partition's shard ({@link Commits});</li>
  *   <li>{@link Operations}: running an operation, at once or (acquires, watches) waiting
  *   without a thread;</li>
  *   <li>{@link PartitionLifecycle} ({@link #lifecycle()}): opening, exporting and closing
@@ -70,7 +74,8 @@ public final class LockService implements Closeable {
             Supplier<Map<String, Object>> nodeInfo,
             LockSettings.Values settings,
             PartitionGate partitions,
-            boolean replicated) {
+            boolean replicated,
+            ReplicationParts replication) {
         this.client = new CoreClient(core);
         this.partitions = partitions;
         this.shutdown = new NodeShutdown(localNodeName);
@@ -81,9 +86,9 @@ public final class LockService implements Closeable {
         // batches are written; this build's until told.
         AtomicInteger peerFormat = new AtomicInteger(NativeFormat.STATE_FORMAT);
         this.deliveries = new Deliveries(
-                client, partitions, replicated, threadPool, closed, admission::notServed, peerFormat::get);
+                client, partitions, replicated, threadPool, closed, admission::notServed, peerFormat::get, replication);
         this.operations = new Operations(admission, deliveries);
-        StandbyTables standbys = new StandbyTables(client);
+        Standbys standbys = replication.standbys(client);
         this.lifecycle = new PartitionLifecycle(
                 client,
                 partitions,

@@ -10,6 +10,9 @@ import java.util.function.Supplier;
 import org.eslm.bridge.BridgeField;
 import org.eslm.bridge.NativeLockCore;
 import org.eslm.bridge.NativeOp;
+import org.eslm.core.BridgeJson;
+import org.eslm.core.CoreCall;
+import org.eslm.settings.LockSettings;
 
 /**
  * What this node reports about its locks: {@code _locks/_stats}, {@code _locks/_node/diagnostics}
@@ -26,8 +29,8 @@ public final class NodeReports {
     private final Supplier<LockSettings.Values> settings;
     private final IntSupplier pendingRequests;
     private final PartitionGate partitions;
-    private final GroupCommit commits;
-    private final StandbyTables standbys;
+    private final Commits commits;
+    private final Standbys standbys;
     /** Lock history documents written by this node, and lost because a write failed (org.eslm.cluster.LockHistory). */
     private final LongAdder historyIndexed = new LongAdder();
 
@@ -40,8 +43,8 @@ public final class NodeReports {
             Supplier<LockSettings.Values> settings,
             IntSupplier pendingRequests,
             PartitionGate partitions,
-            GroupCommit commits,
-            StandbyTables standbys) {
+            Commits commits,
+            Standbys standbys) {
         this.answer = answer;
         this.tickConfirmed = tickConfirmed;
         this.nodeInfo = nodeInfo;
@@ -108,7 +111,7 @@ public final class NodeReports {
      * The core's diagnostics with {@code confirmed} on each partition: whether this node's right
      * to serve it is current, so that the partition moves on in time and grants (false: it is read
      * as it stands); with {@code replicated}, and for a replicated one its batches' round trips
-     * ({@code replication}, {@link BatchTimes}).
+     * ({@code replication}, {@code replication.BatchTimes}).
      */
     private Map<String, Object> withConfirmation(Object coreDiagnostics) {
         Map<String, Object> core = new LinkedHashMap<>();

@@ -6,6 +6,7 @@ import java.util.function.Supplier;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.elasticsearch.action.ActionListener;
+import org.eslm.core.LockPartitionUnavailableException;
 
 /**
  * This node's shutdown as the lock requests it coordinates see it (docs/RELIABILITY.md "Stopping

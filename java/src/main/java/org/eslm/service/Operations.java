@@ -6,6 +6,8 @@ import org.elasticsearch.tasks.Task;
 import org.eslm.bridge.BridgeField;
 import org.eslm.bridge.NativeLockCore;
 import org.eslm.bridge.NativeOp;
+import org.eslm.core.BridgeJson;
+import org.eslm.core.LockPartitionUnavailableException;
 
 /**
  * Running one operation on the core, once {@link LockService} let it in: most are answered at

@@ -4,6 +4,9 @@ import java.util.Map;
 import java.util.function.Supplier;
 import org.eslm.bridge.NativeLockCore;
 import org.eslm.bridge.NativeOp;
+import org.eslm.core.CoreClient;
+import org.eslm.core.LockPartitionUnavailableException;
+import org.eslm.settings.LockSettings;
 
 /**
  * Whether a request may reach a partition's table on this node, and the retryable refusal when it

@@ -13,6 +13,8 @@ import org.eslm.bridge.BridgeField;
 import org.eslm.bridge.NativeFormat;
 import org.eslm.bridge.NativeLockCore;
 import org.eslm.bridge.NativeOp;
+import org.eslm.core.BridgeJson;
+import org.eslm.core.CoreClient;
 
 /**
  * A partition's life in this node's core, as the cluster code drives it (docs/ARCHITECTURE.md
@@ -25,8 +27,8 @@ public final class PartitionLifecycle {
 
     private final CoreClient client;
     private final PartitionGate partitions;
-    private final GroupCommit commits;
-    private final StandbyTables standbys;
+    private final Commits commits;
+    private final Standbys standbys;
     private final PendingRequests pending;
     private final boolean replicated;
     private final AtomicBoolean closed;
@@ -40,8 +42,8 @@ public final class PartitionLifecycle {
     PartitionLifecycle(
             CoreClient client,
             PartitionGate partitions,
-            GroupCommit commits,
-            StandbyTables standbys,
+            Commits commits,
+            Standbys standbys,
             PendingRequests pending,
             boolean replicated,
             AtomicBoolean closed,
@@ -146,7 +148,7 @@ public final class PartitionLifecycle {
     }
 
     /** The standby tables this node keeps as a replica of partitions. */
-    public StandbyTables standbys() {
+    public Standbys standbys() {
         return standbys;
     }
 

@@ -16,6 +16,11 @@ import org.elasticsearch.tasks.TaskCancelledException;
 import org.eslm.bridge.BridgeField;
 import org.eslm.bridge.NativeLockException;
 import org.eslm.bridge.NativeOp;
+import org.eslm.core.BridgeJson;
+import org.eslm.core.CoreCall;
+import org.eslm.core.LockException;
+import org.eslm.core.LockNotHeldException;
+import org.eslm.core.NativeErrors;
 
 /**
  * Requests waiting for the core's decision, and their cancellation (docs/ARCHITECTURE.md

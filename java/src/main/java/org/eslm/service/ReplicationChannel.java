@@ -3,9 +3,9 @@ package org.eslm.service;
 import org.elasticsearch.action.ActionListener;
 
 /**
- * Where {@link GroupCommit} sends a partition's batches: Elasticsearch's replication of the
- * partition's shard, implemented by {@code org.eslm.cluster.LockReplicationAction}
- * (docs/ARCHITECTURE.md "Replication"). An interface so the service stays below the cluster code.
+ * Where {@link Commits} sends a partition's batches: Elasticsearch's replication of the
+ * partition's shard, implemented by {@code org.eslm.replication.LockReplicationAction}
+ * (docs/ARCHITECTURE.md "Replication"). An interface so the service stays below the replication code.
  */
 public interface ReplicationChannel {
     /**

@@ -1,5 +1,7 @@
 package org.eslm.service;
 
+import org.eslm.core.SessionNotFoundException;
+
 /**
  * Session ids as clients see them: {@code <partition>_<core id>}, the core id being 32 lowercase
  * hex digits (128 random bits the bridge draws from the OS, see rust/lock-core/src/types.rs

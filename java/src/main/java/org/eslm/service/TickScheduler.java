@@ -7,6 +7,7 @@ import org.apache.logging.log4j.Logger;
 import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.threadpool.ThreadPool;
 import org.eslm.bridge.NativeOp;
+import org.eslm.core.CoreCall;
 
 /**
  * Time for the core: every answer says when the core's next deadline (a lease, a wait, a session)

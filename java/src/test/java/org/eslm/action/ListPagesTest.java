@@ -10,7 +10,7 @@ import java.util.List;
 import java.util.Random;
 import java.util.TreeSet;
 import org.elasticsearch.common.bytes.BytesArray;
-import org.eslm.service.BridgeJson;
+import org.eslm.core.BridgeJson;
 import org.eslm.service.ListedLocks.Cursor;
 import org.eslm.service.ListedLocks.Lock;
 import org.eslm.service.ListedLocks.Page;

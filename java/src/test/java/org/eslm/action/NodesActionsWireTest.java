@@ -15,7 +15,7 @@ import org.elasticsearch.common.bytes.BytesArray;
 import org.elasticsearch.common.io.stream.BytesStreamOutput;
 import org.eslm.NativeTestSupport;
 import org.eslm.WireTesting;
-import org.eslm.service.BridgeJson;
+import org.eslm.core.BridgeJson;
 import org.eslm.service.ListedLocks;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

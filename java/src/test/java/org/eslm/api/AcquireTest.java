@@ -10,7 +10,7 @@ import org.elasticsearch.core.TimeValue;
 import org.eslm.action.LockOpRequest;
 import org.eslm.bridge.NativeOp;
 import org.eslm.rest.LockRequests;
-import org.eslm.service.LockSettings;
+import org.eslm.settings.LockSettings;
 import org.junit.jupiter.api.Test;
 
 /** What another plugin asks through {@link PluginLocks} is parsed as the same REST body would be. */

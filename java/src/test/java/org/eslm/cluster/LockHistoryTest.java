@@ -8,7 +8,7 @@ import java.util.Map;
 import org.elasticsearch.cluster.metadata.ComposableIndexTemplate;
 import org.elasticsearch.common.Strings;
 import org.elasticsearch.core.TimeValue;
-import org.eslm.service.BridgeJson;
+import org.eslm.core.BridgeJson;
 import org.junit.jupiter.api.Test;
 
 /** The lock history's index template, as this Elasticsearch version parses and writes it. */

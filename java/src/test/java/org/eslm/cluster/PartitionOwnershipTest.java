@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Map;
 import java.util.Set;
-import org.eslm.service.LockSettings;
+import org.eslm.settings.LockSettings;
 import org.junit.jupiter.api.Test;
 
 /** The bookkeeping the lock service consults before a request reaches the core. */

@@ -17,7 +17,7 @@ import java.util.regex.Pattern;
 import org.elasticsearch.common.settings.Setting;
 import org.elasticsearch.common.settings.Settings;
 import org.eslm.action.LockActionNames;
-import org.eslm.service.LockSettings;
+import org.eslm.settings.LockSettings;
 import org.junit.jupiter.api.Test;
 
 /**

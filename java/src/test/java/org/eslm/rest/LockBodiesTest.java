@@ -17,7 +17,7 @@ import org.elasticsearch.xcontent.json.JsonXContent;
 import org.eslm.action.LockOpRequest;
 import org.eslm.action.LockOpResponse;
 import org.eslm.bridge.NativeOp;
-import org.eslm.service.LockSettings;
+import org.eslm.settings.LockSettings;
 import org.junit.jupiter.api.Test;
 
 /** Bodies parse strictly into the core's arguments; requests and responses survive the wire. */

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.Map;
 import org.elasticsearch.common.settings.Settings;
 import org.elasticsearch.core.TimeValue;
+import org.eslm.settings.LockSettings;
 import org.junit.jupiter.api.Test;
 
 /** The {@code locks.audit.*} settings (docs/API.md "Lock history"): defaults, validation, what reaches the core. */

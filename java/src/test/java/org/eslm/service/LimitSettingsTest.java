@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Map;
 import org.elasticsearch.common.settings.Settings;
+import org.eslm.settings.LockSettings;
 import org.junit.jupiter.api.Test;
 
 /** The {@code locks.limits.*} settings: defaults, validation, what reaches the core. */

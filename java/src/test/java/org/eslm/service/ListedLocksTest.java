@@ -9,6 +9,7 @@ import java.util.Map;
 import org.eslm.NativeTestSupport;
 import org.eslm.bridge.NativeLockCore;
 import org.eslm.bridge.NativeOp;
+import org.eslm.core.BridgeJson;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 

@@ -12,6 +12,12 @@ import org.eslm.NativeTestSupport;
 import org.eslm.bridge.NativeLockCore;
 import org.eslm.bridge.NativeLockException;
 import org.eslm.bridge.NativeOp;
+import org.eslm.core.LockConflictException;
+import org.eslm.core.LockLimitExceededException;
+import org.eslm.core.LockNotHeldException;
+import org.eslm.core.NativeErrors;
+import org.eslm.core.SessionNotFoundException;
+import org.eslm.settings.LockSettings;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 

@@ -13,6 +13,7 @@ import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.tasks.TaskCancelledException;
 import org.eslm.bridge.BridgeField;
 import org.eslm.bridge.NativeOp;
+import org.eslm.core.LockNotHeldException;
 import org.junit.jupiter.api.Test;
 
 /**

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.elasticsearch.common.settings.Settings;
 import org.elasticsearch.core.TimeValue;
+import org.eslm.settings.LockSettings;
 import org.junit.jupiter.api.Test;
 
 /** The recovery grace never ends before a lease the dead owner may have granted (docs/RELIABILITY.md). */

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import java.util.List;
 import org.elasticsearch.ElasticsearchException;
 import org.elasticsearch.rest.RestStatus;
+import org.eslm.core.SessionNotFoundException;
 import org.junit.jupiter.api.Test;
 
 /** Client session ids parse only in the form the cluster issues: {@code <partition>_<32 lowercase hex>}. */
