@@ -85,7 +85,8 @@ pub use table::{
 };
 pub use types::{
     acquisition_digest, FencingToken, Millis, Priority, PriorityValue, Scope, SessionId, WaiterId,
-    MAX_ACQUISITION_BYTES, MAX_KEY_BYTES, MAX_OWNER_BYTES,
+    MAX_ACQUISITION_BYTES, MAX_ELECTION_VALUE_BYTES, MAX_KEY_BYTES, MAX_OWNER_BYTES,
+    MAX_SEMAPHORE_LIMIT,
 };
 pub use validate::{tree_ancestors, validate_key, validate_owner, validate_tree_path};
 

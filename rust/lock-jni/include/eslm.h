@@ -40,6 +40,44 @@
 #define ESLM_GROUPS_STATE_FORMAT 5
 
 /**
+ * The longest key, in UTF-8 bytes: `lock_core::MAX_KEY_BYTES`. The plugin refuses a longer one
+ * as it parses a body (docs/API.md "Errors"); this and the limits below are written out for the
+ * header as the formats are, and held to lock_core's by the assertion below them.
+ */
+#define ESLM_MAX_KEY_BYTES 512
+
+/**
+ * The longest owner, in UTF-8 bytes: `lock_core::MAX_OWNER_BYTES`.
+ */
+#define ESLM_MAX_OWNER_BYTES 512
+
+/**
+ * The largest semaphore `limit` (and `permits`): `lock_core::MAX_SEMAPHORE_LIMIT`.
+ */
+#define ESLM_MAX_SEMAPHORE_LIMIT 65535
+
+/**
+ * The longest lock-delay, in milliseconds: `lock_core::MAX_LOCK_DELAY_MS`.
+ */
+#define ESLM_MAX_LOCK_DELAY_MS 60000
+
+/**
+ * The longest election value or group member's capabilities, in bytes:
+ * `lock_core::MAX_ELECTION_VALUE_BYTES`.
+ */
+#define ESLM_MAX_VALUE_BYTES 1024
+
+/**
+ * A listing's page size when none is asked for: `lock_core::ListFilter::DEFAULT_SIZE`.
+ */
+#define ESLM_LIST_DEFAULT_SIZE 100
+
+/**
+ * The largest page a listing may ask for: `lock_core::ListFilter::MAX_SIZE`.
+ */
+#define ESLM_LIST_MAX_SIZE 1000
+
+/**
  * Stable numeric code of every outcome the core can report, and the status of a bridge call.
  *
  * [`ErrorCode::Ok`] is never the code of a [`LockError`]: it is the success status of the C ABI,

@@ -75,6 +75,41 @@ pub const ESLM_ACQUISITION_STATE_FORMAT: u32 = 4;
 /// refuses a group request for an owner that reads an older one (docs/API.md "Groups").
 pub const ESLM_GROUPS_STATE_FORMAT: u32 = 5;
 
+/// The longest key, in UTF-8 bytes: `lock_core::MAX_KEY_BYTES`. The plugin refuses a longer one
+/// as it parses a body (docs/API.md "Errors"); this and the limits below are written out for the
+/// header as the formats are, and held to lock_core's by the assertion below them.
+pub const ESLM_MAX_KEY_BYTES: u32 = 512;
+
+/// The longest owner, in UTF-8 bytes: `lock_core::MAX_OWNER_BYTES`.
+pub const ESLM_MAX_OWNER_BYTES: u32 = 512;
+
+/// The largest semaphore `limit` (and `permits`): `lock_core::MAX_SEMAPHORE_LIMIT`.
+pub const ESLM_MAX_SEMAPHORE_LIMIT: u32 = 65_535;
+
+/// The longest lock-delay, in milliseconds: `lock_core::MAX_LOCK_DELAY_MS`.
+pub const ESLM_MAX_LOCK_DELAY_MS: u32 = 60_000;
+
+/// The longest election value or group member's capabilities, in bytes:
+/// `lock_core::MAX_ELECTION_VALUE_BYTES`.
+pub const ESLM_MAX_VALUE_BYTES: u32 = 1024;
+
+/// A listing's page size when none is asked for: `lock_core::ListFilter::DEFAULT_SIZE`.
+pub const ESLM_LIST_DEFAULT_SIZE: u32 = 100;
+
+/// The largest page a listing may ask for: `lock_core::ListFilter::MAX_SIZE`.
+pub const ESLM_LIST_MAX_SIZE: u32 = 1000;
+
+const _: () = assert!(
+    ESLM_MAX_KEY_BYTES as usize == lock_core::MAX_KEY_BYTES
+        && ESLM_MAX_OWNER_BYTES as usize == lock_core::MAX_OWNER_BYTES
+        && ESLM_MAX_SEMAPHORE_LIMIT == lock_core::MAX_SEMAPHORE_LIMIT
+        && ESLM_MAX_LOCK_DELAY_MS as u64 == lock_core::MAX_LOCK_DELAY_MS
+        && ESLM_MAX_VALUE_BYTES as usize == lock_core::MAX_ELECTION_VALUE_BYTES
+        && ESLM_LIST_DEFAULT_SIZE as usize == lock_core::ListFilter::DEFAULT_SIZE
+        && ESLM_LIST_MAX_SIZE as usize == lock_core::ListFilter::MAX_SIZE,
+    "the header's limits are lock_core's"
+);
+
 const _: () = assert!(
     ESLM_STATE_FORMAT == lock_core::STATE_FORMAT
         && ESLM_OLDEST_STATE_FORMAT == lock_core::OLDEST_STATE_FORMAT

@@ -7,6 +7,7 @@ import org.elasticsearch.xcontent.ObjectParser;
 import org.elasticsearch.xcontent.ObjectParser.ValueType;
 import org.elasticsearch.xcontent.ParseField;
 import org.elasticsearch.xcontent.XContentParser;
+import org.eslm.bridge.NativeLimits;
 import org.eslm.settings.LockSettings;
 
 /**
@@ -20,9 +21,6 @@ final class ElectionBodies {
     /** The core's name of the election scope. */
     static final String ELECTION = "election";
 
-    /** Longest {@code value}, in UTF-8 bytes (the core's {@code MAX_ELECTION_VALUE_BYTES}). */
-    static final int MAX_VALUE_BYTES = 1024;
-
     private static final ObjectParser<LockBodies.Args, LockSettings.Values> CAMPAIGN =
             new ObjectParser<>("election_campaign_request", LockBodies.Args::new);
     private static final ObjectParser<LockBodies.Args, LockSettings.Values> RESIGN =
@@ -32,7 +30,8 @@ final class ElectionBodies {
 
     static {
         for (ObjectParser<LockBodies.Args, LockSettings.Values> p : List.of(CAMPAIGN, RESIGN, RENEW)) {
-            p.declareString((a, v) -> a.put("owner", LockBodies.bounded("candidate", v)), new ParseField("candidate"));
+            p.declareString(
+                    (a, v) -> a.put("owner", LockBodies.boundedOwner("candidate", v)), new ParseField("candidate"));
         }
         for (ObjectParser<LockBodies.Args, LockSettings.Values> p : List.of(RESIGN, RENEW)) {
             p.declareLong((a, v) -> a.put("fencing_token", term(v)), new ParseField("term"));
@@ -88,9 +87,9 @@ final class ElectionBodies {
 
     private static String value(String v) {
         int bytes = v.getBytes(StandardCharsets.UTF_8).length;
-        if (bytes > MAX_VALUE_BYTES) {
+        if (bytes > NativeLimits.MAX_VALUE_BYTES) {
             throw new IllegalArgumentException(
-                    "[value] must be at most " + MAX_VALUE_BYTES + " bytes (UTF-8), got [" + bytes + "]");
+                    "[value] must be at most " + NativeLimits.MAX_VALUE_BYTES + " bytes (UTF-8), got [" + bytes + "]");
         }
         return v;
     }

@@ -35,7 +35,7 @@ final class GroupBodies {
 
     static {
         for (ObjectParser<LockBodies.Args, LockSettings.Values> p : List.of(JOIN, LEAVE, HEARTBEAT, UPDATE)) {
-            p.declareString((a, v) -> a.put("owner", LockBodies.bounded("member", v)), new ParseField("member"));
+            p.declareString((a, v) -> a.put("owner", LockBodies.boundedOwner("member", v)), new ParseField("member"));
         }
         for (ObjectParser<LockBodies.Args, LockSettings.Values> p : List.of(JOIN, LEAVE, HEARTBEAT)) {
             p.declareString(

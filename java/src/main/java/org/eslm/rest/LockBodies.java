@@ -15,6 +15,7 @@ import org.elasticsearch.xcontent.ParseField;
 import org.elasticsearch.xcontent.XContentParseException;
 import org.elasticsearch.xcontent.XContentParser;
 import org.eslm.action.RoutingValues;
+import org.eslm.bridge.NativeLimits;
 import org.eslm.service.LockMode;
 import org.eslm.settings.LockSettings;
 
@@ -110,8 +111,8 @@ final class LockBodies {
                 + " this request acts on, so that it never ends a newer one of the same owner";
     }
 
-    /** The longest lock-delay (the core's {@code MAX_LOCK_DELAY_MS}), and how a refusal names it. */
-    static final TimeValue LOCK_DELAY_MAX = TimeValue.timeValueMinutes(1);
+    /** The longest lock-delay ({@link NativeLimits#MAX_LOCK_DELAY_MS}), and how a refusal names it. */
+    static final TimeValue LOCK_DELAY_MAX = TimeValue.timeValueMillis(NativeLimits.MAX_LOCK_DELAY_MS);
 
     private static final String LOCK_DELAY_MAX_NAME = "the longest lock-delay";
 
@@ -158,10 +159,10 @@ final class LockBodies {
             p.declareString((a, v) -> a.put(ACQUISITION_FIELD, v), ACQUISITION);
         }
         for (ObjectParser<Args, LockSettings.Values> p : List.of(SESSION_CREATE, SESSION_KEEPALIVE, SESSION_END)) {
-            p.declareString((a, v) -> a.put("owner", bounded("owner", v)), OWNER);
+            p.declareString((a, v) -> a.put("owner", boundedOwner("owner", v)), OWNER);
         }
         for (ObjectParser<Args, LockSettings.Values> p : grants) {
-            p.declareString((a, v) -> a.put("owner", bounded("owner", v)), OWNER);
+            p.declareString((a, v) -> a.put("owner", boundedOwner("owner", v)), OWNER);
         }
         for (ObjectParser<Args, LockSettings.Values> p : List.of(ACQUIRE, LOCK_ITEM)) {
             p.declareString((a, v) -> a.put("mode", LockMode.parse(v).wireName()), MODE);
@@ -201,8 +202,8 @@ final class LockBodies {
                     ROUTING,
                     ValueType.VALUE);
         }
-        LOCK_ITEM.declareString((a, v) -> a.put("key", bounded("key", v)), KEY);
-        RELEASE_ITEM.declareString((a, v) -> a.put("key", bounded("key", v)), KEY);
+        LOCK_ITEM.declareString((a, v) -> a.put("key", boundedKey("key", v)), KEY);
+        RELEASE_ITEM.declareString((a, v) -> a.put("key", boundedKey("key", v)), KEY);
         MULTI_ACQUIRE.declareField(
                 (a, v) -> a.put("locks", v),
                 (parser, s) -> lockItems(parser, s, LOCK_ITEM),
@@ -229,17 +230,14 @@ final class LockBodies {
         return v;
     }
 
-    /** Largest semaphore {@code limit} (the core's {@code MAX_SEMAPHORE_LIMIT}). */
-    static final long MAX_SEMAPHORE_LIMIT = 65_535;
-
     /**
      * A semaphore's {@code permits} or {@code limit}: 1..65535 here, so the core gets a number of its
      * type; the core checks the rest (permits within the limit, the limit the semaphore has).
      */
     private static long semaphoreNumber(String field, long value) {
-        if (value < 1 || value > MAX_SEMAPHORE_LIMIT) {
+        if (value < 1 || value > NativeLimits.MAX_SEMAPHORE_LIMIT) {
             throw new IllegalArgumentException(
-                    "[" + field + "] must be 1.." + MAX_SEMAPHORE_LIMIT + ", got [" + value + "]");
+                    "[" + field + "] must be 1.." + NativeLimits.MAX_SEMAPHORE_LIMIT + ", got [" + value + "]");
         }
         return value;
     }
@@ -280,9 +278,6 @@ final class LockBodies {
 
     /** The core's name of the semaphore scope. */
     static final String SEMAPHORE = "semaphore";
-
-    /** Longest key and owner, in UTF-8 bytes (DESIGN.md §4; the core's {@code MAX_KEY_BYTES}). */
-    static final int MAX_NAME_BYTES = 512;
 
     /**
      * Runs {@code p} over a body. A value our own checks refuse ({@code [field] ...}) fails as the
@@ -328,14 +323,23 @@ final class LockBodies {
         return args;
     }
 
-    /** A key or owner no longer than {@link #MAX_NAME_BYTES}, checked as it is parsed. */
-    static String bounded(String field, String value) {
+    /** A key (or a name that is one: an election's, a group's) no longer than {@link NativeLimits#MAX_KEY_BYTES}. */
+    static String boundedKey(String field, String value) {
+        return bounded(field, value, NativeLimits.MAX_KEY_BYTES);
+    }
+
+    /** An owner (or a candidate, a member) no longer than {@link NativeLimits#MAX_OWNER_BYTES}. */
+    static String boundedOwner(String field, String value) {
+        return bounded(field, value, NativeLimits.MAX_OWNER_BYTES);
+    }
+
+    /** {@code value}, checked as it is parsed to be no longer than {@code max} bytes of UTF-8. */
+    private static String bounded(String field, String value, int max) {
         // A char is at most 3 UTF-8 bytes (a surrogate pair, 2 chars, is 4): short names need no count.
-        int bytes =
-                value.length() * 3 <= MAX_NAME_BYTES ? value.length() : value.getBytes(StandardCharsets.UTF_8).length;
-        if (bytes > MAX_NAME_BYTES) {
+        int bytes = value.length() * 3 <= max ? value.length() : value.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > max) {
             throw new IllegalArgumentException(
-                    "[" + field + "] must be at most " + MAX_NAME_BYTES + " bytes (UTF-8), got [" + bytes + "]");
+                    "[" + field + "] must be at most " + max + " bytes (UTF-8), got [" + bytes + "]");
         }
         return value;
     }

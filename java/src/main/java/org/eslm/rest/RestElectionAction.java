@@ -67,7 +67,7 @@ public final class RestElectionAction extends LockRestHandler {
 
     @Override
     protected RestChannelConsumer prepareRequest(RestRequest request, NodeClient client) throws IOException {
-        String name = LockBodies.bounded("name", request.param("name"));
+        String name = LockBodies.boundedKey("name", request.param("name"));
         String routing = RoutingValues.of(name, ElectionBodies.ELECTION);
         if (request.method() == GET) {
             if (request.hasParam("routing")) {

@@ -10,6 +10,7 @@ import org.elasticsearch.rest.RestRequest;
 import org.elasticsearch.rest.action.RestToXContentListener;
 import org.eslm.action.ListPages;
 import org.eslm.action.TransportListLocksAction;
+import org.eslm.bridge.NativeLimits;
 import org.eslm.core.BridgeJson;
 
 /**
@@ -18,13 +19,17 @@ import org.eslm.core.BridgeJson;
  * cursor {@code after}, at most {@code size}).
  */
 public final class RestGetLockAction extends LockRestHandler {
-    /** {@code size} when the client names none: a page a person can read, as {@code _cat} APIs do. */
-    static final int DEFAULT_LIST_SIZE = 100;
     /**
-     * The largest {@code size}: each partition builds its page while its lock is held, so a page is
-     * bounded (rust/lock-core/src/table/listing.rs); clients follow {@code next} for more.
+     * {@code size} when the client names none ({@link NativeLimits#LIST_DEFAULT_SIZE}): a page a
+     * person can read, as {@code _cat} APIs do.
      */
-    static final int MAX_LIST_SIZE = 1000;
+    static final int DEFAULT_LIST_SIZE = NativeLimits.LIST_DEFAULT_SIZE;
+    /**
+     * The largest {@code size} ({@link NativeLimits#LIST_MAX_SIZE}): each partition builds its page
+     * while its lock is held, so a page is bounded (rust/lock-core/src/table/listing.rs); clients
+     * follow {@code next} for more.
+     */
+    static final int MAX_LIST_SIZE = NativeLimits.LIST_MAX_SIZE;
 
     @Override
     public String getName() {

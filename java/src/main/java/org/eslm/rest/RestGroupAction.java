@@ -80,7 +80,7 @@ public final class RestGroupAction extends LockRestHandler {
         if (request.param("name") == null) {
             return channel -> listGroups(client, toChannel(channel));
         }
-        String name = LockBodies.bounded("group", request.param("name"));
+        String name = LockBodies.boundedKey("group", request.param("name"));
         String routing = RoutingValues.of(name, GroupBodies.GROUP);
         if (request.method() == GET) {
             return request.path().endsWith("/_observe")

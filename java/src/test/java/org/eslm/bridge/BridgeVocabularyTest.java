@@ -71,6 +71,23 @@ class BridgeVocabularyTest {
         assertEquals(List.of(), mismatches(header, java));
     }
 
+    private static final Pattern LIMIT =
+            Pattern.compile("^#define ESLM_((?:MAX|LIST)_\\w+) (\\d+)$", Pattern.MULTILINE);
+
+    /** Every limit the plugin checks as it parses a body is the core's, and the header has no other. */
+    @Test
+    void theLimitsAreTheHeaders() throws IOException, IllegalAccessException {
+        Map<String, Integer> java = new TreeMap<>();
+        for (Field f : NativeLimits.class.getFields()) {
+            if (Modifier.isStatic(f.getModifiers()) && f.getType() == int.class) {
+                java.put(f.getName(), f.getInt(null));
+            }
+        }
+        Map<String, Integer> header = constants(LIMIT, header());
+        assertEquals(7, header.size(), "every limit in the header: " + header);
+        assertEquals(header, java);
+    }
+
     private static final Pattern LOG_LEVEL = Pattern.compile("^\\s*ESLM_LOG_LEVEL_(\\w+) = (\\d+),", Pattern.MULTILINE);
 
     @Test
