@@ -98,7 +98,7 @@ fn statuses_in_the_header_are_the_core_error_codes() {
 }
 
 #[test]
-fn the_header_defines_no_constant_but_all_partitions_and_the_formats() {
+fn the_header_defines_no_constant_but_all_partitions_the_formats_and_the_limits() {
     // cbindgen picks up lock-core's public associated constants too (see cbindgen.toml).
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("include/eslm.h");
     let header = std::fs::read_to_string(path).expect("include/eslm.h is readable");
@@ -115,6 +115,13 @@ fn the_header_defines_no_constant_but_all_partitions_and_the_formats() {
             format!("ESLM_OLDEST_STATE_FORMAT {}", lock_core::OLDEST_STATE_FORMAT),
             format!("ESLM_ACQUISITION_STATE_FORMAT {}", lock_core::STATE_FORMAT_ACQUISITION),
             format!("ESLM_GROUPS_STATE_FORMAT {}", lock_core::STATE_FORMAT_GROUPS),
+            format!("ESLM_MAX_KEY_BYTES {}", lock_core::MAX_KEY_BYTES),
+            format!("ESLM_MAX_OWNER_BYTES {}", lock_core::MAX_OWNER_BYTES),
+            format!("ESLM_MAX_SEMAPHORE_LIMIT {}", lock_core::MAX_SEMAPHORE_LIMIT),
+            format!("ESLM_MAX_LOCK_DELAY_MS {}", lock_core::MAX_LOCK_DELAY_MS),
+            format!("ESLM_MAX_VALUE_BYTES {}", lock_core::MAX_ELECTION_VALUE_BYTES),
+            format!("ESLM_LIST_DEFAULT_SIZE {}", lock_core::ListFilter::DEFAULT_SIZE),
+            format!("ESLM_LIST_MAX_SIZE {}", lock_core::ListFilter::MAX_SIZE),
         ],
         "exclude the others in cbindgen.toml"
     );
