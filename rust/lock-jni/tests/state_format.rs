@@ -27,7 +27,7 @@ fn ok(core: &NodeCore, op: Op, args: &Value) -> Value {
 
 fn fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../java/src/test/resources/org/eslm/cluster/format1")
+        .join("../../java/src/test/resources/org/eslm/replication/format1")
 }
 
 /// The records of a state log (java `cluster.StateLogFile`: a 16-byte header, then per record
