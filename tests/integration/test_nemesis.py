@@ -67,6 +67,7 @@ THREE_NODES = ThreeNodes(CLUSTER, {
     "locks.lease.default": f"{LEASE_S}s",
     # what a failed run needs to be read: the plugin's replication and ownership, and recoveries
     "logger.org.eslm.cluster": "DEBUG",
+    "logger.org.eslm.replication": "DEBUG",
     "logger.org.elasticsearch.indices.recovery": "DEBUG",
 }, users="eslmcut", cuts=True)
 
