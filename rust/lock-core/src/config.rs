@@ -71,6 +71,9 @@ pub struct Config {
     pub max_lease_ms: Millis,
     /// Longest wait (`locks.wait.max`); longer requests are capped.
     pub max_wait_ms: Millis,
+    /// Wait of an acquire whose body names none (`locks.wait.default`), filled in where the
+    /// plugin's bodies are read (rust/lock-jni `ops/requests`); the table itself never reads it.
+    pub default_wait_ms: Millis,
     /// Aging (`locks.priority.aging`): a waiter gains one priority level per this many
     /// milliseconds waited. 0 turns aging off (pure priority order, then FIFO).
     pub aging_ms: Millis,
@@ -97,6 +100,7 @@ impl Default for Config {
             default_lease_ms: 30_000,
             max_lease_ms: 600_000,
             max_wait_ms: 300_000,
+            default_wait_ms: 0,
             aging_ms: 1_000,
             hot_keys: 16,
             idle_cache: 4096,
@@ -132,6 +136,9 @@ impl Config {
         }
         if self.max_lease_ms > MAX_LEASE_EVER_MS || self.max_wait_ms > MAX_LEASE_EVER_MS {
             return Err(LockError::invalid("max_lease_ms", "must be at most a year"));
+        }
+        if self.default_wait_ms > self.max_wait_ms {
+            return Err(LockError::invalid("default_wait_ms", "must not exceed max_wait_ms"));
         }
         if self.default_lock_delay_ms > MAX_LOCK_DELAY_MS {
             return Err(LockError::invalid("default_lock_delay_ms", "must be at most a minute"));

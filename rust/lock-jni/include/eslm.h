@@ -321,6 +321,12 @@ enum EslmOp
    * Replace a member's capabilities: `{"group", "member", "capabilities"?}` -> the member.
    */
   ESLM_OP_GROUP_UPDATE = 33,
+  /**
+   * Check a REST body and turn it into the core's arguments (docs/API.md; `requests/`):
+   * `{"request", "key"?, "session"?, "body"}` -> `{"parsed": {"args", "routing"?}}` |
+   * `{"refused": {"parse", "message"}}`. Touches no partition.
+   */
+  ESLM_OP_READ_REQUEST = 34,
 };
 #if __STDC_VERSION__ >= 202311L
 typedef enum EslmOp EslmOp;
@@ -401,11 +407,91 @@ enum EslmField
   ESLM_FIELD_CHANGED,
   ESLM_FIELD_BULK,
   ESLM_FIELD_DOCUMENTS,
+  ESLM_FIELD_PARSED,
+  ESLM_FIELD_REFUSED,
+  ESLM_FIELD_PARSE,
+  ESLM_FIELD_ARGS,
+  ESLM_FIELD_ROUTING,
+  ESLM_FIELD_WAIT_MS,
+  ESLM_FIELD_ACQUISITION,
+  ESLM_FIELD_REASON,
+  ESLM_FIELD_PREEMPT_MS,
+  ESLM_FIELD_REQUEST,
+  ESLM_FIELD_GRACE_MS,
+  ESLM_FIELD_FROM_STANDBY,
+  ESLM_FIELD_REPLICATED,
+  ESLM_FIELD_EXPORT,
+  ESLM_FIELD_FORMAT,
+  ESLM_FIELD_DROP,
+  ESLM_FIELD_CATCH_UP,
+  ESLM_FIELD_DELTA,
+  ESLM_FIELD_PREFIX,
+  ESLM_FIELD_AFTER,
+  ESLM_FIELD_SIZE,
+  ESLM_FIELD_DEFAULT_LEASE_MS,
+  ESLM_FIELD_MAX_LEASE_MS,
+  ESLM_FIELD_MAX_WAIT_MS,
+  ESLM_FIELD_DEFAULT_WAIT_MS,
+  ESLM_FIELD_AGING_MS,
+  ESLM_FIELD_DEFAULT_LOCK_DELAY_MS,
+  ESLM_FIELD_LIMITS,
+  ESLM_FIELD_AUDIT_CAPACITY,
+  ESLM_FIELD_MAX_WAITERS_PER_KEY,
+  ESLM_FIELD_MAX_KEYS_PER_REQUEST,
+  ESLM_FIELD_MAX_LOCKS,
+  ESLM_FIELD_MAX_SESSIONS,
+  ESLM_FIELD_MAX_WAITERS,
+  ESLM_FIELD_MAX_LOCKS_PER_OWNER,
+  ESLM_FIELD_MAX_WAITERS_PER_OWNER,
+  ESLM_FIELD_MAX_SESSIONS_PER_OWNER,
+  ESLM_FIELD_MAX_WATCHES,
+  ESLM_FIELD_MAX_MEMORY_BYTES,
 };
 #if __STDC_VERSION__ >= 202311L
 typedef enum EslmField EslmField;
 #else
 typedef int32_t EslmField;
+#endif // __STDC_VERSION__ >= 202311L
+
+/**
+ * The requests whose bodies are read here (the last three: query parameters, read alike), as
+ * the plugin names them: emitted into
+ * `include/eslm.h` as `ESLM_REQUEST_*` (the plugin's `NativeRequest` is held to it), each
+ * naming the body `<variant in snake case>_request` in refusals (docs/API.md "Errors").
+ */
+enum EslmRequest
+#if __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // __STDC_VERSION__ >= 202311L
+ {
+  ESLM_REQUEST_LOCK_ACQUIRE,
+  ESLM_REQUEST_LOCK_MULTI_ACQUIRE,
+  ESLM_REQUEST_LOCK_RELEASE,
+  ESLM_REQUEST_LOCK_MULTI_RELEASE,
+  ESLM_REQUEST_LOCK_RENEW,
+  ESLM_REQUEST_LOCK_SESSION,
+  ESLM_REQUEST_LOCK_SESSION_KEEPALIVE,
+  ESLM_REQUEST_LOCK_SESSION_END,
+  ESLM_REQUEST_LOCK_FORCE_RELEASE,
+  ESLM_REQUEST_SEMAPHORE_ACQUIRE,
+  ESLM_REQUEST_SEMAPHORE_RELEASE,
+  ESLM_REQUEST_SEMAPHORE_RENEW,
+  ESLM_REQUEST_SEMAPHORE_LIMIT,
+  ESLM_REQUEST_ELECTION_CAMPAIGN,
+  ESLM_REQUEST_ELECTION_RESIGN,
+  ESLM_REQUEST_ELECTION_RENEW,
+  ESLM_REQUEST_GROUP_JOIN,
+  ESLM_REQUEST_GROUP_LEAVE,
+  ESLM_REQUEST_GROUP_HEARTBEAT,
+  ESLM_REQUEST_GROUP_UPDATE,
+  ESLM_REQUEST_LOCK_WATCH,
+  ESLM_REQUEST_ELECTION_OBSERVE,
+  ESLM_REQUEST_GROUP_OBSERVE,
+};
+#if __STDC_VERSION__ >= 202311L
+typedef enum EslmRequest EslmRequest;
+#else
+typedef int32_t EslmRequest;
 #endif // __STDC_VERSION__ >= 202311L
 
 /**

@@ -45,8 +45,8 @@ fn every_op_in_the_header_is_dispatched_under_its_name() {
         assert_eq!(&upper_snake(&format!("{op:?}")), name);
     }
     assert_eq!(header.first(), Some(&("ACQUIRE".to_owned(), 1)));
-    assert_eq!(header.last(), Some(&("GROUP_UPDATE".to_owned(), 33)));
-    assert!(Op::from_code(0).is_err() && Op::from_code(34).is_err() && Op::from_code(-1).is_err());
+    assert_eq!(header.last(), Some(&("READ_REQUEST".to_owned(), 34)));
+    assert!(Op::from_code(0).is_err() && Op::from_code(35).is_err() && Op::from_code(-1).is_err());
 }
 
 #[test]

@@ -9,7 +9,7 @@ use lock_core::LockError;
 
 use super::op::Op;
 use super::{
-    elections, groups, history, introspection, locks, partitions, replication, sessions,
+    elections, groups, history, introspection, locks, partitions, replication, requests, sessions,
     BridgeError, Ctx,
 };
 
@@ -18,7 +18,7 @@ use super::{
 pub(super) type Handler = fn(&mut Ctx<'_>, &str) -> Result<String, BridgeError>;
 
 /// Every op with its handler, in op-number order: entry `i` is op `i + 1`.
-const TABLE: [(Op, Handler); 33] = [
+const TABLE: [(Op, Handler); 34] = [
     (Op::Acquire, locks::acquire),
     (Op::Release, locks::release),
     (Op::Renew, locks::renew),
@@ -52,6 +52,7 @@ const TABLE: [(Op, Handler); 33] = [
     (Op::GroupList, groups::list),
     (Op::GroupInfo, groups::info),
     (Op::GroupUpdate, groups::update),
+    (Op::ReadRequest, requests::read),
 ];
 
 /// The number of the first op; entry `i` of [`TABLE`] has number `FIRST_OP + i`.

@@ -76,12 +76,63 @@ pub enum Field {
     // The lock history's drain (`history.rs`): the bulk body and its number of documents.
     Bulk,
     Documents,
+
+    // A request body read (`requests/`): the core's arguments or the refusal, and what the plugin
+    // routes, cancels and logs by; the plugin also writes these arguments into the requests it
+    // builds itself (a key's state, a watch) and leaves an acquisition out for an older node.
+    Parsed,
+    Refused,
+    Parse,
+    Args,
+    Routing,
+    WaitMs,
+    Acquisition,
+    Reason,
+    PreemptMs,
+    // The plugin writes this one: which request a body is (`ops::requests::RequestKind`).
+    Request,
+
+    // Arguments the plugin writes itself (checked by the calls below succeeding: every argument
+    // record refuses an unknown member): a partition opened, closed, exported; a standby's batch;
+    // a listing's filter.
+    GraceMs,
+    FromStandby,
+    Replicated,
+    Export,
+    Format,
+    Drop,
+    CatchUp,
+    Delta,
+    Prefix,
+    After,
+    Size,
+
+    // The core's settings (`lock_core::Config`, `Limits`), written by the plugin (`Configure`) and
+    // answered back as in force.
+    DefaultLeaseMs,
+    MaxLeaseMs,
+    MaxWaitMs,
+    DefaultWaitMs,
+    AgingMs,
+    DefaultLockDelayMs,
+    Limits,
+    AuditCapacity,
+    MaxWaitersPerKey,
+    MaxKeysPerRequest,
+    MaxLocks,
+    MaxSessions,
+    MaxWaiters,
+    MaxLocksPerOwner,
+    MaxWaitersPerOwner,
+    MaxSessionsPerOwner,
+    MaxWatches,
+    MaxMemoryBytes,
 }
 
 impl Field {
-    /// How many fields there are: one past the last variant (`Documents`). A variant declared
+    /// How many fields there are: one past the last variant (`MaxMemoryBytes`). A variant declared
     /// after it would be left out of [`Field::ALL`]; `all_and_the_names_are_the_headers` fails then.
-    pub const COUNT: usize = Field::Documents as usize + 1;
+    pub const COUNT: usize = Field::MaxMemoryBytes as usize + 1;
 
     /// Every field, in header order, read off the declaration above rather than listed again.
     pub const ALL: [Field; Field::COUNT] = {
@@ -221,6 +272,8 @@ mod tests {
             }
         }
         replication_and_more(&core, &mut f);
+        requests(&core, &mut f);
+        written(&core, &mut f);
         failures(&mut f);
         let missed: Vec<_> =
             Field::ALL.iter().map(|f| f.name()).filter(|n| !f.0.contains(n)).collect();
@@ -258,6 +311,90 @@ mod tests {
         f.at(&drained["result"], Bulk);
         f.at(&drained["result"], Documents);
         f.at(&run(core, Op::ClosePartition, 0, &json!({"export": true}))["result"], Snapshot);
+    }
+
+    /// A body read: its arguments, the routing of a session, a refusal.
+    fn requests(core: &NodeCore, f: &mut Found) {
+        use Field::*;
+        let read = |request: &str, body: Value| {
+            let args = json!({Request.name(): request, Key.name(): "k", Body.name(): body});
+            run(core, Op::ReadRequest, ALL_PARTITIONS, &args)["result"].clone()
+        };
+        f.0.insert(Request.name()); // a name the plugin writes: the calls below succeeding find it
+        let body = json!({"owner": "a", "wait": "1s", "acquisition": "x", "preempt": "1s"});
+        let acquire = read("lock_acquire_request", body);
+        let parsed = f.at(&acquire, Parsed).clone();
+        let args = f.at(&parsed, Args).clone();
+        f.at(&args, WaitMs);
+        f.at(&args, Acquisition);
+        f.at(&args, PreemptMs);
+        let forced = read("lock_force_release_request", json!({"reason": "stuck"}));
+        f.at(&forced[Parsed.name()][Args.name()], Reason);
+        f.at(&read("lock_session_request", json!({"owner": "a"}))[Parsed.name()], Routing);
+        let refused = read("lock_acquire_request", json!({}));
+        let refusal = f.at(&refused, Refused).clone();
+        f.at(&refusal, Parse);
+        f.at(&refused[Refused.name()], Message);
+    }
+
+    /// The arguments the plugin writes, each in a call that succeeds only with its name right, and
+    /// the settings, found in what `Configure` answers in force.
+    fn written(core: &NodeCore, f: &mut Found) {
+        use Field::*;
+        let mut call_with = |op: Op, partition: i32, args: Value, names: &[Field]| {
+            call(core, op as i32, partition, &args.to_string()).expect("call");
+            names.iter().for_each(|n| _ = f.0.insert(n.name()));
+        };
+        let open = json!({Epoch.name(): 1, GraceMs.name(): 0, FromStandby.name(): false, Replicated.name(): true});
+        call_with(Op::OpenPartition, 2, open, &[GraceMs, FromStandby, Replicated]);
+        let full = run(core, Op::TakeBatch, 2, &json!({Format.name(): 5, Full.name(): true}));
+        let state: Value =
+            serde_json::from_str(full["result"]["batch"].as_str().expect("text")).expect("batch");
+        call_with(Op::StandbyApply, 3, json!({CatchUp.name(): state["full"]}), &[CatchUp]);
+        let delta = run(core, Op::TakeBatch, 2, &json!({}));
+        let delta: Value =
+            serde_json::from_str(delta["result"]["batch"].as_str().expect("text")).expect("delta");
+        call_with(Op::StandbyApply, 3, json!({Delta.name(): delta["delta"]}), &[Delta]);
+        call_with(Op::StandbyExport, 3, json!({Drop.name(): true}), &[Drop]);
+        call_with(Op::PeersRead, ALL_PARTITIONS, json!({Format.name(): 5}), &[Format]);
+        call_with(
+            Op::ClosePartition,
+            2,
+            json!({Export.name(): false, Format.name(): 5}),
+            &[Export],
+        );
+        let filter = json!({Owner.name(): "a", Prefix.name(): "k", Size.name(): 1,
+            After.name(): {Key.name(): "a", Scope.name(): "key", Owner.name(): "a"}});
+        call_with(Op::List, ALL_PARTITIONS, filter, &[Prefix, Size, After]);
+        let config = serde_json::to_value(Config::default()).expect("config");
+        let in_force = run(core, Op::Configure, ALL_PARTITIONS, &config);
+        let settings = &in_force["result"];
+        for field in [
+            DefaultLeaseMs,
+            MaxLeaseMs,
+            MaxWaitMs,
+            DefaultWaitMs,
+            AgingMs,
+            DefaultLockDelayMs,
+            AuditCapacity,
+        ] {
+            f.at(settings, field);
+        }
+        let limits = f.at(settings, Limits).clone();
+        for field in [
+            MaxWaitersPerKey,
+            MaxKeysPerRequest,
+            MaxLocks,
+            MaxSessions,
+            MaxWaiters,
+            MaxLocksPerOwner,
+            MaxWaitersPerOwner,
+            MaxSessionsPerOwner,
+            MaxWatches,
+            MaxMemoryBytes,
+        ] {
+            f.at(&limits, field);
+        }
     }
 
     /// The details of every failure the plugin maps.

@@ -20,6 +20,7 @@
 //! | `op` | [`Op`], the op numbers (the `ESLM_OP_*` constants of `include/eslm.h`) |
 //! | `dispatch` | op number -> handler table |
 //! | `locks`, `sessions`, `introspection`, `partitions`, `replication`, `elections`, `history` | one handler per op, by family |
+//! | `requests` | the REST bodies (docs/API.md) requests send: checked, turned into the core's arguments |
 //! | `bodies` | the REST bodies (docs/API.md) the lock ops answer and events carry |
 //! | `fields` | the member names the plugin reads, emitted as `ESLM_FIELD_*` |
 //! | `envelope` | the envelope writer |
@@ -39,6 +40,7 @@ mod locks;
 mod op;
 mod partitions;
 mod replication;
+mod requests;
 mod sessions;
 mod state_format;
 

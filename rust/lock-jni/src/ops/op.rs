@@ -89,4 +89,8 @@ pub enum Op {
     GroupInfo = 32,
     /// Replace a member's capabilities: `{"group", "member", "capabilities"?}` -> the member.
     GroupUpdate = 33,
+    /// Check a REST body and turn it into the core's arguments (docs/API.md; `requests/`):
+    /// `{"request", "key"?, "session"?, "body"}` -> `{"parsed": {"args", "routing"?}}` |
+    /// `{"refused": {"parse", "message"}}`. Touches no partition.
+    ReadRequest = 34,
 }

@@ -9,6 +9,7 @@ import java.util.Map;
 import org.elasticsearch.common.bytes.BytesArray;
 import org.elasticsearch.common.bytes.BytesReference;
 import org.elasticsearch.common.bytes.CompositeBytesReference;
+import org.eslm.bridge.BridgeField;
 import org.eslm.core.BridgeJson;
 import org.eslm.service.ListedLocks;
 import org.eslm.service.ListedLocks.Cursor;
@@ -116,9 +117,9 @@ public final class ListPages {
             throw badCursor(after);
         }
         if (cursor.size() != 3
-                || !(cursor.get("key") instanceof String key && key.isEmpty() == false)
-                || !(cursor.get("owner") instanceof String owner && owner.isEmpty() == false)
-                || !(cursor.get("scope") instanceof String scope && SCOPES.contains(scope))) {
+                || !(BridgeField.KEY.in(cursor) instanceof String key && key.isEmpty() == false)
+                || !(BridgeField.OWNER.in(cursor) instanceof String owner && owner.isEmpty() == false)
+                || !(BridgeField.SCOPE.in(cursor) instanceof String scope && SCOPES.contains(scope))) {
             throw badCursor(after);
         }
         return new Cursor(key, scope, owner);

@@ -15,6 +15,7 @@ import org.elasticsearch.common.io.stream.StreamOutput;
 import org.elasticsearch.tasks.CancellableTask;
 import org.elasticsearch.tasks.Task;
 import org.elasticsearch.tasks.TaskId;
+import org.eslm.bridge.BridgeField;
 import org.eslm.bridge.NativeOp;
 import org.eslm.service.SessionIds;
 
@@ -78,25 +79,45 @@ public final class LockOpRequest extends ActionRequest {
     }
 
     /**
-     * A request from a parsed REST body: {@code args} as the body parsers build them (the core's
-     * argument names); {@code key}, {@code session} and {@code wait_ms} are taken
-     * out into typed fields, the rest are the op's arguments.
+     * A request from the core's arguments {@code args} (their names are {@link BridgeField}'s): the
+     * key, the session, the wait and a force-release's reason are taken out into typed fields, the
+     * rest are the op's arguments.
      *
      * @param routingValue the value the request routes by ({@link RoutingValues}); {@code null} for node-local reads
-     * @param reason       the reason an admin gave for a force-release, or {@code null}
      */
-    public static LockOpRequest of(NativeOp op, String routingValue, Map<String, ?> args, String reason) {
+    public static LockOpRequest of(NativeOp op, String routingValue, Map<String, ?> args) {
         Map<String, Object> rest = new LinkedHashMap<>(args);
         Fields f = new Fields();
         f.op = op;
         f.routingValue = routingValue;
-        f.key = (String) rest.remove("key");
-        f.session = (String) rest.remove("session");
-        f.lockRoutingValues = lockRoutingValues(rest.get("locks"));
-        f.waitMs = rest.remove("wait_ms") instanceof Number wait ? wait.longValue() : NO_WAIT;
+        f.key = (String) rest.remove(BridgeField.KEY.key());
+        f.session = (String) rest.remove(BridgeField.SESSION.key());
+        f.lockRoutingValues = lockRoutingValues(BridgeField.LOCKS.in(rest));
+        f.waitMs = rest.remove(BridgeField.WAIT_MS.key()) instanceof Number wait ? wait.longValue() : NO_WAIT;
         f.waits = f.waitMs > 0;
-        f.reason = reason;
+        f.reason = (String) rest.remove(BridgeField.REASON.key());
         f.opArgs = rest;
+        return new LockOpRequest(f);
+    }
+
+    /**
+     * A request from what the core made of a REST body ({@code {"args", "routing"?}}, see
+     * {@code org.eslm.rest.RequestBodies}): routed by the {@code routing} the core answers (a
+     * session's, a release-all's), else by its key, or by its first lock's key (the coordinator
+     * refuses a multi-lock whose keys span partitions).
+     */
+    public static LockOpRequest fromBody(NativeOp op, Map<String, Object> parsed) {
+        Map<?, ?> args = (Map<?, ?>) BridgeField.ARGS.in(parsed);
+        Map<String, Object> named = new LinkedHashMap<>();
+        args.forEach((k, v) -> named.put(String.valueOf(k), v));
+        LockOpRequest request = of(op, (String) BridgeField.ROUTING.in(parsed), named);
+        if (request.routingValue != null) {
+            return request;
+        }
+        Fields f = request.fields();
+        f.routingValue = f.lockRoutingValues.isEmpty()
+                ? RoutingValues.of(f.key, (String) BridgeField.SCOPE.in(f.opArgs))
+                : f.lockRoutingValues.get(0);
         return new LockOpRequest(f);
     }
 
@@ -106,15 +127,11 @@ public final class LockOpRequest extends ActionRequest {
         if (locks instanceof List<?> items) {
             for (Object item : items) {
                 Map<?, ?> lock = (Map<?, ?>) item;
-                values.add(RoutingValues.of(String.valueOf(lock.get("key")), (String) lock.get("scope")));
+                values.add(RoutingValues.of(
+                        String.valueOf(BridgeField.KEY.in(lock)), (String) BridgeField.SCOPE.in(lock)));
             }
         }
         return values;
-    }
-
-    /** {@link #of(NativeOp, String, Map, String)} without a reason. */
-    public static LockOpRequest of(NativeOp op, String routingValue, Map<String, ?> args) {
-        return of(op, routingValue, args, null);
     }
 
     private Fields fields() {
@@ -165,16 +182,16 @@ public final class LockOpRequest extends ActionRequest {
      */
     public LockOpRequest withoutAcquisitions() {
         Map<String, Object> args = new LinkedHashMap<>(opArgs);
-        args.remove("acquisition");
-        if (args.get("locks") instanceof List<?> locks) {
+        args.remove(BridgeField.ACQUISITION.key());
+        if (BridgeField.LOCKS.in(args) instanceof List<?> locks) {
             List<Object> plain = new ArrayList<>(locks.size());
             for (Object item : locks) {
                 Map<?, ?> lock = (Map<?, ?>) item;
                 Map<Object, Object> copy = new LinkedHashMap<>(lock);
-                copy.remove("fencing_token");
+                copy.remove(BridgeField.FENCING_TOKEN.key());
                 plain.add(copy);
             }
-            args.put("locks", plain);
+            BridgeField.LOCKS.put(args, plain);
         }
         return withOpArgs(args);
     }
@@ -230,7 +247,7 @@ public final class LockOpRequest extends ActionRequest {
     public boolean namesGroups() {
         return switch (op) {
             case GROUP_CREATE, GROUP_DELETE, GROUP_LIST, GROUP_INFO, GROUP_UPDATE -> true;
-            default -> GROUP_SCOPE.equals(opArgs.get("scope"));
+            default -> GROUP_SCOPE.equals(BridgeField.SCOPE.in(opArgs));
         };
     }
 
@@ -244,16 +261,16 @@ public final class LockOpRequest extends ActionRequest {
     public Map<String, Object> args() {
         Map<String, Object> args = new LinkedHashMap<>(opArgs);
         if (key != null) {
-            args.put("key", key);
+            BridgeField.KEY.put(args, key);
         }
         if (session != null) {
-            args.put("session", op == NativeOp.SESSION_CREATE ? session : SessionIds.local(session));
+            BridgeField.SESSION.put(args, op == NativeOp.SESSION_CREATE ? session : SessionIds.local(session));
         }
         if (waitMs != NO_WAIT) {
-            args.put("wait_ms", waitMs);
+            BridgeField.WAIT_MS.put(args, waitMs);
         }
         if (reason != null && op == NativeOp.FORCE_RELEASE) {
-            args.put("reason", reason); // for the node's log and the lock history
+            BridgeField.REASON.put(args, reason); // for the node's log and the lock history
         }
         return args;
     }
@@ -298,6 +315,11 @@ public final class LockOpRequest extends ActionRequest {
     /** The op's own arguments for the core (read-only), without the typed fields. */
     public Map<String, Object> opArgs() {
         return opArgs;
+    }
+
+    /** Whether this acquire preempts (names {@code preempt}): an admin's action, not the holder's own. */
+    public boolean preempts() {
+        return BridgeField.PREEMPT_MS.in(opArgs) != null;
     }
 
     /** Whether the request may wait (its task is then cancellable). */

@@ -2,7 +2,6 @@ package org.eslm.api;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.function.Supplier;
 import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.action.ActionType;
 import org.elasticsearch.client.internal.Client;
@@ -14,8 +13,9 @@ import org.eslm.action.TransportAcquireLockAction;
 import org.eslm.action.TransportReleaseLockAction;
 import org.eslm.action.TransportRenewLockAction;
 import org.eslm.bridge.BridgeField;
-import org.eslm.rest.LockRequests;
-import org.eslm.settings.LockSettings;
+import org.eslm.bridge.NativeOp;
+import org.eslm.bridge.NativeRequest;
+import org.eslm.rest.RequestBodies;
 
 /**
  * Locks for code that runs inside Elasticsearch, in another plugin (README "Locking from another
@@ -27,7 +27,7 @@ import org.eslm.settings.LockSettings;
  * <p>Every method answers through its listener and never blocks the calling thread, also while
  * a request waits in a lock's queue (docs/ARCHITECTURE.md "The request path"). Failures reach
  * {@code onFailure} as the REST API's errors do: {@link IllegalArgumentException} naming the
- * field for bad input, and the {@code org.eslm.service} exceptions for lock outcomes
+ * field for bad input, and the {@code org.eslm.core} exceptions for lock outcomes
  * ({@code LockConflictException}, {@code LockWaitTimeoutException}, {@code LockNotHeldException},
  * {@code LockPartitionUnavailableException} (retryable), ...).
  *
@@ -36,19 +36,23 @@ import org.eslm.settings.LockSettings;
  */
 public final class PluginLocks {
     private final Client client;
-    private final Supplier<LockSettings.Values> settings;
+    private final RequestBodies bodies;
 
-    /** Built by the lock manager; plugins get it through {@link LockManagerExtension}. */
-    public PluginLocks(Client client, Supplier<LockSettings.Values> settings) {
+    /**
+     * Built by the lock manager; plugins get it through {@link LockManagerExtension}. The bodies
+     * go through the core's reading of the REST bodies, so a request from another plugin gets
+     * the same defaults, bounds and errors as one over HTTP.
+     */
+    public PluginLocks(Client client, RequestBodies bodies) {
         this.client = client;
-        this.settings = settings;
+        this.bodies = bodies;
     }
 
     /** Acquires {@code key}: granted at once, after queueing up to the request's wait, or failed. */
     public void acquire(String key, Acquire request, ActionListener<Grant> listener) {
         send(
                 TransportAcquireLockAction.TYPE,
-                () -> LockRequests.acquire(key, request.body(), settings.get()),
+                () -> bodies.request(NativeOp.ACQUIRE, NativeRequest.LOCK_ACQUIRE, key, request.body()),
                 listener.map(response -> Grant.of(response.body())));
     }
 
@@ -58,7 +62,7 @@ public final class PluginLocks {
         body.put("lease", lease.getStringRep());
         send(
                 TransportRenewLockAction.TYPE,
-                () -> LockRequests.renew(grant.key(), body, settings.get()),
+                () -> bodies.request(NativeOp.RENEW, NativeRequest.LOCK_RENEW, grant.key(), body),
                 listener.map(response -> Grant.of(response.body())));
     }
 
@@ -66,7 +70,7 @@ public final class PluginLocks {
     public void release(Grant grant, ActionListener<Void> listener) {
         send(
                 TransportReleaseLockAction.TYPE,
-                () -> LockRequests.release(grant.key(), ofGrant(grant), settings.get()),
+                () -> bodies.request(NativeOp.RELEASE, NativeRequest.LOCK_RELEASE, grant.key(), ofGrant(grant)),
                 listener.map(response -> null));
     }
 

@@ -4,7 +4,8 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * The members the plugin reads in the bridge's answers: rust/lock-jni's {@code ops::fields::Field},
+ * The members the plugin reads in the bridge's answers (and the few arguments it writes itself):
+ * rust/lock-jni's {@code ops::fields::Field},
  * emitted into {@code rust/lock-jni/include/eslm.h} as {@code ESLM_FIELD_<NAME>}, each named by its
  * constant in lower case. {@code BridgeVocabularyTest} holds this list to the header, so no member
  * name is typed in Java; a Rust test holds the names to what the bridge writes. Everything else
@@ -72,7 +73,63 @@ public enum BridgeField {
 
     // The lock history's drain (`history.rs`): the bulk body and its number of documents.
     BULK,
-    DOCUMENTS;
+    DOCUMENTS,
+
+    // A request body read (`requests/`): the core's arguments or the refusal, and what the plugin
+    // routes, cancels and logs by; the plugin also writes these arguments into the requests it
+    // builds itself (a key's state, a watch) and leaves an acquisition out for an older node.
+    PARSED,
+    REFUSED,
+    PARSE,
+    ARGS,
+    ROUTING,
+    WAIT_MS,
+    ACQUISITION,
+    REASON,
+    PREEMPT_MS,
+    // The plugin writes this one: which request a body is ({@link NativeRequest}).
+    REQUEST,
+
+    // Arguments the plugin writes itself: a partition opened, closed, exported; a standby's batch;
+    // a listing's filter.
+    GRACE_MS,
+    FROM_STANDBY,
+    REPLICATED,
+    EXPORT,
+    FORMAT,
+    DROP,
+    CATCH_UP,
+    DELTA,
+    PREFIX,
+    AFTER,
+    SIZE,
+
+    // The core's settings (`lock_core::Config`, `Limits`), written by the plugin (`CONFIGURE`).
+    DEFAULT_LEASE_MS,
+    MAX_LEASE_MS,
+    MAX_WAIT_MS,
+    DEFAULT_WAIT_MS,
+    AGING_MS,
+    DEFAULT_LOCK_DELAY_MS,
+    LIMITS,
+    AUDIT_CAPACITY,
+    MAX_WAITERS_PER_KEY,
+    MAX_KEYS_PER_REQUEST,
+    MAX_LOCKS,
+    MAX_SESSIONS,
+    MAX_WAITERS,
+    MAX_LOCKS_PER_OWNER,
+    MAX_WAITERS_PER_OWNER,
+    MAX_SESSIONS_PER_OWNER,
+    MAX_WATCHES,
+    MAX_MEMORY_BYTES;
+
+    /** A JSON object of one member, for the one-argument calls: {@code {"<this>": value}}. */
+    public Map<String, Object> of(Object value) {
+        Map<String, Object> args = new java.util.LinkedHashMap<>();
+        args.put(key, value);
+        return args;
+    }
 
     private final String key = name().toLowerCase(Locale.ROOT);
 
@@ -84,5 +141,10 @@ public enum BridgeField {
     /** This member of {@code answer}, or {@code null}. */
     public Object in(Map<?, ?> answer) {
         return answer.get(key);
+    }
+
+    /** Sets this member of {@code args}, arguments the plugin writes for the core. */
+    public void put(Map<String, Object> args, Object value) {
+        args.put(key, value);
     }
 }

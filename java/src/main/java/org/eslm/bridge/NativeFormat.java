@@ -1,5 +1,7 @@
 package org.eslm.bridge;
 
+import java.util.Map;
+
 /**
  * The format of the state documents the core writes and reads — replication batches, a copy's
  * catch-up state, a hand-over snapshot, the records of the state log (docs/ARCHITECTURE.md
@@ -23,15 +25,17 @@ public final class NativeFormat {
     private NativeFormat() {}
 
     /** The arguments that ask the core to write a state document in {@code format}. */
-    public static String writeArgs(int format) {
-        return "{\"format\":" + format + "}";
+    public static Map<String, Object> writeArgs(int format) {
+        return BridgeField.FORMAT.of(format);
     }
 
     /**
      * The arguments of {@link NativeOp#TAKE_BATCH}: the next replication batch in {@code format},
      * the whole state with {@code full}, else the changes since the previous take.
      */
-    public static String batchArgs(int format, boolean full) {
-        return "{\"format\":" + format + ",\"full\":" + full + "}";
+    public static Map<String, Object> batchArgs(int format, boolean full) {
+        Map<String, Object> args = writeArgs(format);
+        BridgeField.FULL.put(args, full);
+        return args;
     }
 }

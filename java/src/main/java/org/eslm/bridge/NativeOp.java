@@ -39,7 +39,8 @@ public enum NativeOp {
     GROUP_DELETE(30),
     GROUP_LIST(31),
     GROUP_INFO(32),
-    GROUP_UPDATE(33);
+    GROUP_UPDATE(33),
+    READ_REQUEST(34);
 
     private final int code;
 

@@ -1,12 +1,16 @@
 package org.eslm.core;
 
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import org.elasticsearch.common.Strings;
 import org.elasticsearch.common.xcontent.XContentHelper;
 import org.elasticsearch.xcontent.XContentBuilder;
+import org.elasticsearch.xcontent.XContentType;
 import org.elasticsearch.xcontent.json.JsonXContent;
+import org.eslm.bridge.BridgeField;
 
 /**
  * JSON text to and from maps, for the bridge: the core takes and answers JSON objects. Arguments
@@ -52,6 +56,19 @@ public final class BridgeJson {
      * {@code {"delta": <PartitionDelta>}}, the body being a parsed core answer.
      */
     public static String batch(boolean full, Object body) {
-        return "{\"" + (full ? "full" : "delta") + "\":" + valueToJson(body) + "}";
+        return toJson((full ? BridgeField.FULL : BridgeField.DELTA).of(body));
+    }
+
+    /** {@code {"<field>": <json>}}, the value being JSON text already (a state, as the core wrote it). */
+    public static String wrap(BridgeField field, String json) {
+        try (XContentBuilder builder = JsonXContent.contentBuilder()) {
+            builder.startObject();
+            builder.rawField(
+                    field.key(), new ByteArrayInputStream(json.getBytes(StandardCharsets.UTF_8)), XContentType.JSON);
+            builder.endObject();
+            return Strings.toString(builder);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 }

@@ -68,6 +68,7 @@ import org.eslm.replication.LockShardListener;
 import org.eslm.replication.ReplicationWiring;
 import org.eslm.replication.ShardStateLog;
 import org.eslm.replication.SilentCopyFailure;
+import org.eslm.rest.RequestBodies;
 import org.eslm.rest.RestAcquireLockAction;
 import org.eslm.rest.RestCatLocksAction;
 import org.eslm.rest.RestCatScopeAction;
@@ -234,7 +235,7 @@ public class LockManagerPlugin extends VersionedActionPlugin
         LockHistory lockHistory = new LockHistory(service, services.client(), services.threadPool());
         lockHistory.start();
         history = lockHistory;
-        PluginLocks pluginLocks = new PluginLocks(services.client(), service::settings);
+        PluginLocks pluginLocks = new PluginLocks(services.client(), new RequestBodies(service::readRequest));
         extensions.forEach(extension -> extension.onLocksReady(pluginLocks));
         return List.of(
                 service,
@@ -310,20 +311,21 @@ public class LockManagerPlugin extends VersionedActionPlugin
             LockService service = lockService;
             return service != null ? service.settings() : LockSettings.Values.of(nodeSettings);
         };
+        RequestBodies bodies = new RequestBodies(args -> lockService.readRequest(args));
         return List.of(
-                new RestAcquireLockAction(settings),
-                new RestReleaseLockAction(settings),
-                new RestRenewLockAction(settings),
-                new RestForceReleaseLockAction(settings),
-                new RestLockSessionAction(settings),
-                new RestSemaphoreAction(settings),
-                new RestElectionAction(settings, args -> lockService.electionView(args)),
-                new RestGroupAction(settings, () -> {
+                new RestAcquireLockAction(settings, bodies),
+                new RestReleaseLockAction(settings, bodies),
+                new RestRenewLockAction(settings, bodies),
+                new RestForceReleaseLockAction(bodies),
+                new RestLockSessionAction(settings, bodies),
+                new RestSemaphoreAction(settings, bodies),
+                new RestElectionAction(settings, bodies, args -> lockService.electionView(args)),
+                new RestGroupAction(settings, bodies, () -> {
                     ClusterService cluster = clusterService;
                     return cluster == null ? null : PartitionTable.of(cluster.state());
                 }),
                 new RestGetLockAction(),
-                new RestWatchLockAction(settings),
+                new RestWatchLockAction(bodies),
                 new RestCatLocksAction(),
                 RestCatScopeAction.semaphores(),
                 RestCatScopeAction.elections(),

@@ -14,6 +14,7 @@ import org.elasticsearch.action.ActionListener;
 import org.eslm.bridge.BridgeField;
 import org.eslm.bridge.NativeFormat;
 import org.eslm.bridge.NativeOp;
+import org.eslm.core.BridgeJson;
 import org.eslm.core.CoreClient;
 import org.eslm.service.Commits;
 import org.eslm.service.PartitionGate;
@@ -169,7 +170,10 @@ final class GroupCommit implements Commits {
         Map<String, Object> take;
         try {
             // Written in the format every copy's node reads (docs/ARCHITECTURE.md "Formats and versions").
-            take = core.call(NativeOp.TAKE_BATCH, partition, NativeFormat.batchArgs(peerFormat.getAsInt(), full));
+            take = core.call(
+                    NativeOp.TAKE_BATCH,
+                    partition,
+                    BridgeJson.toJson(NativeFormat.batchArgs(peerFormat.getAsInt(), full)));
         } catch (RuntimeException e) {
             failed(partition, lane, batch, e);
             return;

@@ -45,7 +45,7 @@ public final class StandbyTables implements Standbys {
 
     @Override
     public boolean catchUp(int partition, String stateJson) {
-        return apply(partition, "{\"catch_up\":" + stateJson + "}");
+        return apply(partition, BridgeJson.wrap(BridgeField.CATCH_UP, stateJson));
     }
 
     @Override
@@ -70,7 +70,7 @@ public final class StandbyTables implements Standbys {
     @Override
     public void drop(int partition) {
         based.remove(partition);
-        client.call(NativeOp.STANDBY_EXPORT, partition, "{\"drop\":true}");
+        client.call(NativeOp.STANDBY_EXPORT, partition, BridgeJson.toJson(BridgeField.DROP.of(true)));
     }
 
     @Override

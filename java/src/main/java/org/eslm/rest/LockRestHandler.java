@@ -1,6 +1,7 @@
 package org.eslm.rest;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -22,6 +23,7 @@ import org.eslm.action.RoutingValues;
 import org.eslm.action.TransportGetLockAction;
 import org.eslm.action.TransportWatchLockAction;
 import org.eslm.bridge.BridgeField;
+import org.eslm.bridge.NativeLimits;
 import org.eslm.bridge.NativeOp;
 import org.eslm.settings.LockSettings;
 
@@ -63,6 +65,19 @@ abstract class LockRestHandler extends BaseRestHandler {
         }
     }
 
+    /**
+     * A name from the path that is a key (an election's, a group's), no longer than the core's
+     * keys ({@link NativeLimits#MAX_KEY_BYTES}): checked here, before it is routed by.
+     */
+    static String pathName(String field, String value) {
+        int bytes = value.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > NativeLimits.MAX_KEY_BYTES) {
+            throw new IllegalArgumentException("[" + field + "] must be at most " + NativeLimits.MAX_KEY_BYTES
+                    + " bytes (UTF-8), got [" + bytes + "]");
+        }
+        return value;
+    }
+
     /** Sends one operation, built from a parsed body ({@link LockOpRequest#of}), to its transport action. */
     protected static RestChannelConsumer send(
             RestRequest request,
@@ -83,8 +98,8 @@ abstract class LockRestHandler extends BaseRestHandler {
             throw RoutingValues.routingRefused();
         }
         Map<String, Object> args = new LinkedHashMap<>();
-        args.put("key", key);
-        args.put("scope", scope);
+        BridgeField.KEY.put(args, key);
+        BridgeField.SCOPE.put(args, scope);
         return send(
                 request, client, TransportGetLockAction.TYPE, NativeOp.KEY_INFO, RoutingValues.of(key, scope), args);
     }
@@ -128,10 +143,10 @@ abstract class LockRestHandler extends BaseRestHandler {
                 return;
             }
             Map<String, Object> args = new LinkedHashMap<>();
-            args.put("key", key);
-            args.put("scope", scope);
-            args.put("fencing_token", token);
-            args.put("wait_ms", leftMs);
+            BridgeField.KEY.put(args, key);
+            BridgeField.SCOPE.put(args, scope);
+            BridgeField.FENCING_TOKEN.put(args, token);
+            BridgeField.WAIT_MS.put(args, leftMs);
             client.execute(
                     TransportWatchLockAction.TYPE,
                     LockOpRequest.of(NativeOp.WATCH, RoutingValues.of(key, scope), args),

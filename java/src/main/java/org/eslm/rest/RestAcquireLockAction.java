@@ -8,9 +8,11 @@ import java.util.function.Supplier;
 import org.elasticsearch.client.internal.node.NodeClient;
 import org.elasticsearch.rest.RestRequest;
 import org.elasticsearch.xcontent.XContentParser;
+import org.eslm.action.LockOpRequest;
 import org.eslm.action.TransportAcquireLockAction;
 import org.eslm.action.TransportPreemptLockAction;
 import org.eslm.bridge.NativeOp;
+import org.eslm.bridge.NativeRequest;
 import org.eslm.settings.LockSettings;
 
 /**
@@ -19,9 +21,11 @@ import org.eslm.settings.LockSettings;
  */
 public final class RestAcquireLockAction extends LockRestHandler {
     private final Supplier<LockSettings.Values> settings;
+    private final RequestBodies bodies;
 
-    public RestAcquireLockAction(Supplier<LockSettings.Values> settings) {
+    public RestAcquireLockAction(Supplier<LockSettings.Values> settings, RequestBodies bodies) {
         this.settings = settings;
+        this.bodies = bodies;
     }
 
     @Override
@@ -40,25 +44,17 @@ public final class RestAcquireLockAction extends LockRestHandler {
         String key = request.param("key");
         try (XContentParser parser = requiredParser(request, settings.get())) {
             if (key == null) {
-                LockBodies.Args args = LockBodies.multiAcquire(parser, settings.get());
-                return send(
-                        request,
-                        client,
-                        TransportAcquireLockAction.TYPE,
-                        NativeOp.ACQUIRE_MANY,
-                        LockBodies.routingValue(args),
-                        args);
+                LockOpRequest many =
+                        bodies.request(NativeOp.ACQUIRE_MANY, NativeRequest.LOCK_MULTI_ACQUIRE, null, parser);
+                return send(request, client, TransportAcquireLockAction.TYPE, many);
             }
-            LockBodies.Args args = LockBodies.acquire(key, parser, settings.get());
+            LockOpRequest one = bodies.request(NativeOp.ACQUIRE, NativeRequest.LOCK_ACQUIRE, key, parser);
             // Preempting takes locks from other owners: the admin's action, not the holder's own.
-            boolean preempts = args.containsKey("preempt_ms");
             return send(
                     request,
                     client,
-                    preempts ? TransportPreemptLockAction.TYPE : TransportAcquireLockAction.TYPE,
-                    NativeOp.ACQUIRE,
-                    LockBodies.routingValue(args),
-                    args);
+                    one.preempts() ? TransportPreemptLockAction.TYPE : TransportAcquireLockAction.TYPE,
+                    one);
         }
     }
 }

@@ -12,6 +12,7 @@ import org.elasticsearch.rest.action.RestResponseListener;
 import org.elasticsearch.rest.action.cat.AbstractCatAction;
 import org.elasticsearch.rest.action.cat.RestTable;
 import org.eslm.action.TransportListLocksAction;
+import org.eslm.bridge.BridgeField;
 import org.eslm.core.BridgeJson;
 import org.eslm.service.ListedLocks;
 
@@ -44,7 +45,7 @@ public class RestCatLocksAction extends AbstractCatAction {
     protected RestChannelConsumer doCatRequest(RestRequest request, NodeClient client) {
         Map<String, Object> filter = filter(request);
         TransportListLocksAction.Request list =
-                new TransportListLocksAction.Request(BridgeJson.toJson(filter), (Integer) filter.get("size"));
+                new TransportListLocksAction.Request(BridgeJson.toJson(filter), (Integer) BridgeField.SIZE.in(filter));
         return channel -> client.execute(
                 TransportListLocksAction.TYPE,
                 list,

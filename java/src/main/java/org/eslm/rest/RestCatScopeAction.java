@@ -5,6 +5,7 @@ import static org.elasticsearch.rest.RestRequest.Method.GET;
 import java.util.List;
 import java.util.Map;
 import org.elasticsearch.rest.RestRequest;
+import org.eslm.bridge.BridgeField;
 
 /**
  * {@code GET /_cat/semaphores} and {@code GET /_cat/elections}: one page of the grants of one
@@ -30,7 +31,7 @@ public final class RestCatScopeAction extends RestCatLocksAction {
         return new RestCatScopeAction(
                 "semaphores",
                 new Route(GET, "/_cat/semaphores"),
-                LockBodies.SEMAPHORE,
+                LockScopes.SEMAPHORE,
                 List.of(
                         new Column("name", "alias:n;desc:semaphore name", "key"),
                         new Column("owner", "alias:o;desc:holder", "owner"),
@@ -47,7 +48,7 @@ public final class RestCatScopeAction extends RestCatLocksAction {
         return new RestCatScopeAction(
                 "elections",
                 new Route(GET, "/_cat/elections"),
-                ElectionBodies.ELECTION,
+                LockScopes.ELECTION,
                 List.of(
                         new Column("name", "alias:n;desc:election name", "key"),
                         new Column("leader", "alias:le;desc:the leading candidate", "owner"),
@@ -76,7 +77,7 @@ public final class RestCatScopeAction extends RestCatLocksAction {
     @Override
     protected Map<String, Object> filter(RestRequest request) {
         Map<String, Object> filter = RestGetLockAction.listFilter(request);
-        filter.put("scope", scope);
+        BridgeField.SCOPE.put(filter, scope);
         return filter;
     }
 

@@ -24,7 +24,9 @@ import org.eslm.action.TransportAcquireLockAction;
 import org.eslm.action.TransportGetLockAction;
 import org.eslm.action.TransportReleaseLockAction;
 import org.eslm.action.TransportRenewLockAction;
+import org.eslm.bridge.BridgeField;
 import org.eslm.bridge.NativeOp;
+import org.eslm.bridge.NativeRequest;
 import org.eslm.settings.LockSettings;
 
 /**
@@ -39,14 +41,17 @@ import org.eslm.settings.LockSettings;
  */
 public final class RestElectionAction extends LockRestHandler {
     private final Supplier<LockSettings.Values> settings;
+    private final RequestBodies bodies;
     private final UnaryOperator<Map<String, Object>> view;
 
     /**
      * @param view the core's election view: {@code {"elected": grant}} or {@code {"state": key info,
      *     "observed_term"?}} to the election's body ({@code LockService#electionView})
      */
-    public RestElectionAction(Supplier<LockSettings.Values> settings, UnaryOperator<Map<String, Object>> view) {
+    public RestElectionAction(
+            Supplier<LockSettings.Values> settings, RequestBodies bodies, UnaryOperator<Map<String, Object>> view) {
         this.settings = settings;
+        this.bodies = bodies;
         this.view = view;
     }
 
@@ -67,8 +72,8 @@ public final class RestElectionAction extends LockRestHandler {
 
     @Override
     protected RestChannelConsumer prepareRequest(RestRequest request, NodeClient client) throws IOException {
-        String name = LockBodies.boundedKey("name", request.param("name"));
-        String routing = RoutingValues.of(name, ElectionBodies.ELECTION);
+        String name = pathName("name", request.param("name"));
+        String routing = RoutingValues.of(name, LockScopes.ELECTION);
         if (request.method() == GET) {
             if (request.hasParam("routing")) {
                 throw RoutingValues.routingRefused();
@@ -82,20 +87,19 @@ public final class RestElectionAction extends LockRestHandler {
         LockSettings.Values values = settings.get();
         try (XContentParser parser = requiredParser(request, values)) {
             if (path.endsWith("/_campaign")) {
-                LockBodies.Args args = ElectionBodies.campaign(name, parser, values);
-                LockOpRequest op = LockOpRequest.of(NativeOp.ACQUIRE, routing, args);
+                LockOpRequest op = bodies.request(NativeOp.ACQUIRE, NativeRequest.ELECTION_CAMPAIGN, name, parser);
                 return channel -> new RestCancellableNodeClient(client, request.getHttpChannel())
                         .execute(
                                 TransportAcquireLockAction.TYPE,
                                 op,
                                 shaped(toChannel(channel), grant -> view.apply(Map.of("elected", grant))));
             }
-            boolean resign = path.endsWith("/_resign");
-            LockBodies.Args args = ElectionBodies.keyed(resign, name, parser, values);
-            if (resign) {
-                return send(request, client, TransportReleaseLockAction.TYPE, NativeOp.RELEASE, routing, args);
+            if (path.endsWith("/_resign")) {
+                LockOpRequest resign = bodies.request(NativeOp.RELEASE, NativeRequest.ELECTION_RESIGN, name, parser);
+                return send(request, client, TransportReleaseLockAction.TYPE, resign);
             }
-            return send(request, client, TransportRenewLockAction.TYPE, NativeOp.RENEW, routing, args);
+            LockOpRequest renew = bodies.request(NativeOp.RENEW, NativeRequest.ELECTION_RENEW, name, parser);
+            return send(request, client, TransportRenewLockAction.TYPE, renew);
         }
     }
 
@@ -106,20 +110,16 @@ public final class RestElectionAction extends LockRestHandler {
      * election's next holder (fencing token 0); otherwise the state at once.
      */
     private RestChannelConsumer observe(RestRequest request, NodeClient client, String name, String routing) {
-        long term = termParam(request.param("term"));
-        String wait = request.param("wait");
-        if (wait == null) {
-            throw new IllegalArgumentException("[wait] is required: how long to observe, like [30s]");
-        }
-        LockSettings.Values values = settings.get();
-        long waitMs = LockBodies.duration("wait", wait, values.waitMax(), LockSettings.WAIT_MAX.getKey());
+        Map<String, Object> params = bodies.params(NativeRequest.ELECTION_OBSERVE, name, request, "term", "wait");
+        long term = BridgeField.FENCING_TOKEN.in(params) instanceof Number t ? t.longValue() : 0;
+        long waitMs = ((Number) BridgeField.WAIT_MS.in(params)).longValue();
         return channel -> {
             RestCancellableNodeClient cancellable = new RestCancellableNodeClient(client, request.getHttpChannel());
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
             observeUntil(
                     cancellable,
                     name,
-                    ElectionBodies.ELECTION,
+                    LockScopes.ELECTION,
                     term,
                     deadline,
                     l -> state(cancellable, name, routing, term, l),
@@ -135,8 +135,8 @@ public final class RestElectionAction extends LockRestHandler {
             Long observedTerm,
             ActionListener<Map<String, Object>> listener) {
         Map<String, Object> args = new LinkedHashMap<>();
-        args.put("key", name);
-        args.put("scope", ElectionBodies.ELECTION);
+        BridgeField.KEY.put(args, name);
+        BridgeField.SCOPE.put(args, LockScopes.ELECTION);
         client.execute(
                 TransportGetLockAction.TYPE,
                 LockOpRequest.of(NativeOp.KEY_INFO, routing, args),
@@ -157,21 +157,5 @@ public final class RestElectionAction extends LockRestHandler {
     private static ActionListener<Map<String, Object>> toChannel(org.elasticsearch.rest.RestChannel channel) {
         ActionListener<LockOpResponse> rest = new RestToXContentListener<>(channel);
         return rest.map(body -> new LockOpResponse(body));
-    }
-
-    /** The {@code term} parameter: 0 (no leader known, the default) or a term. */
-    static long termParam(String value) {
-        if (value == null) {
-            return 0;
-        }
-        try {
-            long term = Long.parseLong(value);
-            if (term >= 0) {
-                return term;
-            }
-        } catch (NumberFormatException e) {
-            // answered below
-        }
-        throw new IllegalArgumentException("[term] must be a term (a whole number, 0 for none), got [" + value + "]");
     }
 }

@@ -4,7 +4,7 @@ import static org.elasticsearch.rest.RestRequest.Method.POST;
 
 import java.io.IOException;
 import java.util.List;
-import java.util.function.Supplier;
+import java.util.Map;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.elasticsearch.client.internal.node.NodeClient;
@@ -14,15 +14,15 @@ import org.eslm.action.LockOpRequest;
 import org.eslm.action.RoutingValues;
 import org.eslm.action.TransportForceReleaseLockAction;
 import org.eslm.bridge.NativeOp;
-import org.eslm.settings.LockSettings;
+import org.eslm.bridge.NativeRequest;
 
 /** {@code POST /_locks/{key}/_force_release}: admin eviction of a key's holders (logged). */
 public final class RestForceReleaseLockAction extends LockRestHandler {
     private static final Logger logger = LogManager.getLogger(RestForceReleaseLockAction.class);
-    private final Supplier<LockSettings.Values> settings;
+    private final RequestBodies bodies;
 
-    public RestForceReleaseLockAction(Supplier<LockSettings.Values> settings) {
-        this.settings = settings;
+    public RestForceReleaseLockAction(RequestBodies bodies) {
+        this.bodies = bodies;
     }
 
     @Override
@@ -38,23 +38,19 @@ public final class RestForceReleaseLockAction extends LockRestHandler {
     @Override
     protected RestChannelConsumer prepareRequest(RestRequest request, NodeClient client) throws IOException {
         String key = request.param("key");
-        LockBodies.Args args = new LockBodies.Args();
+        LockOpRequest forced;
         if (request.hasContent()) {
             try (XContentParser parser = request.contentParser()) {
-                args = LockBodies.parse(LockBodies.FORCE_RELEASE, parser, settings.get());
+                forced = bodies.request(NativeOp.FORCE_RELEASE, NativeRequest.LOCK_FORCE_RELEASE, key, parser);
             }
+        } else {
+            forced = bodies.request(NativeOp.FORCE_RELEASE, NativeRequest.LOCK_FORCE_RELEASE, key, Map.of());
         }
-        String reason = args.reason;
-        args.put("key", key);
+        String reason = forced.reason();
         logger.warn("force-release of lock [{}] requested{}", key, reason == null ? "" : ", reason [" + reason + "]");
         if (request.hasParam("routing")) {
             throw RoutingValues.routingRefused();
         }
-        String routing = RoutingValues.of(key, (String) args.get("scope"));
-        return send(
-                request,
-                client,
-                TransportForceReleaseLockAction.TYPE,
-                LockOpRequest.of(NativeOp.FORCE_RELEASE, routing, args, reason));
+        return send(request, client, TransportForceReleaseLockAction.TYPE, forced);
     }
 }

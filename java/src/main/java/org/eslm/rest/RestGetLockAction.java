@@ -10,6 +10,7 @@ import org.elasticsearch.rest.RestRequest;
 import org.elasticsearch.rest.action.RestToXContentListener;
 import org.eslm.action.ListPages;
 import org.eslm.action.TransportListLocksAction;
+import org.eslm.bridge.BridgeField;
 import org.eslm.bridge.NativeLimits;
 import org.eslm.core.BridgeJson;
 
@@ -49,7 +50,7 @@ public final class RestGetLockAction extends LockRestHandler {
         }
         Map<String, Object> filter = listFilter(request);
         TransportListLocksAction.Request list =
-                new TransportListLocksAction.Request(BridgeJson.toJson(filter), (Integer) filter.get("size"));
+                new TransportListLocksAction.Request(BridgeJson.toJson(filter), (Integer) BridgeField.SIZE.in(filter));
         return channel -> client.execute(TransportListLocksAction.TYPE, list, new RestToXContentListener<>(channel));
     }
 
@@ -75,15 +76,15 @@ public final class RestGetLockAction extends LockRestHandler {
             throw new IllegalArgumentException("[size] must be 1.." + MAX_LIST_SIZE + ", got [" + size + "]");
         }
         if (owner != null) {
-            filter.put("owner", owner);
+            BridgeField.OWNER.put(filter, owner);
         }
         if (prefix != null) {
-            filter.put("prefix", prefix);
+            BridgeField.PREFIX.put(filter, prefix);
         }
         if (after != null) {
-            filter.put("after", ListPages.decode(after).toMap());
+            BridgeField.AFTER.put(filter, ListPages.decode(after).toMap());
         }
-        filter.put("size", size);
+        BridgeField.SIZE.put(filter, size);
         return filter;
     }
 }

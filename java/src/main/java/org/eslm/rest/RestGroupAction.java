@@ -31,7 +31,9 @@ import org.eslm.action.TransportGetLockAction;
 import org.eslm.action.TransportGroupAction;
 import org.eslm.action.TransportReleaseLockAction;
 import org.eslm.action.TransportRenewLockAction;
+import org.eslm.bridge.BridgeField;
 import org.eslm.bridge.NativeOp;
+import org.eslm.bridge.NativeRequest;
 import org.eslm.cluster.PartitionTable;
 import org.eslm.settings.LockSettings;
 
@@ -45,11 +47,14 @@ import org.eslm.settings.LockSettings;
  */
 public final class RestGroupAction extends LockRestHandler {
     private final Supplier<LockSettings.Values> settings;
+    private final RequestBodies bodies;
     private final Supplier<PartitionTable> partitions;
 
     /** @param partitions the cluster's lock partitions now ({@code null} before the lock index exists) */
-    public RestGroupAction(Supplier<LockSettings.Values> settings, Supplier<PartitionTable> partitions) {
+    public RestGroupAction(
+            Supplier<LockSettings.Values> settings, RequestBodies bodies, Supplier<PartitionTable> partitions) {
         this.settings = settings;
+        this.bodies = bodies;
         this.partitions = partitions;
     }
 
@@ -80,8 +85,8 @@ public final class RestGroupAction extends LockRestHandler {
         if (request.param("name") == null) {
             return channel -> listGroups(client, toChannel(channel));
         }
-        String name = LockBodies.boundedKey("group", request.param("name"));
-        String routing = RoutingValues.of(name, GroupBodies.GROUP);
+        String name = pathName("group", request.param("name"));
+        String routing = RoutingValues.of(name, LockScopes.GROUP);
         if (request.method() == GET) {
             return request.path().endsWith("/_observe")
                     ? observe(request, client, name, routing)
@@ -89,24 +94,25 @@ public final class RestGroupAction extends LockRestHandler {
         }
         if (request.method() == PUT || request.method() == DELETE) {
             NativeOp op = request.method() == PUT ? NativeOp.GROUP_CREATE : NativeOp.GROUP_DELETE;
-            return send(request, client, TransportGroupAction.TYPE, op, routing, Map.of(GroupBodies.GROUP, name));
+            return send(request, client, TransportGroupAction.TYPE, op, routing, Map.of(LockScopes.GROUP, name));
         }
         String path = request.path();
         LockSettings.Values values = settings.get();
         try (XContentParser parser = requiredParser(request, values)) {
             if (path.endsWith("/_join")) {
-                LockBodies.Args args = GroupBodies.join(name, parser, values);
-                return send(request, client, TransportAcquireLockAction.TYPE, NativeOp.ACQUIRE, routing, args);
+                LockOpRequest join = bodies.request(NativeOp.ACQUIRE, NativeRequest.GROUP_JOIN, name, parser);
+                return send(request, client, TransportAcquireLockAction.TYPE, join);
             }
             if (path.endsWith("/_update")) {
-                LockBodies.Args args = GroupBodies.update(name, parser, values);
+                Map<String, Object> args = bodies.args(NativeRequest.GROUP_UPDATE, name, parser);
                 return send(request, client, TransportGroupAction.TYPE, NativeOp.GROUP_UPDATE, routing, args);
             }
-            boolean leave = path.endsWith("/_leave");
-            LockBodies.Args args = GroupBodies.keyed(leave, name, parser, values);
-            return leave
-                    ? send(request, client, TransportReleaseLockAction.TYPE, NativeOp.RELEASE, routing, args)
-                    : send(request, client, TransportRenewLockAction.TYPE, NativeOp.RENEW, routing, args);
+            if (path.endsWith("/_leave")) {
+                LockOpRequest leave = bodies.request(NativeOp.RELEASE, NativeRequest.GROUP_LEAVE, name, parser);
+                return send(request, client, TransportReleaseLockAction.TYPE, leave);
+            }
+            LockOpRequest heartbeat = bodies.request(NativeOp.RENEW, NativeRequest.GROUP_HEARTBEAT, name, parser);
+            return send(request, client, TransportRenewLockAction.TYPE, heartbeat);
         }
     }
 
@@ -140,20 +146,16 @@ public final class RestGroupAction extends LockRestHandler {
      * {@code v}, or unchanged when the wait runs out (as an election's {@code _observe}).
      */
     private RestChannelConsumer observe(RestRequest request, NodeClient client, String name, String routing) {
-        long version = versionParam(request.param("version"));
-        String wait = request.param("wait");
-        if (wait == null) {
-            throw new IllegalArgumentException("[wait] is required: how long to observe, like [30s]");
-        }
-        LockSettings.Values values = settings.get();
-        long waitMs = LockBodies.duration("wait", wait, values.waitMax(), LockSettings.WAIT_MAX.getKey());
+        Map<String, Object> params = bodies.params(NativeRequest.GROUP_OBSERVE, name, request, "version", "wait");
+        long version = BridgeField.FENCING_TOKEN.in(params) instanceof Number v ? v.longValue() : 0;
+        long waitMs = ((Number) BridgeField.WAIT_MS.in(params)).longValue();
         return channel -> {
             RestCancellableNodeClient cancellable = new RestCancellableNodeClient(client, request.getHttpChannel());
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
             observeUntil(
                     cancellable,
                     name,
-                    GroupBodies.GROUP,
+                    LockScopes.GROUP,
                     version,
                     deadline,
                     l -> info(cancellable, name, routing, version, l),
@@ -165,7 +167,7 @@ public final class RestGroupAction extends LockRestHandler {
     private static void info(
             Client client, String name, String routing, Long observed, ActionListener<Map<String, Object>> out) {
         Map<String, Object> args = new LinkedHashMap<>();
-        args.put(GroupBodies.GROUP, name);
+        args.put(LockScopes.GROUP, name);
         if (observed != null) {
             args.put("observed_version", observed);
         }
@@ -178,21 +180,5 @@ public final class RestGroupAction extends LockRestHandler {
     private static ActionListener<Map<String, Object>> toChannel(RestChannel channel) {
         ActionListener<LockOpResponse> rest = new RestToXContentListener<>(channel);
         return rest.map(LockOpResponse::new);
-    }
-
-    /** The {@code version} parameter: 0 (none known, the default) or a group's version. */
-    static long versionParam(String value) {
-        if (value == null) {
-            return 0;
-        }
-        try {
-            long version = Long.parseLong(value);
-            if (version >= 0) {
-                return version;
-            }
-        } catch (NumberFormatException e) {
-            // answered below
-        }
-        throw new IllegalArgumentException("[version] must be a group's version (a whole number), got [" + value + "]");
     }
 }

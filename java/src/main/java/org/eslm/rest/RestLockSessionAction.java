@@ -9,8 +9,10 @@ import java.util.function.Supplier;
 import org.elasticsearch.client.internal.node.NodeClient;
 import org.elasticsearch.rest.RestRequest;
 import org.elasticsearch.xcontent.XContentParser;
+import org.eslm.action.LockOpRequest;
 import org.eslm.action.TransportLockSessionAction;
 import org.eslm.bridge.NativeOp;
+import org.eslm.bridge.NativeRequest;
 import org.eslm.settings.LockSettings;
 
 /**
@@ -21,9 +23,11 @@ import org.eslm.settings.LockSettings;
  */
 public final class RestLockSessionAction extends LockRestHandler {
     private final Supplier<LockSettings.Values> settings;
+    private final RequestBodies bodies;
 
-    public RestLockSessionAction(Supplier<LockSettings.Values> settings) {
+    public RestLockSessionAction(Supplier<LockSettings.Values> settings, RequestBodies bodies) {
         this.settings = settings;
+        this.bodies = bodies;
     }
 
     @Override
@@ -44,22 +48,16 @@ public final class RestLockSessionAction extends LockRestHandler {
         String id = request.param("id");
         if (id == null) {
             try (XContentParser parser = requiredParser(request, settings.get())) {
-                LockBodies.Args args = LockBodies.session(parser, settings.get());
-                return send(
-                        request,
-                        client,
-                        TransportLockSessionAction.TYPE,
-                        NativeOp.SESSION_CREATE,
-                        LockBodies.ownerRouting(args),
-                        args);
+                LockOpRequest create =
+                        bodies.request(NativeOp.SESSION_CREATE, NativeRequest.LOCK_SESSION, null, parser);
+                return send(request, client, TransportLockSessionAction.TYPE, create);
             }
         }
         boolean end = request.method() == DELETE;
         NativeOp op = end ? NativeOp.SESSION_END : NativeOp.SESSION_KEEPALIVE;
+        NativeRequest kind = end ? NativeRequest.LOCK_SESSION_END : NativeRequest.LOCK_SESSION_KEEPALIVE;
         try (XContentParser parser = requiredParser(request)) {
-            LockBodies.Args args =
-                    LockBodies.sessionOwner(end ? LockBodies.SESSION_END : LockBodies.SESSION_KEEPALIVE, id, parser);
-            return send(request, client, TransportLockSessionAction.TYPE, op, "", args);
+            return send(request, client, TransportLockSessionAction.TYPE, bodies.sessionRequest(op, kind, id, parser));
         }
     }
 }

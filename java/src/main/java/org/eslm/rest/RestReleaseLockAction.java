@@ -8,16 +8,20 @@ import java.util.function.Supplier;
 import org.elasticsearch.client.internal.node.NodeClient;
 import org.elasticsearch.rest.RestRequest;
 import org.elasticsearch.xcontent.XContentParser;
+import org.eslm.action.LockOpRequest;
 import org.eslm.action.TransportReleaseLockAction;
 import org.eslm.bridge.NativeOp;
+import org.eslm.bridge.NativeRequest;
 import org.eslm.settings.LockSettings;
 
 /** {@code POST /_locks/{key}/_release} and {@code POST /_locks/_release} (many keys, or {@code all}). */
 public final class RestReleaseLockAction extends LockRestHandler {
     private final Supplier<LockSettings.Values> settings;
+    private final RequestBodies bodies;
 
-    public RestReleaseLockAction(Supplier<LockSettings.Values> settings) {
+    public RestReleaseLockAction(Supplier<LockSettings.Values> settings, RequestBodies bodies) {
         this.settings = settings;
+        this.bodies = bodies;
     }
 
     @Override
@@ -34,20 +38,10 @@ public final class RestReleaseLockAction extends LockRestHandler {
     protected RestChannelConsumer prepareRequest(RestRequest request, NodeClient client) throws IOException {
         String key = request.param("key");
         try (XContentParser parser = requiredParser(request, settings.get())) {
-            if (key == null) {
-                LockBodies.Args args = LockBodies.multiRelease(parser, settings.get());
-                String routing =
-                        args.containsKey("locks") ? LockBodies.routingValue(args) : LockBodies.ownerRouting(args);
-                return send(request, client, TransportReleaseLockAction.TYPE, NativeOp.RELEASE_MANY, routing, args);
-            }
-            LockBodies.Args args = LockBodies.keyed(LockBodies.RELEASE, key, parser, settings.get());
-            return send(
-                    request,
-                    client,
-                    TransportReleaseLockAction.TYPE,
-                    NativeOp.RELEASE,
-                    LockBodies.routingValue(args),
-                    args);
+            LockOpRequest release = key == null
+                    ? bodies.request(NativeOp.RELEASE_MANY, NativeRequest.LOCK_MULTI_RELEASE, null, parser)
+                    : bodies.request(NativeOp.RELEASE, NativeRequest.LOCK_RELEASE, key, parser);
+            return send(request, client, TransportReleaseLockAction.TYPE, release);
         }
     }
 }

@@ -10,14 +10,17 @@ import org.elasticsearch.rest.RestRequest;
 import org.elasticsearch.xcontent.XContentParser;
 import org.eslm.action.TransportRenewLockAction;
 import org.eslm.bridge.NativeOp;
+import org.eslm.bridge.NativeRequest;
 import org.eslm.settings.LockSettings;
 
 /** {@code POST /_locks/{key}/_renew}: extend a held lock's lease. */
 public final class RestRenewLockAction extends LockRestHandler {
     private final Supplier<LockSettings.Values> settings;
+    private final RequestBodies bodies;
 
-    public RestRenewLockAction(Supplier<LockSettings.Values> settings) {
+    public RestRenewLockAction(Supplier<LockSettings.Values> settings, RequestBodies bodies) {
         this.settings = settings;
+        this.bodies = bodies;
     }
 
     @Override
@@ -34,14 +37,11 @@ public final class RestRenewLockAction extends LockRestHandler {
     protected RestChannelConsumer prepareRequest(RestRequest request, NodeClient client) throws IOException {
         String key = request.param("key");
         try (XContentParser parser = requiredParser(request, settings.get())) {
-            LockBodies.Args args = LockBodies.keyed(LockBodies.RENEW, key, parser, settings.get());
             return send(
                     request,
                     client,
                     TransportRenewLockAction.TYPE,
-                    NativeOp.RENEW,
-                    LockBodies.routingValue(args),
-                    args);
+                    bodies.request(NativeOp.RENEW, NativeRequest.LOCK_RENEW, key, parser));
         }
     }
 }

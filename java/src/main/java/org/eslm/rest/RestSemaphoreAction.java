@@ -9,12 +9,13 @@ import java.util.function.Supplier;
 import org.elasticsearch.client.internal.node.NodeClient;
 import org.elasticsearch.rest.RestRequest;
 import org.elasticsearch.xcontent.XContentParser;
-import org.eslm.action.RoutingValues;
+import org.eslm.action.LockOpRequest;
 import org.eslm.action.TransportAcquireLockAction;
 import org.eslm.action.TransportReleaseLockAction;
 import org.eslm.action.TransportRenewLockAction;
 import org.eslm.action.TransportSemaphoreLimitAction;
 import org.eslm.bridge.NativeOp;
+import org.eslm.bridge.NativeRequest;
 import org.eslm.settings.LockSettings;
 
 /**
@@ -29,9 +30,11 @@ import org.eslm.settings.LockSettings;
  */
 public final class RestSemaphoreAction extends LockRestHandler {
     private final Supplier<LockSettings.Values> settings;
+    private final RequestBodies bodies;
 
-    public RestSemaphoreAction(Supplier<LockSettings.Values> settings) {
+    public RestSemaphoreAction(Supplier<LockSettings.Values> settings, RequestBodies bodies) {
         this.settings = settings;
+        this.bodies = bodies;
     }
 
     @Override
@@ -53,27 +56,25 @@ public final class RestSemaphoreAction extends LockRestHandler {
     protected RestChannelConsumer prepareRequest(RestRequest request, NodeClient client) throws IOException {
         String name = request.param("name");
         if (request.method() == GET) {
-            return keyInfo(request, client, name, LockBodies.SEMAPHORE);
+            return keyInfo(request, client, name, LockScopes.SEMAPHORE);
         }
-        String routing = RoutingValues.of(name, LockBodies.SEMAPHORE);
         String path = request.path();
         try (XContentParser parser = requiredParser(request, settings.get())) {
             if (path.endsWith("/_acquire")) {
-                LockBodies.Args args = LockBodies.semaphoreAcquire(name, parser, settings.get());
-                return send(request, client, TransportAcquireLockAction.TYPE, NativeOp.ACQUIRE, routing, args);
+                LockOpRequest acquire = bodies.request(NativeOp.ACQUIRE, NativeRequest.SEMAPHORE_ACQUIRE, name, parser);
+                return send(request, client, TransportAcquireLockAction.TYPE, acquire);
             }
             if (path.endsWith("/_release")) {
-                LockBodies.Args args =
-                        LockBodies.semaphoreKeyed(LockBodies.SEMAPHORE_RELEASE, name, parser, settings.get());
-                return send(request, client, TransportReleaseLockAction.TYPE, NativeOp.RELEASE, routing, args);
+                LockOpRequest release = bodies.request(NativeOp.RELEASE, NativeRequest.SEMAPHORE_RELEASE, name, parser);
+                return send(request, client, TransportReleaseLockAction.TYPE, release);
             }
             if (path.endsWith("/_limit")) {
-                LockBodies.Args args = LockBodies.semaphoreLimit(name, parser, settings.get());
-                return send(
-                        request, client, TransportSemaphoreLimitAction.TYPE, NativeOp.SEMAPHORE_LIMIT, routing, args);
+                LockOpRequest limit =
+                        bodies.request(NativeOp.SEMAPHORE_LIMIT, NativeRequest.SEMAPHORE_LIMIT, name, parser);
+                return send(request, client, TransportSemaphoreLimitAction.TYPE, limit);
             }
-            LockBodies.Args args = LockBodies.semaphoreKeyed(LockBodies.SEMAPHORE_RENEW, name, parser, settings.get());
-            return send(request, client, TransportRenewLockAction.TYPE, NativeOp.RENEW, routing, args);
+            LockOpRequest renew = bodies.request(NativeOp.RENEW, NativeRequest.SEMAPHORE_RENEW, name, parser);
+            return send(request, client, TransportRenewLockAction.TYPE, renew);
         }
     }
 }

@@ -258,6 +258,15 @@ public final class LockService implements Closeable {
     }
 
     /**
+     * What the core makes of a request body (rust/lock-jni {@code ops/requests}):
+     * {@code {"parsed": ...}} or {@code {"refused": ...}}, see {@code org.eslm.rest.RequestBodies}.
+     */
+    public Map<String, Object> readRequest(String argsJson) {
+        return BridgeJson.object(
+                BridgeField.RESULT.in(client.call(NativeOp.READ_REQUEST, NativeLockCore.ALL_PARTITIONS, argsJson)));
+    }
+
+    /**
      * An election's body from its lock's answer (docs/API.md "Elections"), renamed by this node's
      * core (rust/lock-jni {@code ops/elections.rs}) where the REST call came in: {@code {"elected":
      * grant}} or {@code {"state": key info, "observed_term"?}}. Touches no partition.

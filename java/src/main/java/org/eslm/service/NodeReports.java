@@ -74,8 +74,8 @@ public final class NodeReports {
      * partition (docs/API.md "Lock history"). Never blocks: the core copies them out of its buffer.
      */
     public LockHistoryBatch drainHistory(int max) {
-        Map<String, Object> result = BridgeJson.object(BridgeField.RESULT.in(
-                answer.answer(NativeOp.AUDIT_DRAIN, NativeLockCore.ALL_PARTITIONS, "{\"max\":" + max + "}")));
+        Map<String, Object> result = BridgeJson.object(BridgeField.RESULT.in(answer.answer(
+                NativeOp.AUDIT_DRAIN, NativeLockCore.ALL_PARTITIONS, BridgeJson.toJson(BridgeField.MAX.of(max)))));
         return new LockHistoryBatch(
                 (String) BridgeField.BULK.in(result), ((Number) BridgeField.DOCUMENTS.in(result)).intValue());
     }

@@ -119,7 +119,7 @@ final class Operations {
 
     /** Runs a request that may wait, carrying the id its later event will name. */
     private Map<String, Object> callWith(NativeOp op, int partition, Map<String, Object> args, long requestId) {
-        args.put("request_id", requestId);
+        BridgeField.REQUEST_ID.put(args, requestId);
         return admission.callRouted(op, partition, BridgeJson.toJson(args));
     }
 }

@@ -86,13 +86,13 @@ public final class PartitionLifecycle {
 
     private void open(int partition, long epoch, long graceMs, Map<String, Object> snapshot, boolean fromStandby) {
         Map<String, Object> args = new LinkedHashMap<>();
-        args.put("epoch", epoch);
-        args.put("grace_ms", graceMs);
+        BridgeField.EPOCH.put(args, epoch);
+        BridgeField.GRACE_MS.put(args, graceMs);
         if (snapshot != null) {
-            args.put("snapshot", snapshot);
+            BridgeField.SNAPSHOT.put(args, snapshot);
         }
-        args.put("from_standby", fromStandby);
-        args.put("replicated", replicated);
+        BridgeField.FROM_STANDBY.put(args, fromStandby);
+        BridgeField.REPLICATED.put(args, replicated);
         Map<String, Object> envelope = client.call(NativeOp.OPEN_PARTITION, partition, BridgeJson.toJson(args));
         if (replicated) {
             commits.opened(partition, epoch); // its first batch: the whole state
@@ -109,8 +109,8 @@ public final class PartitionLifecycle {
         if (partitions.serves(partition) == false) {
             return null;
         }
-        return BridgeJson.valueToJson(BridgeField.RESULT.in(
-                client.call(NativeOp.EXPORT_FULL, partition, NativeFormat.writeArgs(peerFormat.get()))));
+        return BridgeJson.valueToJson(BridgeField.RESULT.in(client.call(
+                NativeOp.EXPORT_FULL, partition, BridgeJson.toJson(NativeFormat.writeArgs(peerFormat.get())))));
     }
 
     /**
@@ -125,7 +125,10 @@ public final class PartitionLifecycle {
             // The core refuses what the oldest peer cannot read: a lock-delay, a semaphore limit below
             // the permits held, a group (docs/ARCHITECTURE.md "Formats and versions").
             try {
-                client.call(NativeOp.PEERS_READ, NativeLockCore.ALL_PARTITIONS, NativeFormat.writeArgs(format));
+                client.call(
+                        NativeOp.PEERS_READ,
+                        NativeLockCore.ALL_PARTITIONS,
+                        BridgeJson.toJson(NativeFormat.writeArgs(format)));
             } catch (RuntimeException e) {
                 logger.warn(() -> "could not tell the lock core that the cluster reads format [" + format + "]", e);
             }
@@ -159,7 +162,9 @@ public final class PartitionLifecycle {
     public String wholeState(int partition) {
         if (partitions.serves(partition)) {
             Map<?, ?> taken = (Map<?, ?>) BridgeField.RESULT.in(client.call(
-                    NativeOp.TAKE_BATCH, partition, NativeFormat.batchArgs(NativeFormat.STATE_FORMAT, true)));
+                    NativeOp.TAKE_BATCH,
+                    partition,
+                    BridgeJson.toJson(NativeFormat.batchArgs(NativeFormat.STATE_FORMAT, true))));
             return (String) BridgeField.BATCH.in(taken);
         }
         return standbys.wholeState(partition);
@@ -172,8 +177,9 @@ public final class PartitionLifecycle {
      */
     public Map<String, Object> closePartition(int partition, boolean export) {
         // An export goes to the next owner: in the format every node reads.
-        Map<String, Object> envelope = client.call(
-                NativeOp.CLOSE_PARTITION, partition, "{\"export\":" + export + ",\"format\":" + peerFormat.get() + "}");
+        Map<String, Object> args = NativeFormat.writeArgs(peerFormat.get());
+        BridgeField.EXPORT.put(args, export);
+        Map<String, Object> envelope = client.call(NativeOp.CLOSE_PARTITION, partition, BridgeJson.toJson(args));
         commits.closed(partition);
         pending.failPartition(partition, () -> notServed.apply(partition));
         logger.info("stopped serving lock partition [{}]", partition);

@@ -213,7 +213,7 @@ final class PendingRequests {
             return;
         }
         try {
-            core.answer(NativeOp.CANCEL, p.partition, "{\"waiter_id\":" + waiterId + "}");
+            core.answer(NativeOp.CANCEL, p.partition, BridgeJson.toJson(BridgeField.WAITER_ID.of(waiterId)));
         } catch (LockException | NativeLockException | IllegalArgumentException e) {
             // The core resolved it first (granted, timed out, dropped with its partition): the
             // grant, if any, reaches deliverGrant, which gives it back.

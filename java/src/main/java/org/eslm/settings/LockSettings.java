@@ -9,6 +9,7 @@ import org.elasticsearch.common.settings.Setting.Property;
 import org.elasticsearch.common.settings.Settings;
 import org.elasticsearch.common.unit.ByteSizeValue;
 import org.elasticsearch.core.TimeValue;
+import org.eslm.bridge.BridgeField;
 
 /**
  * The plugin's settings (docs/API.md "Settings"). Dynamic ones can be changed with the cluster settings
@@ -340,15 +341,15 @@ public final class LockSettings {
 
     /** Each limit the core names in a refusal ({@code lock_core::Limits}), with the setting that sets it. */
     private static final Map<String, String> LIMIT_SETTINGS = Map.ofEntries(
-            Map.entry("max_watches", LIMIT_WATCHES.getKey()),
-            Map.entry("max_waiters_per_key", MAX_WAITERS.getKey()),
-            Map.entry("max_keys_per_request", MAX_KEYS_PER_REQUEST.getKey()),
-            Map.entry("max_locks", LIMIT_LOCKS.getKey()),
-            Map.entry("max_sessions", LIMIT_SESSIONS.getKey()),
-            Map.entry("max_waiters", LIMIT_WAITERS.getKey()),
-            Map.entry("max_locks_per_owner", LIMIT_LOCKS_PER_OWNER.getKey()),
-            Map.entry("max_waiters_per_owner", LIMIT_WAITERS_PER_OWNER.getKey()),
-            Map.entry("max_sessions_per_owner", LIMIT_SESSIONS_PER_OWNER.getKey()),
+            Map.entry(BridgeField.MAX_WATCHES.key(), LIMIT_WATCHES.getKey()),
+            Map.entry(BridgeField.MAX_WAITERS_PER_KEY.key(), MAX_WAITERS.getKey()),
+            Map.entry(BridgeField.MAX_KEYS_PER_REQUEST.key(), MAX_KEYS_PER_REQUEST.getKey()),
+            Map.entry(BridgeField.MAX_LOCKS.key(), LIMIT_LOCKS.getKey()),
+            Map.entry(BridgeField.MAX_SESSIONS.key(), LIMIT_SESSIONS.getKey()),
+            Map.entry(BridgeField.MAX_WAITERS.key(), LIMIT_WAITERS.getKey()),
+            Map.entry(BridgeField.MAX_LOCKS_PER_OWNER.key(), LIMIT_LOCKS_PER_OWNER.getKey()),
+            Map.entry(BridgeField.MAX_WAITERS_PER_OWNER.key(), LIMIT_WAITERS_PER_OWNER.getKey()),
+            Map.entry(BridgeField.MAX_SESSIONS_PER_OWNER.key(), LIMIT_SESSIONS_PER_OWNER.getKey()),
             Map.entry("max_memory", LIMIT_MEMORY.getKey()));
 
     /** The setting behind a limit the core named; a limit no setting sets keeps the core's name. */
@@ -399,17 +400,18 @@ public final class LockSettings {
         /** The core's {@code Config} record (rust/lock-core/src/config.rs); other fields keep their defaults. */
         public Map<String, Object> coreConfig() {
             Map<String, Object> limits = new LinkedHashMap<>();
-            limits.put("max_waiters_per_key", maxWaiters);
-            limits.put("max_keys_per_request", maxKeysPerRequest);
+            BridgeField.MAX_WAITERS_PER_KEY.put(limits, maxWaiters);
+            BridgeField.MAX_KEYS_PER_REQUEST.put(limits, maxKeysPerRequest);
             limits.putAll(this.limits.coreLimits());
             Map<String, Object> config = new LinkedHashMap<>();
-            config.put("default_lease_ms", leaseDefault.millis());
-            config.put("max_lease_ms", leaseMax.millis());
-            config.put("max_wait_ms", waitMax.millis());
-            config.put("aging_ms", aging.millis());
-            config.put("default_lock_delay_ms", lockDelayDefault.millis());
-            config.put("limits", limits);
-            config.put("audit_capacity", audit.enabled() ? audit.bufferSize() : 0);
+            BridgeField.DEFAULT_LEASE_MS.put(config, leaseDefault.millis());
+            BridgeField.MAX_LEASE_MS.put(config, leaseMax.millis());
+            BridgeField.MAX_WAIT_MS.put(config, waitMax.millis());
+            BridgeField.DEFAULT_WAIT_MS.put(config, waitDefault.millis());
+            BridgeField.AGING_MS.put(config, aging.millis());
+            BridgeField.DEFAULT_LOCK_DELAY_MS.put(config, lockDelayDefault.millis());
+            BridgeField.LIMITS.put(config, limits);
+            BridgeField.AUDIT_CAPACITY.put(config, audit.enabled() ? audit.bufferSize() : 0);
             return config;
         }
 
@@ -496,14 +498,14 @@ public final class LockSettings {
         /** The core's names for these limits ({@code lock_core::Limits}). */
         Map<String, Object> coreLimits() {
             Map<String, Object> m = new LinkedHashMap<>();
-            m.put("max_locks", maxLocks);
-            m.put("max_sessions", maxSessions);
-            m.put("max_waiters", maxWaiters);
-            m.put("max_locks_per_owner", maxLocksPerOwner);
-            m.put("max_waiters_per_owner", maxWaitersPerOwner);
-            m.put("max_sessions_per_owner", maxSessionsPerOwner);
-            m.put("max_watches", maxWatches);
-            m.put("max_memory_bytes", maxMemory.getBytes());
+            BridgeField.MAX_LOCKS.put(m, maxLocks);
+            BridgeField.MAX_SESSIONS.put(m, maxSessions);
+            BridgeField.MAX_WAITERS.put(m, maxWaiters);
+            BridgeField.MAX_LOCKS_PER_OWNER.put(m, maxLocksPerOwner);
+            BridgeField.MAX_WAITERS_PER_OWNER.put(m, maxWaitersPerOwner);
+            BridgeField.MAX_SESSIONS_PER_OWNER.put(m, maxSessionsPerOwner);
+            BridgeField.MAX_WATCHES.put(m, maxWatches);
+            BridgeField.MAX_MEMORY_BYTES.put(m, maxMemory.getBytes());
             return m;
         }
 

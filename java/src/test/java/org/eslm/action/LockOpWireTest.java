@@ -42,6 +42,7 @@ class LockOpWireTest {
         args.remove("key");
         args.remove("session");
         args.remove("wait_ms");
+        args.remove("reason");
         if (r.nextBoolean()) {
             args.put("key", WireTesting.string(r));
         }
@@ -59,7 +60,11 @@ class LockOpWireTest {
                             Map.of("key", "/" + WireTesting.string(r), "scope", "tree")));
         }
         String routingValue = r.nextInt(4) == 0 ? null : WireTesting.string(r);
-        LockOpRequest request = LockOpRequest.of(op, routingValue, args, WireTesting.optionalString(r));
+        String reason = WireTesting.optionalString(r);
+        if (reason != null) {
+            args.put("reason", reason);
+        }
+        LockOpRequest request = LockOpRequest.of(op, routingValue, args);
         if (r.nextBoolean()) {
             return request;
         }
@@ -186,7 +191,8 @@ class LockOpWireTest {
                 many.lockRoutingValues(),
                 "a tree lock routes by its tree, a hash tag by the tag");
 
-        LockOpRequest forceRelease = LockOpRequest.of(NativeOp.FORCE_RELEASE, "k", Map.of("key", "k"), "stuck worker");
+        LockOpRequest forceRelease =
+                LockOpRequest.of(NativeOp.FORCE_RELEASE, "k", Map.of("key", "k", "reason", "stuck worker"));
         assertEquals("stuck worker", forceRelease.reason());
         assertEquals(
                 Map.of("key", "k", "reason", "stuck worker"),

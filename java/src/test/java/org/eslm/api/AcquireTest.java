@@ -7,15 +7,26 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.Map;
 import org.elasticsearch.common.settings.Settings;
 import org.elasticsearch.core.TimeValue;
+import org.eslm.NativeTestSupport;
 import org.eslm.action.LockOpRequest;
 import org.eslm.bridge.NativeOp;
-import org.eslm.rest.LockRequests;
-import org.eslm.settings.LockSettings;
+import org.eslm.bridge.NativeRequest;
+import org.eslm.rest.RequestBodies;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** What another plugin asks through {@link PluginLocks} is parsed as the same REST body would be. */
 class AcquireTest {
-    private static final LockSettings.Values DEFAULTS = LockSettings.Values.of(Settings.EMPTY);
+    private static RequestBodies bodies;
+
+    @BeforeAll
+    static void setUp() {
+        bodies = NativeTestSupport.bodies(Settings.EMPTY);
+    }
+
+    private static LockOpRequest acquire(String key, Acquire acquire) {
+        return bodies.request(NativeOp.ACQUIRE, NativeRequest.LOCK_ACQUIRE, key, acquire.body());
+    }
 
     @Test
     void everyOptionBecomesTheRestField() throws Exception {
@@ -26,19 +37,19 @@ class AcquireTest {
                 .waitFor(TimeValue.timeValueSeconds(2))
                 .lease(TimeValue.timeValueMillis(1500))
                 .session("s1");
-        LockOpRequest request = LockRequests.acquire("/a/b", acquire.body(), DEFAULTS);
+        LockOpRequest request = acquire("/a/b", acquire);
         assertEquals(NativeOp.ACQUIRE, request.op());
         assertEquals("/a/b", request.key());
         assertEquals(2000L, request.waitMs());
         assertEquals("s1", request.session());
         assertEquals(
-                Map.of("owner", "w", "mode", "shared", "scope", "tree", "priority", "background", "lease_ms", 1500L),
+                Map.of("owner", "w", "mode", "shared", "scope", "tree", "priority", "background", "lease_ms", 1500),
                 request.opArgs());
     }
 
     @Test
     void defaultsAreTheNodesAsOverHttp() throws Exception {
-        LockOpRequest request = LockRequests.acquire("k", Acquire.owner("w").body(), DEFAULTS);
+        LockOpRequest request = acquire("k", Acquire.owner("w"));
         assertEquals(LockOpRequest.NO_WAIT, request.waitMs(), "locks.wait.default (0): a try-lock");
         assertEquals(false, request.waits());
         assertEquals(Map.of("owner", "w"), request.opArgs());
@@ -49,12 +60,7 @@ class AcquireTest {
     void badValuesAreRefusedNamingTheField() {
         IllegalArgumentException wait = assertThrows(
                 IllegalArgumentException.class,
-                () -> LockRequests.acquire(
-                        "k",
-                        Acquire.owner("w")
-                                .waitFor(TimeValue.timeValueMinutes(6))
-                                .body(),
-                        DEFAULTS));
+                () -> acquire("k", Acquire.owner("w").waitFor(TimeValue.timeValueMinutes(6))));
         assertTrue(wait.getMessage().startsWith("[wait]"), wait.getMessage());
     }
 

@@ -129,6 +129,24 @@ class BridgeVocabularyTest {
         assertEquals("tick_in_ms", BridgeField.TICK_IN_MS.key());
     }
 
+    private static final Pattern REQUEST = Pattern.compile("^\\s*ESLM_REQUEST_(\\w+),", Pattern.MULTILINE);
+
+    /** The requests whose bodies the core reads are the header's, in its order. */
+    @Test
+    void everyRequestIsTheHeaders() throws IOException {
+        List<String> header = new ArrayList<>();
+        Matcher m = REQUEST.matcher(header());
+        while (m.find()) {
+            header.add(m.group(1));
+        }
+        List<String> java = new ArrayList<>();
+        for (NativeRequest request : NativeRequest.values()) {
+            java.add(request.name());
+        }
+        assertEquals(header, java);
+        assertEquals("lock_acquire_request", NativeRequest.LOCK_ACQUIRE.bodyName());
+    }
+
     /** The checker itself finds a renumbered, a missing and an extra constant. */
     @Test
     void aDeliberateMismatchIsReported() {
