@@ -247,13 +247,14 @@ mod tests {
             &core,
             Op::Acquire,
             0,
-            &json!({"key": "k", "owner": "c", "wait_ms": 1, "request_id": 2}),
+            &json!({"key": "k", "owner": "c", "wait_ms": 200, "request_id": 2}),
         );
         let watch = run(&core, Op::Watch, 0, &json!({"key": "k", "fencing_token": token}));
         f.at(&watch["result"], Answered);
         let w = json!({"key": "k", "fencing_token": token, "wait_ms": 60000, "request_id": 3});
         f.at(&run(&core, Op::Watch, 0, &w)["result"], Watching);
-        std::thread::sleep(std::time::Duration::from_millis(5)); // c's wait runs out
+        // c's wait runs out after the watches (200 ms: a loaded machine still reaches them first)
+        std::thread::sleep(std::time::Duration::from_millis(250));
         let released = run(&core, Op::Release, 0, &json!({"key": "k", "owner": "a"}));
         for event in released["events"].as_array().expect("events") {
             f.at(event, RequestId);
@@ -369,31 +370,13 @@ mod tests {
         let config = serde_json::to_value(Config::default()).expect("config");
         let in_force = run(core, Op::Configure, ALL_PARTITIONS, &config);
         let settings = &in_force["result"];
-        for field in [
-            DefaultLeaseMs,
-            MaxLeaseMs,
-            MaxWaitMs,
-            DefaultWaitMs,
-            AgingMs,
-            DefaultLockDelayMs,
-            AuditCapacity,
-        ] {
-            f.at(settings, field);
+        // The settings are declared together, the limits last: every one of them is in the answer.
+        for field in &Field::ALL[DefaultLeaseMs as usize..=AuditCapacity as usize] {
+            f.at(settings, *field);
         }
-        let limits = f.at(settings, Limits).clone();
-        for field in [
-            MaxWaitersPerKey,
-            MaxKeysPerRequest,
-            MaxLocks,
-            MaxSessions,
-            MaxWaiters,
-            MaxLocksPerOwner,
-            MaxWaitersPerOwner,
-            MaxSessionsPerOwner,
-            MaxWatches,
-            MaxMemoryBytes,
-        ] {
-            f.at(&limits, field);
+        let limits = settings[Limits.name()].clone();
+        for field in &Field::ALL[MaxWaitersPerKey as usize..=MaxMemoryBytes as usize] {
+            f.at(&limits, *field);
         }
     }
 
