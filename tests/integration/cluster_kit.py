@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import subprocess
 import threading
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 import requests
@@ -46,6 +48,7 @@ class ThreeNodes:
     users: str = esnode.RUN_AS
     variant: str | None = None
     cuts: bool = False
+    size: int = 3  # two for a module that needs no more than a primary and its replica
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,11 +56,35 @@ class OneNode:
     """A module's own single node, which tests/integration/conftest.py's `own_node` fixture starts
     for it (and `lc` talks to): set `ONE_NODE = OneNode(...)` in the module, for a node whose
     settings differ from the shared one's (tests/conftest.py `single_node`). With
-    `with_example_plugin`, examples/guarded-job-plugin is installed beside the plugin."""
+    `with_example_plugin`, examples/guarded-job-plugin is installed beside the plugin; with
+    `security`, Elasticsearch security is on with its users and roles; `variant` picks the plugin
+    zip (scripts/node.py `plugin_zip`). A module whose tests each break their node takes
+    `fresh_node`, a node of this description per test, instead."""
 
     name: str
     settings: dict = dataclasses.field(default_factory=dict)
     with_example_plugin: bool = False
+    security: esnode.Security | None = None
+    variant: str | None = None
+
+
+def refused_start(name: str, settings: dict | None = None, plugin: Path | None = None,
+                  timeout: float = 180) -> tuple[int, str]:
+    """A node that must stop by itself while it starts (a bad setting, a plugin zip without this
+    platform's library): installed with `plugin` (default: this version's zip) and `settings`,
+    started and awaited. Answers its exit code and what it wrote (its log's tail, then its
+    stdout); fails if it is still running after `timeout` seconds."""
+    version = esnode.es_version()
+    node = esnode.Node(name, "node-0", esnode.free_port(), esnode.free_port(), extra_settings=settings)
+    node.install(version, plugin or esnode.plugin_zip(version))
+    node.start()
+    try:
+        code = node.process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"the node did not stop by itself:\n{node.tail_log()}")
+    finally:
+        node.kill()
+    return code, node.tail_log(400) + "\n" + (node.home / "stdout.txt").read_text(errors="replace")
 
 
 def three_nodes(name, settings):

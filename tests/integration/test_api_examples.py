@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 import node as esnode
-from node import running
+from cluster_kit import OneNode
 from lockclient import LockClient, ok, wait_until
 
 API_MD = Path(__file__).resolve().parents[2] / "docs" / "API.md"
@@ -378,16 +378,16 @@ def setup_group(method: str, path: str, reqs, w: World) -> None:
 
 # --- the test ---------------------------------------------------------------------------------
 
+ONE_NODE = OneNode("eslm-it-api-examples")
+
+
 @pytest.fixture(scope="module")
-def world():
-    node_gen = running(esnode.Node("eslm-it-api-examples", "node-0", esnode.free_port(), esnode.free_port()))
-    node = next(node_gen)
-    w = World(node)
+def world(own_node):
+    w = World(own_node)
     yield w
     w.reset()
     w.lc.put_cluster_settings({"locks.wait.max": None, "locks.priority.aging": None, "locks.audit.enabled": None})
     w.lc.close()
-    next(node_gen, None)
 
 
 EXAMPLES = examples()

@@ -14,7 +14,7 @@ import uuid
 
 import pytest
 
-import node as esnode
+from cluster_kit import refused_start
 from lockclient import LockClient, assert_error, duration_ms, enc, error_of, ok, unique, wait_until
 
 # --- the table of bad requests --------------------------------------------------------------
@@ -454,17 +454,8 @@ def test_bad_or_static_setting_is_refused_by_the_cluster_settings_api(locks, nam
 
 
 def test_unknown_durability_refuses_to_start_with_a_clear_message():
-    version = esnode.es_version()
-    node = esnode.Node("eslm-it-badsettings", "node-0", esnode.free_port(), esnode.free_port(),
-                       extra_settings={"locks.durability": "disk"})
-    node.install(version, esnode.plugin_zip(version))
-    node.start()
-    try:
-        code = node.process.wait(timeout=180)
-    finally:
-        node.kill()
+    code, text = refused_start("eslm-it-badsettings", {"locks.durability": "disk"})
     assert code != 0, "the node started with an unknown durability"
-    text = node.tail_log(400) + "\n" + (node.home / "stdout.txt").read_text(errors="replace")
     assert "[locks.durability] must be [replicated] or [memory], got [disk]" in text, text[-3000:]
 
 

@@ -13,8 +13,7 @@ import time
 import pytest
 import requests
 
-import node as esnode
-from cluster_kit import FAST_FAULT_DETECTION, ThreeNodes, http, live
+from cluster_kit import FAST_FAULT_DETECTION, OneNode, ThreeNodes, http, live
 from lockclient import LockClient, ok, unique, wait_until
 
 INDICATOR = "/_health_report/lock_partitions"
@@ -114,31 +113,28 @@ def test_stats_percentiles_cover_the_recent_window(single_node):
 GRACE_S = 25
 
 
-@pytest.fixture(scope="module")
-def memory_node():
-    """A node of its own with `locks.durability: memory` and a short recovery grace: a restart
-    brings its partition back empty, in grace (docs/ARCHITECTURE.md "Durability modes")."""
-    yield from esnode.running(esnode.Node(
-        "eslm-it-health-memory", "node-0", esnode.free_port(), esnode.free_port(),
-        extra_settings={"locks.durability": "memory", "locks.lease.max": "10s", "locks.lease.default": "5s",
-                        "locks.recovery.grace": f"{GRACE_S}s"}))
+# A node of its own with `locks.durability: memory` and a short recovery grace: a restart brings
+# its partition back empty, in grace (docs/ARCHITECTURE.md "Durability modes").
+ONE_NODE = OneNode("eslm-it-health-memory", {
+    "locks.durability": "memory", "locks.lease.max": "10s", "locks.lease.default": "5s",
+    "locks.recovery.grace": f"{GRACE_S}s"})
 
 
-def test_a_partition_in_recovery_grace_is_yellow_until_the_grace_ends(memory_node):
-    wait_for_indicator(memory_node.url, green, "green before the restart")
-    assert memory_node.stop() in (0, 143), memory_node.tail_log()
-    memory_node.start()
-    memory_node.wait_until_ready()
-    ind = wait_for_indicator(memory_node.url, lambda i: i["status"] != "green" and i["details"]["in_grace"] == 1,
+def test_a_partition_in_recovery_grace_is_yellow_until_the_grace_ends(own_node):
+    wait_for_indicator(own_node.url, green, "green before the restart")
+    assert own_node.stop() in (0, 143), own_node.tail_log()
+    own_node.start()
+    own_node.wait_until_ready()
+    ind = wait_for_indicator(own_node.url, lambda i: i["status"] != "green" and i["details"]["in_grace"] == 1,
                              "in grace after the restart", timeout=GRACE_S)
     assert ind["status"] == "yellow" and ind["details"]["in_grace_partitions"] == [0], ind
     assert 0 < ind["details"]["grace_left_ms"]["0"] <= GRACE_S * 1000, ind
     assert ind["details"]["durability"] == "memory" and ind["details"]["without_replica"] == 0, ind
     assert diagnosis_ids(ind) == {"recovery_grace"}, ind
     assert impact_ids(ind) == ["lock_grants_paused"], ind
-    r = requests.post(memory_node.url + f"/_locks/{unique()}/_acquire", json={"owner": unique("o")}, timeout=30)
+    r = requests.post(own_node.url + f"/_locks/{unique()}/_acquire", json={"owner": unique("o")}, timeout=30)
     assert r.status_code == 503, f"the indicator says what clients see: {r.status_code} {r.text}"
-    wait_for_indicator(memory_node.url, green, "green once the grace ended", timeout=GRACE_S + 30)
+    wait_for_indicator(own_node.url, green, "green once the grace ended", timeout=GRACE_S + 30)
 
 
 # --- three nodes --------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import node as esnode
-from cluster_kit import COPIES_MAY_SIT_ON_THE_MASTER, http, live, move_partition, owner_of_partition, settled
+from cluster_kit import COPIES_MAY_SIT_ON_THE_MASTER, OneNode, ThreeNodes, http, live, move_partition, owner_of_partition, settled
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENTS = ROOT / "clients"
@@ -98,13 +98,11 @@ def surefire_results(module: str) -> dict[str, dict[str, int]]:
     return results
 
 
-@pytest.fixture(scope="module")
-def clients_node():
-    yield from esnode.running(esnode.Node("eslm-it-java-clients", "node-0", esnode.free_port(), esnode.free_port()))
+ONE_NODE = OneNode("eslm-it-java-clients")
 
 
-def test_java_client_and_shedlock_provider_tests_pass_against_a_real_node(clients_node):
-    done = run_maven(clients_node.url)
+def test_java_client_and_shedlock_provider_tests_pass_against_a_real_node(own_node):
+    done = run_maven(own_node.url)
     assert done.returncode == 0, f"mvn verify failed:\n{done.stdout[-6000:]}\n{done.stderr[-6000:]}"
     for module, classes in EXPECTED.items():
         results = surefire_results(module)
@@ -147,14 +145,15 @@ class ChurnProcess:
             time.sleep(0.1)
 
 
+THREE_NODES = ThreeNodes("eslm-it-java-moves", {
+    "cluster.routing.rebalance.enable": "none", **COPIES_MAY_SIT_ON_THE_MASTER})
+
+
 @pytest.mark.slow
-def test_the_java_client_sees_no_error_across_owner_moves(tmp_path):
+def test_the_java_client_sees_no_error_across_owner_moves(cluster, tmp_path):
     """Three nodes, one partition moved between them three times while the Java client acquires
     and releases through all of them: every 503 of a move is retried within the client's budget,
     so its loop never sees an error, and it keeps making progress after each move."""
-    cluster = esnode.Cluster("eslm-it-java-moves", 3, extra_settings={
-        "cluster.routing.rebalance.enable": "none", **COPIES_MAY_SIT_ON_THE_MASTER})
-    cluster.start()
     churn = None
     try:
         settled(cluster.nodes[0])
@@ -177,4 +176,3 @@ def test_the_java_client_sees_no_error_across_owner_moves(tmp_path):
     finally:
         if churn is not None and churn.process.poll() is None:
             churn.process.kill()
-        cluster.stop()

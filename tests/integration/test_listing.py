@@ -12,7 +12,7 @@ import random
 
 import pytest
 
-from node import running
+from cluster_kit import OneNode
 from lockclient import LockClient, assert_error, enc, ok, unique
 
 import node as esnode
@@ -147,16 +147,13 @@ def test_a_cursor_this_api_did_not_answer_is_refused_naming_after(locks, after):
     assert_error(locks.cat(after=after), 400, "illegal_argument_exception", "after")
 
 
-@pytest.fixture(scope="module")
-def two_partitions():
-    """A node of its own with `locks.partitions: 2` (fresh data folder, so the .locks index is
-    created with two shards)."""
-    yield from running(esnode.Node("eslm-it-list2", "node-0", esnode.free_port(), esnode.free_port(),
-                                   extra_settings={"locks.partitions": 2}))
+# A node of its own with `locks.partitions: 2` (fresh data folder, so the .locks index is created
+# with two shards).
+ONE_NODE = OneNode("eslm-it-list2", {"locks.partitions": 2})
 
 
-def test_two_partitions_pages_are_merged_in_order(two_partitions):
-    lc = LockClient(two_partitions.url)
+def test_own_node_pages_are_merged_in_order(own_node):
+    lc = LockClient(own_node.url)
     try:
         prefix = unique("l2p")
         held = set()

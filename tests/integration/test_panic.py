@@ -13,8 +13,7 @@ import zipfile
 import pytest
 import requests
 
-from cluster_kit import http, owner_of_partition
-from node import running
+from cluster_kit import OneNode, ThreeNodes, http, owner_of_partition
 from lockclient import LockClient, assert_error, ok, unique, wait_until
 
 import node as esnode
@@ -37,22 +36,10 @@ def test_the_release_library_does_not_contain_the_fault():
     assert PANIC_KEY.encode() in library_of(esnode.plugin_zip(version, VARIANT))
 
 
-@pytest.fixture()
-def fault_node():
-    """One node of its own with the fault-injection plugin (no replica of `.locks`)."""
-    yield from running(esnode.Node("eslm-it-panic", "node-0", esnode.free_port(), esnode.free_port()),
-                       variant=VARIANT)
-
-
-@pytest.fixture()
-def fault_pair():
-    """Two nodes with the fault-injection plugin: `.locks` has a replica."""
-    c = esnode.Cluster("eslm-it-panic-pair", 2, variant=VARIANT)
-    c.start()
-    try:
-        yield c
-    finally:
-        c.stop()
+# Each test panics its nodes: `fresh_node` (no replica of `.locks`) and `fresh_cluster` (two nodes,
+# a replica), with the fault-injection plugin.
+ONE_NODE = OneNode("eslm-it-panic", variant=VARIANT)
+THREE_NODES = ThreeNodes("eslm-it-panic-pair", variant=VARIANT, size=2)
 
 
 def hold_some(lc: LockClient, n: int = 3) -> list[tuple[str, str, int]]:
@@ -110,8 +97,8 @@ def assert_logged_panic_and_no_fatal_error(node) -> None:
     assert node.process is not None and node.process.poll() is None, "the node died"
 
 
-def test_one_node_answers_500_and_reopens_the_partition_from_its_own_log(fault_node):
-    lc = LockClient(fault_node.url)
+def test_one_node_answers_500_and_reopens_the_partition_from_its_own_log(fresh_node):
+    lc = LockClient(fresh_node.url)
     try:
         held = hold_some(lc)
         before = ok(lc.diagnostics())["core"]["partitions"][0]["epoch"]
@@ -122,22 +109,22 @@ def test_one_node_answers_500_and_reopens_the_partition_from_its_own_log(fault_n
         after = ok(lc.diagnostics())["core"]["partitions"]
         assert [(p["id"], p["state"]) for p in after] == [(0, "active")], after
         assert after[0]["epoch"] > before, (before, after)
-        assert_logged_panic_and_no_fatal_error(fault_node)
+        assert_logged_panic_and_no_fatal_error(fresh_node)
     finally:
         lc.close()
 
 
 @pytest.mark.slow
-def test_two_nodes_promote_the_replica_with_the_holders(fault_pair):
-    owner, epoch = owner_of_partition(fault_pair)
-    other = next(n for n in fault_pair.nodes if n is not owner)
+def test_two_nodes_promote_the_replica_with_the_holders(fresh_cluster):
+    owner, epoch = owner_of_partition(fresh_cluster)
+    other = next(n for n in fresh_cluster.nodes if n is not owner)
     lc = LockClient(other.url)  # the coordinator is not the owner: the 500 crosses the transport
     try:
         held = hold_some(lc)
         panic_once(lc)
         assert http(owner, "GET", "/_locks/_node/diagnostics").status_code == 200, "the owner still answers"
         serving_again(lc, held[0][0])
-        new_owner, new_epoch = owner_of_partition(fault_pair)
+        new_owner, new_epoch = owner_of_partition(fresh_cluster)
         assert new_epoch > epoch and new_owner is other, (owner.name, epoch, new_owner.name, new_epoch)
         assert_holders_carried_on(lc, held)
         assert_logged_panic_and_no_fatal_error(owner)

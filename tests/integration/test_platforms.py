@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import platform
 import re
-import subprocess
 import zipfile
 
 import node as esnode
+from cluster_kit import refused_start
 
 
 def test_a_node_on_a_platform_the_zip_lacks_stops_with_one_line_naming_it(tmp_path):
@@ -26,16 +26,7 @@ def test_a_node_on_a_platform_the_zip_lacks_stops_with_one_line_naming_it(tmp_pa
                 dst.writestr(item, src.read(item))
         others = sorted(n.split("/")[1] for n in names if n.endswith("/libeslm.so") and here not in n)
 
-    node = esnode.Node("eslm-it-platforms", "node-0", esnode.free_port(), esnode.free_port())
-    node.install(version, lacking)
-    node.start()
-    try:
-        code = node.process.wait(timeout=180)
-    except subprocess.TimeoutExpired:
-        raise AssertionError(f"the node did not stop by itself:\n{node.tail_log()}")
-    finally:
-        node.stop()
-    output = (node.home / "stdout.txt").read_text(errors="replace")
+    code, output = refused_start("eslm-it-platforms", plugin=lacking)
     assert code != 0, output
     line = (re.escape(f"the lock-manager plugin has no native library for this node's platform [{here}] "
                       "(os.name [Linux], os.arch [")

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import node as esnode
+from cluster_kit import OneNode
 from lockclient import LockClient, assert_error, enc, ok, unique, wait_until
 
 ROLES = Path(__file__).resolve().parents[2] / "examples" / "security" / "roles.yml"
@@ -24,11 +25,7 @@ USERS = {
 }
 
 
-@pytest.fixture(scope="module")
-def secured_node():
-    security = esnode.Security(ROLES, USERS)
-    yield from esnode.running(esnode.Node("eslm-it-security", "node-0", esnode.free_port(), esnode.free_port(),
-                                          security=security))
+ONE_NODE = OneNode("eslm-it-security", security=esnode.Security(ROLES, USERS))
 
 
 def client_of(node, user: str | None, password: str | None = None) -> LockClient:
@@ -39,22 +36,22 @@ def client_of(node, user: str | None, password: str | None = None) -> LockClient
 
 
 @pytest.fixture()
-def app(secured_node):
-    lc = client_of(secured_node, "app")
+def app(own_node):
+    lc = client_of(own_node, "app")
     yield lc
     lc.close()
 
 
 @pytest.fixture()
-def dashboard(secured_node):
-    lc = client_of(secured_node, "dashboard")
+def dashboard(own_node):
+    lc = client_of(own_node, "dashboard")
     yield lc
     lc.close()
 
 
 @pytest.fixture()
-def operator(secured_node):
-    lc = client_of(secured_node, "operator")
+def operator(own_node):
+    lc = client_of(own_node, "operator")
     yield lc
     lc.close()
 
@@ -80,8 +77,8 @@ GRANTED = {
 
 
 @pytest.mark.parametrize("user", sorted(USERS))
-def test_each_role_of_the_example_file_grants_exactly_its_actions(secured_node, user):
-    lc = client_of(secured_node, user)
+def test_each_role_of_the_example_file_grants_exactly_its_actions(own_node, user):
+    lc = client_of(own_node, user)
     try:
         me = ok(lc.call("GET", "/_security/_authenticate"))
         assert me["username"] == user and me["roles"] == USERS[user][1]
@@ -93,8 +90,8 @@ def test_each_role_of_the_example_file_grants_exactly_its_actions(secured_node, 
         lc.close()
 
 
-def test_a_request_without_credentials_or_with_a_wrong_password_gets_401(secured_node):
-    for lc in (client_of(secured_node, None), client_of(secured_node, "app", "not-the-password")):
+def test_a_request_without_credentials_or_with_a_wrong_password_gets_401(own_node):
+    for lc in (client_of(own_node, None), client_of(own_node, "app", "not-the-password")):
         try:
             assert_error(lc.acquire(unique(), "w"), 401, "security_exception")
             assert_error(lc.list(), 401, "security_exception")
@@ -206,11 +203,11 @@ def test_lock_monitor_reads_and_changes_nothing(app, dashboard):
         ok(app.release(key, "w-7"))
 
 
-def test_the_lock_history_is_written_with_security_on(secured_node, app):
+def test_the_lock_history_is_written_with_security_on(own_node, app):
     """The plugin writes `locks-history` in the node's system context, whoever locked: with
     security on, an application user's locks reach the history that an administrator searches
     (docs/API.md "Lock history"), and no write fails."""
-    admin = client_of(secured_node, esnode.Security.ADMIN, esnode.Security.ADMIN_PASSWORD)
+    admin = client_of(own_node, esnode.Security.ADMIN, esnode.Security.ADMIN_PASSWORD)
     try:
         ok(admin.put_cluster_settings({"locks.audit.enabled": True}))
         key = unique("hist")

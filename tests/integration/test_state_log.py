@@ -12,7 +12,7 @@ import threading
 import pytest
 import requests
 
-import node as esnode
+from cluster_kit import OneNode
 from lockclient import LockClient, assert_error, ok, unique, wait_until
 from state_log import append_torn, flip_byte, log_file, payload, records
 
@@ -22,11 +22,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.every_version]
 LEASE = "10m"
 
 
-@pytest.fixture()
-def lone_node():
-    """A node of its own per test (each test breaks its data folder on purpose)."""
-    yield from esnode.running(esnode.Node(f"eslm-it-statelog-{unique('n')}", "node-0", esnode.free_port(),
-                                          esnode.free_port()))
+ONE_NODE = OneNode("eslm-it-statelog")  # each test breaks its node: `fresh_node`, one per test
 
 
 def restart(node, ready=True):
@@ -40,42 +36,42 @@ def holder(lc, key):
     return [(h["owner"], h["fencing_token"]) for h in lc.state(key)["holders"]]
 
 
-def test_a_torn_tail_is_cut_off_and_the_next_grant_survives_a_restart(lone_node):
-    lc = LockClient(lone_node.url)
+def test_a_torn_tail_is_cut_off_and_the_next_grant_survives_a_restart(fresh_node):
+    lc = LockClient(fresh_node.url)
     a = ok(lc.acquire("torn-a", "A", lease=LEASE))
-    assert lone_node.stop() in (0, 143), lone_node.tail_log()
-    log = log_file(lone_node)
+    assert fresh_node.stop() in (0, 143), fresh_node.tail_log()
+    log = log_file(fresh_node)
     whole = len(log.read_bytes())
     torn = append_torn(log)
 
-    lone_node.start()
-    lone_node.wait_until_ready()
+    fresh_node.start()
+    fresh_node.wait_until_ready()
     assert len(log.read_bytes()) >= whole, "nothing acknowledged was cut"
-    lc = LockClient(lone_node.url)
+    lc = LockClient(fresh_node.url)
     b = ok(lc.acquire("torn-b", "B", lease=LEASE))
-    restart(lone_node)
+    restart(fresh_node)
 
-    lc = LockClient(lone_node.url)
+    lc = LockClient(fresh_node.url)
     assert holder(lc, "torn-a") == [("A", a["fencing_token"])]
     assert holder(lc, "torn-b") == [("B", b["fencing_token"])], "B's grant was appended after the torn bytes"
     assert_error(lc.acquire("torn-b", "C"), 409, "lock_conflict_exception", "B")
-    log_text = lone_node.log_file.read_text(errors="replace")
+    log_text = fresh_node.log_file.read_text(errors="replace")
     assert f"cut off a torn tail of {torn} bytes" in log_text
 
 
-def test_a_damaged_byte_refuses_the_partition_until_an_operator_accepts_the_loss(lone_node):
-    lc = LockClient(lone_node.url)
+def test_a_damaged_byte_refuses_the_partition_until_an_operator_accepts_the_loss(fresh_node):
+    lc = LockClient(fresh_node.url)
     held = {k: ok(lc.acquire(k, "A", lease=LEASE))["fencing_token"] for k in ("dmg-1", "dmg-2", "dmg-3")}
-    assert lone_node.stop() in (0, 143), lone_node.tail_log()
-    log = log_file(lone_node)
+    assert fresh_node.stop() in (0, 143), fresh_node.tail_log()
+    log = log_file(fresh_node)
     first = records(log)[0]
     assert payload(log, first).startswith('{"full"'), "the log starts with a whole state"
     flip_byte(log, first[0] + 20)  # inside the first record's payload: not a torn tail
 
-    lone_node.wait_for_locks = False  # the lock index stays red: no copy of it can be used
-    lone_node.start()
-    lone_node.wait_until_ready(status="red")
-    lc = LockClient(lone_node.url)
+    fresh_node.wait_for_locks = False  # the lock index stays red: no copy of it can be used
+    fresh_node.start()
+    fresh_node.wait_until_ready(status="red")
+    lc = LockClient(fresh_node.url)
 
     def refused():
         r = lc.acquire("dmg-1", "C")
@@ -87,13 +83,13 @@ def test_a_damaged_byte_refuses_the_partition_until_an_operator_accepts_the_loss
     assert "checksum" in err["reason"], err
     for call in (lambda: lc.get("dmg-2"), lambda: lc.renew("dmg-2", "A"), lambda: lc.acquire("dmg-3", "C")):
         assert_error(call(), 503, "lock_partition_unavailable_exception", "accept_data_loss")
-    assert "lock state log" in lone_node.log_file.read_text(errors="replace")
+    assert "lock state log" in fresh_node.log_file.read_text(errors="replace")
 
     # The explicit, logged action that accepts losing the partition's locks.
-    r = requests.post(f"{lone_node.url}/_cluster/reroute", json={"commands": [{"allocate_empty_primary": {
-        "index": ".locks", "shard": 0, "node": lone_node.name, "accept_data_loss": True}}]}, timeout=30)
+    r = requests.post(f"{fresh_node.url}/_cluster/reroute", json={"commands": [{"allocate_empty_primary": {
+        "index": ".locks", "shard": 0, "node": fresh_node.name, "accept_data_loss": True}}]}, timeout=30)
     assert r.status_code == 200, r.text
-    lone_node.get("/_cluster/health/.locks?wait_for_status=yellow&timeout=60s", timeout=70)
+    fresh_node.get("/_cluster/health/.locks?wait_for_status=yellow&timeout=60s", timeout=70)
     parts = wait_until(lambda: ok(lc.diagnostics())["core"]["partitions"], 60, interval=0.2,
                        message="the partition reopened")
     assert [p["state"] for p in parts] == ["grace"], "empty, and in grace: the lost leases may still run"
@@ -102,13 +98,13 @@ def test_a_damaged_byte_refuses_the_partition_until_an_operator_accepts_the_loss
     assert max(held.values()) >> 40 < parts[0]["epoch"], "tokens after the loss carry a higher term"
 
 
-def test_kill_9_while_grants_stream_in_keeps_every_answered_grant(lone_node):
+def test_kill_9_while_grants_stream_in_keeps_every_answered_grant(fresh_node):
     granted: dict[str, tuple[str, int]] = {}
     lock = threading.Lock()
     stop = threading.Event()
 
     def worker(i):
-        lc = LockClient(lone_node.url, timeout=10)
+        lc = LockClient(fresh_node.url, timeout=10)
         n = 0
         while not stop.is_set():
             key, owner = f"k9-{i}-{n}", f"w{i}"
@@ -125,15 +121,15 @@ def test_kill_9_while_grants_stream_in_keeps_every_answered_grant(lone_node):
     for t in threads:
         t.start()
     wait_until(lambda: len(granted) >= 200, 60, interval=0.05, message="200 grants before the kill")
-    lone_node.kill()
+    fresh_node.kill()
     stop.set()
     for t in threads:
         t.join(30)
     answered = dict(granted)
 
-    lone_node.start()
-    lone_node.wait_until_ready()
-    lc = LockClient(lone_node.url)
+    fresh_node.start()
+    fresh_node.wait_until_ready()
+    lc = LockClient(fresh_node.url)
     listed = {}
     after = None
     while True:
