@@ -86,6 +86,10 @@ public final class LockOpRequest extends ActionRequest {
      * @param routingValue the value the request routes by ({@link RoutingValues}); {@code null} for node-local reads
      */
     public static LockOpRequest of(NativeOp op, String routingValue, Map<String, ?> args) {
+        return new LockOpRequest(fieldsOf(op, routingValue, args));
+    }
+
+    private static Fields fieldsOf(NativeOp op, String routingValue, Map<String, ?> args) {
         Map<String, Object> rest = new LinkedHashMap<>(args);
         Fields f = new Fields();
         f.op = op;
@@ -97,7 +101,7 @@ public final class LockOpRequest extends ActionRequest {
         f.waits = f.waitMs > 0;
         f.reason = (String) rest.remove(BridgeField.REASON.key());
         f.opArgs = rest;
-        return new LockOpRequest(f);
+        return f;
     }
 
     /**
@@ -106,18 +110,14 @@ public final class LockOpRequest extends ActionRequest {
      * session's, a release-all's), else by its key, or by its first lock's key (the coordinator
      * refuses a multi-lock whose keys span partitions).
      */
+    @SuppressWarnings("unchecked") // the core's arguments: a JSON object, its member names strings
     public static LockOpRequest fromBody(NativeOp op, Map<String, Object> parsed) {
-        Map<?, ?> args = (Map<?, ?>) BridgeField.ARGS.in(parsed);
-        Map<String, Object> named = new LinkedHashMap<>();
-        args.forEach((k, v) -> named.put(String.valueOf(k), v));
-        LockOpRequest request = of(op, (String) BridgeField.ROUTING.in(parsed), named);
-        if (request.routingValue != null) {
-            return request;
+        Fields f = fieldsOf(op, (String) BridgeField.ROUTING.in(parsed), (Map<String, ?>) BridgeField.ARGS.in(parsed));
+        if (f.routingValue == null) {
+            f.routingValue = f.lockRoutingValues.isEmpty()
+                    ? RoutingValues.of(f.key, (String) BridgeField.SCOPE.in(f.opArgs))
+                    : f.lockRoutingValues.get(0);
         }
-        Fields f = request.fields();
-        f.routingValue = f.lockRoutingValues.isEmpty()
-                ? RoutingValues.of(f.key, (String) BridgeField.SCOPE.in(f.opArgs))
-                : f.lockRoutingValues.get(0);
         return new LockOpRequest(f);
     }
 
