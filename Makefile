@@ -139,6 +139,9 @@ build/previous/$(PREVIOUS_PLUGIN)-es$(ES8).zip:
 	git cat-file -e $(PREVIOUS_PLUGIN)^{commit} 2>/dev/null || git fetch -q --unshallow || \
 	  { echo "commit $(PREVIOUS_PLUGIN) is not in this clone: clone with history"; exit 1; }
 	git archive $(PREVIOUS_PLUGIN) | tar -x -C build/previous/src
+	# Its Cargo.lock and release profile are this build's (at d1df89a): a copy of this build's release target
+	# leaves cargo only lock-core and lock-jni to compile (the copy, since its libeslm.so is replaced).
+	[ ! -d target/release/deps ] || { mkdir -p build/previous/src/target && cp -a --reflink=auto target/release build/previous/src/target/; }
 	$(MVN) -f build/previous/src/pom.xml package -DskipTests -Des.version=$(ES8)
 	cp build/previous/src/java/target/elasticsearch-lock-manager-*-es$(ES8).zip $@
 
