@@ -254,10 +254,7 @@ class EsNode:
         h.close()
 
     def pid(self) -> int | None:
-        try:
-            return int(self.node.pid_file.read_text().strip())
-        except (OSError, ValueError, AttributeError):
-            return None
+        return None if self.node is None else self.node.server_pid()
 
     def stop(self) -> None:
         if self.node is not None:
@@ -547,10 +544,8 @@ class Plugin3(Peer):
         return replication_figures(self.owner)
 
     def server_pid(self):
-        try:
-            return tuple(int(n.pid_file.read_text().strip()) for n in self.cluster.nodes)
-        except (OSError, ValueError, AttributeError):
-            return None
+        pids = tuple(n.server_pid() for n in self.cluster.nodes) if self.cluster is not None else ()
+        return pids if pids and None not in pids else None
 
     def version(self):
         p = getattr(self, "plugin_version", {}) or {}

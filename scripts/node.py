@@ -580,11 +580,16 @@ class Node:
 
     def server_pid(self) -> int | None:
         """The server JVM's pid from its pid file (the launcher's child), or None before it is
-        written or after the node is gone."""
+        written or after the node is gone. A JVM killed with -9 leaves its pid file behind, and
+        pids wrap (at 32768 on the CI machines, where every JVM thread takes one): the pid counts
+        only while its process is this node's server, or a signal meant for a dead node would
+        stop or kill whatever process, of any test lane, got its number."""
         try:
-            return int(self.pid_file.read_text().strip())
-        except (FileNotFoundError, ValueError):
+            pid = int(self.pid_file.read_text().strip())
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except (OSError, ValueError):
             return None
+        return pid if f"-Des.path.home={self.es}\0".encode() in cmdline else None
 
     def freeze(self) -> bool:
         """SIGSTOP of the server JVM: alive but silent, like a long GC pause or a network cut.

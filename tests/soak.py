@@ -163,7 +163,9 @@ class Soak:
     # --- sampling ---------------------------------------------------------------------------
 
     def rss_bytes(self) -> int:
-        pid = int(self.node.pid_file.read_text().strip())
+        pid = self.node.server_pid()
+        if pid is None:
+            raise RuntimeError("the node's server JVM is gone")
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) * 1024

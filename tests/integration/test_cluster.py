@@ -189,7 +189,8 @@ def test_an_owner_cut_off_and_resumed_never_grants_what_the_new_owner_holds(clus
     others = [n for n in live(cluster) if n is not owner]
     k = f"cut-{uuid.uuid4().hex[:6]}"
     old = http(others[0], "POST", f"/_locks/{k}/_acquire", {"owner": "old", "acquisition": "old", "lease": f"{LEASE_MAX_S}s"}).json()
-    pid = int(owner.pid_file.read_text().strip())
+    pid = owner.server_pid()
+    assert pid is not None, owner.tail_log()
     os.kill(pid, signal.SIGSTOP)
     try:
         granted_by_the_new_owner(others[1], k, old["fencing_token"])
