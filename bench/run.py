@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import faulthandler
 import json
 import os
 import platform
@@ -116,6 +117,8 @@ def other_load() -> list[str]:
 
 
 def main() -> int:
+    # SIGUSR1 prints every thread's stack (tests/test_bench_smoke.py asks a run that hangs)
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="smoke mode: ~1.5 s per workload")
     ap.add_argument("--duration", type=float, help="measured seconds per workload (default 15, quick 1.5)")

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import argparse
 import collections
+import faulthandler
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -50,6 +52,8 @@ def thread_pools(pid: int) -> dict[int, str]:
 
 
 def main() -> int:
+    # SIGUSR1 prints every thread's stack (tests/test_bench_smoke.py asks a run that hangs)
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--windows", type=int, default=9, help="back-to-back measured windows (default 9)")
     ap.add_argument("--window-s", type=float, default=10.0, help="seconds per window (default 10)")

@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -26,12 +28,34 @@ pytestmark = pytest.mark.skipif(os.environ.get("ES_VERSION", _DEFAULT_ES) != _DE
                                 reason="the benchmark harness is smoke-tested on the default version only")
 
 
+def run_bench(script: str, *args: str, timeout: float, out: Path) -> subprocess.CompletedProcess:
+    """`python3 bench/<script> <args>`, its output kept in `out`. One that outlives `timeout` is
+    asked for every thread's stack (SIGUSR1, bench/run.py's faulthandler), stopped with SIGTERM
+    (it stops what it started) and the test fails with the end of what it printed: a hang shows
+    where it hangs instead of a timeout with its output cut away."""
+    stdout, stderr = out / f"{script}.out", out / f"{script}.err"
+    with stdout.open("w") as o, stderr.open("w") as e:
+        proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / script), *args], cwd=ROOT,
+                                stdout=o, stderr=e, text=True)
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGUSR1)
+            time.sleep(2)  # the stacks written before the stop's own output
+            proc.terminate()
+            try:
+                proc.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            pytest.fail(f"bench/{script} still ran after {timeout:.0f} s; its output:\n"
+                        f"{stdout.read_text()[-6000:]}\n{stderr.read_text()[-12000:]}")
+    return subprocess.CompletedProcess(proc.args, code, stdout.read_text(), stderr.read_text())
+
+
 @pytest.mark.slow
 def test_bench_quick_runs_every_peer_and_workload(tmp_path):
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--no-build", "--out", str(tmp_path)],
-        cwd=ROOT, capture_output=True, text=True, timeout=900,
-    )
+    proc = run_bench("run.py", "--quick", "--no-build", "--out", str(tmp_path), timeout=900, out=tmp_path)
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
     [result] = list(tmp_path.glob("*.json"))
     data = json.loads(result.read_text())
@@ -80,11 +104,8 @@ def test_bench_replicated_quick_runs_the_three_server_peers(tmp_path):
     on uncontended-1 and contended-16; a semaphore permit (issue 15) on the peers that have one;
     election failover on the three-server peers, one kill -9 of each kind; everything stopped at
     the end."""
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--replicated", "--no-build",
-         "--out", str(tmp_path)],
-        cwd=ROOT, capture_output=True, text=True, timeout=900,
-    )
+    proc = run_bench("run.py", "--quick", "--replicated", "--no-build", "--out", str(tmp_path),
+                     timeout=900, out=tmp_path)
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
     [result] = list(tmp_path.glob("*-replicated.json"))
     data = json.loads(result.read_text())
@@ -137,12 +158,9 @@ def test_bench_owner_route_puts_every_client_on_the_owner_or_leader(tmp_path):
     """`--three-node-route owner` (bench/README.md): the plugin's clients all go to the owner of
     partition 0 and the ensembles' clients all to their leader, as each versions line says; the
     contended workload still grants with one holder at a time. Uses the zip as built."""
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--no-build", "--no-inprocess",
-         "--peers", "plugin-3,zookeeper-3,etcd-3", "--workloads", "contended-16",
-         "--three-node-route", "owner", "--out", str(tmp_path)],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
-    )
+    proc = run_bench("run.py", "--quick", "--no-build", "--no-inprocess", "--peers", "plugin-3,zookeeper-3,etcd-3",
+                     "--workloads", "contended-16", "--three-node-route", "owner", "--out", str(tmp_path),
+                     timeout=600, out=tmp_path)
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
     [result] = list(tmp_path.glob("*-replicated.json"))
     data = json.loads(result.read_text())
@@ -158,13 +176,10 @@ def test_bench_owner_route_puts_every_client_on_the_owner_or_leader(tmp_path):
 
 
 @pytest.mark.slow
-def test_thread_cpu_prints_windows_and_cpu_by_thread_pool():
+def test_thread_cpu_prints_windows_and_cpu_by_thread_pool(tmp_path):
     """`bench/thread_cpu.py` (bench/README.md): a window's figures, then each node's CPU per grant
     split by the pools named in the JVM's thread dump, the owner's replication pool among them."""
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "thread_cpu.py"), "--windows", "2", "--window-s", "2"],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
-    )
+    proc = run_bench("thread_cpu.py", "--windows", "2", "--window-s", "2", timeout=600, out=tmp_path)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-3000:]
     assert re.search(r"^window 2: \d+ critical sections/s, hand-off p50 [\d.]+ ms$", proc.stdout, re.M), proc.stdout
     assert re.search(r"^the owner's batch round trip to every copy .*: p50 [\d.]+ ms, p99 [\d.]+ ms$",
