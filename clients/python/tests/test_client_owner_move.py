@@ -39,7 +39,7 @@ GRACE_S = 25  # counted from the old owner's loss: fault detection spends some o
 
 
 def started(name: str, **settings):
-    """A fresh three-node cluster for one test (stopped after it: one cluster at a time)."""
+    """A fresh three-node cluster (stopped after its last test: one cluster at a time)."""
     # Named with the version: make test runs this suite on two versions at once.
     cluster = esnode.Cluster(name, 3, extra_settings={"cluster.routing.rebalance.enable": "none", **settings})
     cluster.start()
@@ -49,7 +49,9 @@ def started(name: str, **settings):
         cluster.stop()
 
 
-@pytest.fixture()
+# Shared by the planned moves and, after them, the stopped node (which it leaves with two nodes):
+# the tests that use it come last in the module, so it never runs beside `memory_nodes`.
+@pytest.fixture(scope="module")
 def three_nodes():
     yield from started("eslm-py-client-move", **COPIES_MAY_SIT_ON_THE_MASTER)
 
@@ -94,30 +96,6 @@ def without_a_copy(cluster):
 
 
 @pytest.mark.slow
-def test_clients_keep_locking_through_partition_moves(three_nodes, caplog):
-    caplog.set_level(logging.INFO, logger="eslm")
-    es = Elasticsearch([n.url for n in three_nodes.nodes], retry_on_status=())
-    workers = [Worker(es) for _ in range(2)]
-    for w in workers:
-        w.start()
-    try:
-        for _ in range(3):
-            before = [w.pairs for w in workers]
-            move_partition(three_nodes, without_a_copy(three_nodes))
-            assert [w.pairs for w in workers] != before, "no pair completed during a move"
-    finally:
-        for w in workers:
-            w.stopped.set()
-        for w in workers:
-            w.join(60)
-        es.close()
-    assert [w.errors for w in workers] == [[], []]
-    assert all(w.pairs > 0 for w in workers)
-    retried = [r.getMessage() for r in caplog.records if "answered 503" in r.getMessage()]
-    print(f"pairs {[w.pairs for w in workers]}; 503s retried by eslm: {len(retried)}")
-
-
-@pytest.mark.slow
 def test_503_in_recovery_grace_is_retried_within_the_callers_budget_never_beyond(memory_nodes, caplog):
     caplog.set_level(logging.INFO, logger="eslm")
     owner, _epoch = owner_of_partition(memory_nodes)
@@ -149,6 +127,30 @@ def test_503_in_recovery_grace_is_retried_within_the_callers_budget_never_beyond
         print(f"granted after {waited:.1f}s of grace; 503s retried within the 1 s wait: {within_wait}")
     finally:
         es.close()
+
+
+@pytest.mark.slow
+def test_clients_keep_locking_through_partition_moves(three_nodes, caplog):
+    caplog.set_level(logging.INFO, logger="eslm")
+    es = Elasticsearch([n.url for n in three_nodes.nodes], retry_on_status=())
+    workers = [Worker(es) for _ in range(2)]
+    for w in workers:
+        w.start()
+    try:
+        for _ in range(3):
+            before = [w.pairs for w in workers]
+            move_partition(three_nodes, without_a_copy(three_nodes))
+            assert [w.pairs for w in workers] != before, "no pair completed during a move"
+    finally:
+        for w in workers:
+            w.stopped.set()
+        for w in workers:
+            w.join(60)
+        es.close()
+    assert [w.errors for w in workers] == [[], []]
+    assert all(w.pairs > 0 for w in workers)
+    retried = [r.getMessage() for r in caplog.records if "answered 503" in r.getMessage()]
+    print(f"pairs {[w.pairs for w in workers]}; 503s retried by eslm: {len(retried)}")
 
 
 def tasks_on(node, action: str) -> list[str]:
