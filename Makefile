@@ -42,8 +42,11 @@ run:
 TEST_NODE_JAVA_OPTS := -XX:TieredStopAtLevel=1 -XX:-AlwaysPreTouch
 quick-test integration-test client-test: export ESLM_NODE_JAVA_OPTS ?= $(TEST_NODE_JAVA_OPTS)
 
-## Everything CI runs.
-test: check rust-test fuzz java-test integration-test
+## Everything CI runs. The fuzz run keeps one core busy for FUZZ_SECONDS: the plugin builds, the
+## Java unit tests and the test venvs use the other meanwhile (each one's output printed when it ends).
+test: check rust-test
+	$(MAKE) --no-print-directory -j2 --output-sync=target fuzz java-test $(PY_ES8) $(PY_TOOZ)
+	$(MAKE) --no-print-directory integration-test
 
 ## Everything but the multi-node cluster tests (a quicker loop while developing), on $(ES_VERSION).
 quick-test: check rust-test java-test
@@ -84,6 +87,9 @@ fuzz:
 ## Java unit tests (JNI under -Xcheck:jni) and the plugin zip the integration tests install;
 ## then the test-only fault-injection zip (tests/integration/test_panic.py installs it).
 java-test: build
+	# Only lock-core and lock-jni differ with the feature: a first build starts from a copy of the
+	# release target (its libeslm.so is replaced, hence the copy), not from every dependency.
+	[ -d target/fault-injection/release ] || { mkdir -p target/fault-injection && cp -a --reflink=auto target/release target/fault-injection/; }
 	for v in $(ES_VERSIONS); do \
 	  $(MVN) package -Pfault-injection -DskipTests -Des.version=$$v \
 	  && $(MVN) -f examples/guarded-job-plugin/pom.xml package -Des.version=$$v || exit 1; \
