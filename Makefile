@@ -86,10 +86,14 @@ fuzz:
 
 ## Java unit tests (JNI under -Xcheck:jni) and the plugin zip the integration tests install;
 ## then the test-only fault-injection zip (tests/integration/test_panic.py installs it).
+# A cargo target folder $(1) that has no release build yet starts from a copy of this build's
+# (a copy, since its libeslm.so gets replaced): cargo then compiles only what differs, not every
+# dependency again.
+seed_from_release = [ ! -d target/release/deps ] || [ -d $(1)/release ] || { mkdir -p $(1) && cp -a --reflink=auto target/release $(1)/; }
+
 java-test: build
-	# Only lock-core and lock-jni differ with the feature: a first build starts from a copy of the
-	# release target (its libeslm.so is replaced, hence the copy), not from every dependency.
-	[ -d target/fault-injection/release ] || { mkdir -p target/fault-injection && cp -a --reflink=auto target/release target/fault-injection/; }
+	# Only lock-core and lock-jni differ with the feature.
+	$(call seed_from_release,target/fault-injection)
 	for v in $(ES_VERSIONS); do \
 	  $(MVN) package -Pfault-injection -DskipTests -Des.version=$$v \
 	  && $(MVN) -f examples/guarded-job-plugin/pom.xml package -Des.version=$$v || exit 1; \
@@ -145,9 +149,8 @@ build/previous/$(PREVIOUS_PLUGIN)-es$(ES8).zip:
 	git cat-file -e $(PREVIOUS_PLUGIN)^{commit} 2>/dev/null || git fetch -q --unshallow || \
 	  { echo "commit $(PREVIOUS_PLUGIN) is not in this clone: clone with history"; exit 1; }
 	git archive $(PREVIOUS_PLUGIN) | tar -x -C build/previous/src
-	# Its Cargo.lock and release profile are this build's (at d1df89a): a copy of this build's release target
-	# leaves cargo only lock-core and lock-jni to compile (the copy, since its libeslm.so is replaced).
-	[ ! -d target/release/deps ] || { mkdir -p build/previous/src/target && cp -a --reflink=auto target/release build/previous/src/target/; }
+	# Its Cargo.lock and release profile are this build's (at d1df89a): only lock-core and lock-jni compile.
+	$(call seed_from_release,build/previous/src/target)
 	$(MVN) -f build/previous/src/pom.xml package -DskipTests -Des.version=$(ES8)
 	cp build/previous/src/java/target/elasticsearch-lock-manager-*-es$(ES8).zip $@
 

@@ -98,13 +98,14 @@ def three_nodes(name, settings):
         c.stop()
 
 
-def restart_all(cluster):
-    """A full cluster restart: every node stopped (SIGTERM), then all started again."""
+def restart_all(cluster, ready: bool = True):
+    """A full cluster restart: every node stopped (SIGTERM), then all started again, and with
+    `ready` waited for."""
     for n in cluster.nodes:
         assert n.stop() in (0, 143), n.tail_log()
     for n in cluster.nodes:
         n.start()
-    for n in cluster.nodes:
+    for n in cluster.nodes if ready else ():
         n.wait_until_ready()
 
 

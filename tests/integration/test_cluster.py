@@ -31,6 +31,7 @@ from cluster_kit import (
     move_partition,
     owner_of_partition,
     owner_that_is_not_the_master,
+    restart_all,
     serving_nodes,
 )
 
@@ -278,10 +279,7 @@ def test_full_cluster_restart_forgets_holders_and_resumes_with_higher_tokens_aft
     k = f"restart-{uuid.uuid4().hex[:6]}"
     before = http(owner, "POST", f"/_locks/{k}/_acquire", {"owner": "before", "acquisition": "before"}).json()["fencing_token"]
 
-    for n in cluster.nodes:
-        assert n.stop() in (0, 143), n.tail_log()
-    for n in cluster.nodes:
-        n.start()
+    restart_all(cluster, ready=False)
     # The grace runs from the partition's opening, which may come well before every node is ready
     # on a loaded machine (CI once spent the whole 10 s on the last node's start-up): catch the
     # partition at its first sighting and ask its owner at once.
