@@ -43,8 +43,8 @@ def run(quick: bool, log=print) -> dict:
 
 def _criterion(quick: bool, log) -> dict:
     # Quick mode: one benchmark, very short, so the smoke test proves the pipeline only; built with
-    # the dev profile, whose criterion `cargo test` has compiled already (an optimized criterion
-    # is minutes of compiling, which in a loaded CI lane outlasted the smoke test's 900 s).
+    # the dev profile, about a minute of CPU on a fresh clone (an optimized criterion is minutes of
+    # compiling, which in a loaded CI lane outlasted the smoke test's 900 s).
     args = (["--warm-up-time", "0.2", "--measurement-time", "0.5", "--sample-size", "10",
              "uncontended/table_token"] if quick else [])
     profile = ["--profile", "dev"] if quick else []

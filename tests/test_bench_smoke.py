@@ -30,7 +30,8 @@ pytestmark = pytest.mark.skipif(os.environ.get("ES_VERSION", _DEFAULT_ES) != _DE
 
 def run_bench(script: str, *args: str, timeout: float, out: Path) -> subprocess.CompletedProcess:
     """`python3 bench/<script> <args>`, its output kept in `out`. One that outlives `timeout` is
-    asked for every thread's stack (SIGUSR1, bench/run.py's faulthandler), stopped with SIGTERM
+    asked for every thread's stack (SIGUSR1: bench/run.py and bench/thread_cpu.py register
+    faulthandler for it), stopped with SIGTERM
     (it stops what it started) and the test fails with the end of what it printed: a hang shows
     where it hangs instead of a timeout with its output cut away."""
     stdout, stderr = out / f"{script}.out", out / f"{script}.err"
