@@ -12,6 +12,7 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 
+import cpu_tally  # noqa: E402
 import node as esnode  # noqa: E402
 
 
@@ -115,3 +116,7 @@ def node_log_excerpt(node, warnings=40, tail=25) -> str:
                if ("][WARN" in line or "][ERROR" in line) and not any(n in line for n in noisy)]
     return "\n".join(["-- warnings and errors (last %d):" % warnings, *flagged[-warnings:],
                       "-- last %d lines:" % tail, *lines[-tail:]])
+
+
+def pytest_configure(config):
+    cpu_tally.register(config)  # the CPU each module cost, printed after the run

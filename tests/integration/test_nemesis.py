@@ -8,8 +8,10 @@ at once, that no renewal was refused while its lease ran, and that tokens rose p
 
 Seeded and bounded: `ESLM_NEMESIS_SEED` (else a random seed, printed) fixes the nemesis's
 schedule and the workers' choices (not the cluster's own timing); `ESLM_NEMESIS_SECONDS`
-(default 180: the faults every run must make come first, and take at most about 130 s) is how long faults are injected. A long
-run:
+(default 240) is how long faults are injected at least. The faults every run must make come
+first in each round, but a loaded machine makes fewer faults in that time (CI once ended a run
+before `pause_both` found the owner and the master on different nodes): such a run goes on
+until it has made them all, for at most as long again. A long run:
 
     ESLM_NEMESIS_SECONDS=600 ESLM_NEMESIS_SEED=1 python3 -m pytest tests/integration/test_nemesis.py -v -s
 
@@ -23,6 +25,7 @@ import json
 import os
 import random
 import threading
+import time
 
 import pytest
 
@@ -102,6 +105,12 @@ def print_after_faults(after: list, origin: float) -> None:
           flush=True)
 
 
+def missing_faults(nemesis) -> list:
+    """The required faults the nemesis has not made yet."""
+    effective = nemesis.effective()
+    return [need for need in REQUIRED if effective.get(need, 0) == 0]
+
+
 def test_no_overlapping_holds_lost_holders_or_falling_tokens_under_faults(cluster):
     print(f"\nnemesis seed {SEED} (ESLM_NEMESIS_SEED={SEED} reproduces the schedule), {SECONDS:.0f}s of faults",
           flush=True)
@@ -114,6 +123,9 @@ def test_no_overlapping_holds_lost_holders_or_falling_tokens_under_faults(cluste
     for t in [w.thread for w in workers] + [nemesis.thread]:
         t.start()
     stop.wait(SECONDS)
+    overtime = time.monotonic() + SECONDS
+    while missing_faults(nemesis) and time.monotonic() < overtime:
+        time.sleep(2)  # the nemesis makes a fault every few seconds
     stop.set()
     history.end()  # availability is measured while the workers were asking
     for w in workers:
@@ -141,8 +153,8 @@ def test_no_overlapping_holds_lost_holders_or_falling_tokens_under_faults(cluste
     assert report.violations == [], f"seed {SEED}: " + report.summary(origin=history.started)
     assert not stuck, f"seed {SEED}: threads still running after the deadline: {stuck}"
     assert nemesis.settled(), f"seed {SEED}: the cluster did not heal within {HEAL_S}s"
-    missing = [need for need in REQUIRED if effective.get(need, 0) == 0]
-    assert not missing, f"seed {SEED}: the run made none of {missing}: raise ESLM_NEMESIS_SECONDS"
+    missing = missing_faults(nemesis)
+    assert not missing, f"seed {SEED}: the run made none of {missing} in twice ESLM_NEMESIS_SECONDS"
     assert report.counts["grants"] > 0 and report.counts["renews"] > 0, "the run proved nothing"
     print(f"  after each healed partition (s from the heal until green with a standby, s the replica's "
           f"recovery waited for the whole state, {NO_RECOVERY}: no recovery since the cut): {nemesis.heals}",

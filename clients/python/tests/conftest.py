@@ -14,6 +14,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 sys.path[:0] = [str(HERE.parent / "src"), str(ROOT / "scripts"), str(ROOT / "tests" / "integration")]
 
+import cpu_tally  # noqa: E402
 import node as esnode  # noqa: E402
 from elasticsearch import AsyncElasticsearch, Elasticsearch  # noqa: E402
 
@@ -76,3 +77,7 @@ def noticed():
             time.sleep(0.02)
         return True
     return poll
+
+
+def pytest_configure(config):
+    cpu_tally.register(config)  # the CPU each module cost, printed after the run
