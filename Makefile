@@ -25,6 +25,10 @@ PY_ES8 := build/py-es8/bin/python
 # tooz 9.1.0 and its test suite's imports, with this client installed for its tooz.backends entry
 # point (clients/python/tests/test_client_tooz.py runs tooz's own suite through it).
 PY_TOOZ := build/py-tooz/bin/python
+# What make checks for each venv: a file written once its packages are in. (The interpreter itself
+# cannot be the target: it is a link to the system's, whose old time stamp made make build the
+# venvs again at each target that needs them.)
+VENVS := build/py-es8/.installed build/py-tooz/.installed
 export ES_VERSION
 
 .PHONY: run test quick-test build check fmt rust-test fuzz java-test integration-test client-test previous-plugin dist cross-toolchain clean
@@ -45,7 +49,7 @@ quick-test integration-test client-test: export ESLM_NODE_JAVA_OPTS ?= $(TEST_NO
 ## Everything CI runs. The fuzz run keeps one core busy for FUZZ_SECONDS: the plugin builds, the
 ## Java unit tests and the test venvs use the other meanwhile (each one's output printed when it ends).
 test: check rust-test
-	$(MAKE) --no-print-directory -j2 --output-sync=target fuzz java-test $(PY_ES8) $(PY_TOOZ)
+	$(MAKE) --no-print-directory -j2 --output-sync=target fuzz java-test $(VENVS)
 	$(MAKE) --no-print-directory integration-test
 
 ## Everything but the multi-node cluster tests (a quicker loop while developing), on $(ES_VERSION).
@@ -110,7 +114,7 @@ LANE_TESTS := tests/test_bench_smoke.py tests/integration/test_upgrade.py
 OTHER_VERSIONS := $(filter-out $(ES_DEFAULT),$(ES_VERSIONS))
 PYTEST_DEFAULT = ES_VERSION=$(ES_DEFAULT) python3 -m pytest -v --durations=10 $(PYTEST_ARGS)
 suite_part = $(filter-out $(LANE_TESTS),$(sort $(wildcard $(1))))
-integration-test: $(PY_ES8) $(PY_TOOZ)
+integration-test: $(VENVS)
 	python3 scripts/lanes.py --timeout 3000 --follow suite-a-g \
 	  "suite-a-g=$(PYTEST_DEFAULT) $(call suite_part,tests/integration/test_[a-g]*.py)" \
 	  "suite-h-q=$(PYTEST_DEFAULT) $(call suite_part,tests/integration/test_[h-q]*.py)" \
@@ -123,7 +127,7 @@ integration-test: $(PY_ES8) $(PY_TOOZ)
 ## allows (clients/python/tests/requirements-es8.txt, in a venv under build/) on $(ES8); the
 ## second's output is printed after the first's. Both run tooz's own coordination suite through the
 ## tooz driver (clients/python/tests/test_client_tooz.py, in the venv $(PY_TOOZ)).
-client-test: $(PY_ES8) $(PY_TOOZ)
+client-test: $(VENVS)
 	@echo "=== the Python client's tests: elasticsearch-py 9 on $(ES_DEFAULT) and elasticsearch-py 8.0 on $(ES8)"
 	ES_VERSION=$(ES8) $(PY_ES8) -m pytest clients/python/tests -v -p no:cacheprovider --durations=10 \
 	  $(PYTEST_ARGS) > build/client-test-es8.log 2>&1 & eight=$$!; \
@@ -133,11 +137,11 @@ client-test: $(PY_ES8) $(PY_TOOZ)
 	cat build/client-test-es8.log; \
 	[ $$nine -eq 0 ] && [ $$eight -eq 0 ]
 
-$(PY_ES8): clients/python/tests/requirements-es8.txt
-	python3 -m venv build/py-es8 && build/py-es8/bin/pip install -q -r $<
+build/py-es8/.installed: clients/python/tests/requirements-es8.txt
+	python3 -m venv build/py-es8 && build/py-es8/bin/pip install -q -r $< && touch $@
 
-$(PY_TOOZ): clients/python/tests/requirements-tooz.txt clients/python/pyproject.toml
-	rm -rf build/py-tooz && python3 -m venv build/py-tooz && build/py-tooz/bin/pip install -q -r $<
+build/py-tooz/.installed: clients/python/tests/requirements-tooz.txt clients/python/pyproject.toml
+	rm -rf build/py-tooz && python3 -m venv build/py-tooz && build/py-tooz/bin/pip install -q -r $< && touch $@
 
 ## The plugin as released before the formats were versioned (issue 28), built from git for $(ES8):
 ## tests/integration/test_upgrade.py upgrades a cluster from it to this build. PREVIOUS_PLUGIN is
