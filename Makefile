@@ -143,6 +143,10 @@ build/py-es8/.installed: clients/python/tests/requirements-es8.txt
 build/py-tooz/.installed: clients/python/tests/requirements-tooz.txt clients/python/pyproject.toml
 	rm -rf build/py-tooz && python3 -m venv build/py-tooz && build/py-tooz/bin/pip install -q -r $< && touch $@
 
+# `make build/py-tooz/bin/python` (bench/tooz_locks.py) still makes the venv.
+$(PY_ES8): build/py-es8/.installed ;
+$(PY_TOOZ): build/py-tooz/.installed ;
+
 ## The plugin as released before the formats were versioned (issue 28), built from git for $(ES8):
 ## tests/integration/test_upgrade.py upgrades a cluster from it to this build. PREVIOUS_PLUGIN is
 ## that commit; its zip goes to build/previous/.
