@@ -125,8 +125,8 @@ integration-test: $(VENVS)
 ## The Python client's whole suite twice, at the same time (both mostly wait on their nodes): with
 ## the official 9.x client (tests/requirements.txt) on $(ES_DEFAULT), and with the lowest 8.x it
 ## allows (clients/python/tests/requirements-es8.txt, in a venv under build/) on $(ES8); the
-## second's output is printed after the first's. Both run tooz's own coordination suite through the
-## tooz driver (clients/python/tests/test_client_tooz.py, in the venv $(PY_TOOZ)).
+## second's output is printed after the first's. The first also runs tooz's own coordination suite
+## through the tooz driver (clients/python/tests/test_client_tooz.py, in the venv $(PY_TOOZ)).
 client-test: $(VENVS)
 	@echo "=== the Python client's tests: elasticsearch-py 9 on $(ES_DEFAULT) and elasticsearch-py 8.0 on $(ES8)"
 	ES_VERSION=$(ES8) $(PY_ES8) -m pytest clients/python/tests -v -p no:cacheprovider --durations=10 \

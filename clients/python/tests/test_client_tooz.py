@@ -3,6 +3,10 @@ real node through the driver (eslm/tooz_driver.py), as tooz runs it for its own 
 `TOOZ_TEST_URL` names the backend. It runs in the venv make builds from requirements-tooz.txt
 (build/py-tooz), where the client is installed with its `tooz.backends` entry point.
 
+It runs once per `make test`, on the default Elasticsearch version: its venv and the driver are
+the same on both runs of the client's suite (Makefile `client-test`), and what differs between
+versions is checked by the modules marked `every_version` (pytest.ini).
+
 Every test must pass; the one skip allowed is the one tooz itself makes for every driver but its
 etcd3gw, memcached and Redis drivers (clients/python/README.md "tooz"):
 `test_watch_join_group_disappear`, which destroys a group under its members through a private
@@ -18,11 +22,16 @@ from pathlib import Path
 
 import pytest
 
+import node as esnode  # scripts/, on the path from conftest.py
+
 ROOT = Path(__file__).resolve().parents[3]
 TOOZ_PYTHON = ROOT / "build" / "py-tooz" / "bin" / "python"
 # The reason tooz gives for the one skip allowed (test_watch_join_group_disappear).
 ALLOWED_SKIP = "This test only works with coordinators that have the ability to destroy groups."
 TOOZ_TESTS = 83  # in tooz 9.1.0's test_coordination.py
+
+pytestmark = pytest.mark.skipif(esnode.es_version() != esnode.default_es_version(),
+                                reason="tooz's suite runs on the default Elasticsearch version only")
 
 
 @pytest.mark.skipif(not TOOZ_PYTHON.exists(), reason="no tooz venv: make client-test builds build/py-tooz")
