@@ -7,7 +7,9 @@ less CPU work shortens it. This names where the CPU goes, so cuts go where they 
 
 A node's CPU counts when it is reaped: the module that stops it pays for it. A session-wide node
 (tests/conftest.py's `single_node`, the client suite's `es_node`) is stopped in the last test's
-teardown, so the last module carries it; the summary says which that is.
+teardown, so the last module carries it; the summary says which that is. A server JVM killed
+with -9 together with its launcher (`Node.kill`) may be reaped by init instead, and its CPU is
+then missing from the tally: the figures are a floor.
 
 Registered by tests/conftest.py and clients/python/tests/conftest.py (`register`)."""
 
@@ -15,19 +17,18 @@ from __future__ import annotations
 
 import os
 import resource
+import sys
 import time
 from collections import defaultdict
 
 import pytest
 
 _by_module: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])  # module: [cpu s, wall s]
-_last_module: list[str] = []
+_last = {"module": ""}  # the module of the last test run: it reaps the session-wide nodes
 
 
 def register(config) -> None:
     """Adds this plugin once, whichever conftest asks first."""
-    import sys
-
     if not config.pluginmanager.has_plugin("cpu_tally"):
         config.pluginmanager.register(sys.modules[__name__], "cpu_tally")
 
@@ -45,7 +46,7 @@ def pytest_runtest_protocol(item, nextitem):
     tally = _by_module[module]
     tally[0] += _cpu_seconds() - cpu
     tally[1] += time.monotonic() - wall
-    _last_module[:] = [module]
+    _last["module"] = module
 
 
 def pytest_terminal_summary(terminalreporter):
@@ -56,6 +57,6 @@ def pytest_terminal_summary(terminalreporter):
     terminalreporter.section(f"CPU by module: {total:.0f} s in all (scripts/cpu_tally.py)")
     for module, (cpu, wall) in sorted(_by_module.items(), key=lambda kv: -kv[1][0]):
         write(f"{cpu:8.1f} s CPU {wall:8.1f} s wall  {module}")
-    if _last_module:
-        write(f"(session-wide nodes are reaped in the last module, {_last_module[0]}; lane "
+    if _last["module"]:
+        write(f"(session-wide nodes are reaped in the last module, {_last['module']}; lane "
               f"{os.environ.get('ESLM_LANE', '-')})")
