@@ -9,7 +9,6 @@ each workload granted locks, without errors and without two holders at once."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
@@ -19,12 +18,13 @@ from pathlib import Path
 
 import pytest
 
+import node as esnode  # scripts/, on the path from tests/conftest.py
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # The harness is the same whatever Elasticsearch it starts: it is checked once per CI run, on the
 # default version (`make integration-test` runs this folder once per version).
-_DEFAULT_ES = re.search(r"<es\.version>([^<]+)</es\.version>", (ROOT / "pom.xml").read_text()).group(1)
-pytestmark = pytest.mark.skipif(os.environ.get("ES_VERSION", _DEFAULT_ES) != _DEFAULT_ES,
+pytestmark = pytest.mark.skipif(esnode.es_version() != esnode.default_es_version(),
                                 reason="the benchmark harness is smoke-tested on the default version only")
 
 
