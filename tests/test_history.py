@@ -10,7 +10,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "integration"))
 
-from history import ACQUIRE, RELEASE, RENEW, History, after_faults, check, grant_order, holds  # noqa: E402
+from history import (  # noqa: E402
+    ACQUIRE, RELEASE, RENEW, History, after_faults, check, grant_order, holds, longest_gaps)
 
 LEASE = 5.0
 K = "k"
@@ -264,6 +265,23 @@ def test_gaps_ignore_grants_answered_after_the_window():
     s.acquire("b", 2.0, 12.0, 11)
     r = check(s.history, start=0.0, end=10.0)
     assert r.gaps[K].seconds == 9.0
+
+
+def test_a_gap_counts_only_its_time_outside_faults():
+    """Grants at 0, 40 and 100: the 60 s stretch holds two faults (10 s and 30 s, overlapping by
+    5 s, so 35 s of faults), leaving 25 s; the 40 s stretch holds none and is the longest."""
+    s = Script()
+    for i, t in enumerate((0.0, 40.0, 100.0)):
+        s.acquire(f"o{i}", t - 0.1 if t else 0.0, t, 10 + i)
+        s.release(f"o{i}", t + 0.1, t + 0.2)
+    ops = s.history.ops()
+    faults = [(50.0, 60.0), (55.0, 85.0), (200.0, 210.0)]
+    gap = longest_gaps(ops, 0.0, 100.0, faults=faults)[K]
+    assert (gap.seconds, gap.start, gap.end) == (40.0, 0.0, 40.0)
+    raw = longest_gaps(ops, 0.0, 100.0)[K]
+    assert (raw.seconds, raw.start) == (60.0, 40.0), "without faults the raw stretch is the longest"
+    covered = longest_gaps(ops, 40.0, 100.0, faults=[(40.0, 90.0), (60.0, 70.0)])[K]
+    assert covered.seconds == 10.0, "a fault inside another counts once"
 
 
 def test_the_summary_names_the_figures():

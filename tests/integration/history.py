@@ -354,9 +354,14 @@ def after_faults(ops: Iterable[Op], green_at: list[float]) -> list[AfterFault]:
     return out
 
 
-def longest_gaps(ops: Iterable[Op], start: float, end: float, keys: Iterable[str] = ()) -> dict[str, Gap]:
+def longest_gaps(ops: Iterable[Op], start: float, end: float, keys: Iterable[str] = (),
+                 faults: Iterable[tuple[float, float]] = ()) -> dict[str, Gap]:
     """Per key (those of the history and `keys`, which may never have been granted), the longest
-    stretch of the window [start, end] without any grant answered (grants outside it ignored)."""
+    stretch of the window [start, end] without any grant answered (grants outside it ignored).
+    With `faults` (each a (start, end) interval), a stretch counts only its time outside every
+    fault: back-to-back faults add up to a long stretch without grants that no single fault
+    explains, and what a liveness bound is about is the time the cluster had to recover."""
+    intervals = list(faults)
     times: dict[str, list[float]] = {k: [] for k in keys}
     for op in ops:
         if op.f == ACQUIRE and op.type == "ok" and start <= op.complete <= end:
@@ -364,9 +369,20 @@ def longest_gaps(ops: Iterable[Op], start: float, end: float, keys: Iterable[str
     gaps = {}
     for key, ts in times.items():
         points = [start, *sorted(ts), end]
-        a, b = max(zip(points, points[1:]), key=lambda p: p[1] - p[0])
-        gaps[key] = Gap(key, b - a, a, b)
+        spans = [Gap(key, b - a - _covered(a, b, intervals), a, b) for a, b in zip(points, points[1:])]
+        gaps[key] = max(spans, key=lambda g: g.seconds)
     return gaps
+
+
+def _covered(a: float, b: float, intervals: list[tuple[float, float]]) -> float:
+    """How much of [a, b] lies inside the union of `intervals`."""
+    covered, reach = 0.0, a
+    for lo, hi in sorted(intervals):
+        lo, hi = max(lo, reach), min(hi, b)
+        if hi > lo:
+            covered += hi - lo
+            reach = hi
+    return covered
 
 
 def tally(ops: Iterable[Op]) -> tuple[Counter, Counter]:

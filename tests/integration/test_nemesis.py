@@ -32,7 +32,7 @@ import pytest
 import netcut
 import node as esnode
 from cluster_kit import ThreeNodes
-from history import ACQUIRE, History, after_faults, check
+from history import ACQUIRE, History, after_faults, check, longest_gaps
 from nemesis import HEAL_S, HEALED_WITHIN_S, NO_RECOVERY, REQUIRED, Nemesis
 from workers import Holder, Load, Worker
 
@@ -164,5 +164,12 @@ def test_no_overlapping_holds_lost_holders_or_falling_tokens_under_faults(cluste
     slow = [h for h in nemesis.heals if h[1] > HEALED_WITHIN_S]
     assert not slow, f"seed {SEED}: after a healed partition a replica's recovery waited more than " \
                      f"{HEALED_WITHIN_S}s for its owner's whole state: {slow}"
-    longest = max((g.seconds for g in report.gaps.values()), default=0.0)
-    assert longest <= GAP_BOUND_S, f"seed {SEED}: a key went {longest:.1f}s without a grant"
+    # Back-to-back faults add up; what the bound is about is the time the cluster had to recover.
+    faults = [(op.invoke, op.complete) for op in history.ops() if op.process == "nemesis" and op.type == "ok"]
+    outside = longest_gaps(history.ops(), history.started, history.ended, KEYS, faults)
+    print("  longest time without a grant outside faults: " + ", ".join(
+        f"{k} {g.seconds:.1f}s (of {g.end - g.start:.1f}s from {g.start - history.started:.1f}s)"
+        for k, g in sorted(outside.items())), flush=True)
+    longest = max(outside.values(), key=lambda g: g.seconds)
+    assert longest.seconds <= GAP_BOUND_S, \
+        f"seed {SEED}: {longest.key} went {longest.seconds:.1f}s without a grant outside faults"
