@@ -4,7 +4,7 @@
 //! token) never ends or changes a newer one — for locks, multi-locks, semaphores and elections,
 //! through a queue, a snapshot, a delta and a standby, and for a copy of an older format.
 
-mod common;
+use crate::common;
 
 use common::*;
 use lock_core::{

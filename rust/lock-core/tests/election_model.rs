@@ -4,7 +4,7 @@
 //! leader's term in the batch that elects it (never leaving one waiting beside a leader), or
 //! time out; the table's invariants after every step.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -2,7 +2,7 @@
 //! election, the grant's token as the term, and the grant's `value` kept with it through
 //! queueing, snapshot, delta and standby, and gone with the lock.
 
-mod common;
+use crate::common;
 
 use common::table_with;
 use lock_core::{

@@ -2,7 +2,7 @@
 //! of scope `group` with their capabilities, leaving with their lease or session, watched by
 //! version, and carried by snapshots and deltas to a standby that is promoted.
 
-mod common;
+use crate::common;
 
 use common::{check, sid, table_with};
 use lock_core::{

@@ -3,7 +3,7 @@
 //! renewing and releasing; the memory estimate returns to its baseline once everything is
 //! released.
 
-mod common;
+use crate::common;
 
 use common::*;
 use lock_core::{

@@ -7,7 +7,7 @@
 //! first page to after the last is listed, and nothing is listed that was not held at some
 //! point during the listing. Without changes, the pages are exactly the full sorted list.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

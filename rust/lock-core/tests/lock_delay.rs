@@ -3,7 +3,7 @@
 //! delay; its owner takes them back at once; a release leaves no delay; the delay survives a
 //! snapshot, a delta and a standby; bad requests are refused naming the field.
 
-mod common;
+use crate::common;
 
 use common::{
     check, conflict, grant, granted_owners, queue, release, req, table, table_with, tree,

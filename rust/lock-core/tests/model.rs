@@ -24,7 +24,7 @@
 //! Cases: `PROPTEST_CASES`, else 10,000 when `CI=true`, else 20,000 (about 4 s per 10,000
 //! with the workspace's optimised test profile for this crate).
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 

@@ -29,7 +29,7 @@
 //!
 //! Cases: as `tests/model.rs`: `PROPTEST_CASES`, else 10,000 when `CI=true`, else 20,000.
 
-mod common;
+use crate::common;
 
 use proptest::prelude::*;
 

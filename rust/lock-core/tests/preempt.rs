@@ -5,7 +5,7 @@
 //! higher priority is not asked; a preempted holder's renewal says it was preempted; the
 //! grant's priority survives a snapshot.
 
-mod common;
+use crate::common;
 
 use common::{check, grant, granted_owners, queue, release, req, table, with_priority};
 use lock_core::{

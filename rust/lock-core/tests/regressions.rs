@@ -1,6 +1,6 @@
 //! Regression tests, each named after the bug it caught (found by the model test unless noted).
 
-mod common;
+use crate::common;
 
 use common::*;
 use lock_core::{AcquireRequest, Mode, Scope};

@@ -2,7 +2,7 @@
 //! ([`LockTable::take_changes`]), the replica's [`Standby`] and promotion with
 //! [`LockTable::import`]. The random histories are in `tests/replication_model.rs`.
 
-mod common;
+use crate::common;
 
 use common::{grant, queue, release, req, sid, table_with, waiting};
 use lock_core::{

@@ -1,6 +1,6 @@
 //! One test (or a few) per lock rule of DESIGN.md §4, through the public API.
 
-mod common;
+use crate::common;
 
 use common::*;
 use lock_core::{

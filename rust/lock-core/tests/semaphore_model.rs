@@ -23,7 +23,7 @@
 //! model follows the events in the order the table made them. Cases as the lock model: `PROPTEST_CASES`, else 10,000 when `CI=true`,
 //! else 20,000.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

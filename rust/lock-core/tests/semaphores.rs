@@ -2,7 +2,7 @@
 //! request, FIFO with mixed permits, and the replicated state (snapshot, delta, standby,
 //! listing). The random histories are in `tests/semaphore_model.rs`.
 
-mod common;
+use crate::common;
 
 use common::{sid, table_with};
 use lock_core::{

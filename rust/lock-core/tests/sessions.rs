@@ -2,7 +2,7 @@
 //! session's owner, and the same after a hand-over or a promotion (docs/LOCK_CORE.md, "Leases,
 //! sessions, epochs").
 
-mod common;
+use crate::common;
 
 use common::{check, grant, req, sid, table, table_with};
 use lock_core::{

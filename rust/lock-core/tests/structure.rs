@@ -228,6 +228,32 @@ fn graph_of(edges: &[(&str, &str)]) -> Graph {
     g
 }
 
+/// The test files that `tests/all.rs` does not declare as modules: with `autotests = false`
+/// (Cargo.toml) such a file would compile into nothing and its tests would silently never run.
+fn undeclared_test_files(tests: &Path, root: &str) -> Vec<String> {
+    let mut files: Vec<String> = fs::read_dir(tests)
+        .expect("tests/")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .filter(|stem| stem != "all")
+        .filter(|stem| root.lines().all(|l| l.trim() != format!("mod {stem};")))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn every_test_file_is_a_module_of_the_one_test_binary() {
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let root = fs::read_to_string(tests.join("all.rs")).expect("tests/all.rs");
+    let missing = undeclared_test_files(&tests, &root);
+    assert!(missing.is_empty(), "declare these in tests/all.rs: {missing:?}");
+    // and the check finds a file left out
+    let without_model = root.replace("mod model;\n", "");
+    assert_eq!(undeclared_test_files(&tests, &without_model), ["model"]);
+}
+
 #[test]
 fn the_cycle_checker_finds_and_prints_a_cycle() {
     // types -> error -> types was the cycle before issue 11.

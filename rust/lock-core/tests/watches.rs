@@ -1,7 +1,7 @@
 //! Watches on locks, one scenario per way a lock ends (docs/LOCK_CORE.md, "Watches"); the
 //! random histories are in `model.rs`.
 
-mod common;
+use crate::common;
 
 use common::{check, grant, release, req, sid, table, table_with};
 use lock_core::{
