@@ -200,33 +200,59 @@ def move_partition(cluster, to):
     """Moves partition 0 to `to` (reroute) and waits until `to` serves it; answers the states
     `to` was seen in meanwhile (a planned move must never pass through "grace"). The bound is
     for liveness only (a relocation is Elasticsearch's peer recovery, which a loaded CI machine
-    has stretched past a minute); the safety check, one owner at a time, is `owner_of_partition`'s."""
+    has stretched past a minute); the safety check, one owner at a time, is `owner_of_partition`'s.
+    A relocation that ended without moving the partition (a loaded machine has seen the master
+    fail the relocating owner as silent: its copy had handed off to the target, and the target's
+    start took longer than `locks.failover.silent_owner`) is asked for again, and said so."""
     deadline = time.monotonic() + MOVE_BOUND_S
-    while True:
-        owner, _ = owner_of_partition(cluster)
-        if owner is to:
-            return []
-        r = http(owner, "POST", "/_cluster/reroute?metric=none", {
-            "commands": [{"move": {"index": ".locks", "shard": 0, "from_node": owner.name, "to_node": to.name}}]})
-        if r.status_code == 200:
-            break
-        # The balancer (or the plugin keeping copies off the master) moved the primary between
-        # the look and the command, or is moving it now: look again once the cluster has settled.
-        moving = "failed to find it" in r.text or "shard is not started" in r.text
-        assert r.status_code == 400 and moving and time.monotonic() < deadline, r.text
-        http(owner, "GET", "/_cluster/health/.locks?wait_for_no_relocating_shards=true"
-             "&wait_for_no_initializing_shards=true&timeout=30s", timeout=40)
     seen = []
-    while owner_of_partition(cluster, 0, seen)[0] is not to:
-        assert time.monotonic() < deadline, \
-            f"partition did not move to {to.name} in {MOVE_BOUND_S} s: {http(to, 'GET', '/_cat/shards/.locks?v').text}"
-        time.sleep(0.05)
+    while True:
+        owner = _reroute(cluster, to, deadline)
+        if owner is to:
+            break
+        while (owner := owner_of_partition(cluster, 0, seen)[0]) is not to and _relocating(to):
+            assert time.monotonic() < deadline, \
+                f"partition did not move to {to.name} in {MOVE_BOUND_S} s: {http(to, 'GET', '/_cat/shards/.locks?v').text}"
+            time.sleep(0.05)
+        if owner is to:
+            break
+        assert time.monotonic() < deadline, f"partition did not move to {to.name} in {MOVE_BOUND_S} s"
+        print(f"the move to {to.name} ended with {owner.name} serving; moving again", flush=True)
     # Green is not enough: a relocating shard counts as green, and `to` serves from the
     # relocation's hand-off on, before the master marks the move done. The next move (from `to`)
     # would then find no started copy on it (CI saw "can't move [.locks][0], failed to find it").
     http(to, "GET", "/_cluster/health/.locks?wait_for_status=green&wait_for_no_relocating_shards=true"
          "&wait_for_no_initializing_shards=true&timeout=60s", timeout=70)
     return [state for name, state in seen if name == to.name]
+
+
+def _reroute(cluster, to, deadline):
+    """Asks the master to move partition 0's primary to `to`; answers the owner it asked to move
+    from (`to` itself: nothing to move)."""
+    while True:
+        owner, _ = owner_of_partition(cluster)
+        if owner is to:
+            return owner
+        r = http(owner, "POST", "/_cluster/reroute?metric=none", {
+            "commands": [{"move": {"index": ".locks", "shard": 0, "from_node": owner.name, "to_node": to.name}}]})
+        if r.status_code == 200:
+            return owner
+        # The balancer (or the plugin keeping copies off the master) moved the primary between
+        # the look and the command, or is moving it now: look again once the cluster has settled.
+        moving = "failed to find it" in r.text or "shard is not started" in r.text
+        assert r.status_code == 400 and moving and time.monotonic() < deadline, r.text
+        http(owner, "GET", "/_cluster/health/.locks?wait_for_no_relocating_shards=true"
+             "&wait_for_no_initializing_shards=true&timeout=30s", timeout=40)
+
+
+def _relocating(node) -> bool:
+    """Whether a copy of `.locks` is still relocating or initializing, as `node` sees it (true when
+    it cannot answer: the look is repeated)."""
+    try:
+        health = http(node, "GET", "/_cluster/health/.locks", timeout=5).json()
+        return health["relocating_shards"] > 0 or health["initializing_shards"] > 0
+    except (requests.RequestException, KeyError, ValueError):
+        return True
 
 
 def master_name(node):
