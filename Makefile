@@ -39,11 +39,12 @@ run:
 	$(MVN) package -DskipTests -Des.version=$(ES_VERSION)
 	python3 scripts/node.py run
 
-## The test targets start their nodes with a C1-only JIT and without touching the whole heap at
-## start (scripts/node.py, ESLM_NODE_JAVA_OPTS): a three-node cluster is ready in about half the
-## time on two cores. `make run` and the benchmark's figures use Elasticsearch's own JVM options.
-## Set ESLM_NODE_JAVA_OPTS= to test without them.
-TEST_NODE_JAVA_OPTS := -XX:TieredStopAtLevel=1 -XX:-AlwaysPreTouch
+## The test targets start their nodes with a C1-only JIT, without touching the whole heap at start
+## and without verifying the bytecode of classes loaded from the class path (javac's output, read
+## at every node start) (scripts/node.py, ESLM_NODE_JAVA_OPTS): a three-node cluster is ready in
+## about half the time on two cores. `make run` and the benchmark's figures use Elasticsearch's
+## own JVM options. Set ESLM_NODE_JAVA_OPTS= to test without them.
+TEST_NODE_JAVA_OPTS := -XX:TieredStopAtLevel=1 -XX:-AlwaysPreTouch -XX:+UnlockDiagnosticVMOptions -XX:-BytecodeVerificationRemote
 quick-test integration-test client-test: export ESLM_NODE_JAVA_OPTS ?= $(TEST_NODE_JAVA_OPTS)
 
 ## Everything CI runs. The fuzz run keeps one core busy for FUZZ_SECONDS: the plugin builds, the

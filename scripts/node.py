@@ -156,8 +156,9 @@ RUN_AS = "eslm"
 
 # More JVM options for every node this script starts (and its launcher's and the plugin CLI's JVMs),
 # from $ESLM_NODE_JAVA_OPTS. The Makefile's test targets set `-XX:TieredStopAtLevel=1
-# -XX:-AlwaysPreTouch` (C1 only, the heap not touched at start: a node boots in about half the
-# CPU, which on a two-core machine is most of a test's set-up); a node measured for figures runs
+# -XX:-AlwaysPreTouch -XX:+UnlockDiagnosticVMOptions -XX:-BytecodeVerificationRemote` (C1 only,
+# the heap not touched at start, loaded classes not verified: a node boots in about half the CPU,
+# which on a two-core machine is most of a test's set-up); a node measured for figures runs
 # without them, as users run theirs (bench/run.py refuses them outside --quick).
 NODE_JAVA_OPTS_ENV = "ESLM_NODE_JAVA_OPTS"
 
