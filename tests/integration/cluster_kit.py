@@ -211,12 +211,11 @@ def move_partition(cluster, to):
         if owner is to:
             break
         while (owner := owner_of_partition(cluster, 0, seen)[0]) is not to and _relocating(to):
-            assert time.monotonic() < deadline, \
-                f"partition did not move to {to.name} in {MOVE_BOUND_S} s: {http(to, 'GET', '/_cat/shards/.locks?v').text}"
+            assert time.monotonic() < deadline, _not_moved(to)
             time.sleep(0.05)
         if owner is to:
             break
-        assert time.monotonic() < deadline, f"partition did not move to {to.name} in {MOVE_BOUND_S} s"
+        assert time.monotonic() < deadline, _not_moved(to)
         print(f"the move to {to.name} ended with {owner.name} serving; moving again", flush=True)
     # Green is not enough: a relocating shard counts as green, and `to` serves from the
     # relocation's hand-off on, before the master marks the move done. The next move (from `to`)
@@ -243,6 +242,10 @@ def _reroute(cluster, to, deadline):
         assert r.status_code == 400 and moving and time.monotonic() < deadline, r.text
         http(owner, "GET", "/_cluster/health/.locks?wait_for_no_relocating_shards=true"
              "&wait_for_no_initializing_shards=true&timeout=30s", timeout=40)
+
+
+def _not_moved(to) -> str:
+    return f"partition did not move to {to.name} in {MOVE_BOUND_S} s: {http(to, 'GET', '/_cat/shards/.locks?v').text}"
 
 
 def _relocating(node) -> bool:

@@ -361,7 +361,7 @@ def longest_gaps(ops: Iterable[Op], start: float, end: float, keys: Iterable[str
     With `faults` (each a (start, end) interval), a stretch counts only its time outside every
     fault: back-to-back faults add up to a long stretch without grants that no single fault
     explains, and what a liveness bound is about is the time the cluster had to recover."""
-    intervals = list(faults)
+    intervals = sorted(faults)
     times: dict[str, list[float]] = {k: [] for k in keys}
     for op in ops:
         if op.f == ACQUIRE and op.type == "ok" and start <= op.complete <= end:
@@ -375,9 +375,9 @@ def longest_gaps(ops: Iterable[Op], start: float, end: float, keys: Iterable[str
 
 
 def _covered(a: float, b: float, intervals: list[tuple[float, float]]) -> float:
-    """How much of [a, b] lies inside the union of `intervals`."""
+    """How much of [a, b] lies inside the union of `intervals` (sorted by their start)."""
     covered, reach = 0.0, a
-    for lo, hi in sorted(intervals):
+    for lo, hi in intervals:
         lo, hi = max(lo, reach), min(hi, b)
         if hi > lo:
             covered += hi - lo
