@@ -25,8 +25,9 @@
 //! `mode` (modes and their compatibility table), `types` (ids, times, tokens), `request` and
 //! `answer` (the JSON records), `error`, `event`, `config`, `validate` (every input check),
 //! `histogram` (windowed time histograms), `stats`, `table` (the lock table, one file per concern, see `src/table/README.md`),
-//! `standby` (a replica's copy of a table, kept by applying the primary's changes) and
-//! `partition`; with the test-only cargo feature `fault-injection`, `fault` (a panic on purpose,
+//! `standby` (a replica's copy of a table, kept by applying the primary's changes),
+//! `partition`, and apart from the table `ownership` (who may serve a partition: the protocol of
+//! docs/ARCHITECTURE.md "Silent owners", its bounds included); with the test-only cargo feature `fault-injection`, `fault` (a panic on purpose,
 //! docs/RELIABILITY.md "A panic in the core").
 
 // No unsafe code anywhere in the lock rules: what must not be corrupted is kept safe by the
@@ -44,6 +45,7 @@ pub mod fault;
 mod format;
 mod histogram;
 mod mode;
+pub mod ownership;
 mod partition;
 mod request;
 mod standby;
