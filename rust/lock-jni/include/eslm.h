@@ -78,6 +78,81 @@
 #define ESLM_LIST_MAX_SIZE 1000
 
 /**
+ * `lock_core::ownership::bounds::COPY_LEASE_MS`.
+ */
+#define ESLM_BOUND_COPY_LEASE_MS 800
+
+/**
+ * `lock_core::ownership::bounds::HEARTBEAT_INTERVAL_MS`.
+ */
+#define ESLM_BOUND_HEARTBEAT_INTERVAL_MS 200
+
+/**
+ * `lock_core::ownership::bounds::OWNERSHIP_WINDOW_MS`.
+ */
+#define ESLM_BOUND_OWNERSHIP_WINDOW_MS 3000
+
+/**
+ * `lock_core::ownership::bounds::OWNER_CHECK_INTERVAL_MS`.
+ */
+#define ESLM_BOUND_OWNER_CHECK_INTERVAL_MS 500
+
+/**
+ * `lock_core::ownership::bounds::CLOCK_RATE_ERROR_PPM`.
+ */
+#define ESLM_BOUND_CLOCK_RATE_ERROR_PPM 10000
+
+/**
+ * `lock_core::ownership::bounds::SILENT_LOOK_INTERVAL_MS`.
+ */
+#define ESLM_BOUND_SILENT_LOOK_INTERVAL_MS 250
+
+/**
+ * `lock_core::ownership::bounds::OWN_PAUSE_MS`.
+ */
+#define ESLM_BOUND_OWN_PAUSE_MS 1000
+
+/**
+ * `lock_core::ownership::bounds::ASK_AGAIN_MS`.
+ */
+#define ESLM_BOUND_ASK_AGAIN_MS 5000
+
+/**
+ * `lock_core::ownership::bounds::SILENT_OWNER_FAILOVER_DEFAULT_MS`.
+ */
+#define ESLM_BOUND_SILENT_OWNER_FAILOVER_DEFAULT_MS 3500
+
+/**
+ * `lock_core::ownership::bounds::SILENT_OWNER_FAILOVER_MIN_MS`.
+ */
+#define ESLM_BOUND_SILENT_OWNER_FAILOVER_MIN_MS 3100
+
+/**
+ * `lock_core::ownership::bounds::PROMOTION_WAIT_US`, rounded up to the millisecond.
+ */
+#define ESLM_BOUND_PROMOTION_WAIT_MS 817
+
+/**
+ * `lock_core::ownership::bounds::SYNCED_COPY_WAIT_MS`.
+ */
+#define ESLM_BOUND_SYNCED_COPY_WAIT_MS 1200
+
+/**
+ * `lock_core::ownership::bounds::SYNCED_COPY_MS_PER_MB`.
+ */
+#define ESLM_BOUND_SYNCED_COPY_MS_PER_MB 100
+
+/**
+ * `lock_core::ownership::bounds::CATCHING_UP_COPY_WAIT_MS`.
+ */
+#define ESLM_BOUND_CATCHING_UP_COPY_WAIT_MS 5000
+
+/**
+ * `lock_core::ownership::bounds::CLOSE_REQUEST_TIMEOUT_MS`.
+ */
+#define ESLM_BOUND_CLOSE_REQUEST_TIMEOUT_MS 500
+
+/**
  * Stable numeric code of every outcome the core can report, and the status of a bridge call.
  *
  * [`ErrorCode::Ok`] is never the code of a [`LockError`]: it is the success status of the C ABI,
@@ -327,6 +402,12 @@ enum EslmOp
    * `{"refused": {"parse", "message"}}`. Touches no partition.
    */
   ESLM_OP_READ_REQUEST = 34,
+  /**
+   * One event of the ownership protocol (`lock_core::ownership`, docs/ARCHITECTURE.md "Silent
+   * owners"): `{"event": "source" | "sending" | "renewed" | "master_answered" | "answered" |
+   * "promoted" | "heard" | "look", ...}` -> its decision (see `ops/ownership.rs`).
+   */
+  ESLM_OP_OWNERSHIP = 35,
 };
 #if __STDC_VERSION__ >= 202311L
 typedef enum EslmOp EslmOp;
@@ -428,6 +509,23 @@ enum EslmField
   ESLM_FIELD_PREFIX,
   ESLM_FIELD_AFTER,
   ESLM_FIELD_SIZE,
+  ESLM_FIELD_EVENT,
+  ESLM_FIELD_COPY_LEASES,
+  ESLM_FIELD_SENT_US,
+  ESLM_FIELD_ASKED_US,
+  ESLM_FIELD_YOURS,
+  ESLM_FIELD_OLD_OWNER_CLOSED,
+  ESLM_FIELD_MASTER,
+  ESLM_FIELD_LOCAL,
+  ESLM_FIELD_ENABLED,
+  ESLM_FIELD_BOUND_MS,
+  ESLM_FIELD_PROMOTABLE,
+  ESLM_FIELD_SERVES,
+  ESLM_FIELD_ANSWER,
+  ESLM_FIELD_CONDEMNED,
+  ESLM_FIELD_CONFIRMED,
+  ESLM_FIELD_LEASE_LEFT_MS,
+  ESLM_FIELD_UNSERVED,
   ESLM_FIELD_DEFAULT_LEASE_MS,
   ESLM_FIELD_MAX_LEASE_MS,
   ESLM_FIELD_MAX_WAIT_MS,

@@ -90,9 +90,10 @@ fn throw(env: &mut JNIEnv<'_>, error: &BridgeError) {
             env.throw_new("java/lang/IllegalArgumentException", error.message())
         }
         BridgeError::Handle(_) => env.throw_new("java/lang/IllegalStateException", error.message()),
-        BridgeError::Lock(_) | BridgeError::Internal(_) | BridgeError::CorePanic { .. } => {
-            throw_lock_exception(env, error)
-        }
+        BridgeError::Lock(_)
+        | BridgeError::Internal(_)
+        | BridgeError::CorePanic { .. }
+        | BridgeError::NoLease { .. } => throw_lock_exception(env, error),
     };
     if thrown.is_err() && !env.exception_check().unwrap_or(true) {
         // Could not even build the exception (out of memory?): fall back to the simplest one.

@@ -10,15 +10,16 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use lock_core::ownership::{Micros, Ownership, Verdict};
 use lock_core::{
     Config, FullState, LockError, Partition, PartitionDelta, PartitionSnapshot, Standby,
     STATE_FORMAT_LOCK_DELAY,
 };
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
 use serde::Deserialize;
 
 /// How a node core starts: its settings and the partitions it owns from the start.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NodeConfig {
     #[serde(default)]
@@ -31,6 +32,11 @@ pub struct NodeConfig {
     /// (docs/API.md "Reading"); absent outside a node (the C ABI, tests).
     #[serde(default)]
     pub node_name: Option<String>,
+    /// A node of a cluster: a partition serves only while its owner's lease is current
+    /// (`lock_core::ownership`, docs/ARCHITECTURE.md "Silent owners"). Absent, a standalone core
+    /// (the C ABI, tests, benchmarks in process) serves every partition it opened.
+    #[serde(default)]
+    pub leases: bool,
 }
 
 /// A partition to open, with the epoch its tokens carry.
@@ -54,6 +60,9 @@ pub struct OpenSpec<'a> {
     pub from_standby: bool,
     /// Record changes for replicas (`locks.durability: replicated`).
     pub replicated: bool,
+    /// Opened from the cluster state the elected master just published, which confirms this
+    /// owner; `false` when reopened from this node's own state, which may be stale.
+    pub confirmed: bool,
 }
 
 /// The native state of one node, behind one handle.
@@ -78,6 +87,11 @@ pub struct NodeCore {
     /// ([`NodeCore::set_peer_format`]); this build's until told. What the oldest peer cannot read
     /// is refused, never written (docs/ARCHITECTURE.md, "Formats and versions").
     peer_format: AtomicU32,
+    /// Who may serve which partition: this node's part in the ownership protocol, fed by the
+    /// plugin's events, asked before every operation that changes or shows a table.
+    ownership: Mutex<Ownership>,
+    /// See [`NodeConfig::leases`].
+    leases: bool,
 }
 
 /// A partition in which the core panicked: the epoch it served in and the panic's message.
@@ -111,6 +125,8 @@ impl NodeCore {
             standbys: RwLock::new(BTreeMap::new()),
             failed: RwLock::new(BTreeMap::new()),
             peer_format: AtomicU32::new(lock_core::STATE_FORMAT),
+            ownership: Mutex::new(new_ownership()),
+            leases: node.leases,
         })
     }
 
@@ -153,6 +169,25 @@ impl NodeCore {
         u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
+    /// Monotonic microseconds since this core was created: the ownership protocol's clock.
+    pub fn now_us(&self) -> Micros {
+        u64::try_from(self.started.elapsed().as_micros()).unwrap_or(u64::MAX)
+    }
+
+    /// Runs `f` on this node's part of the ownership protocol.
+    pub fn ownership<R>(&self, f: impl FnOnce(&mut Ownership) -> R) -> R {
+        f(&mut self.ownership.lock())
+    }
+
+    /// Whether this node may serve partition `id` now: always in a standalone core, else while
+    /// its lease is current.
+    pub fn verdict(&self, id: u32, now: Micros) -> Verdict {
+        if !self.leases {
+            return Verdict::Serve;
+        }
+        self.ownership.lock().verdict(id, now)
+    }
+
     /// The partition `id`.
     pub fn partition(&self, id: u32) -> Result<Arc<Partition>, LockError> {
         self.partitions.read().get(&id).cloned().ok_or_else(|| {
@@ -166,6 +201,7 @@ impl NodeCore {
     pub fn fail_partition(&self, id: u32, message: &str) -> Option<u64> {
         let removed = self.partitions.write().remove(&id)?;
         self.grace_until.write().remove(&id);
+        self.ownership.lock().closed(id);
         let epoch = removed.epoch();
         let failed = FailedPartition { epoch, message: message.to_owned() };
         self.failed.write().insert(id, failed);
@@ -235,6 +271,8 @@ impl NodeCore {
         }
         if let Some(p) = partitions.get(&id) {
             p.set_change_tracking(spec.replicated);
+            // Its lease starts anew in the epoch it serves in (the tokens' epoch).
+            self.ownership.lock().opened(id, p.epoch(), spec.confirmed, self.now_us());
         }
         // A snapshot of a partition in grace carries the grace on (it is in the table already).
         let grace_ms = spec.grace_ms.max(snapshot.map_or(0, |s| s.grace_ms));
@@ -319,6 +357,14 @@ impl NodeCore {
     /// owner when `export` is set. Its waiters are dropped here; the plugin fails their requests
     /// as retryable so that coordinators retry against the new owner.
     pub fn close_partition(&self, id: u32, export: bool) -> Option<PartitionSnapshot> {
+        // It stops serving before its state can leave (docs/ARCHITECTURE.md "Silent owners").
+        self.ownership(|o| {
+            if export {
+                o.handed_over(id);
+            } else {
+                o.closed(id);
+            }
+        });
         let removed = self.partitions.write().remove(&id);
         self.grace_until.write().remove(&id);
         self.failed.write().remove(&id);
@@ -341,14 +387,45 @@ impl NodeCore {
         self.grace_until.read().get(&id).map_or(0, |until| until.saturating_sub(self.now()))
     }
 
-    /// Milliseconds from now until the earliest deadline of any partition, if there is one.
+    /// Milliseconds from now until the earliest deadline of any partition this node may serve
+    /// now, if there is one (one it may not serve moves on only once its lease is current again,
+    /// and the plugin looks again then).
     pub fn next_deadline_in(&self) -> Option<u64> {
         let now = self.now();
+        let now_us = self.now_us();
         self.partitions()
             .iter()
+            .filter(|(id, _)| self.verdict(*id, now_us).serves())
             .filter_map(|(_, p)| p.next_deadline())
             .min()
             .map(|deadline| deadline.saturating_sub(now))
+    }
+}
+
+/// This node's part in the ownership protocol; in the fault-injection build with the flaw that
+/// `ESLM_FAULT_FLAW` names (docs/RELIABILITY.md "Who may serve"), so that a real-node test can show
+/// what the protocol prevents.
+fn new_ownership() -> Ownership {
+    #[allow(unused_mut)]
+    let mut ownership = Ownership::new();
+    #[cfg(feature = "fault-injection")]
+    if let Some(flaw) = std::env::var("ESLM_FAULT_FLAW").ok().as_deref().and_then(flaw_named) {
+        tracing::warn!(?flaw, "fault injection: the ownership protocol runs with a flaw");
+        ownership.set_flaw(flaw);
+    }
+    ownership
+}
+
+/// The flaw a fault-injection node runs with, by its `ESLM_FAULT_FLAW` name.
+#[cfg(feature = "fault-injection")]
+fn flaw_named(name: &str) -> Option<lock_core::ownership::Flaw> {
+    use lock_core::ownership::Flaw;
+    match name {
+        "no_promotion_wait" => Some(Flaw::NoPromotionWait),
+        "no_wait_without_answer" => Some(Flaw::NoWaitWithoutAnswer),
+        "lease_from_answer" => Some(Flaw::LeaseFromAnswer),
+        "source_serves_after_hand_over" => Some(Flaw::SourceServesAfterHandOver),
+        _ => None,
     }
 }
 

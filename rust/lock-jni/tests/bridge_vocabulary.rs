@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 
 use eslm::ops::Op;
+use lock_core::ownership::bounds;
 use lock_core::ErrorCode;
 
 /// `(NAME, number)` of every `<prefix>NAME = number,` line of the committed header.
@@ -45,8 +46,8 @@ fn every_op_in_the_header_is_dispatched_under_its_name() {
         assert_eq!(&upper_snake(&format!("{op:?}")), name);
     }
     assert_eq!(header.first(), Some(&("ACQUIRE".to_owned(), 1)));
-    assert_eq!(header.last(), Some(&("READ_REQUEST".to_owned(), 34)));
-    assert!(Op::from_code(0).is_err() && Op::from_code(35).is_err() && Op::from_code(-1).is_err());
+    assert_eq!(header.last(), Some(&("OWNERSHIP".to_owned(), 35)));
+    assert!(Op::from_code(0).is_err() && Op::from_code(36).is_err() && Op::from_code(-1).is_err());
 }
 
 #[test]
@@ -98,7 +99,7 @@ fn statuses_in_the_header_are_the_core_error_codes() {
 }
 
 #[test]
-fn the_header_defines_no_constant_but_all_partitions_the_formats_and_the_limits() {
+fn the_header_defines_no_constant_but_all_partitions_the_formats_the_limits_and_the_bounds() {
     // cbindgen picks up lock-core's public associated constants too (see cbindgen.toml).
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("include/eslm.h");
     let header = std::fs::read_to_string(path).expect("include/eslm.h is readable");
@@ -122,6 +123,27 @@ fn the_header_defines_no_constant_but_all_partitions_the_formats_and_the_limits(
             format!("ESLM_MAX_VALUE_BYTES {}", lock_core::MAX_ELECTION_VALUE_BYTES),
             format!("ESLM_LIST_DEFAULT_SIZE {}", lock_core::ListFilter::DEFAULT_SIZE),
             format!("ESLM_LIST_MAX_SIZE {}", lock_core::ListFilter::MAX_SIZE),
+            format!("ESLM_BOUND_COPY_LEASE_MS {}", bounds::COPY_LEASE_MS),
+            format!("ESLM_BOUND_HEARTBEAT_INTERVAL_MS {}", bounds::HEARTBEAT_INTERVAL_MS),
+            format!("ESLM_BOUND_OWNERSHIP_WINDOW_MS {}", bounds::OWNERSHIP_WINDOW_MS),
+            format!("ESLM_BOUND_OWNER_CHECK_INTERVAL_MS {}", bounds::OWNER_CHECK_INTERVAL_MS),
+            format!("ESLM_BOUND_CLOCK_RATE_ERROR_PPM {}", bounds::CLOCK_RATE_ERROR_PPM),
+            format!("ESLM_BOUND_SILENT_LOOK_INTERVAL_MS {}", bounds::SILENT_LOOK_INTERVAL_MS),
+            format!("ESLM_BOUND_OWN_PAUSE_MS {}", bounds::OWN_PAUSE_MS),
+            format!("ESLM_BOUND_ASK_AGAIN_MS {}", bounds::ASK_AGAIN_MS),
+            format!(
+                "ESLM_BOUND_SILENT_OWNER_FAILOVER_DEFAULT_MS {}",
+                bounds::SILENT_OWNER_FAILOVER_DEFAULT_MS
+            ),
+            format!(
+                "ESLM_BOUND_SILENT_OWNER_FAILOVER_MIN_MS {}",
+                bounds::SILENT_OWNER_FAILOVER_MIN_MS
+            ),
+            format!("ESLM_BOUND_PROMOTION_WAIT_MS {}", bounds::PROMOTION_WAIT_US.div_ceil(1_000)),
+            format!("ESLM_BOUND_SYNCED_COPY_WAIT_MS {}", bounds::SYNCED_COPY_WAIT_MS),
+            format!("ESLM_BOUND_SYNCED_COPY_MS_PER_MB {}", bounds::SYNCED_COPY_MS_PER_MB),
+            format!("ESLM_BOUND_CATCHING_UP_COPY_WAIT_MS {}", bounds::CATCHING_UP_COPY_WAIT_MS),
+            format!("ESLM_BOUND_CLOSE_REQUEST_TIMEOUT_MS {}", bounds::CLOSE_REQUEST_TIMEOUT_MS),
         ],
         "exclude the others in cbindgen.toml"
     );

@@ -15,8 +15,13 @@ use serde_json::{json, Value};
 fn two_partitions() -> NodeCore {
     let partitions =
         Some(vec![PartitionSpec { id: 0, epoch: 1 }, PartitionSpec { id: 1, epoch: 1 }]);
-    NodeCore::new(NodeConfig { config: Config::default(), partitions, node_name: None })
-        .expect("core")
+    NodeCore::new(NodeConfig {
+        config: Config::default(),
+        partitions,
+        node_name: None,
+        ..NodeConfig::default()
+    })
+    .expect("core")
 }
 
 fn acquire(core: &NodeCore, partition: i32, key: &str) -> Result<Value, BridgeError> {

@@ -11,6 +11,7 @@ fn node() -> NodeCore {
         config: Default::default(),
         partitions: Some(vec![]),
         node_name: None,
+        ..NodeConfig::default()
     })
     .expect("core")
 }

@@ -431,8 +431,12 @@ mod tests {
 
     fn core() -> NodeCore {
         let partitions = Some(vec![PartitionSpec { id: 0, epoch: 1 }]);
-        let node =
-            NodeConfig { config: Config::default(), partitions, node_name: Some("n1".into()) };
+        let node = NodeConfig {
+            config: Config::default(),
+            partitions,
+            node_name: Some("n1".into()),
+            ..NodeConfig::default()
+        };
         NodeCore::new(node).expect("core")
     }
 

@@ -22,6 +22,9 @@ pub enum BridgeError {
     /// `epoch` as the partition's tokens carried it. Also what every later call on that partition
     /// answers until it is reopened.
     CorePanic { partition: Option<u32>, epoch: Option<u64>, message: String },
+    /// This node owns the partition but its lease is not current (`lock_core::ownership`): it
+    /// serves nothing there now; retry after `retry_after_ms` (0: on the next cluster state).
+    NoLease { message: String, retry_after_ms: u64 },
 }
 
 impl BridgeError {
@@ -32,6 +35,7 @@ impl BridgeError {
             BridgeError::BadPayload(_) | BridgeError::Handle(_) => ErrorCode::InvalidArgument,
             BridgeError::Internal(_) => ErrorCode::Internal,
             BridgeError::CorePanic { .. } => ErrorCode::CorePanic,
+            BridgeError::NoLease { .. } => ErrorCode::PartitionUnavailable,
         }
     }
 
@@ -63,6 +67,7 @@ impl BridgeError {
             BridgeError::CorePanic { partition: None, message, .. } => {
                 format!("the lock core panicked ({message})")
             }
+            BridgeError::NoLease { message, .. } => message.clone(),
         }
     }
 
@@ -75,6 +80,9 @@ impl BridgeError {
             BridgeError::Lock(e) => lock_details(e),
             BridgeError::CorePanic { partition, epoch, .. } => {
                 json!({ "partition": partition, "epoch": epoch })
+            }
+            BridgeError::NoLease { retry_after_ms, .. } => {
+                json!({ "retry_after_ms": retry_after_ms })
             }
             _ => Value::Null,
         };

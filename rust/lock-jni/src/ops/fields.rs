@@ -107,6 +107,27 @@ pub enum Field {
     After,
     Size,
 
+    // The ownership protocol (`ownership.rs`): the event the plugin hands it with its members, and
+    // the decisions read back; a partition opened unconfirmed; a partition's lease in the
+    // diagnostics; the partitions a tick left as they stood; a batch's send ticket.
+    Event,
+    CopyLeases,
+    SentUs,
+    AskedUs,
+    Yours,
+    OldOwnerClosed,
+    Master,
+    Local,
+    Enabled,
+    BoundMs,
+    Promotable,
+    Serves,
+    Answer,
+    Condemned,
+    Confirmed,
+    LeaseLeftMs,
+    Unserved,
+
     // The core's settings (`lock_core::Config`, `Limits`), written by the plugin (`Configure`) and
     // answered back as in force.
     DefaultLeaseMs,
@@ -226,6 +247,7 @@ mod tests {
             config: Config::default(),
             partitions: Some(vec![]),
             node_name: Some("n1".into()),
+            ..NodeConfig::default()
         };
         let core = NodeCore::new(node).expect("core");
         let mut f = Found(BTreeSet::new());
@@ -273,6 +295,7 @@ mod tests {
             }
         }
         replication_and_more(&core, &mut f);
+        ownership(&mut f);
         requests(&core, &mut f);
         written(&core, &mut f);
         failures(&mut f);
@@ -312,6 +335,73 @@ mod tests {
         f.at(&drained["result"], Bulk);
         f.at(&drained["result"], Documents);
         f.at(&run(core, Op::ClosePartition, 0, &json!({"export": true}))["result"], Snapshot);
+    }
+
+    /// The ownership protocol's events on a node of a cluster, and what a lease changes.
+    fn ownership(f: &mut Found) {
+        use Field::*;
+        let node = NodeConfig { partitions: Some(vec![]), leases: true, ..NodeConfig::default() };
+        let core = NodeCore::new(node).expect("core");
+        let event = |name: &str, more: Value| {
+            let mut args = json!({ Event.name(): name });
+            args.as_object_mut().expect("object").extend(more.as_object().expect("object").clone());
+            args
+        };
+        f.0.insert(Event.name());
+        let source = event("source", json!({ CopyLeases.name(): true }));
+        run(&core, Op::Ownership, ALL_PARTITIONS, &source);
+        f.0.insert(CopyLeases.name());
+        run(
+            &core,
+            Op::OpenPartition,
+            0,
+            &json!({ Epoch.name(): 1, Replicated.name(): true, Confirmed.name(): false }),
+        );
+        let ticked = run(&core, Op::Tick, 0, &json!({}));
+        assert_eq!(f.at(&ticked["result"], Unserved), &json!([0]), "no lease yet");
+        let diagnostics = run(&core, Op::Diagnostics, ALL_PARTITIONS, &json!({}));
+        let partition = &diagnostics["result"]["partitions"][0];
+        assert_eq!(f.at(partition, Confirmed), false);
+        f.at(partition, LeaseLeftMs);
+        let taken = run(&core, Op::TakeBatch, 0, &json!({}));
+        let sent = f.at(&taken["result"], SentUs).clone();
+        let renewed = run(
+            &core,
+            Op::Ownership,
+            0,
+            &event("renewed", json!({ Epoch.name(): 1, SentUs.name(): sent })),
+        );
+        assert_eq!(f.at(&renewed["result"], Serves), true);
+        let ticket = run(&core, Op::Ownership, 0, &event("sending", json!({})));
+        let asked = ticket["result"][SentUs.name()].clone();
+        let answer = event(
+            "master_answered",
+            json!({ Epoch.name(): 1, AskedUs.name(): asked, Yours.name(): false }),
+        );
+        assert_eq!(f.at(&run(&core, Op::Ownership, 0, &answer)["result"], Answer), "give_up");
+        run(&core, Op::Ownership, 1, &event("answered", json!({})));
+        let promoted = run(
+            &core,
+            Op::Ownership,
+            1,
+            &event("promoted", json!({ OldOwnerClosed.name(): false })),
+        );
+        assert!(f.at(&promoted["result"], WaitMs).as_u64() > Some(800));
+        let heard = run(
+            &core,
+            Op::Ownership,
+            0,
+            &event("heard", json!({ Epoch.name(): 1, Owner.name(): "x" })),
+        );
+        assert_eq!(f.at(&heard["result"], Yours), true);
+        let seen = json!({ Partition.name(): 0, Owner.name(): "x", Epoch.name(): 1, Promotable.name(): true });
+        let view = json!({ Master.name(): true, Local.name(): "m", CopyLeases.name(): true, Enabled.name(): true,
+            BoundMs.name(): 3500, Partitions.name(): [seen] });
+        let looked = run(&core, Op::Ownership, ALL_PARTITIONS, &event("look", view));
+        assert_eq!(f.at(&looked["result"], Condemned), &json!([]));
+        for written in [AskedUs, OldOwnerClosed, Master, Local, Enabled, BoundMs, Promotable] {
+            f.0.insert(written.name());
+        }
     }
 
     /// A body read: its arguments, the routing of a session, a refusal.

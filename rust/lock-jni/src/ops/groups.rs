@@ -68,7 +68,7 @@ fn changing<T>(
     f: impl FnOnce(&mut LockTable) -> Result<T, LockError>,
 ) -> Result<T, BridgeError> {
     let now = cx.now;
-    let p = cx.one()?;
+    let p = cx.served()?;
     Ok(p.with_table(|t| {
         t.advance(now);
         f(t)
@@ -103,7 +103,7 @@ pub(super) fn delete(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError
 
 /// The names of the addressed partition's groups: `{"groups": [...]}` in name order.
 pub(super) fn list(cx: &mut Ctx<'_>, _args: &str) -> Result<String, BridgeError> {
-    let p = cx.one()?;
+    let p = cx.served()?;
     let names = p.with_table(|t| t.group_names());
     Ok(json!({ "groups": names }).to_string())
 }
@@ -112,7 +112,7 @@ pub(super) fn list(cx: &mut Ctx<'_>, _args: &str) -> Result<String, BridgeError>
 /// `key_info`); with `changed` when the caller names the version it knows.
 pub(super) fn info(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
     let args: InfoArgs = decode(args)?;
-    let p = cx.one()?;
+    let p = cx.served()?;
     let info = p.with_table(|t| t.group_info(&args.group))?;
     let changed = args.observed_version.map(|v| v != info.version);
     Ok(info_body(&info, changed).to_string())
@@ -140,8 +140,13 @@ mod tests {
     use crate::ops::{call, Op};
 
     fn core() -> NodeCore {
-        NodeCore::new(NodeConfig { config: Config::default(), partitions: None, node_name: None })
-            .expect("core")
+        NodeCore::new(NodeConfig {
+            config: Config::default(),
+            partitions: None,
+            node_name: None,
+            ..NodeConfig::default()
+        })
+        .expect("core")
     }
 
     fn ok(core: &NodeCore, op: Op, args: &Value) -> Value {

@@ -144,8 +144,13 @@ mod tests {
 
     fn core(audit_capacity: usize) -> NodeCore {
         let config = Config { audit_capacity, ..Config::default() };
-        NodeCore::new(NodeConfig { config, partitions: None, node_name: Some("n1".into()) })
-            .expect("core")
+        NodeCore::new(NodeConfig {
+            config,
+            partitions: None,
+            node_name: Some("n1".into()),
+            ..NodeConfig::default()
+        })
+        .expect("core")
     }
 
     fn drain(core: &NodeCore, max: usize) -> Value {

@@ -32,7 +32,11 @@ const OLDEST_WAITERS_SHOWN: usize = 10;
 pub(super) fn list(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
     let filter: ListFilter = decode(args)?;
     let mut pages = Vec::new();
+    let now_us = cx.core.now_us();
     for (id, p) in cx.core.partitions() {
+        if !cx.core.verdict(id, now_us).serves() {
+            continue; // a node without a current lease shows nothing: the listing says so (no page)
+        }
         cx.current = Some(id); // a panic in its listing fails this partition
         pages.push((id, p.list_page(&filter)));
     }
@@ -236,6 +240,7 @@ fn node_diagnostics(core: &NodeCore, now: u64) -> Result<Value, BridgeError> {
     let mut partitions = Vec::new();
     let mut oldest = Vec::new();
     let mut hot = Vec::new();
+    let now_us = core.now_us();
     for (id, p) in core.partitions() {
         let stats = p.stats();
         partitions.push(json!({
@@ -243,6 +248,10 @@ fn node_diagnostics(core: &NodeCore, now: u64) -> Result<Value, BridgeError> {
             "epoch": stats.epoch,
             "state": if core.in_grace(id) { "grace" } else { "active" },
             "grace_left_ms": core.grace_left_ms(id),
+            // Whether this node's right to serve it is current (`lock_core::ownership`), and for
+            // how long yet.
+            "confirmed": core.verdict(id, now_us).serves(),
+            "lease_left_ms": core.ownership(|o| o.lease_left_us(id, now_us)) / 1_000,
             "held": stats.held_locks,
             "held_keys": stats.held_keys,
             "semaphore_grants": stats.semaphore_grants,

@@ -66,7 +66,7 @@ fn on_partition<A: DeserializeOwned>(
     op: impl FnOnce(&Partition, &A, Millis) -> Result<String, BridgeError>,
 ) -> Result<String, BridgeError> {
     let now = cx.now;
-    let p = cx.one()?;
+    let p = cx.served()?;
     op(p, &decode::<A>(args)?, now)
 }
 
@@ -137,7 +137,7 @@ pub(super) fn watch(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError>
 
 pub(super) fn cancel(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
     let now = cx.now;
-    let p = cx.one()?;
+    let p = cx.served()?;
     p.cancel(decode::<CancelArgs>(args)?.waiter_id, now)?;
     Ok(r#"{"cancelled":true}"#.to_owned())
 }
@@ -146,7 +146,7 @@ pub(super) fn cancel(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError
 /// call did nothing.
 pub(super) fn force_release(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
     let now = cx.now;
-    let p = cx.one()?;
+    let p = cx.served()?;
     let args: ForceArgs = decode(args)?;
     let released = p.force_release_because(&args.key, args.scope, args.reason.as_deref(), now)?;
     if released.is_empty() {
@@ -179,7 +179,7 @@ pub(super) fn semaphore_limit(cx: &mut Ctx<'_>, args: &str) -> Result<String, Br
 /// the `introspection` module).
 pub(super) fn key_info(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
     let now = cx.now;
-    let p = cx.one()?;
+    let p = cx.served()?;
     let args: KeyArgs = decode(args)?;
     let info = p.key_info_scoped(&args.key, args.scope, now)?;
     to_json(&bodies::key_info(&info, cx.core.node_name()))

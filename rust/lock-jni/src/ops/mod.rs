@@ -20,6 +20,7 @@
 //! | `op` | [`Op`], the op numbers (the `ESLM_OP_*` constants of `include/eslm.h`) |
 //! | `dispatch` | op number -> handler table |
 //! | `locks`, `sessions`, `introspection`, `partitions`, `replication`, `elections`, `history` | one handler per op, by family |
+//! | `ownership` | the ownership protocol's events and decisions (`lock_core::ownership`), and its bounds for the header |
 //! | `requests` | the REST bodies (docs/API.md) requests send: checked, turned into the core's arguments |
 //! | `bodies` | the REST bodies (docs/API.md) the lock ops answer and events carry |
 //! | `fields` | the member names the plugin reads, emitted as `ESLM_FIELD_*` |
@@ -38,6 +39,7 @@ mod history;
 mod introspection;
 mod locks;
 mod op;
+mod ownership;
 mod partitions;
 mod replication;
 mod requests;
@@ -47,6 +49,7 @@ mod state_format;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
+use lock_core::ownership::{LeaseSource, Verdict};
 use lock_core::{LockError, Partition};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -150,6 +153,38 @@ impl Ctx<'_> {
         self.touched.push(p);
         Ok(&self.touched[at])
     }
+
+    /// The addressed partition, if this node may serve it now: every operation that changes or
+    /// shows a table asks this first, so a node whose lease is not current (a resumed one, one cut
+    /// off from its copies) grants, expires and shows nothing (docs/ARCHITECTURE.md "Silent
+    /// owners"). The refusal is retryable and names the reason.
+    fn served(&mut self) -> Result<&Partition, BridgeError> {
+        let id = partition_id(self.partition)?;
+        if let Verdict::NoLease { source, retry_after_ms } =
+            self.core.verdict(id, self.core.now_us())
+        {
+            return Err(BridgeError::NoLease {
+                message: no_lease(self.core.node_name(), id, source),
+                retry_after_ms,
+            });
+        }
+        self.one()
+    }
+}
+
+/// Why a node that owns partition `id` does not serve it now.
+fn no_lease(node: Option<&str>, id: u32, source: LeaseSource) -> String {
+    let node = format!("node [{}]", node.unwrap_or("?"));
+    match source {
+        LeaseSource::Copies => format!(
+            "{node} has no current lease on lock partition [{id}]: its copies have not acknowledged a \
+             batch sent in the last {}ms; retry",
+            lock_core::ownership::bounds::COPY_LEASE_MS
+        ),
+        LeaseSource::Master => format!(
+            "{node} cannot confirm with the elected master that it still owns lock partition [{id}]; retry"
+        ),
+    }
 }
 
 /// Runs `op` with `args_json` on `partition` of `core` and answers the envelope.
@@ -208,8 +243,13 @@ mod tests {
     use crate::node::NodeConfig;
 
     fn core() -> NodeCore {
-        NodeCore::new(NodeConfig { config: Config::default(), partitions: None, node_name: None })
-            .expect("core")
+        NodeCore::new(NodeConfig {
+            config: Config::default(),
+            partitions: None,
+            node_name: None,
+            ..NodeConfig::default()
+        })
+        .expect("core")
     }
 
     fn ok(core: &NodeCore, op: Op, args: &str) -> Value {
@@ -329,6 +369,7 @@ mod tests {
             config: Config::default(),
             partitions: Some(vec![]),
             node_name: None,
+            ..NodeConfig::default()
         })
         .expect("core");
         let args = json!({ "epoch": 1, "snapshot": snapshot }).to_string();

@@ -93,4 +93,8 @@ pub enum Op {
     /// `{"request", "key"?, "session"?, "body"}` -> `{"parsed": {"args", "routing"?}}` |
     /// `{"refused": {"parse", "message"}}`. Touches no partition.
     ReadRequest = 34,
+    /// One event of the ownership protocol (`lock_core::ownership`, docs/ARCHITECTURE.md "Silent
+    /// owners"): `{"event": "source" | "sending" | "renewed" | "master_answered" | "answered" |
+    /// "promoted" | "heard" | "look", ...}` -> its decision (see `ops/ownership.rs`).
+    Ownership = 35,
 }

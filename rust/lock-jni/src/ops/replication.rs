@@ -58,7 +58,8 @@ struct TakeArgs {
 /// letting time pass to now. Answered as `{"batch": "<text>", "empty": bool}`: the batch's JSON
 /// text as `standby_apply` and the state log take it (`{"full": ..}` or `{"delta": ..}`), which
 /// the plugin ships without reading, and whether it changes nothing (a delta of a tick or a
-/// cancel that moved nothing; the table kept its seq).
+/// cancel that moved nothing; the table kept its seq), and `sent_us`, the ownership protocol's
+/// send ticket (`ops/ownership.rs`), to hand back with the batch's acknowledgement.
 pub(super) fn take_batch(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
     let args = decode::<TakeArgs>(args)?;
     let format = args.format;
@@ -71,7 +72,8 @@ pub(super) fn take_batch(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeE
         delta.set_format(format);
         (format!("{{\"delta\":{}}}", to_json(&delta)?), delta.is_empty())
     };
-    Ok(json!({ "batch": batch, "empty": empty }).to_string())
+    // The send ticket of this batch: the lease its acknowledgement renews runs from here.
+    Ok(json!({ "batch": batch, "empty": empty, "sent_us": cx.core.now_us() }).to_string())
 }
 
 /// The primary's whole held state, for copies without a standby (or after a new epoch), in

@@ -38,13 +38,13 @@ pub(super) fn create(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError
     let now = cx.now;
     let args: CreateArgs = decode(args)?;
     let id = random_session_id()?;
-    let p = cx.one()?;
+    let p = cx.served()?;
     to_json(&p.create_session(&args.owner, args.ttl_ms, id, now)?)
 }
 
 pub(super) fn keepalive(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
     let now = cx.now;
-    let p = cx.one()?;
+    let p = cx.served()?;
     let args: SessionArgs = decode(args)?;
     to_json(&p.keepalive(&args.session, &args.owner, now)?)
 }
@@ -53,7 +53,7 @@ pub(super) fn keepalive(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeEr
 /// envelope.
 pub(super) fn end(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
     let now = cx.now;
-    let p = cx.one()?;
+    let p = cx.served()?;
     let args: SessionArgs = decode(args)?;
     to_json(&bodies::ended(&p.end_session(&args.session, &args.owner, now)?))
 }

@@ -9,7 +9,13 @@ use crate::node::{NodeConfig, NodeCore};
 use crate::ops::{call, Op, ALL_PARTITIONS};
 
 fn core(config: Config) -> NodeCore {
-    NodeCore::new(NodeConfig { config, partitions: Some(vec![]), node_name: None }).expect("core")
+    NodeCore::new(NodeConfig {
+        config,
+        partitions: Some(vec![]),
+        node_name: None,
+        ..NodeConfig::default()
+    })
+    .expect("core")
 }
 
 fn read_with(core: &NodeCore, request: &str, path: Value, body: Value) -> Value {
