@@ -425,6 +425,7 @@ fn flaw_named(name: &str) -> Option<lock_core::ownership::Flaw> {
         "no_wait_without_answer" => Some(Flaw::NoWaitWithoutAnswer),
         "lease_from_answer" => Some(Flaw::LeaseFromAnswer),
         "source_serves_after_hand_over" => Some(Flaw::SourceServesAfterHandOver),
+        "no_master_window_wait" => Some(Flaw::NoMasterWindowWait),
         _ => None,
     }
 }

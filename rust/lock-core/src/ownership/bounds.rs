@@ -53,6 +53,13 @@ pub const SILENT_OWNER_FAILOVER_MIN_MS: u64 =
 /// [`COPY_LEASE_MS`] on the old owner's clock, as long as it can last on this one's.
 pub const PROMOTION_WAIT_US: Micros = on_any_clock_us(COPY_LEASE_MS * 1_000);
 
+/// How long a promoted copy waits from its promotion where the master's confirmations renew
+/// owners' leases (a cluster being upgraded from an older plugin): [`OWNERSHIP_WINDOW_MS`] on the
+/// old owner's clock, as long as it can last on this one's. Every confirmation the old owner may
+/// still hold was answered before the cluster state that promoted this copy (the master answers
+/// "yours" only to the owner its state shows), so that window has ended once this wait has.
+pub const MASTER_PROMOTION_WAIT_US: Micros = on_any_clock_us(OWNERSHIP_WINDOW_MS * 1_000);
+
 /// How long a copy that had the whole state from its owner may take to answer a batch before the
 /// owner has it failed (plus [`SYNCED_COPY_MS_PER_MB`] a megabyte of batch): longer than a 1 s GC
 /// pause, shorter than the copy lease plus a heartbeat, so a silent copy costs the owner's lease

@@ -48,6 +48,9 @@ pub enum Flaw {
     LeaseFromAnswer,
     /// A hand-over's source keeps serving after it sent its state.
     SourceServesAfterHandOver,
+    /// Where the master's confirmations renew leases, a promoted copy does not wait out the
+    /// master's window.
+    NoMasterWindowWait,
 }
 
 /// What the master's answer to an owner's question means for that owner.
@@ -101,6 +104,7 @@ impl Ownership {
     /// published, or (`confirmed` false) reopened from its own state, which may be stale.
     pub fn opened(&mut self, partition: u32, epoch: u64, confirmed: bool, now: Micros) {
         self.serving.insert(partition, OwnerLease::opened(epoch, confirmed, now));
+        self.copies.served(partition);
     }
 
     /// This node stops serving `partition`; whether it served it.
@@ -175,8 +179,9 @@ impl Ownership {
 
     /// This node's copy of `partition` was promoted: how long from `now` it waits before it serves.
     /// 0 once `old_owner_closed` (the old owner answered that it closed the partition); else the
-    /// rest of [`bounds::PROMOTION_WAIT_US`] after its last answer. Asked again, the wait ends at
-    /// the same moment.
+    /// rest of [`bounds::PROMOTION_WAIT_US`] after its last answer, and where the master's
+    /// confirmations renew leases, at least [`bounds::MASTER_PROMOTION_WAIT_US`] from the
+    /// promotion's first moment. Asked again, the wait ends at the same moment.
     pub fn promotion_wait(
         &mut self,
         partition: u32,
@@ -189,7 +194,12 @@ impl Ownership {
         {
             return 0;
         }
-        self.copies.promotion_wait(partition, now)
+        let copies = self.copies.promotion_wait(partition, now);
+        match self.source {
+            LeaseSource::Copies => copies,
+            LeaseSource::Master if self.flawed(Flaw::NoMasterWindowWait) => copies,
+            LeaseSource::Master => copies.max(self.copies.master_wait(partition, now)),
+        }
     }
 
     /// On the master: whether to answer `owner` "yours" about `partition` in `epoch`, which its

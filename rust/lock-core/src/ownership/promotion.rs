@@ -5,11 +5,13 @@
 //! the send of a batch this copy answered, and every answer comes after that send. So once this
 //! copy runs in the new term (it refuses every batch of the old one), the old lease has ended
 //! [`PROMOTION_WAIT_US`] after its last answer on this copy's clock, whatever the delays and the
-//! pauses: a pause only makes the old lease end earlier than this clock assumes.
+//! pauses: a pause only makes the old lease end earlier than this clock assumes. Where the master's
+//! confirmations renew leases instead, the old owner may still hold one for the master's window,
+//! so the promotion also waits that out from its own moment ([`MASTER_PROMOTION_WAIT_US`]).
 
 use std::collections::BTreeMap;
 
-use super::bounds::PROMOTION_WAIT_US;
+use super::bounds::{MASTER_PROMOTION_WAIT_US, PROMOTION_WAIT_US};
 use super::Micros;
 
 /// The answers of one node's copies, per partition.
@@ -19,6 +21,8 @@ pub(super) struct CopyAnswers {
     /// (nothing known), the first promotion counts from its own moment, which is after every
     /// answer the copy gave before.
     last: BTreeMap<u32, Micros>,
+    /// When the copy's promotion under way was first asked about (cleared once it serves).
+    promoted: BTreeMap<u32, Micros>,
 }
 
 impl CopyAnswers {
@@ -33,6 +37,18 @@ impl CopyAnswers {
     pub(super) fn promotion_wait(&mut self, partition: u32, now: Micros) -> Micros {
         let last = *self.last.entry(partition).or_insert(now);
         (last + PROMOTION_WAIT_US).saturating_sub(now)
+    }
+
+    /// How long from `now` a promotion waits where the master's confirmations renew leases:
+    /// [`MASTER_PROMOTION_WAIT_US`] from its first moment.
+    pub(super) fn master_wait(&mut self, partition: u32, now: Micros) -> Micros {
+        let since = *self.promoted.entry(partition).or_insert(now);
+        (since + MASTER_PROMOTION_WAIT_US).saturating_sub(now)
+    }
+
+    /// The copy's promotion ended: it serves the partition (a later promotion waits anew).
+    pub(super) fn served(&mut self, partition: u32) {
+        self.promoted.remove(&partition);
     }
 
     /// What a flawed build answers for a copy with no answer on record (see `Flaw`).
@@ -53,6 +69,19 @@ mod tests {
         assert_eq!(copies.promotion_wait(0, 1_000), PROMOTION_WAIT_US);
         assert_eq!(copies.promotion_wait(0, 301_000), PROMOTION_WAIT_US - 300_000);
         assert_eq!(copies.promotion_wait(0, 1_000 + PROMOTION_WAIT_US), 0);
+    }
+
+    #[test]
+    fn with_the_masters_confirmations_a_promotion_waits_the_window_from_its_first_moment() {
+        let mut copies = CopyAnswers::default();
+        assert_eq!(copies.master_wait(0, 100), MASTER_PROMOTION_WAIT_US);
+        assert_eq!(copies.master_wait(0, 1_100), MASTER_PROMOTION_WAIT_US - 1_000);
+        copies.served(0);
+        assert_eq!(
+            copies.master_wait(0, 5_000_000),
+            MASTER_PROMOTION_WAIT_US,
+            "a later promotion waits anew"
+        );
     }
 
     #[test]

@@ -117,12 +117,10 @@ impl World {
         }
     }
 
-    /// The relocation target holds the whole state: the source hands off (Elasticsearch refuses
-    /// its batches from this moment) and the target is the primary in the same term.
+    /// The relocation target holds the whole state and its source handed its primary context off
+    /// (Elasticsearch refuses the source's batches from then on): the target is the primary in the
+    /// same term.
     pub(super) fn hand_off(&mut self, target: usize) {
-        if let Some(source) = self.state.primary {
-            self.nodes[source].relocated = true;
-        }
         self.state.primary = Some(target);
         self.state.relocating = None;
         self.publish();

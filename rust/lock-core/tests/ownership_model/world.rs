@@ -23,9 +23,10 @@ use super::node::Node;
 
 pub const NODES: usize = 4;
 pub const MASTER: usize = 0;
-/// The node that owns the partition in epoch 1 and its in-sync replica; node 3 is a spare.
+/// The node that owns the partition in epoch 1, its in-sync replica, and a spare.
 pub const OWNER: usize = 1;
 pub const REPLICA: usize = 2;
+pub const SPARE: usize = 3;
 
 pub const STEP_MS: u64 = 5;
 pub(super) const P: u32 = 0;
@@ -96,16 +97,53 @@ pub(super) enum Body {
 
 #[derive(Clone, Debug)]
 pub(super) enum Msg {
-    Batch { epoch: u64, sent: Micros, body: Body },
-    BatchAnswer { epoch: u64, sent: Micros, answer: Took },
-    Check { epoch: u64, asked: Micros },
-    CheckAnswer { epoch: u64, asked: Micros, yours: bool },
+    Batch {
+        epoch: u64,
+        sent: Micros,
+        body: Body,
+    },
+    BatchAnswer {
+        epoch: u64,
+        sent: Micros,
+        answer: Took,
+    },
+    Check {
+        epoch: u64,
+        asked: Micros,
+    },
+    CheckAnswer {
+        epoch: u64,
+        asked: Micros,
+        yours: bool,
+    },
     Publish(Box<State>),
-    FailCopy { epoch: u64, copy: usize },
-    CopySynced { epoch: u64, copy: usize, allocation: u64 },
-    HandOver { epoch: u64 },
-    HandOverAnswer { epoch: u64, snapshot: Option<Box<PartitionSnapshot>> },
-    FailShard { epoch: u64 },
+    FailCopy {
+        epoch: u64,
+        copy: usize,
+    },
+    CopySynced {
+        epoch: u64,
+        copy: usize,
+        allocation: u64,
+    },
+    HandOver {
+        epoch: u64,
+    },
+    HandOverAnswer {
+        epoch: u64,
+        snapshot: Option<Box<PartitionSnapshot>>,
+    },
+    FailShard {
+        epoch: u64,
+    },
+    /// The master asks a relocating primary to hand its primary context off to the target.
+    HandOffAsk {
+        epoch: u64,
+    },
+    /// The source handed off: Elasticsearch refuses its batches from now on.
+    HandedOff {
+        epoch: u64,
+    },
 }
 
 /// A copy's answer to a batch.
@@ -389,8 +427,8 @@ impl World {
             }
             Msg::CopySynced { copy, allocation, .. }
                 if self.state.allocation(copy) != allocation => {}
-            Msg::CopySynced { copy, .. } if self.state.relocating == Some(copy) => {
-                self.hand_off(copy)
+            Msg::CopySynced { copy, epoch, .. } if self.state.relocating == Some(copy) => {
+                self.send(MASTER, from, Msg::HandOffAsk { epoch }); // the source takes part
             }
             Msg::CopySynced { copy, .. } => {
                 if self.state.recovering.contains(&copy) {
@@ -403,6 +441,18 @@ impl World {
                 if self.state.primary == Some(from) && self.state.epoch == epoch {
                     self.fail_primary();
                     self.publish();
+                }
+            }
+            Msg::HandOffAsk { epoch } => {
+                if self.nodes[n].own.epoch(P) == Some(epoch) {
+                    self.nodes[n].relocated = true; // in primary mode no more: its batches fail
+                    self.send(n, MASTER, Msg::HandedOff { epoch });
+                }
+            }
+            Msg::HandedOff { epoch } => {
+                let current = self.state.primary == Some(from) && self.state.epoch == epoch;
+                if let (true, Some(target)) = (current, self.state.relocating) {
+                    self.hand_off(target);
                 }
             }
             Msg::HandOver { epoch } => self.on_hand_over(from, n, epoch),
