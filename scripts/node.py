@@ -411,7 +411,7 @@ class Node:
     def __init__(self, cluster: str, name: str, http_port: int, transport_port: int,
                  seed_ports: list[int] | None = None, heap: str = "512m",
                  extra_settings: dict | None = None, user: str = RUN_AS,
-                 security: Security | None = None):
+                 security: Security | None = None, env: dict | None = None):
         if security is not None and seed_ports is not None:
             raise ValueError("security is set up for a single node only (no transport TLS)")
         self.cluster = cluster
@@ -421,6 +421,9 @@ class Node:
         self.seed_ports = seed_ports
         self.heap = heap
         self.extra_settings = dict(extra_settings or {})  # more `-E k=v`, e.g. locks.* settings
+        # More environment for its processes, e.g. ESLM_FAULT_FLAW for a fault-injection plugin's
+        # native library (docs/RELIABILITY.md "Who may serve").
+        self.extra_env = dict(env or {})
         # The Unix user that runs it when we are root: a node of its own in a cluster, so that a
         # test can cut its traffic by owner (scripts/netcut.py).
         self.user = user
@@ -469,7 +472,7 @@ class Node:
             subprocess.run(["chown", "-R", f"{self.user}:{self.user}", str(self.home)], check=True)
 
     def _env(self) -> dict:
-        env = dict(os.environ)
+        env = {**os.environ, **self.extra_env}
         env["ES_JAVA_HOME"] = java_home()
         env.pop("JAVA_HOME", None)  # ignored by Elasticsearch, with a warning
         env["HOME"] = str(self.home)
@@ -641,14 +644,14 @@ class Cluster:
     whose nodes get cut takes users no cluster running beside it shares."""
 
     def __init__(self, name: str, size: int, extra_settings: dict | None = None, heap: str = "384m",
-                 variant: str | None = None, users: str = RUN_AS):
+                 variant: str | None = None, users: str = RUN_AS, env: dict | None = None):
         self.variant = variant  # which plugin zip (see plugin_zip)
         transport_ports = [free_port() for _ in range(size)]
         names = [f"node-{i}" for i in range(size)]
         settings = {"cluster.initial_master_nodes": ",".join(names), **(extra_settings or {})}
         self.nodes = [
             Node(name, names[i], free_port(), transport_ports[i], seed_ports=transport_ports,
-                 heap=heap, extra_settings=settings, user=f"{users}{i}")
+                 heap=heap, extra_settings=settings, user=f"{users}{i}", env=env)
             for i in range(size)
         ]
 

@@ -41,12 +41,14 @@ class ThreeNodes:
     under build/ (a module of its own each, so a failed run's logs stay apart); `users` the Unix
     users of its nodes (`<users><i>`: a module that cuts traffic by user takes users of its own,
     with `cuts`, which also requires iptables and heals every cut at the end); `variant` the plugin
-    zip (scripts/node.py `plugin_zip`)."""
+    zip (scripts/node.py `plugin_zip`); `env` more environment for its nodes (a fault-injection
+    library's ESLM_FAULT_FLAW)."""
 
     name: str
     settings: dict = dataclasses.field(default_factory=dict)
     users: str = esnode.RUN_AS
     variant: str | None = None
+    env: dict = dataclasses.field(default_factory=dict)
     cuts: bool = False
     size: int = 3  # two for a module that needs no more than a primary and its replica
 
@@ -177,15 +179,17 @@ def owner_of_partition(cluster, partition=0, seen=None):
 
 
 def serving_nodes(nodes, partition):
-    """(node, partition entry) of each of `nodes` whose diagnostics say it serves `partition`,
-    asked in the order given."""
+    """(node, partition entry) of each of `nodes` whose diagnostics say it serves `partition`: has
+    it open with a current lease (`confirmed`). A node that has it open without one serves
+    nothing: an old owner cut off or frozen keeps its table until it learns it lost the partition,
+    and answers 503 meanwhile (docs/ARCHITECTURE.md "Silent owners"). Asked in the order given."""
     serving = []
     for n in nodes:
         try:
             parts = http(n, "GET", "/_locks/_node/diagnostics", timeout=5).json()["core"]["partitions"]
         except (requests.RequestException, KeyError):
             continue
-        serving += [(n, p) for p in parts if p["id"] == partition]
+        serving += [(n, p) for p in parts if p["id"] == partition and p.get("confirmed", True)]
     return serving
 
 

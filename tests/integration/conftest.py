@@ -33,7 +33,8 @@ def _cluster(spec: ThreeNodes, name: str):
         why = netcut.usable()
         if why is not None:
             pytest.fail(f"{spec.name} cuts traffic between nodes with iptables: {why}")
-    c = esnode.Cluster(name, spec.size, users=spec.users, variant=spec.variant, extra_settings=spec.settings)
+    c = esnode.Cluster(name, spec.size, users=spec.users, variant=spec.variant, extra_settings=spec.settings,
+                       env=spec.env)
     try:
         c.start()  # inside: a node that failed to start must not leave the others running
         yield c

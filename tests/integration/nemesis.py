@@ -28,6 +28,9 @@ PAUSE_S = (2, 40)  # SIGSTOP: shorter and longer than Elasticsearch's fault dete
 # lands just before and just after a failover.
 PAUSE_AROUND_S = (2, 8)
 CUT_S = (8, 40)  # network partitions, as the issue asks
+# A failover faster than the master's silence bound (`fast_failover`): the old owner's cut lasts this
+# long after it was resumed inside its lease, past the promoted copy's wait.
+FAST_CUT_S = (2, 8)
 DOWN_S = (1, 6)  # kill -9: down this long before it is started again
 # After a partition heals, a recovering replica has its owner's whole state within this, counted
 # from when its recovery asked for it (the plugin's share of the recovery; the time from the heal
@@ -40,7 +43,8 @@ NO_RECOVERY = -1.0  # a heal after which the replica needed no recovery (see hea
 # (kind, target) every run must have made, effectively, at least once; the schedule puts them
 # first in each round (in a seeded order), then the rest.
 REQUIRED = [("kill", "owner"), ("pause", "owner"), ("partition", "owner"), ("elect", "master"),
-            ("short_pause", "owner"), ("short_pause", "master"), ("pause_both", "owner")]
+            ("short_pause", "owner"), ("short_pause", "master"), ("pause_both", "owner"),
+            ("fast_failover", "owner")]
 OPTIONAL = [("partition", "master"), ("restart", "owner"), ("move", "owner"), ("kill", "any"),
             ("pause", "any"), ("partition", "any")]
 
@@ -105,7 +109,8 @@ class Nemesis:
         plan = self.schedule(made)
         while not self.stop.wait(self.rng.uniform(*self.pause_between)):
             kind, aim = next(plan)
-            if kind in ("kill", "pause", "short_pause", "pause_both", "restart", "partition") and not self.others_up():
+            away = ("kill", "pause", "short_pause", "pause_both", "restart", "partition", "fast_failover")
+            if kind in away and not self.others_up():
                 continue  # never two nodes away at once: a majority stays
             op = self.history.invoke("nemesis", kind)
             try:
@@ -247,6 +252,32 @@ class Nemesis:
         return {"node": node.name, "detail": f"transport of {who} cut for {seconds:.1f}s; green with a standby "
                 f"{healed:.1f}s after the heal; the replica's recovery waited {waited}s for the whole state",
                 "effective": effective, "status": aim}
+
+    def fast_failover(self, aim: str) -> dict:
+        """The owner frozen and its transport cut, its primary failed at once through the cluster
+        reroute API (`cancel`, `allow_primary`), and the owner resumed inside its 800 ms lease: a
+        failover fast enough that only the promoted copy's wait keeps the two from serving at once
+        (docs/ARCHITECTURE.md "Silent owners"). The cut is healed FAST_CUT_S later."""
+        node, who, effective = self.target(aim)
+        frozen = node.freeze()
+        try:
+            netcut.cut(node)
+            cut_at_ms = time.time() * 1000
+            cancel = {"cancel": {"index": ".locks", "shard": 0, "node": node.name, "allow_primary": True}}
+            r = self.admin("POST", "/_cluster/reroute?metric=none", {"commands": [cancel]}, avoid=node)
+        finally:
+            node.thaw()
+        seconds = self.rng.uniform(*FAST_CUT_S)
+        try:
+            time.sleep(seconds)
+        finally:
+            netcut.heal(node)
+        healed, waited = self.healed_after_cut(cut_at_ms)
+        self.heals.append((healed, waited))
+        failed = r.status_code == 200
+        return {"node": node.name, "detail": f"SIGSTOP {who}, transport cut, primary failed by reroute "
+                f"({r.status_code}), resumed at once, cut for {seconds:.1f}s more; green {healed:.1f}s after the heal",
+                "effective": effective and frozen and failed, "status": aim}
 
     def move(self, aim: str) -> dict:
         """A planned move of the partition's primary to the node holding no copy."""

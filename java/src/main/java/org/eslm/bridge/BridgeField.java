@@ -104,6 +104,27 @@ public enum BridgeField {
     AFTER,
     SIZE,
 
+    // The ownership protocol (`ownership.rs`, service.OwnershipProtocol): the event handed to it and
+    // its members, and the decisions read back; a partition opened unconfirmed, its lease in the
+    // diagnostics; the partitions a tick left as they stood; a batch's send ticket.
+    EVENT,
+    COPY_LEASES,
+    SENT_US,
+    ASKED_US,
+    YOURS,
+    OLD_OWNER_CLOSED,
+    MASTER,
+    LOCAL,
+    ENABLED,
+    BOUND_MS,
+    PROMOTABLE,
+    SERVES,
+    ANSWER,
+    CONDEMNED,
+    CONFIRMED,
+    LEASE_LEFT_MS,
+    UNSERVED,
+
     // The core's settings (`lock_core::Config`, `Limits`), written by the plugin (`CONFIGURE`).
     DEFAULT_LEASE_MS,
     MAX_LEASE_MS,

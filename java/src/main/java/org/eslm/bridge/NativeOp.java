@@ -40,7 +40,8 @@ public enum NativeOp {
     GROUP_LIST(31),
     GROUP_INFO(32),
     GROUP_UPDATE(33),
-    READ_REQUEST(34);
+    READ_REQUEST(34),
+    OWNERSHIP(35);
 
     private final int code;
 

@@ -11,23 +11,21 @@ import org.elasticsearch.cluster.ClusterState;
 import org.elasticsearch.cluster.service.ClusterService;
 import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.threadpool.ThreadPool;
+import org.eslm.bridge.NativeBounds;
 import org.eslm.service.LockService;
-import org.eslm.settings.LockSettings;
+import org.eslm.service.OwnershipProtocol;
 
 /**
  * What an owner checks every {@link #INTERVAL} (docs/ARCHITECTURE.md "Cut-off owners",
  * "Replication"): that the elected master still names it the owner of its partitions in their
- * epochs (a yes keeps them granting for {@link PartitionOwnership#OWNERSHIP_WINDOW}, a no gives
- * them up), and, when replicated, that every copy the routing table shows has had the whole
- * state from it.
+ * epochs (a yes renews its lease where the master's confirmations do, a no gives the partition
+ * up: the core's protocol says which), and, when replicated, that every copy the routing table
+ * shows has had the whole state from it.
  */
 final class OwnerChecks {
     private static final Logger logger = LogManager.getLogger(OwnerChecks.class);
-    /**
-     * How often owners ask the master to confirm their partitions: a sixth of
-     * {@link PartitionOwnership#OWNERSHIP_WINDOW}, so a few slow or lost answers do not stop granting.
-     */
-    static final TimeValue INTERVAL = TimeValue.timeValueMillis(500);
+    /** How often owners ask the master to confirm their partitions (the core's bound). */
+    static final TimeValue INTERVAL = TimeValue.timeValueMillis(NativeBounds.OWNER_CHECK_INTERVAL_MS);
 
     private final LockService locks;
     private final PartitionOwnership ownership;
@@ -63,7 +61,9 @@ final class OwnerChecks {
             threadPool.scheduleWithFixedDelay(this::check, INTERVAL, threadPool.generic());
             if (locks.replicated()) {
                 threadPool.scheduleWithFixedDelay(
-                        locks::heartbeats, LockSettings.HEARTBEAT_INTERVAL, threadPool.generic());
+                        locks::heartbeats,
+                        TimeValue.timeValueMillis(NativeBounds.HEARTBEAT_INTERVAL_MS),
+                        threadPool.generic());
             }
         }
     }
@@ -83,22 +83,23 @@ final class OwnerChecks {
         if (open.isEmpty() || master == null) {
             return;
         }
-        long askedAt = System.nanoTime();
+        long askedUs = locks.ownership().sending();
         client.execute(
                 OwnershipCheckAction.TYPE,
                 new OwnershipCheckAction.Request(master, state.nodes().getLocalNodeId(), open, state.version()),
                 ActionListener.wrap(
-                        response -> answered(open, askedAt, response.owned()),
+                        response -> answered(open, askedUs, response.owned()),
                         e -> logger.debug("could not confirm lock partition ownership with the master", e)));
     }
 
-    private void answered(Map<Integer, Long> asked, long askedAt, Map<Integer, Boolean> owned) {
+    /** The master's answers, handed to the core's protocol, which says what each means here. */
+    private void answered(Map<Integer, Long> asked, long askedUs, Map<Integer, Boolean> owned) {
         for (Map.Entry<Integer, Boolean> e : owned.entrySet()) {
             int p = e.getKey();
-            if (e.getValue()) {
-                ownership.confirm(p, askedAt);
-            } else if (ownership.serves(p)
-                    && asked.get(p).equals(ownership.epochs().get(p))) {
+            Long epoch = asked.get(p);
+            if (epoch != null
+                    && locks.ownership().masterAnswered(p, epoch, askedUs, e.getValue())
+                            == OwnershipProtocol.MasterAnswer.GIVE_UP) {
                 logger.warn("the master says this node no longer owns lock partition [{}]; closing it", p);
                 denied.accept(p);
             }

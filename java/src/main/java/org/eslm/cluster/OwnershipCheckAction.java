@@ -23,15 +23,16 @@ import org.elasticsearch.transport.TransportRequestOptions;
 
 /**
  * {@code internal:locks/ownership/check}: an owner asks the elected master whether it still owns
- * its partitions in their epochs. Owners grant only while a recent answer said yes, so a node cut
- * off from the cluster (or frozen and resumed) stops granting on its own before the recovery
- * grace of the new owner ends — no double grant, even with a stale cluster state.
+ * its partitions in their epochs. Where copies renew no lease, owners grant only while a recent
+ * answer said yes, so a node cut off from the cluster (or frozen and resumed) stops granting on its
+ * own before a new owner serves — no double grant, even with a stale cluster state; and every
+ * question is what the master's watch for silent owners hears ({@link SilentOwners}).
  */
 public final class OwnershipCheckAction {
     public static final ActionType<Response> TYPE = new ActionType<>("internal:locks/ownership/check");
     /**
      * How long an owner waits for the master's answer. An answer older than
-     * {@link PartitionOwnership#OWNERSHIP_WINDOW} is of no use; this bounds how many questions can
+     * {@link org.eslm.settings.LockSettings#OWNERSHIP_WINDOW} is of no use; this bounds how many questions can
      * be in flight at {@link OwnerChecks#INTERVAL} when the master is slow.
      */
     static final TimeValue ASK_TIMEOUT = TimeValue.timeValueSeconds(5);

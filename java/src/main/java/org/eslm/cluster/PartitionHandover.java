@@ -13,6 +13,7 @@ import org.elasticsearch.cluster.ClusterState;
 import org.elasticsearch.cluster.service.ClusterService;
 import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.threadpool.ThreadPool;
+import org.eslm.bridge.NativeBounds;
 import org.eslm.core.BridgeJson;
 
 /**
@@ -20,8 +21,9 @@ import org.eslm.core.BridgeJson;
  * owners, epochs", the planned-move row): the previous owner closes the partition and keeps its
  * state a while ({@link #closeAndKeep}), or hands it over when asked ({@link #handOver}); the new
  * owner asks for it ({@link #fetch}), again while that node lives, and a promoted replica asks a
- * live old primary to close first ({@link #askToClose}). {@link PartitionManager} decides when;
- * this class carries the state across.
+ * live old primary to close ({@link #askToClose}). {@link PartitionManager} decides when; this
+ * class carries the state across. Closing stops serving before the state leaves (the core's
+ * close does both in one step).
  */
 final class PartitionHandover {
     private static final Logger logger = LogManager.getLogger(PartitionHandover.class);
@@ -34,10 +36,10 @@ final class PartitionHandover {
      */
     static final int HANDOFF_ATTEMPTS = 10;
     /**
-     * How long a promoted replica waits for the old primary's node to close the partition
-     * ({@link #askToClose}): a live node answers in milliseconds.
+     * How long a promoted replica's request that the old primary's node close the partition may
+     * take ({@link #askToClose}): a live node answers in milliseconds.
      */
-    static final TimeValue PROMOTION_HANDOFF_WAIT = TimeValue.timeValueMillis(500);
+    static final TimeValue CLOSE_REQUEST_TIMEOUT = TimeValue.timeValueMillis(NativeBounds.CLOSE_REQUEST_TIMEOUT_MS);
     /** The pause between two hand-over requests to the same previous owner. */
     static final TimeValue HANDOFF_RETRY = TimeValue.timeValueMillis(300);
     /**
@@ -142,10 +144,12 @@ final class PartitionHandover {
 
     /**
      * A replica promoted while the old primary's node is still in the cluster asks that node once
-     * to close, for {@link #PROMOTION_HANDOFF_WAIT} at most; a frozen or cut-off old owner is not
-     * waited for (docs/ARCHITECTURE.md "Silent owners").
+     * to close, for {@link #CLOSE_REQUEST_TIMEOUT} at most; {@code closedThere} runs when it
+     * answered (it serves the partition no more), so the promotion need not wait out its lease. A
+     * frozen or cut-off old owner is not waited for: the promotion's wait runs meanwhile
+     * (docs/ARCHITECTURE.md "Silent owners").
      */
-    void askToClose(int p, long epoch, String previousOwner, Receiver receiver) {
+    void askToClose(int p, String previousOwner, Runnable closedThere) {
         client.execute(
                 PartitionHandoffAction.TYPE,
                 PartitionHandoffAction.request(previousOwner, p),
@@ -154,16 +158,18 @@ final class PartitionHandover {
                         // An answer closed the partition there, unless it is the one given for a
                         // node that left the cluster (nodeGone): then the old lease is waited out.
                         ActionListener.wrap(
-                                response -> receiver.handedOver(p, epoch, null, stillIn(previousOwner)), e -> {
-                                    logger.info(
-                                            "lock partition [{}]: the old owner [{}] did not close it ({}); serving it"
-                                                    + " from its replicated state",
-                                            p,
-                                            previousOwner,
-                                            e.getMessage());
-                                    receiver.handedOver(p, epoch, null, false);
-                                }),
-                        PROMOTION_HANDOFF_WAIT,
+                                response -> {
+                                    if (stillIn(previousOwner)) {
+                                        closedThere.run();
+                                    }
+                                },
+                                e -> logger.info(
+                                        "lock partition [{}]: the old owner [{}] did not close it ({}); serving it"
+                                                + " from its replicated state once its lease ran out",
+                                        p,
+                                        previousOwner,
+                                        e.getMessage())),
+                        CLOSE_REQUEST_TIMEOUT,
                         threadPool.generic(),
                         "lock partition handoff"));
     }

@@ -160,11 +160,13 @@ public class LockManagerPlugin extends VersionedActionPlugin
 
     /**
      * The node's lock core with no partitions yet: PartitionManager opens those whose primary this
-     * node holds. The node's name goes with each holder the core shows (docs/API.md "Reading").
+     * node holds, and each serves only while the core's ownership protocol says its lease is
+     * current. The node's name goes with each holder the core shows (docs/API.md "Reading").
      */
     private static NativeLockCore newCore(LockSettings.Values values, String nodeName) {
+        // "leases": a node of a cluster, where a partition serves only while its lease is current.
         Map<String, Object> nodeConfig =
-                Map.of("config", values.coreConfig(), "partitions", List.of(), "node_name", nodeName);
+                Map.of("config", values.coreConfig(), "partitions", List.of(), "node_name", nodeName, "leases", true);
         return NativeLockCore.create(BridgeJson.toJson(nodeConfig));
     }
 
@@ -245,7 +247,7 @@ public class LockManagerPlugin extends VersionedActionPlugin
                 copies,
                 catchUp,
                 pluginLocks,
-                silentOwners(clusterService, settings),
+                silentOwners(clusterService, settings, service),
                 new SilentCopyFailure.MasterTasks(clusterService, services.allocationService()));
     }
 
@@ -267,13 +269,16 @@ public class LockManagerPlugin extends VersionedActionPlugin
 
     /**
      * The master's watch for silent owners, its bound following the dynamic setting
-     * {@code locks.failover.silent_owner} (docs/ARCHITECTURE.md "Silent owners").
+     * {@code locks.failover.silent_owner}, deciding through the core's ownership protocol
+     * (docs/ARCHITECTURE.md "Silent owners").
      */
-    private static SilentOwners silentOwners(ClusterService clusterService, Settings settings) {
+    private static SilentOwners silentOwners(ClusterService clusterService, Settings settings, LockService service) {
         AtomicReference<TimeValue> bound = new AtomicReference<>(LockSettings.SILENT_OWNER_FAILOVER.get(settings));
         clusterService.getClusterSettings().addSettingsUpdateConsumer(LockSettings.SILENT_OWNER_FAILOVER, bound::set);
-        return SilentOwners.withBound(
-                bound::get, LockSettings.DURABILITY_REPLICATED.equals(LockSettings.DURABILITY.get(settings)));
+        return new SilentOwners(
+                bound::get,
+                LockSettings.DURABILITY_REPLICATED.equals(LockSettings.DURABILITY.get(settings)),
+                service.ownership());
     }
 
     @Override

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.IntConsumer;
 import java.util.function.IntFunction;
@@ -12,14 +13,15 @@ import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.elasticsearch.action.ActionListener;
 import org.eslm.bridge.BridgeField;
+import org.eslm.bridge.NativeBounds;
 import org.eslm.bridge.NativeFormat;
 import org.eslm.bridge.NativeOp;
 import org.eslm.core.BridgeJson;
 import org.eslm.core.CoreClient;
 import org.eslm.service.Commits;
+import org.eslm.service.OwnershipProtocol;
 import org.eslm.service.PartitionGate;
 import org.eslm.service.ReplicationChannel;
-import org.eslm.settings.LockSettings;
 
 /**
  * Group commit of the replicated partitions (docs/ARCHITECTURE.md "Replication"). A change the
@@ -43,8 +45,13 @@ final class GroupCommit implements Commits {
     private final IntFunction<RuntimeException> notServed;
     /** The state format the nodes of the cluster read (cluster.PeerFormats), batches are written in it. */
     private final IntSupplier peerFormat;
-    /** Renews this owner's lease when a batch reached every copy (docs/ARCHITECTURE.md "Silent owners"). */
+    /** Whether copies renew owners' leases (heartbeats are sent only then). */
     private final PartitionGate gate;
+    /** Renews this owner's lease when a batch reached every copy (docs/ARCHITECTURE.md "Silent owners"). */
+    private final OwnershipProtocol protocol;
+    /** How long an owner that replicated nothing waits before it sends a heartbeat. */
+    private static final long HEARTBEAT_INTERVAL_NANOS =
+            TimeUnit.MILLISECONDS.toNanos(NativeBounds.HEARTBEAT_INTERVAL_MS);
 
     private volatile ReplicationChannel channel;
     private volatile IntConsumer onFailure = p -> {};
@@ -78,6 +85,7 @@ final class GroupCommit implements Commits {
         this.notServed = notServed;
         this.peerFormat = peerFormat;
         this.gate = gate;
+        this.protocol = new OwnershipProtocol(core);
     }
 
     @Override
@@ -185,8 +193,10 @@ final class GroupCommit implements Commits {
             committed(partition, lane, batch, take);
             return;
         }
-        // The core's text, shipped as it is (rust/lock-jni ops/replication.rs, take_batch).
+        // The core's text, shipped as it is (rust/lock-jni ops/replication.rs, take_batch), and the
+        // send ticket its acknowledgement renews this owner's lease from.
         String json = (String) BridgeField.BATCH.in(taken);
+        long sentUs = ((Number) BridgeField.SENT_US.in(taken)).longValue();
         long shippedAt = shipping(lane);
         channel.ship(
                 partition,
@@ -196,7 +206,7 @@ final class GroupCommit implements Commits {
                 ActionListener.wrap(
                         ignored -> {
                             lane.times.record(System.nanoTime() - shippedAt);
-                            gate.renewedByCopies(partition, lane.epoch, shippedAt);
+                            protocol.renewed(partition, lane.epoch, sentUs);
                             committed(partition, lane, batch, take);
                         },
                         e -> failed(partition, lane, batch, e)));
@@ -222,12 +232,22 @@ final class GroupCommit implements Commits {
                     || lane.closed
                     || lane.needFull
                     || lane.waiting.isEmpty() == false
-                    || System.nanoTime() - lane.lastShipped < LockSettings.HEARTBEAT_INTERVAL.nanos()) {
+                    || System.nanoTime() - lane.lastShipped < HEARTBEAT_INTERVAL_NANOS) {
                 return;
             }
             lane.inFlight = true;
         }
-        long shippedAt = shipping(lane);
+        long sentUs;
+        try {
+            sentUs = protocol.sending();
+        } catch (RuntimeException e) {
+            synchronized (lane) {
+                lane.inFlight = false;
+            }
+            logger.warn(() -> "lock partition [" + partition + "]: no heartbeat ticket from the core", e);
+            return;
+        }
+        shipping(lane);
         channel.ship(
                 partition,
                 lane.epoch,
@@ -235,7 +255,7 @@ final class GroupCommit implements Commits {
                 ReplicationChannel.HEARTBEAT,
                 ActionListener.wrap(
                         ignored -> {
-                            gate.renewedByCopies(partition, lane.epoch, shippedAt);
+                            protocol.renewed(partition, lane.epoch, sentUs);
                             synchronized (lane) {
                                 lane.inFlight = false;
                             }

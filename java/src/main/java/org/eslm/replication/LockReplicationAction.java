@@ -35,6 +35,7 @@ import org.elasticsearch.tasks.Task;
 import org.elasticsearch.threadpool.ThreadPool;
 import org.elasticsearch.transport.TransportRequestOptions;
 import org.elasticsearch.transport.TransportService;
+import org.eslm.bridge.NativeBounds;
 import org.eslm.cluster.LockShards;
 import org.eslm.cluster.PartitionCopies;
 import org.eslm.cluster.PartitionManager;
@@ -68,17 +69,16 @@ public final class LockReplicationAction
      * docs/ARCHITECTURE.md "Replication") before Elasticsearch fails that copy: a frozen replica
      * must not stall every lock of its partition until the cluster drops its node.
      */
-    static final TimeValue REPLICA_TIMEOUT = TimeValue.timeValueSeconds(5);
+    static final TimeValue REPLICA_TIMEOUT = TimeValue.timeValueMillis(NativeBounds.CATCHING_UP_COPY_WAIT_MS);
     /**
      * How long a primary waits for a copy that has had the whole state from it, which only applies
      * and persists the batch: a frozen or cut-off copy costs its partition about this long, then is
      * failed (docs/RELIABILITY.md "Availability"). Longer than a 1 s pause of the copy's node (a
      * GC pause is no reason to rebuild a copy), short enough that a frozen copy costs at most
-     * 1.5 s. Large batches get {@link #SYNCED_COPY_BYTES_PER_SECOND} on top.
+     * 1.5 s. Large batches get {@link NativeBounds#SYNCED_COPY_MS_PER_MB} on top. The core's bounds
+     * (lock_core::ownership::bounds).
      */
-    static final TimeValue SYNCED_COPY_WAIT = TimeValue.timeValueMillis(1200);
-    /** The rate at which a copy is expected to at least apply and persist a batch, past {@link #SYNCED_COPY_WAIT}. */
-    static final long SYNCED_COPY_BYTES_PER_SECOND = 10L << 20;
+    static final TimeValue SYNCED_COPY_WAIT = TimeValue.timeValueMillis(NativeBounds.SYNCED_COPY_WAIT_MS);
 
     private static final Logger logger = LogManager.getLogger(LockReplicationAction.class);
 
@@ -299,7 +299,7 @@ public final class LockReplicationAction
     private final class FailingReplicasProxy extends ReplicasProxy {
         /**
          * Sends the batch, and gives up on a copy that has had the whole state from this owner after
-         * {@link #SYNCED_COPY_WAIT} (plus the batch's size at {@link #SYNCED_COPY_BYTES_PER_SECOND}):
+         * {@link #SYNCED_COPY_WAIT} (plus {@link NativeBounds#SYNCED_COPY_MS_PER_MB} a megabyte of batch):
          * that copy needs no catch-up, so a longer silence means it is frozen or cut off. Other
          * copies get the transport's {@link #REPLICA_TIMEOUT}.
          */
@@ -313,7 +313,7 @@ public final class LockReplicationAction
                 ActionListener<ReplicationOperation.ReplicaResponse> listener) {
             ActionListener<ReplicationOperation.ReplicaResponse> answer = listener;
             if (copies.synced(replica.shardId().id(), replica.allocationId().getId())) {
-                long allowance = request.json.length() * 1000L / SYNCED_COPY_BYTES_PER_SECOND;
+                long allowance = request.json.length() * NativeBounds.SYNCED_COPY_MS_PER_MB / (1L << 20);
                 answer = ListenerTimeouts.wrapWithTimeout(
                         threadPool,
                         listener,

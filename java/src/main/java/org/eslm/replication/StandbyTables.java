@@ -11,8 +11,8 @@ import org.eslm.bridge.BridgeField;
 import org.eslm.bridge.NativeOp;
 import org.eslm.core.BridgeJson;
 import org.eslm.core.CoreClient;
+import org.eslm.service.OwnershipProtocol;
 import org.eslm.service.Standbys;
-import org.eslm.settings.LockSettings;
 
 /**
  * The standby tables this node keeps as a replica of partitions (docs/ARCHITECTURE.md
@@ -22,8 +22,8 @@ import org.eslm.settings.LockSettings;
  */
 public final class StandbyTables implements Standbys {
     private final CoreClient client;
-    /** Per partition: {@link System#nanoTime()} of the last batch or heartbeat this copy acknowledged. */
-    private final Map<Integer, Long> acknowledged = new ConcurrentHashMap<>();
+    /** When this copy last answered each partition's owner, and what a promotion waits: the core's. */
+    private final OwnershipProtocol protocol;
     /** Partitions with a standby table here (this copy received a whole state). */
     private final Set<Integer> based = ConcurrentHashMap.newKeySet();
     /** Per partition: how long this copy's last recovery waited for its owner's whole state. */
@@ -31,6 +31,7 @@ public final class StandbyTables implements Standbys {
 
     StandbyTables(CoreClient client) {
         this.client = client;
+        this.protocol = new OwnershipProtocol(client);
     }
 
     @Override
@@ -50,16 +51,12 @@ public final class StandbyTables implements Standbys {
 
     @Override
     public void acknowledged(int partition) {
-        acknowledged.merge(partition, System.nanoTime(), Math::max);
+        protocol.answered(partition);
     }
 
     @Override
-    public long promotionWait(int partition) {
-        Long at = acknowledged.get(partition);
-        if (at == null) {
-            return 0;
-        }
-        return Math.max(0, at + LockSettings.onAnyClock(LockSettings.COPY_LEASE).nanos() - System.nanoTime());
+    public long promotionWaitMs(int partition, boolean oldOwnerClosed) {
+        return protocol.promotionWaitMs(partition, oldOwnerClosed);
     }
 
     @Override

@@ -37,7 +37,7 @@ public interface Commits {
 
     /**
      * Sends {@code partition}'s copies an empty batch when nothing went to them for
-     * {@link LockSettings#HEARTBEAT_INTERVAL} and none is in flight: their acknowledgement renews
+     * {@link org.eslm.bridge.NativeBounds#HEARTBEAT_INTERVAL_MS} and none is in flight: their acknowledgement renews
      * this owner's lease while it has nothing to replicate (docs/ARCHITECTURE.md "Silent owners").
      * Only while copy leases are in force: a copy of an older plugin would refuse it.
      */

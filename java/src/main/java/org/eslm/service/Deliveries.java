@@ -46,7 +46,7 @@ final class Deliveries {
         this.partitions = partitions;
         this.replicated = replicated;
         this.commits = replication.commits(client, this::handle, notServed, peerFormat, partitions);
-        this.pending = new PendingRequests(this::answer, partitions::confirmed);
+        this.pending = new PendingRequests(this::answer);
         this.ticks = new TickScheduler(threadPool, partitions, this::answer, closed);
     }
 
@@ -120,18 +120,15 @@ final class Deliveries {
 
     /**
      * Brings {@code partition} (every served one with {@link NativeLockCore#ALL_PARTITIONS}) up to
-     * now before a read, if its ownership is confirmed. Reads never move the core's time on
-     * themselves: on a partition whose owner may be cut off (not confirmed), moving on would
-     * expire leases and grant waiters while a new owner may serve the same keys, so such a
-     * partition is read as it stands (docs/ARCHITECTURE.md "Cut-off owners").
+     * now before a read. The core moves on only a partition whose lease is current: on one whose
+     * owner may be cut off, moving on would expire leases and grant waiters while a new owner may
+     * serve the same keys, so such a partition stands as it is, and the read itself is refused
+     * (docs/ARCHITECTURE.md "Silent owners").
      */
-    void tickConfirmed(int partition) {
+    void tickServed(int partition) {
         Iterable<Integer> targets =
                 partition == NativeLockCore.ALL_PARTITIONS ? partitions.served() : List.of(partition);
         for (Integer p : targets) {
-            if (partitions.confirmed(p) == false) {
-                continue;
-            }
             try {
                 answer(NativeOp.TICK, p, "{}");
             } catch (RuntimeException e) {

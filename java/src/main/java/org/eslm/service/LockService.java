@@ -31,8 +31,10 @@ import org.eslm.settings.LockSettings;
  *   <li>{@link CoreClient}: the bridge calls, with native outcomes mapped to Elasticsearch
  *   exceptions by the one table in {@link NativeErrors};</li>
  *   <li>{@link PartitionAdmission}: whether a request may reach a partition here (a
- *   {@link PartitionGate}, kept by {@code org.eslm.cluster}, says which partitions this node serves
- *   and whether its ownership is current);</li>
+ *   {@link PartitionGate}, kept by {@code org.eslm.cluster}, says which partitions this node
+ *   serves; whether its right to serve one is current, the core decides at the call);</li>
+ *   <li>{@link OwnershipProtocol} ({@link #ownership()}): the events of the core's ownership
+ *   protocol, which decides who may serve;</li>
  *   <li>{@link Deliveries}: a call's events to the waiting requests ({@link PendingRequests}) and
  *   its next deadline to the {@link TickScheduler}; with {@code locks.durability: replicated},
  *   only once the change reached every in-sync copy of the partition's shard ({@link Commits});</li>
@@ -62,6 +64,7 @@ public final class LockService implements Closeable {
     private final NodeShutdown shutdown;
 
     private final PartitionAdmission admission;
+    private final OwnershipProtocol ownership;
     private final Deliveries deliveries;
     private final Operations operations;
     private final PartitionLifecycle lifecycle;
@@ -82,6 +85,7 @@ public final class LockService implements Closeable {
         this.settings = settings;
         this.highestLeaseMax = settings.leaseMax();
         this.admission = new PartitionAdmission(client, partitions, shutdown, localNodeName);
+        this.ownership = new OwnershipProtocol(client);
         // The state format every node of the cluster reads (PartitionLifecycle.peersRead), in which
         // batches are written; this build's until told.
         AtomicInteger peerFormat = new AtomicInteger(NativeFormat.STATE_FORMAT);
@@ -102,13 +106,17 @@ public final class LockService implements Closeable {
                 admission::notServed);
         this.reports = new NodeReports(
                 deliveries::answer,
-                () -> deliveries.tickConfirmed(NativeLockCore.ALL_PARTITIONS),
+                () -> deliveries.tickServed(NativeLockCore.ALL_PARTITIONS),
                 nodeInfo,
                 () -> this.settings,
                 deliveries.pending()::size,
-                partitions,
                 deliveries.commits(),
                 standbys);
+    }
+
+    /** The core's ownership protocol: who may serve which partition (docs/ARCHITECTURE.md "Silent owners"). */
+    public OwnershipProtocol ownership() {
+        return ownership;
     }
 
     /** Opening, exporting and closing partitions in the core (the cluster code's side). */
@@ -203,7 +211,7 @@ public final class LockService implements Closeable {
             return;
         }
         if (op == NativeOp.KEY_INFO) {
-            deliveries.tickConfirmed(partition);
+            deliveries.tickServed(partition);
         }
         switch (op) {
             case ACQUIRE, ACQUIRE_MANY -> operations.acquire(op, partition, args, task, listener);
@@ -216,23 +224,22 @@ public final class LockService implements Closeable {
     /**
      * One page of held locks per partition this node serves, filtered by the core's
      * {@code ListFilter} JSON; each lock is kept as the JSON the answer shows
-     * ({@link ListedLocks}). A read: confirmed partitions are brought up to now first.
+     * ({@link ListedLocks}). A read: partitions whose lease is current are brought up to now first.
      */
     public void list(String filterJson, ActionListener<List<ListedLocks.Page>> listener) {
         if (refusedWhenClosed(listener)) {
             return;
         }
-        deliveries.tickConfirmed(NativeLockCore.ALL_PARTITIONS);
+        deliveries.tickServed(NativeLockCore.ALL_PARTITIONS);
         List<ListedLocks.Page> pages;
         try {
             ListedLocks.Answer answer =
                     ListedLocks.parse(client.callText(NativeOp.LIST, NativeLockCore.ALL_PARTITIONS, filterJson));
             deliveries.handle(answer.envelope());
-            // Only confirmed partitions, once what their pages show is committed: the listing's
-            // coordinator answers 503 when a partition has no page (ListPages).
-            pages = answer.pages().stream()
-                    .filter(page -> partitions.confirmed(page.partition()))
-                    .toList();
+            // Only partitions whose lease is current have a page (the core leaves the others out),
+            // once what their pages show is committed: the listing's coordinator answers 503 when
+            // a partition has no page (ListPages).
+            pages = answer.pages();
         } catch (Exception e) {
             listener.onFailure(e);
             return;

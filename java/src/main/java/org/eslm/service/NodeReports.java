@@ -17,18 +17,17 @@ import org.eslm.settings.LockSettings;
 /**
  * What this node reports about its locks: {@code _locks/_stats}, {@code _locks/_node/diagnostics}
  * (docs/API.md), and the lock history it drains from the core and counts (docs/API.md "Lock
- * history"). Reads: confirmed partitions are brought up to now first.
+ * history"). Reads: partitions whose lease is current are brought up to now first.
  */
 public final class NodeReports {
     private final CoreCall answer;
-    /** Brings every confirmed partition served here up to now (Deliveries.tickConfirmed). */
-    private final Runnable tickConfirmed;
+    /** Brings every partition served here whose lease is current up to now (Deliveries.tickServed). */
+    private final Runnable tickServed;
     /** {@code node} ({@code id}, {@code name}) and {@code plugin} (build info) for diagnostics. */
     private final Supplier<Map<String, Object>> nodeInfo;
 
     private final Supplier<LockSettings.Values> settings;
     private final IntSupplier pendingRequests;
-    private final PartitionGate partitions;
     private final Commits commits;
     private final Standbys standbys;
     /** Lock history documents written by this node, and lost because a write failed (org.eslm.cluster.LockHistory). */
@@ -38,19 +37,17 @@ public final class NodeReports {
 
     NodeReports(
             CoreCall answer,
-            Runnable tickConfirmed,
+            Runnable tickServed,
             Supplier<Map<String, Object>> nodeInfo,
             Supplier<LockSettings.Values> settings,
             IntSupplier pendingRequests,
-            PartitionGate partitions,
             Commits commits,
             Standbys standbys) {
         this.answer = answer;
-        this.tickConfirmed = tickConfirmed;
+        this.tickServed = tickServed;
         this.nodeInfo = nodeInfo;
         this.settings = settings;
         this.pendingRequests = pendingRequests;
-        this.partitions = partitions;
         this.commits = commits;
         this.standbys = standbys;
     }
@@ -61,7 +58,7 @@ public final class NodeReports {
      * {@code audit_buffered}, and this node's {@code audit_indexed} and {@code audit_failed}.
      */
     public Map<String, Object> stats() {
-        tickConfirmed.run();
+        tickServed.run();
         Map<String, Object> stats = new LinkedHashMap<>(BridgeJson.object(
                 BridgeField.RESULT.in(answer.answer(NativeOp.STATS, NativeLockCore.ALL_PARTITIONS, "{}"))));
         stats.put("audit_indexed", historyIndexed.sum());
@@ -88,11 +85,11 @@ public final class NodeReports {
 
     /**
      * This node's diagnostics as {@code GET /_locks/_node/diagnostics} shows them (docs/API.md):
-     * node and build, effective settings, and the partitions it serves, each with
-     * {@code confirmed}.
+     * node and build, effective settings, and the partitions it serves, each with the core's
+     * {@code confirmed} (whether this node's lease is current) and {@code lease_left_ms}.
      */
     public Map<String, Object> diagnostics() {
-        tickConfirmed.run();
+        tickServed.run();
         Map<String, Object> envelope = answer.answer(NativeOp.DIAGNOSTICS, NativeLockCore.ALL_PARTITIONS, "{}");
         Map<String, Object> body = new LinkedHashMap<>(nodeInfo.get());
         Map<String, Object> effective = new LinkedHashMap<>(settings.get().asMap());
@@ -101,19 +98,18 @@ public final class NodeReports {
         }
         body.put("settings", effective);
         body.put("pending_requests", pendingRequests.getAsInt());
-        body.put("core", withConfirmation(BridgeField.RESULT.in(envelope)));
+        body.put("core", withReplication(BridgeField.RESULT.in(envelope)));
         body.put("standbys", standbys.partitions());
         body.put("standby_recovery_waits_ms", standbys.recoveryWaits());
         return body;
     }
 
     /**
-     * The core's diagnostics with {@code confirmed} on each partition: whether this node's right
-     * to serve it is current, so that the partition moves on in time and grants (false: it is read
-     * as it stands); with {@code replicated}, and for a replicated one its batches' round trips
-     * ({@code replication}, {@code replication.BatchTimes}).
+     * The core's diagnostics (each partition says itself whether this node's right to serve it is
+     * current, {@code confirmed}) with {@code replicated} on each partition, and for a replicated
+     * one its batches' round trips ({@code replication}, {@code replication.BatchTimes}).
      */
-    private Map<String, Object> withConfirmation(Object coreDiagnostics) {
+    private Map<String, Object> withReplication(Object coreDiagnostics) {
         Map<String, Object> core = new LinkedHashMap<>();
         ((Map<?, ?>) coreDiagnostics).forEach((k, v) -> core.put(String.valueOf(k), v));
         if (BridgeField.PARTITIONS.in(core) instanceof List<?> list) {
@@ -122,7 +118,6 @@ public final class NodeReports {
                 Map<String, Object> partition = new LinkedHashMap<>();
                 ((Map<?, ?>) entry).forEach((k, v) -> partition.put(String.valueOf(k), v));
                 int id = ((Number) BridgeField.ID.in(partition)).intValue();
-                partition.put("confirmed", partitions.confirmed(id));
                 partition.put("replicated", commits.replicates(id));
                 Map<String, Object> batches = commits.batchTimes(id);
                 if (batches != null) {

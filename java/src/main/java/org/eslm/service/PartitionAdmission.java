@@ -6,12 +6,11 @@ import org.eslm.bridge.NativeLockCore;
 import org.eslm.bridge.NativeOp;
 import org.eslm.core.CoreClient;
 import org.eslm.core.LockPartitionUnavailableException;
-import org.eslm.settings.LockSettings;
 
 /**
  * Whether a request may reach a partition's table on this node, and the retryable refusal when it
- * may not: the partition moved away or is moving, the node is stopping, or this owner's right to
- * serve is not current (docs/ARCHITECTURE.md "Cut-off owners", "Silent owners").
+ * may not: the partition moved away or is moving, or the node is stopping. Whether this owner's
+ * right to serve is current the core decides at the call (docs/ARCHITECTURE.md "Silent owners").
  */
 final class PartitionAdmission {
     private final CoreClient client;
@@ -29,9 +28,9 @@ final class PartitionAdmission {
 
     /**
      * Why a request may not run on {@code partition} here, or {@code null} when it may. Node-wide
-     * reads ({@link NativeLockCore#ALL_PARTITIONS}) always may. Reads of one partition are refused
-     * too when its owner is not confirmed: a cut-off owner's table may be stale, and a new owner
-     * may serve the same keys.
+     * reads ({@link NativeLockCore#ALL_PARTITIONS}) always may. A partition this node serves but
+     * whose lease is not current (a cut-off owner's table may be stale, and a new owner may serve
+     * the same keys) is refused by the core itself, with the reason and when to ask again.
      */
     RuntimeException refusal(int partition) {
         if (partition == NativeLockCore.ALL_PARTITIONS) {
@@ -40,10 +39,7 @@ final class PartitionAdmission {
         if (partitions.serves(partition) == false || shutdown.begun()) {
             return notServed(partition);
         }
-        if (partitions.confirmed(partition) == false) {
-            return new LockPartitionUnavailableException(unconfirmed(partition), retryUnconfirmedMs());
-        }
-        return null;
+        return null; // whether this node's lease is current, the core answers at the call itself
     }
 
     /** The retryable refusal of a partition this node does not serve (now). */
@@ -64,26 +60,5 @@ final class PartitionAdmission {
             }
             throw e;
         }
-    }
-
-    /** Why this node does not serve {@code partition} now although it owns it: its lease is not current. */
-    private String unconfirmed(int partition) {
-        String node = "node [" + localNodeName.get() + "]";
-        if (partitions.copyLeases()) {
-            return node + " has no current lease on lock partition [" + partition + "]: its copies have not"
-                    + " acknowledged a batch sent in the last " + LockSettings.COPY_LEASE.getStringRep() + "; retry";
-        }
-        return node + " cannot confirm with the elected master that it still owns lock partition [" + partition
-                + "]; retry";
-    }
-
-    /**
-     * When to ask again a partition whose lease is not current: with copy leases, the next
-     * heartbeat may renew it (a copy just failed, or answering again), so the coordinator retries
-     * then instead of waiting for a cluster state that a publication to a silent node may hold
-     * back for seconds; without them, on the next cluster state (0: no hint).
-     */
-    private long retryUnconfirmedMs() {
-        return partitions.copyLeases() ? LockSettings.HEARTBEAT_INTERVAL.millis() : 0;
     }
 }

@@ -65,11 +65,14 @@ public final class PartitionLifecycle {
     /**
      * Opens {@code partition} in the core in {@code epoch}: from a hand-over {@code snapshot} of
      * the previous owner (nothing lost, no grace), or empty with {@code graceMs} of recovery grace
-     * when the previous owner died (no grants until its leases have surely run out). The caller
-     * (the cluster's ownership bookkeeping) records it as served afterwards.
+     * when the previous owner died (no grants until its leases have surely run out); its lease
+     * starts {@code confirmed} by the cluster state the master just published, or not (reopened
+     * from this node's own state, which may be stale: it serves once renewed). The caller (the
+     * cluster's ownership bookkeeping) records it as served afterwards.
      */
-    public void openPartition(int partition, long epoch, long graceMs, Map<String, Object> snapshot) {
-        open(partition, epoch, graceMs, snapshot, false);
+    public void openPartition(
+            int partition, long epoch, long graceMs, Map<String, Object> snapshot, boolean confirmed) {
+        open(partition, epoch, graceMs, snapshot, false, confirmed);
     }
 
     /**
@@ -80,11 +83,17 @@ public final class PartitionLifecycle {
      * @throws IllegalArgumentException when this node has no standby of it
      */
     public void openFromStandby(int partition, long epoch) {
-        open(partition, epoch, 0, null, true);
+        open(partition, epoch, 0, null, true, true);
         standbys.promoted(partition);
     }
 
-    private void open(int partition, long epoch, long graceMs, Map<String, Object> snapshot, boolean fromStandby) {
+    private void open(
+            int partition,
+            long epoch,
+            long graceMs,
+            Map<String, Object> snapshot,
+            boolean fromStandby,
+            boolean confirmed) {
         Map<String, Object> args = new LinkedHashMap<>();
         BridgeField.EPOCH.put(args, epoch);
         BridgeField.GRACE_MS.put(args, graceMs);
@@ -93,6 +102,7 @@ public final class PartitionLifecycle {
         }
         BridgeField.FROM_STANDBY.put(args, fromStandby);
         BridgeField.REPLICATED.put(args, replicated);
+        BridgeField.CONFIRMED.put(args, confirmed);
         Map<String, Object> envelope = client.call(NativeOp.OPEN_PARTITION, partition, BridgeJson.toJson(args));
         if (replicated) {
             commits.opened(partition, epoch); // its first batch: the whole state

@@ -20,6 +20,7 @@ import org.eslm.core.BridgeJson;
 import org.eslm.core.CoreCall;
 import org.eslm.core.LockException;
 import org.eslm.core.LockNotHeldException;
+import org.eslm.core.LockPartitionUnavailableException;
 import org.eslm.core.NativeErrors;
 
 /**
@@ -37,12 +38,9 @@ final class PendingRequests {
     private final AtomicLong requestIds = new AtomicLong();
     /** Calls the core for cancellations and give-backs; their answers are handled like any other. */
     private final CoreCall core;
-    /** Whether a partition's ownership is confirmed, so a cancellation may touch it (see {@link #cancel}). */
-    private final IntPredicate confirmed;
 
-    PendingRequests(CoreCall core, IntPredicate confirmed) {
+    PendingRequests(CoreCall core) {
         this.core = core;
-        this.confirmed = confirmed;
     }
 
     /** A request waiting for the core's decision. */
@@ -204,16 +202,15 @@ final class PendingRequests {
         if (waiterId == null || pending.containsKey(p.requestId) == false) {
             return; // not queued yet (the acquire re-checks), or already answered
         }
-        if (confirmed.test(p.partition) == false) {
-            // A cancellation moves the partition's time on (and dropping a waiter can let the
-            // ones behind it in): not on a partition whose owner may be cut off. The waiter stays
-            // queued, marked cancelled; a grant it still gets is given back at once, and closing
-            // the partition or its wait running out answers it.
-            logger.debug("waiter [{}] left queued: lock partition [{}] is not confirmed", waiterId, p.partition);
-            return;
-        }
         try {
             core.answer(NativeOp.CANCEL, p.partition, BridgeJson.toJson(BridgeField.WAITER_ID.of(waiterId)));
+        } catch (LockPartitionUnavailableException e) {
+            // A cancellation moves the partition's time on (and dropping a waiter can let the
+            // ones behind it in): the core refuses it where this node's lease is not current. The
+            // waiter stays queued, marked cancelled; a grant it still gets is given back at once,
+            // and closing the partition or its wait running out answers it.
+            logger.debug("waiter [{}] left queued: {}", waiterId, e.getMessage());
+            return;
         } catch (LockException | NativeLockException | IllegalArgumentException e) {
             // The core resolved it first (granted, timed out, dropped with its partition): the
             // grant, if any, reaches deliverGrant, which gives it back.

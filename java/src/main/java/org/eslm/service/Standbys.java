@@ -29,17 +29,17 @@ public interface Standbys {
 
     /**
      * This copy answered a batch or heartbeat of {@code partition}'s owner (docs/ARCHITECTURE.md
-     * "Silent owners"): the owner may serve until {@link LockSettings#COPY_LEASE} after that batch's
-     * send, so a promotion of this copy waits until {@link #promotionWait}.
+     * "Silent owners"): the owner may serve on it, so a promotion of this copy waits it out
+     * ({@link #promotionWaitMs}).
      */
     void acknowledged(int partition);
 
     /**
-     * How much longer a promotion of this copy of {@code partition} must wait, in nanoseconds (0
-     * when none): until {@link LockSettings#COPY_LEASE}, on any clock, after the last batch this copy
-     * acknowledged, when the old owner's lease has surely run out.
+     * How many milliseconds a promotion of this copy of {@code partition} must still wait (0 when
+     * none): until the old owner's lease has surely run out, counted from the last batch this copy
+     * acknowledged (the core's ownership protocol decides); 0 at once when {@code oldOwnerClosed}.
      */
-    long promotionWait(int partition);
+    long promotionWaitMs(int partition, boolean oldOwnerClosed);
 
     /** Whether this node has a standby of {@code partition} (it received a whole state). */
     boolean has(int partition);

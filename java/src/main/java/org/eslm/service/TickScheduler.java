@@ -1,11 +1,15 @@
 package org.eslm.service;
 
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.threadpool.ThreadPool;
+import org.eslm.bridge.BridgeField;
+import org.eslm.bridge.NativeBounds;
 import org.eslm.bridge.NativeOp;
 import org.eslm.core.CoreCall;
 
@@ -20,10 +24,11 @@ final class TickScheduler {
     /** After a failed tick: soon enough that leases still expire about on time, rare enough not to flood the log. */
     static final TimeValue RETRY_AFTER_FAILURE = TimeValue.timeValueSeconds(1);
     /**
-     * How soon partitions waiting for the master's ownership confirmation are ticked again: the
-     * owners ask the master every 500 ms ({@code OwnerChecks.INTERVAL}).
+     * How soon partitions whose lease is not current are ticked again: a heartbeat may renew it
+     * (every {@link NativeBounds#HEARTBEAT_INTERVAL_MS}), the master's confirmation every {@link
+     * NativeBounds#OWNER_CHECK_INTERVAL_MS}.
      */
-    static final TimeValue UNCONFIRMED_RECHECK = TimeValue.timeValueMillis(500);
+    static final TimeValue UNSERVED_RECHECK = TimeValue.timeValueMillis(NativeBounds.HEARTBEAT_INTERVAL_MS);
 
     private final ThreadPool threadPool;
     private final PartitionGate partitions;
@@ -68,16 +73,13 @@ final class TickScheduler {
         if (closed.get()) {
             return;
         }
-        // Only partitions whose ownership is confirmed move on: expiries hand locks to waiters.
-        // The others are ticked again once confirmed (or closed).
-        boolean waitingForConfirmation = false;
+        // The core moves on only the partitions whose lease is current (expiries hand locks to
+        // waiters) and names the others, which are ticked again soon, once their lease may be.
+        boolean unserved = false;
         for (Integer partition : partitions.served()) {
-            if (partitions.confirmed(partition) == false) {
-                waitingForConfirmation = true;
-                continue;
-            }
             try {
-                core.answer(NativeOp.TICK, partition, "{}");
+                Map<?, ?> result = (Map<?, ?>) BridgeField.RESULT.in(core.answer(NativeOp.TICK, partition, "{}"));
+                unserved |= BridgeField.UNSERVED.in(result) instanceof List<?> left && left.isEmpty() == false;
             } catch (Exception e) {
                 logger.error(
                         "lock core tick of partition [" + partition + "] failed; retrying in " + RETRY_AFTER_FAILURE,
@@ -85,8 +87,8 @@ final class TickScheduler {
                 schedule(RETRY_AFTER_FAILURE.millis());
             }
         }
-        if (waitingForConfirmation) {
-            schedule(UNCONFIRMED_RECHECK.millis());
+        if (unserved) {
+            schedule(UNSERVED_RECHECK.millis());
         }
     }
 }

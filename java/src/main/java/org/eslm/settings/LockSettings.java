@@ -10,6 +10,7 @@ import org.elasticsearch.common.settings.Settings;
 import org.elasticsearch.common.unit.ByteSizeValue;
 import org.elasticsearch.core.TimeValue;
 import org.eslm.bridge.BridgeField;
+import org.eslm.bridge.NativeBounds;
 
 /**
  * The plugin's settings (docs/API.md "Settings"). Dynamic ones can be changed with the cluster settings
@@ -243,55 +244,39 @@ public final class LockSettings {
     /**
      * How long an owner's ownership confirmation by the elected master stays good
      * (docs/ARCHITECTURE.md "Cut-off owners"): an owner grants, expires and answers reads only
-     * within this much of the send of the question the master last answered "yours" to.
+     * within this much of the send of the question the master last answered "yours" to, where
+     * copies renew no lease. The core's bound (lock_core::ownership::bounds), read here.
      */
-    public static final TimeValue OWNERSHIP_WINDOW = TimeValue.timeValueSeconds(3);
+    public static final TimeValue OWNERSHIP_WINDOW = TimeValue.timeValueMillis(NativeBounds.OWNERSHIP_WINDOW_MS);
 
     /**
      * How long a replicated owner may serve after the send of a batch (or heartbeat) that every
-     * in-sync copy of its partition acknowledged (docs/ARCHITECTURE.md "Silent owners"): copies,
-     * not the master, renew an owner's right to serve, and a promoted copy first waits this long
-     * (on its clock, with {@link #CLOCK_RATE_ERROR}) after the last batch it acknowledged.
+     * in-sync copy of its partition acknowledged (docs/ARCHITECTURE.md "Silent owners"): the core's
+     * bound, read here for messages and tests.
      */
-    public static final TimeValue COPY_LEASE = TimeValue.timeValueMillis(800);
-
-    /** How often a replicated owner with nothing to replicate sends its copies an empty batch to renew its lease. */
-    public static final TimeValue HEARTBEAT_INTERVAL = TimeValue.timeValueMillis(200);
+    public static final TimeValue COPY_LEASE = TimeValue.timeValueMillis(NativeBounds.COPY_LEASE_MS);
 
     /**
-     * The rate error allowed between two nodes' monotonic clocks (docs/ARCHITECTURE.md "Silent
-     * owners"): 1%, twenty times the 500 ppm that NTP lets a clock be slewed by.
+     * The shortest {@link #SILENT_OWNER_FAILOVER}: longer than any confirmation an owner may still
+     * hold ({@link #OWNERSHIP_WINDOW} on its clock) can last on the master's, rounded up to 100 ms,
+     * so the master fails over no owner whose confirmation may still run. The core computes it
+     * (lock_core::ownership::bounds); safety does not rest on it, since a promoted copy waits that
+     * window out itself where the master's confirmations renew leases.
      */
-    public static final double CLOCK_RATE_ERROR = 0.01;
-
-    /**
-     * How long {@code lease} on one node's clock can last on another's: {@code lease × (1 + e) /
-     * (1 − e)} with {@link #CLOCK_RATE_ERROR}, rounded up to the millisecond.
-     */
-    public static TimeValue onAnyClock(TimeValue lease) {
-        return TimeValue.timeValueMillis(
-                (long) Math.ceil(lease.millis() * (1 + CLOCK_RATE_ERROR) / (1 - CLOCK_RATE_ERROR)));
-    }
-
-    /**
-     * The shortest {@link #SILENT_OWNER_FAILOVER} that keeps two owners from serving: the master
-     * must have heard nothing from an owner for longer than any confirmation that owner may still
-     * hold, {@link #OWNERSHIP_WINDOW} on the owner's clock, measured on the master's clock
-     * ({@code window × (1 + e) / (1 − e)}, rounded up to 100 ms).
-     */
-    public static final TimeValue SILENT_OWNER_FAILOVER_MIN = TimeValue.timeValueMillis(
-            (long) Math.ceil(onAnyClock(OWNERSHIP_WINDOW).millis() / 100.0) * 100);
+    public static final TimeValue SILENT_OWNER_FAILOVER_MIN =
+            TimeValue.timeValueMillis(NativeBounds.SILENT_OWNER_FAILOVER_MIN_MS);
 
     /**
      * How long the elected master waits, having heard no ownership check from a partition's owner,
      * before it fails that primary copy so that the in-sync replica takes over
      * (docs/ARCHITECTURE.md "Silent owners"): a frozen, stalled or cut-off owner is replaced in
      * seconds instead of after Elasticsearch's fault detection (30 s and more). Values below
-     * {@link #SILENT_OWNER_FAILOVER_MIN} are refused: the old owner could still be serving.
+     * {@link #SILENT_OWNER_FAILOVER_MIN} are refused: the old owner's confirmation could still run,
+     * and its replacement could not serve sooner.
      */
     public static final Setting<TimeValue> SILENT_OWNER_FAILOVER = Setting.timeSetting(
             "locks.failover.silent_owner",
-            TimeValue.timeValueMillis(3500),
+            TimeValue.timeValueMillis(NativeBounds.SILENT_OWNER_FAILOVER_DEFAULT_MS),
             SILENT_OWNER_FAILOVER_MIN,
             ONE_DAY,
             Property.NodeScope,

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
  * and emitted by cbindgen into the committed C header {@code rust/lock-jni/include/eslm.h}, which a
  * Rust test keeps current. This test holds the Java copies ({@link NativeOp},
  * {@link NativeLockException}'s constants, {@link NativeLogLevel}, {@link NativeFormat},
- * {@link NativeLockCore#ALL_PARTITIONS}) to that header, name by name and number by number.
+ * {@link NativeLockCore#ALL_PARTITIONS}, {@link NativeBounds}) to that header, name by name and number by number.
  */
 class BridgeVocabularyTest {
     private static final Pattern OP = Pattern.compile("^\\s*ESLM_OP_(\\w+) = (\\d+),", Pattern.MULTILINE);
@@ -85,6 +85,22 @@ class BridgeVocabularyTest {
         }
         Map<String, Integer> header = constants(LIMIT, header());
         assertEquals(7, header.size(), "every limit in the header: " + header);
+        assertEquals(header, java);
+    }
+
+    private static final Pattern BOUND = Pattern.compile("^#define ESLM_BOUND_(\\w+) (\\d+)$", Pattern.MULTILINE);
+
+    /** Every bound of the ownership protocol is the core's, and the header has no other. */
+    @Test
+    void theBoundsAreTheHeaders() throws IOException, IllegalAccessException {
+        Map<String, Integer> java = new TreeMap<>();
+        for (Field f : NativeBounds.class.getFields()) {
+            if (Modifier.isStatic(f.getModifiers()) && f.getType() == long.class) {
+                java.put(f.getName(), Math.toIntExact(f.getLong(null)));
+            }
+        }
+        Map<String, Integer> header = constants(BOUND, header());
+        assertEquals(15, header.size(), "every bound in the header: " + header);
         assertEquals(header, java);
     }
 

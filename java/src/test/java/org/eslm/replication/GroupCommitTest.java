@@ -14,13 +14,14 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.elasticsearch.action.ActionListener;
 import org.eslm.NativeTestSupport;
+import org.eslm.bridge.BridgeField;
+import org.eslm.bridge.NativeBounds;
 import org.eslm.bridge.NativeFormat;
 import org.eslm.bridge.NativeLockCore;
 import org.eslm.bridge.NativeOp;
 import org.eslm.core.CoreClient;
 import org.eslm.service.PartitionGate;
 import org.eslm.service.ReplicationChannel;
-import org.eslm.settings.LockSettings;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -47,18 +48,12 @@ class GroupCommitTest {
         }
     }
 
-    /** The ownership bookkeeping, as far as group commit renews it: which sends renewed a lease. */
+    /** The ownership bookkeeping, as far as group commit reads it: whether copies renew leases. */
     private static final class Gate implements PartitionGate {
-        final List<Long> renewals = new ArrayList<>();
         boolean copyLeases = true;
 
         @Override
         public boolean serves(int partition) {
-            return true;
-        }
-
-        @Override
-        public boolean confirmed(int partition) {
             return true;
         }
 
@@ -71,11 +66,14 @@ class GroupCommitTest {
         public boolean copyLeases() {
             return copyLeases;
         }
+    }
 
-        @Override
-        public void renewedByCopies(int partition, long epoch, long sentAtNanos) {
-            renewals.add(sentAtNanos);
-        }
+    /** Partition 0's lease as the core's diagnostics show it: whether current, and what is left (ms). */
+    private static long[] lease(CoreClient core) {
+        Map<?, ?> result = (Map<?, ?>) BridgeField.RESULT.in(core.call(NativeOp.DIAGNOSTICS, -1, "{}"));
+        Map<?, ?> partition = (Map<?, ?>) ((List<?>) BridgeField.PARTITIONS.in(result)).get(0);
+        boolean confirmed = Boolean.TRUE.equals(BridgeField.CONFIRMED.in(partition));
+        return new long[] {confirmed ? 1 : 0, ((Number) BridgeField.LEASE_LEFT_MS.in(partition)).longValue()};
     }
 
     /** An answer waiting for the commit: null while waiting, then "ok" or the failure. */
@@ -143,7 +141,8 @@ class GroupCommitTest {
      */
     @Test
     void committedBatchesAndIdleHeartbeatsRenewTheLeaseFromTheirSend() throws InterruptedException {
-        try (CoreClient core = new CoreClient(NativeLockCore.create("{\"partitions\":[]}"))) {
+        String node = "{\"partitions\":[],\"leases\":true}";
+        try (CoreClient core = new CoreClient(NativeLockCore.create(node))) {
             core.call(NativeOp.OPEN_PARTITION, 0, "{\"epoch\":2,\"replicated\":true}");
             RecordingChannel channel = new RecordingChannel();
             Gate gate = new Gate();
@@ -151,18 +150,16 @@ class GroupCommitTest {
             GroupCommit commits = new GroupCommit(
                     core, e -> {}, p -> new IllegalStateException("gone " + p), () -> NativeFormat.STATE_FORMAT, gate);
             commits.connect(channel, givenUp::add);
-            long before = System.nanoTime();
             commits.opened(0, 2);
             commits.heartbeat(0);
             assertEquals(1, channel.shipped.size(), "no heartbeat while the whole state is in flight");
-            assertEquals(List.of(), gate.renewals, "no lease before the first batch is on every copy");
+            assertEquals(0, lease(core)[0], "no lease before the first batch is on every copy");
             channel.shipped.get(0).listener().onResponse(null);
-            assertEquals(1, gate.renewals.size());
-            assertTrue(gate.renewals.get(0) >= before && gate.renewals.get(0) <= System.nanoTime());
+            assertEquals(1, lease(core)[0], "the core renewed the lease from the batch's send");
 
             commits.heartbeat(0);
             assertEquals(1, channel.shipped.size(), "the last send is more recent than the interval");
-            Thread.sleep(LockSettings.HEARTBEAT_INTERVAL.millis() + 20);
+            Thread.sleep(NativeBounds.HEARTBEAT_INTERVAL_MS + 20);
             gate.copyLeases = false;
             commits.heartbeat(0);
             assertEquals(1, channel.shipped.size(), "no heartbeat while a node could not answer it");
@@ -171,15 +168,18 @@ class GroupCommitTest {
             assertEquals(2, channel.shipped.size());
             assertEquals(ReplicationChannel.HEARTBEAT, channel.shipped.get(1).json());
             assertFalse(channel.shipped.get(1).full());
+            long beforeHeartbeat = lease(core)[1];
+            assertTrue(beforeHeartbeat < NativeBounds.COPY_LEASE_MS - NativeBounds.HEARTBEAT_INTERVAL_MS);
             channel.shipped.get(1).listener().onResponse(null);
-            assertEquals(2, gate.renewals.size());
-            assertTrue(gate.renewals.get(1) > gate.renewals.get(0));
+            long afterHeartbeat = lease(core)[1];
+            assertTrue(afterHeartbeat > beforeHeartbeat, afterHeartbeat + " after, " + beforeHeartbeat + " before");
 
-            Thread.sleep(LockSettings.HEARTBEAT_INTERVAL.millis() + 20);
+            Thread.sleep(NativeBounds.HEARTBEAT_INTERVAL_MS + 20);
             commits.heartbeat(0);
+            long beforeRefusal = lease(core)[1];
             channel.shipped.get(2).listener().onFailure(new IllegalStateException("refused: a higher term"));
             assertEquals(List.of(0), givenUp, "a heartbeat refused gives the partition up");
-            assertEquals(2, gate.renewals.size());
+            assertTrue(lease(core)[1] <= beforeRefusal, "a refused heartbeat renews nothing");
         }
     }
 

@@ -24,11 +24,9 @@ import org.junit.jupiter.api.Test;
  * its grant back.
  */
 class PendingRequestsTest {
-    private final PendingRequests pending = new PendingRequests(
-            (op, partition, args) -> {
-                throw new AssertionError("no core call expected");
-            },
-            partition -> true);
+    private final PendingRequests pending = new PendingRequests((op, partition, args) -> {
+        throw new AssertionError("no core call expected");
+    });
 
     private static ActionListener<Map<String, Object>> recording(List<Object> outcomes) {
         return ActionListener.wrap(outcomes::add, outcomes::add);
@@ -101,15 +99,13 @@ class PendingRequestsTest {
     @Test
     void aCancelledWaiterThatTheCoreAlreadyGrantedIsAQuietNoOpAndItsGrantIsGivenBack() {
         List<String> calls = new ArrayList<>();
-        PendingRequests racing = new PendingRequests(
-                (op, partition, args) -> {
-                    calls.add(op + " " + args);
-                    if (op == NativeOp.CANCEL) {
-                        throw new LockNotHeldException("no waiting request with id [22]", null, null);
-                    }
-                    return Map.of();
-                },
-                partition -> true);
+        PendingRequests racing = new PendingRequests((op, partition, args) -> {
+            calls.add(op + " " + args);
+            if (op == NativeOp.CANCEL) {
+                throw new LockNotHeldException("no waiting request with id [22]", null, null);
+            }
+            return Map.of();
+        });
         List<Object> outcomes = new ArrayList<>();
         PendingRequests.Waitable call = racing.callWaitable(
                 NativeOp.ACQUIRE, 0, null, recording(outcomes), BridgeField.QUEUED, id -> queuedAs(22));

@@ -1,0 +1,175 @@
+"""The race that a promoted copy's wait decides (docs/ARCHITECTURE.md "Silent owners", "Who takes
+over"; docs/RELIABILITY.md "Who may serve"), on a real three-node cluster.
+
+The partition's owner (not the master) is frozen right after its copies last renewed its lease,
+its transport is cut (so that, resumed, it learns nothing: no cluster state, no refusal from its
+copy), its primary is failed at once through the cluster reroute API (`cancel` with
+`allow_primary`, so the failover does not wait for the master's 3.5 s silence bound), and it is
+resumed inside its 800 ms lease. Meanwhile a client releases a key through the replica's node,
+which becomes the owner, and another is granted it; a third client keeps trying the key and
+reading it through the old owner's HTTP port.
+
+The cluster runs with `cluster.publish.timeout` 200 ms (`SETTINGS`; Elasticsearch's default is
+30 s): the old owner's copy, failed by `cancel` but not marked stale, must be marked stale before
+the new owner's first batch can commit, and the master publishes that only once the publication of
+the failure to the frozen node has ended; with the default the new owner would serve 30 s later,
+long after the old owner's lease, and the wait would decide nothing.
+
+Every answer the old owner gives for the key after the release completed must be a refusal
+(503): a conflict naming the released holder, or a read showing it, is the old owner serving
+next to the new one. With the protocol, the promoted copy serves only once the old owner's
+lease has surely run out (817 ms after the copy's last answer to it), so there is none; a build
+whose promoted copy does not wait (the fault-injection library with
+`ESLM_FAULT_FLAW=no_promotion_wait`) shows them."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+import uuid
+
+import requests
+
+import netcut
+from cluster_kit import http, owner_that_is_not_the_master, settled, take
+from lockclient import wait_until
+
+#: How long the probes run after the resume: past the old owner's lease and the promoted copy's wait.
+PROBE_S = 2.5
+#: A probe's answer may take the old owner's routing budget (10 s: it retries a refusal of its own
+#: partition within it) and a little more.
+PROBE_TIMEOUT_S = 15
+
+
+@dataclasses.dataclass(frozen=True)
+class Answer:
+    """One answer the old owner gave the probe: a try-lock or a read, when invoked and answered."""
+
+    kind: str
+    status: int
+    body: dict
+    invoked: float
+    answered: float
+
+    def shows(self, owner: str) -> bool:
+        """Whether the answer says `owner` holds the key (a conflict naming it, a read listing it)."""
+        if self.kind == "try" and self.status == 409:
+            holders = self.body.get("error", {}).get("holders")
+            return owner == holders or (isinstance(holders, list) and owner in holders)
+        if self.kind == "read" and self.status == 200:
+            return any(h.get("owner") == owner for h in self.body.get("holders", []))
+        return False
+
+
+@dataclasses.dataclass
+class Race:
+    """What one round saw: the old owner's answers, when the release through the new owner
+    completed (None: it did not), the epochs before and after."""
+
+    answers: list[Answer]
+    released_at: float | None
+    frozen_at: float
+    epoch_before: int
+    epoch_after: int
+
+    def stale(self) -> list[Answer]:
+        """The old owner's answers invoked after the release completed that still show the holder."""
+        if self.released_at is None:
+            return []
+        return [a for a in self.answers if a.invoked > self.released_at and a.shows("h1")]
+
+
+def _ask(session: requests.Session, node, method: str, path: str, body=None):
+    try:
+        r = session.request(method, node.url + path, json=body, timeout=PROBE_TIMEOUT_S)
+        try:
+            return r.status_code, r.json()
+        except ValueError:
+            return r.status_code, {}
+    except requests.RequestException:
+        return 0, {}
+
+
+def _probe(old_owner, kind: str, key: str, stop: threading.Event, answers: list[Answer]) -> None:
+    """Tries (`try`) or reads (`read`) `key` through the old owner until `stop`: one thread each,
+    since a read waits for the partition's batch in flight, which a cut owner may never commit."""
+    method, path, body = {
+        "try": ("POST", f"/_locks/{key}/_acquire", {"owner": "h3", "acquisition": "h3"}),
+        "read": ("GET", f"/_locks/{key}", None),
+    }[kind]
+    with requests.Session() as s:
+        while not stop.is_set():
+            invoked = time.monotonic()
+            status, answer = _ask(s, old_owner, method, path, body)
+            answers.append(Answer(kind, status, answer, invoked, time.monotonic()))
+
+
+def _epoch(node) -> int:
+    r = http(node, "GET", "/_cluster/state/metadata/.locks?filter_path=metadata.indices.*.primary_terms")
+    (index,) = r.json()["metadata"]["indices"].values()
+    return int(index["primary_terms"]["0"])
+
+
+#: The settings of the clusters that run rounds (see the module's docs).
+SETTINGS = {"cluster.routing.rebalance.enable": "none", "cluster.publish.timeout": "200ms"}
+
+
+def race(cluster, round_no: int) -> Race:
+    """One round: see the module's docs. The cluster is back to green (the old owner's copy
+    rebuilt) when it returns."""
+    owner, epoch, master = owner_that_is_not_the_master(cluster)
+    return _race(cluster, round_no, owner, epoch, master)
+
+
+def _race(cluster, round_no: int, owner, epoch: int, master) -> Race:
+    replica = next(n for n in cluster.nodes if n is not owner and n is not master)
+    key = f"race-{round_no}-{uuid.uuid4().hex[:6]}"
+    take(replica, key, "h1", lease="60s")
+    settled(replica)  # nothing in flight: the owner's copies renew its lease by heartbeats alone
+    answers: list[Answer] = []
+    stop = threading.Event()
+    probers = [threading.Thread(target=_probe, args=(owner, kind, key, stop, answers), daemon=True)
+               for kind in ("try", "read")]
+    released_at = None
+    assert owner.freeze()
+    frozen_at = time.monotonic()
+    try:
+        netcut.cut(owner)
+        cancel = {"cancel": {"index": ".locks", "shard": 0, "node": owner.name, "allow_primary": True}}
+        # Answered once the state is committed: the frozen node's acknowledgement is not waited for.
+        r = http(master, "POST", "/_cluster/reroute?metric=none&timeout=100ms", {"commands": [cancel]})
+        assert r.status_code == 200, r.text
+    finally:
+        owner.thaw()  # inside its lease: the freeze lasted about as long as the reroute
+    for prober in probers:
+        prober.start()
+    try:
+        r = http(replica, "POST", f"/_locks/{key}/_release", {"owner": "h1", "acquisition": "h1"}, timeout=30)
+        if r.status_code == 200:
+            released_at = time.monotonic()
+            take(replica, key, "h2")
+        time.sleep(max(0.0, frozen_at + PROBE_S - time.monotonic()))  # the probes' time, the fault's span
+    finally:
+        stop.set()
+        for prober in probers:
+            prober.join(PROBE_TIMEOUT_S + 5)
+        netcut.heal(owner)
+    epoch_after = _epoch(replica)
+    wait_until(lambda: _green(replica), 120, 0.5, message="the old owner's copy rebuilt")
+    http(replica, "POST", f"/_locks/{key}/_release", {"owner": "h2", "acquisition": "h2"})
+    return Race(answers, released_at, frozen_at, epoch, epoch_after)
+
+
+def _green(node) -> bool:
+    r = http(node, "GET", "/_cluster/health/.locks?wait_for_status=green&timeout=5s", timeout=10)
+    return r.status_code == 200 and not r.json()["timed_out"]
+
+
+def describe(r: Race) -> str:
+    by_status: dict[int, int] = {}
+    for a in r.answers:
+        by_status[a.status] = by_status.get(a.status, 0) + 1
+    release = f"{r.released_at - r.frozen_at:.2f}s" if r.released_at is not None else "never"
+    return (f"epoch {r.epoch_before} -> {r.epoch_after}; released through the new owner {release} after the"
+            f" freeze; the old owner answered {by_status}; stale: {len(r.stale())}")
