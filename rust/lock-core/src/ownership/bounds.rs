@@ -43,9 +43,11 @@ pub const ASK_AGAIN_MS: u64 = 5_000;
 /// before it fails that primary copy.
 pub const SILENT_OWNER_FAILOVER_DEFAULT_MS: u64 = 3_500;
 
-/// The shortest `locks.failover.silent_owner` that keeps two owners from serving where the
-/// master's confirmation is what an owner serves on: longer than [`OWNERSHIP_WINDOW_MS`] on the
-/// owner's clock can last on the master's, rounded up to 100 ms.
+/// The shortest `locks.failover.silent_owner`: longer than [`OWNERSHIP_WINDOW_MS`] on the owner's
+/// clock can last on the master's, rounded up to 100 ms, so that the master fails over no owner
+/// whose confirmation may still run. Safety does not rest on it (a promoted copy waits out that
+/// window itself, [`MASTER_PROMOTION_WAIT_US`]): a shorter bound would only fail owners over that
+/// were briefly unheard, for a promotion that could not serve sooner anyway.
 pub const SILENT_OWNER_FAILOVER_MIN_MS: u64 =
     on_any_clock_ms(OWNERSHIP_WINDOW_MS).div_ceil(100) * 100;
 

@@ -190,7 +190,7 @@ final class GroupCommit implements Commits {
         if (Boolean.TRUE.equals(BridgeField.EMPTY.in(taken))) {
             // Nothing changed since the last batch (a tick or cancel that moved nothing): the
             // answers waiting on it reveal nothing new, and the core kept the seq.
-            committed(partition, lane, batch, take);
+            committed(partition, lane, batch, take, () -> {});
             return;
         }
         // The core's text, shipped as it is (rust/lock-jni ops/replication.rs, take_batch), and the
@@ -206,8 +206,12 @@ final class GroupCommit implements Commits {
                 ActionListener.wrap(
                         ignored -> {
                             lane.times.record(System.nanoTime() - shippedAt);
-                            protocol.renewed(partition, lane.epoch, sentUs);
-                            committed(partition, lane, batch, take);
+                            committed(
+                                    partition,
+                                    lane,
+                                    batch,
+                                    take,
+                                    () -> protocol.renewed(partition, lane.epoch, sentUs));
                         },
                         e -> failed(partition, lane, batch, e)));
     }
@@ -264,13 +268,25 @@ final class GroupCommit implements Commits {
                         e -> failed(partition, lane, List.of(), e)));
     }
 
-    private void committed(int partition, Lane lane, List<ActionListener<Void>> batch, Map<String, Object> take) {
+    /**
+     * The batch is on every copy: its answers go out, then {@code renew} renews this owner's lease
+     * from the batch's send (after the answers, which do not depend on it: the lease only grows,
+     * and the answers need not wait for a bridge call), then its events and the next batch.
+     */
+    private void committed(
+            int partition, Lane lane, List<ActionListener<Void>> batch, Map<String, Object> take, Runnable renew) {
         for (ActionListener<Void> l : batch) {
             try {
                 l.onResponse(null);
             } catch (RuntimeException e) {
                 logger.error("failed to answer after a committed lock batch", e);
             }
+        }
+        try {
+            renew.run();
+        } catch (RuntimeException e) {
+            // The core is closing: the answers are out, and nothing else may answer them again.
+            logger.warn("could not renew the lease of lock partition [" + partition + "] after a batch", e);
         }
         deliver.accept(take);
         synchronized (lane) {
