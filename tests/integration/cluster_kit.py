@@ -262,6 +262,20 @@ def _relocating(node) -> bool:
         return True
 
 
+def primary_as_the_master_sees_it(master, get=None) -> str | None:
+    """The node of partition 0's started primary in `master`'s own cluster state (`local=true`: a
+    node's diagnostics or a node that was cut off may show an older state), or None. `get` is the
+    caller's `requests` getter (a session with its own timeouts); plain `requests.get` by default."""
+    get = get or (lambda url: requests.get(url, timeout=10))
+    try:
+        state = get(master.url + "/_cluster/state/routing_table,nodes/.locks?local=true").json()
+        copies = state["routing_table"]["indices"][".locks"]["shards"]["0"]
+        names = {node_id: n["name"] for node_id, n in state["nodes"].items()}
+    except (requests.RequestException, ValueError, KeyError, TypeError):
+        return None
+    return next((names.get(c["node"]) for c in copies if c["primary"] and c["state"] == "STARTED"), None)
+
+
 def master_name(node):
     return http(node, "GET", "/_cat/master?format=json").json()[0]["node"]
 

@@ -18,6 +18,7 @@ import time
 import requests
 
 import netcut
+from cluster_kit import primary_as_the_master_sees_it
 
 CONNECT_S = 2
 ADMIN_S = 15
@@ -31,6 +32,11 @@ CUT_S = (8, 40)  # network partitions, as the issue asks
 # A failover faster than the master's silence bound (`fast_failover`): the old owner's cut lasts this
 # long after it was resumed inside its lease, past the promoted copy's wait.
 FAST_CUT_S = (2, 8)
+# fast_failover: how long the reroute may take to reach the third node (the owner stays frozen
+# meanwhile: past its 800 ms lease the wait decides nothing, and the fault says so), and how long
+# its answer may take (the master's publication waits for the frozen node: cluster.publish.timeout).
+FAILOVER_SEEN_S = 2
+REROUTE_ANSWER_S = 45
 DOWN_S = (1, 6)  # kill -9: down this long before it is started again
 # After a partition heals, a recovering replica has its owner's whole state within this, counted
 # from when its recovery asked for it (the plugin's share of the recovery; the time from the heal
@@ -255,16 +261,33 @@ class Nemesis:
 
     def fast_failover(self, aim: str) -> dict:
         """The owner frozen and its transport cut, its primary failed at once through the cluster
-        reroute API (`cancel`, `allow_primary`), and the owner resumed inside its 800 ms lease: a
-        failover fast enough that only the promoted copy's wait keeps the two from serving at once
-        (docs/ARCHITECTURE.md "Silent owners"). The cut is healed FAST_CUT_S later."""
-        node, who, effective = self.target(aim)
+        reroute API (`cancel`, `allow_primary`), and the owner resumed as soon as the failure is
+        committed, inside its 800 ms lease: a failover fast enough that only the promoted copy's
+        wait keeps the two from serving at once (docs/ARCHITECTURE.md "Silent owners"). The cut is
+        healed FAST_CUT_S later."""
+        master = self.master()
+        owner = None if master is None else primary_as_the_master_sees_it(
+            self.cluster.node(master), lambda url: self.http.get(url, timeout=(CONNECT_S, ADMIN_S)))
+        if owner is None or owner == master:
+            return {"detail": f"owner {owner}, master {master}: no owner apart from the master", "effective": False}
+        node, who = self.cluster.node(owner), f"{owner} (owner)"
+        witness = next(n for n in self.cluster.nodes if n.name not in (owner, master))
+        # A publication in flight would hold the failure back until it reached the frozen node
+        # (another fault: docs/ARCHITECTURE.md "Silent owners"); this one is about a fast failover.
+        self.admin("GET", "/_cluster/health?wait_for_events=languid&timeout=10s", timeout=15)
+        term = self.primary_term(witness)
+        answer: dict = {}
         frozen = node.freeze()
         try:
             netcut.cut(node)
             cut_at_ms = time.time() * 1000
             cancel = {"cancel": {"index": ".locks", "shard": 0, "node": node.name, "allow_primary": True}}
-            r = self.admin("POST", "/_cluster/reroute?metric=none", {"commands": [cancel]}, avoid=node)
+            # The master answers only once its publication ends, which waits for the frozen node
+            # up to `cluster.publish.timeout` (30 s): sent from a thread, and the owner resumed as
+            # soon as the third node has applied the committed failure (its primary term rose).
+            sender = threading.Thread(target=lambda: answer.update(r=self.reroute_once(master, cancel)), daemon=True)
+            sender.start()
+            failed = term is not None and self.term_rises(witness, term)
         finally:
             node.thaw()
         seconds = self.rng.uniform(*FAST_CUT_S)
@@ -272,12 +295,48 @@ class Nemesis:
             time.sleep(seconds)
         finally:
             netcut.heal(node)
+        sender.join(REROUTE_ANSWER_S + CONNECT_S + 1)
         healed, waited = self.healed_after_cut(cut_at_ms)
         self.heals.append((healed, waited))
-        failed = r.status_code == 200
-        return {"node": node.name, "detail": f"SIGSTOP {who}, transport cut, primary failed by reroute "
-                f"({r.status_code}), resumed at once, cut for {seconds:.1f}s more; green {healed:.1f}s after the heal",
-                "effective": effective and frozen and failed, "status": aim}
+        status, said = answer.get("r", ("no answer", ""))
+        made = frozen and failed
+        fields = {"node": node.name, "detail": f"SIGSTOP {who}, transport cut, primary failed by reroute "
+                  f"({'committed' if failed else 'not committed'} within {FAILOVER_SEEN_S}s; answered {status}"
+                  f"{'' if status == 200 else ': ' + said}), resumed at once, cut for {seconds:.1f}s more; "
+                  f"green {healed:.1f}s after the heal", "effective": made}
+        return {**fields, "status": aim} if made else fields
+
+    def primary_term(self, node) -> int | None:
+        """Partition 0's primary term in `node`'s own cluster state, or None."""
+        try:
+            r = self.http.get(node.url + "/_cluster/state/metadata/.locks?local=true"
+                              "&filter_path=metadata.indices.*.primary_terms", timeout=(CONNECT_S, ADMIN_S))
+            (index,) = r.json()["metadata"]["indices"].values()
+            return int(index["primary_terms"]["0"])
+        except (requests.RequestException, ValueError, KeyError, TypeError):
+            return None
+
+    def term_rises(self, node, term: int) -> bool:
+        """Whether `node` applies a state with partition 0's primary term above `term` within
+        FAILOVER_SEEN_S (polled; a node applies a committed state before the master does)."""
+        deadline = time.monotonic() + FAILOVER_SEEN_S
+        while time.monotonic() < deadline:
+            now = self.primary_term(node)
+            if now is not None and now > term:
+                return True
+            time.sleep(0.02)
+        return False
+
+    def reroute_once(self, master: str, command: dict) -> tuple[int | str, str]:
+        """One reroute `command` sent to `master`, never again through another node (the copy it
+        cancels is gone then): (status or the error's name, the answer's start and its time)."""
+        started = time.monotonic()
+        try:
+            r = self.http.post(self.cluster.node(master).url + "/_cluster/reroute?metric=none&timeout=100ms",
+                               json={"commands": [command]}, timeout=(CONNECT_S, REROUTE_ANSWER_S))
+            return r.status_code, f"{r.text[:200]} after {time.monotonic() - started:.2f}s"
+        except requests.RequestException as e:
+            return type(e).__name__, f"{str(e)[:200]} after {time.monotonic() - started:.2f}s"
 
     def move(self, aim: str) -> dict:
         """A planned move of the partition's primary to the node holding no copy."""

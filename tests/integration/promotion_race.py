@@ -32,9 +32,11 @@ import uuid
 import requests
 
 import netcut
-from cluster_kit import http, owner_that_is_not_the_master, settled, take
+from cluster_kit import http, owner_that_is_not_the_master, primary_as_the_master_sees_it, settled, take
 from lockclient import wait_until
 
+#: How long the serving node and the master's state may disagree on the owner before a round starts.
+AGREE_S = 60
 #: How long the probes run after the resume: past the old owner's lease and the promoted copy's wait.
 PROBE_S = 2.5
 #: A probe's answer may take the old owner's routing budget (10 s: it retries a refusal of its own
@@ -118,8 +120,24 @@ SETTINGS = {"cluster.routing.rebalance.enable": "none", "cluster.publish.timeout
 def race(cluster, round_no: int) -> Race:
     """One round: see the module's docs. The cluster is back to green (the old owner's copy
     rebuilt) when it returns."""
-    owner, epoch, master = owner_that_is_not_the_master(cluster)
-    return _race(cluster, round_no, owner, epoch, master)
+    return _race(cluster, round_no, *_owner_the_master_agrees_on(cluster))
+
+
+def _owner_the_master_agrees_on(cluster):
+    """(owner, epoch, master) once the node whose diagnostics say it serves the partition is the
+    one the elected master's own state has the started primary on: the reroute names the node,
+    and while the master moves a copy (off a newly elected master: locks.allocation.avoid_master)
+    the two may differ for a moment."""
+    deadline = time.monotonic() + AGREE_S
+    while True:
+        owner, epoch, master = owner_that_is_not_the_master(cluster)
+        settled(master)
+        seen = primary_as_the_master_sees_it(master)
+        if seen == owner.name:
+            return owner, epoch, master
+        assert time.monotonic() < deadline, \
+            f"{owner.name} serves the partition, the master {master.name} has its primary on {seen}"
+        time.sleep(0.5)
 
 
 def _race(cluster, round_no: int, owner, epoch: int, master) -> Race:
@@ -139,7 +157,7 @@ def _race(cluster, round_no: int, owner, epoch: int, master) -> Race:
         cancel = {"cancel": {"index": ".locks", "shard": 0, "node": owner.name, "allow_primary": True}}
         # Answered once the state is committed: the frozen node's acknowledgement is not waited for.
         r = http(master, "POST", "/_cluster/reroute?metric=none&timeout=100ms", {"commands": [cancel]})
-        assert r.status_code == 200, r.text
+        assert r.status_code == 200, f"{r.text}; the master's shards: {_shards(master)}"
     finally:
         owner.thaw()  # inside its lease: the freeze lasted about as long as the reroute
     for prober in probers:
@@ -159,6 +177,10 @@ def _race(cluster, round_no: int, owner, epoch: int, master) -> Race:
     wait_until(lambda: _green(replica), 120, 0.5, message="the old owner's copy rebuilt")
     http(replica, "POST", f"/_locks/{key}/_release", {"owner": "h2", "acquisition": "h2"})
     return Race(answers, released_at, frozen_at, epoch, epoch_after)
+
+
+def _shards(node) -> str:
+    return http(node, "GET", "/_cluster/state/routing_table/.locks?local=true").text.strip()
 
 
 def _green(node) -> bool:
