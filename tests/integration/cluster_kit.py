@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 import subprocess
 import threading
 import time
@@ -262,13 +263,23 @@ def _relocating(node) -> bool:
         return True
 
 
-def primary_as_the_master_sees_it(master, get=None) -> str | None:
-    """The node of partition 0's started primary in `master`'s own cluster state (`local=true`: a
-    node's diagnostics or a node that was cut off may show an older state), or None. `get` is the
-    caller's `requests` getter (a session with its own timeouts); plain `requests.get` by default."""
+def native_bound_ms(name: str) -> int:
+    """A bound of the ownership protocol as the bridge's header has it (`ESLM_BOUND_<name>`,
+    written from rust/lock-core/src/ownership/bounds.rs), so that no test copies the number."""
+    header = (Path(__file__).resolve().parents[2] / "rust" / "lock-jni" / "include" / "eslm.h").read_text()
+    match = re.search(rf"#define ESLM_BOUND_{name} (\d+)", header)
+    assert match, f"ESLM_BOUND_{name} is not in the header"
+    return int(match.group(1))
+
+
+def started_primary_in_state_of(node, get=None) -> str | None:
+    """The name of the node holding partition 0's started primary in `node`'s own cluster state
+    (`local=true`: what that node routes by; the elected master's is the one a reroute acts on,
+    and a node that was cut off may still hold an older one), or None. `get` is the caller's
+    `requests` getter (a session with its own timeouts); plain `requests.get` by default."""
     get = get or (lambda url: requests.get(url, timeout=10))
     try:
-        state = get(master.url + "/_cluster/state/routing_table,nodes/.locks?local=true").json()
+        state = get(node.url + "/_cluster/state/routing_table,nodes/.locks?local=true").json()
         copies = state["routing_table"]["indices"][".locks"]["shards"]["0"]
         names = {node_id: n["name"] for node_id, n in state["nodes"].items()}
     except (requests.RequestException, ValueError, KeyError, TypeError):

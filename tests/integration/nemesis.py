@@ -18,7 +18,7 @@ import time
 import requests
 
 import netcut
-from cluster_kit import primary_as_the_master_sees_it
+from cluster_kit import started_primary_in_state_of
 
 CONNECT_S = 2
 ADMIN_S = 15
@@ -266,7 +266,7 @@ class Nemesis:
         wait keeps the two from serving at once (docs/ARCHITECTURE.md "Silent owners"). The cut is
         healed FAST_CUT_S later."""
         master = self.master()
-        owner = None if master is None else primary_as_the_master_sees_it(
+        owner = None if master is None else started_primary_in_state_of(
             self.cluster.node(master), lambda url: self.http.get(url, timeout=(CONNECT_S, ADMIN_S)))
         if owner is None or owner == master:
             return {"detail": f"owner {owner}, master {master}: no owner apart from the master", "effective": False}

@@ -32,11 +32,25 @@ import uuid
 import requests
 
 import netcut
-from cluster_kit import http, owner_that_is_not_the_master, primary_as_the_master_sees_it, settled, take
+from cluster_kit import (
+    http,
+    native_bound_ms,
+    owner_that_is_not_the_master,
+    settled,
+    started_primary_in_state_of,
+    take,
+)
 from lockclient import wait_until
 
 #: How long the serving node and the master's state may disagree on the owner before a round starts.
 AGREE_S = 60
+#: The old owner's lease at most: the copy lease (rust/lock-core/src/ownership/bounds.rs, as the
+#: header the plugin is built with has it).
+COPY_LEASE_S = native_bound_ms("COPY_LEASE_MS") / 1000
+#: How long the replica's node may take to apply the failure, the owner frozen meanwhile, and how
+#: long the master's answer may take (its publication ends at the latest at cluster.publish.timeout).
+FAILOVER_SEEN_S = 3
+REROUTE_ANSWER_S = 45
 #: How long the probes run after the resume: past the old owner's lease and the promoted copy's wait.
 PROBE_S = 2.5
 #: A probe's answer may take the old owner's routing budget (10 s: it retries a refusal of its own
@@ -74,6 +88,15 @@ class Race:
     frozen_at: float
     epoch_before: int
     epoch_after: int
+    #: From the freeze until the replica's node applied the failure, or None: not within
+    #: FAILOVER_SEEN_S (the old owner was then resumed anyway, perhaps past its lease).
+    failover_s: float | None
+    reroute: str
+
+    def decisive(self) -> bool:
+        """Whether the old owner was resumed while its lease may still have run: only then can
+        the promoted copy's wait decide anything."""
+        return self.failover_s is not None and self.failover_s < COPY_LEASE_S
 
     def stale(self) -> list[Answer]:
         """The old owner's answers invoked after the release completed that still show the holder."""
@@ -108,7 +131,9 @@ def _probe(old_owner, kind: str, key: str, stop: threading.Event, answers: list[
 
 
 def _epoch(node) -> int:
-    r = http(node, "GET", "/_cluster/state/metadata/.locks?filter_path=metadata.indices.*.primary_terms")
+    """The partition's primary term in `node`'s own cluster state."""
+    r = http(node, "GET", "/_cluster/state/metadata/.locks?local=true&filter_path=metadata.indices.*.primary_terms",
+             timeout=10)
     (index,) = r.json()["metadata"]["indices"].values()
     return int(index["primary_terms"]["0"])
 
@@ -132,7 +157,7 @@ def _owner_the_master_agrees_on(cluster):
     while True:
         owner, epoch, master = owner_that_is_not_the_master(cluster)
         settled(master)
-        seen = primary_as_the_master_sees_it(master)
+        seen = started_primary_in_state_of(master)
         if seen == owner.name:
             return owner, epoch, master
         assert time.monotonic() < deadline, \
@@ -150,16 +175,22 @@ def _race(cluster, round_no: int, owner, epoch: int, master) -> Race:
     probers = [threading.Thread(target=_probe, args=(owner, kind, key, stop, answers), daemon=True)
                for kind in ("try", "read")]
     released_at = None
+    reroute: dict = {}
     assert owner.freeze()
     frozen_at = time.monotonic()
     try:
         netcut.cut(owner)
         cancel = {"cancel": {"index": ".locks", "shard": 0, "node": owner.name, "allow_primary": True}}
-        # Answered once the state is committed: the frozen node's acknowledgement is not waited for.
-        r = http(master, "POST", "/_cluster/reroute?metric=none&timeout=100ms", {"commands": [cancel]})
-        assert r.status_code == 200, f"{r.text}; the master's shards: {_shards(master)}"
+        # From a thread, sent once: the master may answer only when its publication has ended
+        # (and a publication that failed to commit in time is run again by Elasticsearch, whose
+        # second run then finds no copy to cancel). The failure counts once the replica's node
+        # applied it, and the owner is resumed then, inside its lease.
+        sender = threading.Thread(target=lambda: reroute.update(answer=_reroute(master, cancel)), daemon=True)
+        sender.start()
+        failed_over = _term_rises(replica, epoch)
     finally:
-        owner.thaw()  # inside its lease: the freeze lasted about as long as the reroute
+        owner.thaw()
+    failover_s = time.monotonic() - frozen_at if failed_over else None
     for prober in probers:
         prober.start()
     try:
@@ -173,10 +204,36 @@ def _race(cluster, round_no: int, owner, epoch: int, master) -> Race:
         for prober in probers:
             prober.join(PROBE_TIMEOUT_S + 5)
         netcut.heal(owner)
+    sender.join(REROUTE_ANSWER_S + 5)
     epoch_after = _epoch(replica)
     wait_until(lambda: _green(replica), 120, 0.5, message="the old owner's copy rebuilt")
     http(replica, "POST", f"/_locks/{key}/_release", {"owner": "h2", "acquisition": "h2"})
-    return Race(answers, released_at, frozen_at, epoch, epoch_after)
+    return Race(answers, released_at, frozen_at, epoch, epoch_after, failover_s,
+                reroute.get("answer", "no answer") + f"; the master's state then: {_shards(master)}")
+
+
+def _reroute(master, command: dict) -> str:
+    """One reroute, its status and the start of its answer (or the error)."""
+    try:
+        r = http(master, "POST", "/_cluster/reroute?metric=none&timeout=100ms", {"commands": [command]},
+                 timeout=REROUTE_ANSWER_S)
+        return f"{r.status_code} {r.text[:300]}"
+    except requests.RequestException as e:
+        return f"{type(e).__name__} {str(e)[:300]}"
+
+
+def _term_rises(node, term: int) -> bool:
+    """Whether `node` applies a state with the partition's primary term above `term` within
+    FAILOVER_SEEN_S (a node applies a committed state before the master does)."""
+    deadline = time.monotonic() + FAILOVER_SEEN_S
+    while time.monotonic() < deadline:
+        try:
+            if _epoch(node) > term:
+                return True
+        except (requests.RequestException, KeyError, ValueError):
+            pass
+        time.sleep(0.02)
+    return False
 
 
 def _shards(node) -> str:
@@ -193,5 +250,7 @@ def describe(r: Race) -> str:
     for a in r.answers:
         by_status[a.status] = by_status.get(a.status, 0) + 1
     release = f"{r.released_at - r.frozen_at:.2f}s" if r.released_at is not None else "never"
-    return (f"epoch {r.epoch_before} -> {r.epoch_after}; released through the new owner {release} after the"
-            f" freeze; the old owner answered {by_status}; stale: {len(r.stale())}")
+    failover = f"{r.failover_s:.2f}s" if r.failover_s is not None else f"not within {FAILOVER_SEEN_S}s"
+    return (f"epoch {r.epoch_before} -> {r.epoch_after}; the failure applied on the replica's node {failover}"
+            f" after the freeze ({'decisive' if r.decisive() else 'past the lease: decides nothing'}); released"
+            f" through the new owner {release} after the freeze; the old owner answered {by_status}; stale: {len(r.stale())}")

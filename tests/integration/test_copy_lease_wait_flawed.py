@@ -17,7 +17,9 @@ THREE_NODES = ThreeNodes("eslm-it-copy-lease-flawed", SETTINGS,
                          users="eslmflaw", cuts=True, variant="fault-injection",
                          env={"ESLM_FAULT_FLAW": "no_promotion_wait"})
 
-MAX_ROUNDS = 4
+#: Rounds until one shows two owners; only a decisive round (the old owner resumed inside its
+#: lease, `Race.decisive`) can, and a loaded machine makes some rounds slower than the lease.
+MAX_ROUNDS = 6
 
 
 def test_without_the_wait_the_old_owner_serves_next_to_the_new_one(cluster):

@@ -29,6 +29,7 @@ from cluster_kit import (
     move_partition,
     owner_of_partition,
     serving_nodes,
+    started_primary_in_state_of,
 )
 from lockclient import unique, wait_until
 
@@ -104,8 +105,12 @@ def test_503_in_recovery_grace_is_retried_within_the_callers_budget_never_beyond
     locks = eslm.Locks(es, retry_for="60s")
     try:
         owner.kill()
-        wait_until(lambda: any(p["state"] == "grace" for _n, p in serving_nodes(survivors, 0)), 60,
-                   message="the partition in recovery grace on a survivor")
+        in_grace = wait_until(lambda: next((n.name for n, p in serving_nodes(survivors, 0) if p["state"] == "grace"),
+                                           None), 60, message="the partition in recovery grace on a survivor")
+        # Both survivors route to the new owner (a coordinator still holding the state with the
+        # dead owner waits for the next one: a routing retry of the server's, not the client's).
+        wait_until(lambda: all(started_primary_in_state_of(n) == in_grace for n in survivors), 30,
+                   message="both survivors' cluster states naming the new owner")
         t0 = time.monotonic()
         with pytest.raises(eslm.PartitionUnavailable) as at_once:
             locks.try_lock(unique())
