@@ -5,7 +5,8 @@ The partition's owner (not the master) is frozen right after its copies last ren
 its transport is cut (so that, resumed, it learns nothing: no cluster state, no refusal from its
 copy), its primary is failed at once through the cluster reroute API (`cancel` with
 `allow_primary`, so the failover does not wait for the master's 3.5 s silence bound), and it is
-resumed inside its 800 ms lease. Meanwhile a client releases a key through the replica's node,
+resumed as soon as the replica's node has applied the failure, inside its 800 ms lease (a round
+where that took longer says it decided nothing: `Race.decisive`). Meanwhile a client releases a key through the replica's node,
 which becomes the owner, and another is granted it; a third client keeps trying the key and
 reading it through the old owner's HTTP port.
 
