@@ -272,19 +272,56 @@ def native_bound_ms(name: str) -> int:
     return int(match.group(1))
 
 
-def started_primary_in_state_of(node, get=None) -> str | None:
+def started_primary_in_state_of(node, session=requests, timeout=10) -> str | None:
     """The name of the node holding partition 0's started primary in `node`'s own cluster state
     (`local=true`: what that node routes by; the elected master's is the one a reroute acts on,
-    and a node that was cut off may still hold an older one), or None. `get` is the caller's
-    `requests` getter (a session with its own timeouts); plain `requests.get` by default."""
-    get = get or (lambda url: requests.get(url, timeout=10))
+    and a node that was cut off may still hold an older one), or None. `session` and `timeout`
+    are the caller's (a nemesis's session with its own timeouts)."""
     try:
-        state = get(node.url + "/_cluster/state/routing_table,nodes/.locks?local=true").json()
+        state = session.get(node.url + "/_cluster/state/routing_table,nodes/.locks?local=true", timeout=timeout).json()
         copies = state["routing_table"]["indices"][".locks"]["shards"]["0"]
         names = {node_id: n["name"] for node_id, n in state["nodes"].items()}
     except (requests.RequestException, ValueError, KeyError, TypeError):
         return None
     return next((names.get(c["node"]) for c in copies if c["primary"] and c["state"] == "STARTED"), None)
+
+
+def primary_term_in_state_of(node, session=requests, timeout=10) -> int | None:
+    """Partition 0's primary term in `node`'s own cluster state, or None."""
+    try:
+        r = session.get(node.url + "/_cluster/state/metadata/.locks?local=true"
+                        "&filter_path=metadata.indices.*.primary_terms", timeout=timeout)
+        (index,) = r.json()["metadata"]["indices"].values()
+        return int(index["primary_terms"]["0"])
+    except (requests.RequestException, ValueError, KeyError, TypeError):
+        return None
+
+
+def term_rises(node, term: int, within_s: float, session=requests, timeout=10) -> bool:
+    """Whether `node` applies a state with partition 0's primary term above `term` within
+    `within_s` (polled; a node applies a committed state before the master does, which applies
+    it only once its publication has ended)."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        now = primary_term_in_state_of(node, session, timeout)
+        if now is not None and now > term:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def reroute_once(master, command: dict, answer_s: float, session=requests, connect_s=10) -> tuple[int | str, str]:
+    """One reroute `command` sent to `master` and never again (sent again through another node, a
+    `cancel` that took effect finds no copy and is refused): (the status or the error's name, the
+    start of the answer and how long it took). Answered once committed, not acknowledged
+    (`timeout=100ms`); the master may still answer only when its publication ends."""
+    started = time.monotonic()
+    try:
+        r = session.post(master.url + "/_cluster/reroute?metric=none&timeout=100ms", json={"commands": [command]},
+                         timeout=(connect_s, answer_s))
+        return r.status_code, f"{r.text[:300]} after {time.monotonic() - started:.2f}s"
+    except requests.RequestException as e:
+        return type(e).__name__, f"{str(e)[:300]} after {time.monotonic() - started:.2f}s"
 
 
 def master_name(node):

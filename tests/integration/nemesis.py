@@ -18,7 +18,7 @@ import time
 import requests
 
 import netcut
-from cluster_kit import started_primary_in_state_of
+from cluster_kit import primary_term_in_state_of, reroute_once, started_primary_in_state_of, term_rises
 
 CONNECT_S = 2
 ADMIN_S = 15
@@ -266,8 +266,8 @@ class Nemesis:
         wait keeps the two from serving at once (docs/ARCHITECTURE.md "Silent owners"). The cut is
         healed FAST_CUT_S later."""
         master = self.master()
-        owner = None if master is None else started_primary_in_state_of(
-            self.cluster.node(master), lambda url: self.http.get(url, timeout=(CONNECT_S, ADMIN_S)))
+        limits = {"session": self.http, "timeout": (CONNECT_S, ADMIN_S)}
+        owner = None if master is None else started_primary_in_state_of(self.cluster.node(master), **limits)
         if owner is None or owner == master:
             return {"detail": f"owner {owner}, master {master}: no owner apart from the master", "effective": False}
         node, who = self.cluster.node(owner), f"{owner} (owner)"
@@ -275,7 +275,7 @@ class Nemesis:
         # A publication in flight would hold the failure back until it reached the frozen node
         # (another fault: docs/ARCHITECTURE.md "Silent owners"); this one is about a fast failover.
         self.admin("GET", "/_cluster/health?wait_for_events=languid&timeout=10s", timeout=15)
-        term = self.primary_term(witness)
+        term = primary_term_in_state_of(witness, **limits)
         answer: dict = {}
         frozen = node.freeze()
         try:
@@ -285,9 +285,10 @@ class Nemesis:
             # The master answers only once its publication ends, which waits for the frozen node
             # up to `cluster.publish.timeout` (30 s): sent from a thread, and the owner resumed as
             # soon as the third node has applied the committed failure (its primary term rose).
-            sender = threading.Thread(target=lambda: answer.update(r=self.reroute_once(master, cancel)), daemon=True)
+            sender = threading.Thread(target=lambda: answer.update(r=reroute_once(
+                self.cluster.node(master), cancel, REROUTE_ANSWER_S, self.http, CONNECT_S)), daemon=True)
             sender.start()
-            failed = term is not None and self.term_rises(witness, term)
+            failed = term is not None and term_rises(witness, term, FAILOVER_SEEN_S, **limits)
         finally:
             node.thaw()
         seconds = self.rng.uniform(*FAST_CUT_S)
@@ -305,38 +306,6 @@ class Nemesis:
                   f"{'' if status == 200 else ': ' + said}), resumed at once, cut for {seconds:.1f}s more; "
                   f"green {healed:.1f}s after the heal", "effective": made}
         return {**fields, "status": aim} if made else fields
-
-    def primary_term(self, node) -> int | None:
-        """Partition 0's primary term in `node`'s own cluster state, or None."""
-        try:
-            r = self.http.get(node.url + "/_cluster/state/metadata/.locks?local=true"
-                              "&filter_path=metadata.indices.*.primary_terms", timeout=(CONNECT_S, ADMIN_S))
-            (index,) = r.json()["metadata"]["indices"].values()
-            return int(index["primary_terms"]["0"])
-        except (requests.RequestException, ValueError, KeyError, TypeError):
-            return None
-
-    def term_rises(self, node, term: int) -> bool:
-        """Whether `node` applies a state with partition 0's primary term above `term` within
-        FAILOVER_SEEN_S (polled; a node applies a committed state before the master does)."""
-        deadline = time.monotonic() + FAILOVER_SEEN_S
-        while time.monotonic() < deadline:
-            now = self.primary_term(node)
-            if now is not None and now > term:
-                return True
-            time.sleep(0.02)
-        return False
-
-    def reroute_once(self, master: str, command: dict) -> tuple[int | str, str]:
-        """One reroute `command` sent to `master`, never again through another node (the copy it
-        cancels is gone then): (status or the error's name, the answer's start and its time)."""
-        started = time.monotonic()
-        try:
-            r = self.http.post(self.cluster.node(master).url + "/_cluster/reroute?metric=none&timeout=100ms",
-                               json={"commands": [command]}, timeout=(CONNECT_S, REROUTE_ANSWER_S))
-            return r.status_code, f"{r.text[:200]} after {time.monotonic() - started:.2f}s"
-        except requests.RequestException as e:
-            return type(e).__name__, f"{str(e)[:200]} after {time.monotonic() - started:.2f}s"
 
     def move(self, aim: str) -> dict:
         """A planned move of the partition's primary to the node holding no copy."""

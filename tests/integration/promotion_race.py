@@ -37,9 +37,12 @@ from cluster_kit import (
     http,
     native_bound_ms,
     owner_that_is_not_the_master,
+    primary_term_in_state_of,
+    reroute_once,
     settled,
     started_primary_in_state_of,
     take,
+    term_rises,
 )
 from lockclient import wait_until
 
@@ -132,11 +135,10 @@ def _probe(old_owner, kind: str, key: str, stop: threading.Event, answers: list[
 
 
 def _epoch(node) -> int:
-    """The partition's primary term in `node`'s own cluster state."""
-    r = http(node, "GET", "/_cluster/state/metadata/.locks?local=true&filter_path=metadata.indices.*.primary_terms",
-             timeout=10)
-    (index,) = r.json()["metadata"]["indices"].values()
-    return int(index["primary_terms"]["0"])
+    """The partition's primary term in `node`'s own cluster state (which must answer)."""
+    term = primary_term_in_state_of(node)
+    assert term is not None, f"{node.name} did not answer its primary term"
+    return term
 
 
 #: The settings of the clusters that run rounds (see the module's docs).
@@ -186,9 +188,10 @@ def _race(cluster, round_no: int, owner, epoch: int, master) -> Race:
         # (and a publication that failed to commit in time is run again by Elasticsearch, whose
         # second run then finds no copy to cancel). The failure counts once the replica's node
         # applied it, and the owner is resumed then, inside its lease.
-        sender = threading.Thread(target=lambda: reroute.update(answer=_reroute(master, cancel)), daemon=True)
+        sender = threading.Thread(target=lambda: reroute.update(answer=reroute_once(master, cancel, REROUTE_ANSWER_S)),
+                                  daemon=True)
         sender.start()
-        failed_over = _term_rises(replica, epoch)
+        failed_over = term_rises(replica, epoch, FAILOVER_SEEN_S)
     finally:
         owner.thaw()
     failover_s = time.monotonic() - frozen_at if failed_over else None
@@ -209,32 +212,9 @@ def _race(cluster, round_no: int, owner, epoch: int, master) -> Race:
     epoch_after = _epoch(replica)
     wait_until(lambda: _green(replica), 120, 0.5, message="the old owner's copy rebuilt")
     http(replica, "POST", f"/_locks/{key}/_release", {"owner": "h2", "acquisition": "h2"})
+    status, said = reroute.get("answer", ("no answer", ""))
     return Race(answers, released_at, frozen_at, epoch, epoch_after, failover_s,
-                reroute.get("answer", "no answer") + f"; the master's state then: {_shards(master)}")
-
-
-def _reroute(master, command: dict) -> str:
-    """One reroute, its status and the start of its answer (or the error)."""
-    try:
-        r = http(master, "POST", "/_cluster/reroute?metric=none&timeout=100ms", {"commands": [command]},
-                 timeout=REROUTE_ANSWER_S)
-        return f"{r.status_code} {r.text[:300]}"
-    except requests.RequestException as e:
-        return f"{type(e).__name__} {str(e)[:300]}"
-
-
-def _term_rises(node, term: int) -> bool:
-    """Whether `node` applies a state with the partition's primary term above `term` within
-    FAILOVER_SEEN_S (a node applies a committed state before the master does)."""
-    deadline = time.monotonic() + FAILOVER_SEEN_S
-    while time.monotonic() < deadline:
-        try:
-            if _epoch(node) > term:
-                return True
-        except (requests.RequestException, KeyError, ValueError):
-            pass
-        time.sleep(0.02)
-    return False
+                f"{status} {said}; the master's state then: {_shards(master)}")
 
 
 def _shards(node) -> str:
