@@ -12,7 +12,11 @@ lock state, default fault detection), and one fault at a time:
   without a grant during the fault (from the fault to the first grant, and between grants);
 - `stop-replica`: SIGSTOP of the node holding partition 0's replica (moved off the master first
   when it is there), until a grant (then SIGCONT): the owner stays, and its batches wait until the
-  copy is failed.
+  copy is failed;
+- `hold-replica`, `cut-replica`: that node frozen, or its transport cut both ways, for
+  REPLICA_HOLD_S, past the moment Elasticsearch's follower checks remove it (3 x 10 s): the figure
+  is the longest time without a grant during the fault, as for the master faults, and where in the
+  fault it began.
 
 Probers on the surviving nodes start a fresh acquire (wait 0, a new key each time: every key is in
 partition 0 with the default `locks.partitions: 1`) every PROBE_S and release it once granted.
@@ -21,9 +25,9 @@ higher epoch than the owner had (`kill-master`, `stop-replica`: any grant; `stop
 the longest gap, as above). Between repetitions the node is
 started again (or resumed, or reconnected) and the cluster waits for green with three nodes.
 
-    python3 bench/availability.py [--reps 3] [--faults kill-owner,stop-owner,cut-owner,kill-master,stop-replica,stop-master,cut-master]
+    python3 bench/availability.py [--reps 3] [--faults kill-owner,stop-owner,cut-owner,kill-master,stop-replica,stop-master,cut-master,hold-replica,cut-replica]
 
-Needs root for iptables (`cut-owner`, `cut-master`). Prints one line per repetition and a table; with
+Needs root for iptables (`cut-owner`, `cut-master`, `cut-replica`). Prints one line per repetition and a table; with
 `--json FILE` also writes them. Nothing waits without a bound."""
 
 from __future__ import annotations
@@ -49,9 +53,15 @@ PROBE_S = 0.1
 ANSWER_S = 90  # a probe through a survivor waits for the old owner until the cluster drops it
 FAULT_BOUND_S = 180  # no grant this long after the fault: the repetition fails
 SETTLE_S = 180
-FAULTS = ("kill-owner", "stop-owner", "cut-owner", "kill-master", "stop-replica", "stop-master", "cut-master")
+FAULTS = ("kill-owner", "stop-owner", "cut-owner", "kill-master", "stop-replica", "stop-master", "cut-master",
+          "hold-replica", "cut-replica")
 MASTER_FAULTS = ("stop-master", "cut-master")
+HELD_REPLICA_FAULTS = ("hold-replica", "cut-replica")
+GAP_FAULTS = MASTER_FAULTS + HELD_REPLICA_FAULTS  # the figure: the longest gap while the fault holds
+FROZEN = ("stop-owner", "stop-replica", "stop-master", "hold-replica")
+CUT = ("cut-owner", "cut-master", "cut-replica")
 HOLD_S = 20  # how long a master fault lasts
+REPLICA_HOLD_S = 45  # past Elasticsearch's removal of a silent node, ~31 s with default fault detection
 EPOCH_SHIFT = 40
 
 
@@ -136,9 +146,10 @@ class Probers:
         self.stop.set()
         return None if self.first is None else self.first - self.since
 
-    def longest_gap(self, window: float) -> float:
-        """Waits out `window` from `since`, then answers the longest time without a grant in it:
-        from `since` to the first grant, between grants, and from the last one to the window's end."""
+    def longest_gap(self, window: float) -> tuple[float, float]:
+        """Waits out `window` from `since`, then answers the longest time without a grant in it
+        (from `since` to the first grant, between grants, and from the last one to the window's
+        end) and when it began, in seconds after `since`."""
         end = self.since + window
         while time.monotonic() < end:
             time.sleep(0.05)
@@ -146,7 +157,8 @@ class Probers:
         with self.lock:
             times = sorted(t for t in self.grants if self.since <= t <= end)
         edges = [self.since, *times, end]
-        return max(b - a for a, b in zip(edges, edges[1:]))
+        gap, began = max((b - a, a) for a, b in zip(edges, edges[1:]))
+        return gap, began - self.since
 
 
 def settle(cluster):
@@ -188,34 +200,38 @@ def one(cluster, fault: str) -> dict:
             "to_node": next(n.name for n in cluster.nodes if n not in (owner,) and not has_copy(cluster, n))}}]})
         settle(cluster)
         owner, epoch, master = roles(cluster)
-    if fault == "stop-replica":
+    if fault in ("stop-replica", *HELD_REPLICA_FAULTS):
         target = replica_off_the_master(cluster, owner, master)
     else:
         target = master if fault in ("kill-master", *MASTER_FAULTS) else owner
     survivors = [n for n in cluster.nodes if n is not target]
-    same_owner = fault in ("kill-master", "stop-replica", *MASTER_FAULTS)  # any grant counts: the epoch stays
+    same_owner = fault in ("kill-master", "stop-replica", *GAP_FAULTS)  # any grant counts: the epoch stays
     probers = Probers(survivors, epoch - 1 if same_owner else epoch, time.monotonic())
     probers.start()
     began = time.monotonic()
     probers.since = began
     if fault in ("kill-owner", "kill-master"):
         target.kill()
-    elif fault in ("stop-owner", "stop-replica", "stop-master"):
+    elif fault in FROZEN:
         target.freeze()
     else:
         netcut.cut(target)
+    gap_began = None
     try:
-        seconds = probers.longest_gap(HOLD_S) if fault in MASTER_FAULTS else probers.wait(FAULT_BOUND_S)
+        if fault in GAP_FAULTS:
+            seconds, gap_began = probers.longest_gap(REPLICA_HOLD_S if fault in HELD_REPLICA_FAULTS else HOLD_S)
+        else:
+            seconds = probers.wait(FAULT_BOUND_S)
     finally:
-        if fault in ("stop-owner", "stop-replica", "stop-master"):
+        if fault in FROZEN:
             target.thaw()
-        elif fault in ("cut-owner", "cut-master"):
+        elif fault in CUT:
             netcut.heal(target)
         else:
             target.start()
             target.wait_until_ready(timeout=SETTLE_S)
     settle(cluster)
-    return {"fault": fault, "target": target.name, "seconds": seconds}
+    return {"fault": fault, "target": target.name, "seconds": seconds, "gap_began_s": gap_began}
 
 
 def replica_off_the_master(cluster, owner, master):
@@ -247,8 +263,8 @@ def main() -> int:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     faults = args.faults.split(",")
-    if {"cut-owner", "cut-master"} & set(faults) and netcut.usable() is not None:
-        raise SystemExit(f"cut-owner and cut-master need iptables: {netcut.usable()}")
+    if set(CUT) & set(faults) and netcut.usable() is not None:
+        raise SystemExit(f"{', '.join(CUT)} need iptables: {netcut.usable()}")
     netcut.heal_all()
     cluster = esnode.Cluster("eslm-bench-availability", 3,
                              extra_settings={"cluster.routing.rebalance.enable": "none"})
@@ -262,13 +278,17 @@ def main() -> int:
                 r = one(cluster, fault)
                 results.append(r)
                 shown = "no grant" if r["seconds"] is None else f"{r['seconds']:.2f} s"
-                print(f"{fault} #{rep + 1} ({r['target']}): next grant after {shown}", flush=True)
+                if r["gap_began_s"] is not None:
+                    shown = f"longest gap {shown}, from {r['gap_began_s']:.2f} s into the fault"
+                else:
+                    shown = f"next grant after {shown}"
+                print(f"{fault} #{rep + 1} ({r['target']}): {shown}", flush=True)
     finally:
         netcut.heal_all()
         for n in cluster.nodes:
             n.thaw()
         cluster.stop()
-    print("\n| fault | repetitions | time to the next grant (master faults: longest gap): median | max |"
+    print("\n| fault | repetitions | time to the next grant (master and held-replica faults: longest gap): median | max |"
           "\n|---|---|---|---|")
     for fault in faults:
         xs = [r["seconds"] for r in results if r["fault"] == fault]

@@ -30,9 +30,11 @@ from cluster_kit import (
     keys_in_partition,
     live,
     move_partition,
+    native_bound_ms,
     no_rebalancing,
     owner_of_partition,
     owner_that_is_not_the_master,
+    primary_term_in_state_of,
     rejoin,
     restart_all,
     served,
@@ -323,6 +325,56 @@ def test_a_frozen_replica_stops_the_lock_traffic_for_seconds_not_a_publication_t
         r = http(owner, "GET", "/_cluster/health/.locks?wait_for_nodes=3&wait_for_status=green&timeout=120s",
                  timeout=130)
         assert r.status_code == 200 and not r.json()["timed_out"], r.text
+
+
+def test_a_replica_frozen_past_the_silent_owner_bound_costs_its_live_owner_nothing(cluster):
+    """The node holding partition 0's replica is frozen (neither owner nor master) for longer than
+    the silent-owner bound after its copy's failure. The master commits that failure at once but
+    applies it only when its publication ends (the frozen node never acknowledges it: up to
+    `cluster.publish.timeout`), while the owner applied it and asks the master from that newer
+    state every 500 ms. The master answers about the partitions its older state shows the asker
+    holding in the same epoch, so the live owner is heard all along (docs/ARCHITECTURE.md "Silent
+    owners"): it keeps granting through the freeze, and once the node resumes its primary term
+    has not risen and the holder from before keeps its lock and token. A master that refused
+    such a question failed the live owner's primary as silent once the publication ended (the
+    term rose; the partition, its only in-sync copy failed, was reopened)."""
+    with no_rebalancing(cluster):
+        owner, epoch, master = owner_that_is_not_the_master(cluster)
+        settled(owner)
+        frozen = replica_on_a_node_that_is_neither_owner_nor_master(cluster, owner, master)
+        partition_1_off(cluster, owner, frozen)
+        held, *probes = keys_in_partition(owner, 0, "unheard", 80)
+        token = take(owner, held, "holder", lease="5m")
+        term = primary_term_in_state_of(master)
+        assert term is not None
+        # Just past the moment a master that does not hear the owner condemns it: the copy's
+        # failure (a synced copy's wait), then the silent-owner bound and two of its looks.
+        condemned_s = (native_bound_ms("SYNCED_COPY_WAIT_MS") + native_bound_ms("SILENT_OWNER_FAILOVER_DEFAULT_MS")
+                       + 2 * native_bound_ms("SILENT_LOOK_INTERVAL_MS")) / 1000
+        hold_s = condemned_s + 2
+        granted = []
+        assert frozen.freeze()
+        frozen_at = time.monotonic()
+        try:
+            for key in probes:
+                if time.monotonic() - frozen_at >= hold_s:
+                    break
+                r = http(owner, "POST", f"/_locks/{key}/_acquire", {"owner": "probe", "acquisition": "probe", "wait": "10s"}, timeout=20)
+                assert r.status_code == 200, r.text
+                granted.append(time.monotonic() - frozen_at)
+                assert http(owner, "POST", f"/_locks/{key}/_release", {"owner": "probe", "acquisition": "probe"}).status_code == 200
+                time.sleep(0.1)
+        finally:
+            frozen.thaw()
+        print(f"\nreplica's node frozen {hold_s:.1f}s: {len(granted)} grants, the last {granted[-1]:.2f}s in")
+        assert granted and granted[-1] > condemned_s, f"no grant after {condemned_s:.1f}s of the freeze: {granted}"
+        # Once the master has run what it queued during the publication (a silent owner's primary
+        # failed, if it condemned one) and the cluster is green again.
+        settled(owner)
+        assert (primary_term_in_state_of(master), owner_of_partition(cluster)) == (term, (owner, epoch)), \
+            "the live owner was failed over as silent"
+        assert holders_of(owner, held) == [("holder", token)]
+        assert http(owner, "POST", f"/_locks/{held}/_release", {"owner": "holder", "acquisition": "holder"}).status_code == 200
 
 
 def test_a_lock_delay_survives_kill_9_of_the_owner(cluster):

@@ -172,20 +172,25 @@ public final class OwnershipCheckAction {
          * election the owner's question can reach the master that just stepped down, and a "no"
          * would close a partition whose primary and term did not change (its holders lost, its
          * token counter restarted). The owner keeps its last confirmation and asks the new master.
-         * Likewise a master that has not yet applied the cluster state the owner asks from (a
-         * follower may apply a published state before the master does) answers with a failure:
-         * its older state may still name the partition's previous owner. A "yours" is also what
-         * the watch for silent owners hears; an owner it decided to fail is answered "no".
+         *
+         * <p>A master that has not yet applied the cluster state the owner asks from (a follower
+         * applies a committed state before the master does, and the master applies it only once
+         * every follower did or {@code cluster.publish.timeout} ran out: 30 s behind a frozen
+         * follower) answers only about the partitions its own state shows the asker holding in the
+         * asked epoch. Both states agree on those (a primary term only rises), so "yours" is as
+         * true as from the newer state, and the owner is heard: refusing the whole question would
+         * leave a live owner unheard for the rest of the publication, and the watch for silent
+         * owners would fail it over (docs/ARCHITECTURE.md "Silent owners"). About a partition its
+         * older state shows elsewhere (the asker was just promoted) it says nothing: that state
+         * may still name the previous owner. A "yours" is also what the watch for silent owners
+         * hears; an owner it decided to fail is answered "no".
          */
         private static Response answer(ClusterState state, Request request, SilentOwners silentOwners) {
             if (state.nodes().isLocalNodeElectedMaster() == false) {
                 throw new NotMasterException("node [" + state.nodes().getLocalNodeId()
                         + "] is not the elected master; it cannot confirm lock partition ownership");
             }
-            if (state.version() < request.stateVersion) {
-                throw new IllegalStateException("the master has applied cluster state version [" + state.version()
-                        + "], older than the asker's [" + request.stateVersion + "]; ask again");
-            }
+            boolean behind = state.version() < request.stateVersion;
             Map<Integer, Boolean> owned = new HashMap<>();
             PartitionTable table = PartitionTable.of(state);
             for (Map.Entry<Integer, Long> e : request.epochs.entrySet()) {
@@ -194,7 +199,14 @@ public final class OwnershipCheckAction {
                         && p < table.size()
                         && request.owner.equals(table.owner(p))
                         && table.epoch(p) == e.getValue();
+                if (behind && owner == false) {
+                    continue; // its older state may still name the previous owner: no answer
+                }
                 owned.put(p, owner && silentOwners.heard(p, e.getValue(), request.owner));
+            }
+            if (behind && owned.isEmpty()) {
+                throw new IllegalStateException("the master has applied cluster state version [" + state.version()
+                        + "], older than the asker's [" + request.stateVersion + "]; ask again");
             }
             return new Response(owned);
         }
