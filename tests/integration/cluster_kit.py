@@ -222,6 +222,9 @@ def move_partition(cluster, to):
             break
         assert time.monotonic() < deadline, _not_moved(to)
         print(f"the move to {to.name} ended with {owner.name} serving; moving again", flush=True)
+    # `to` as it serves now, so that `seen` has it even when no look above caught it on the way
+    # (CI: the relocation did not show yet right after the reroute, and had ended by the next one).
+    owner_of_partition(cluster, 0, seen)
     # Green is not enough: a relocating shard counts as green, and `to` serves from the
     # relocation's hand-off on, before the master marks the move done. The next move (from `to`)
     # would then find no started copy on it (CI saw "can't move [.locks][0], failed to find it").
