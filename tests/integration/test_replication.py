@@ -359,15 +359,14 @@ def test_a_replica_frozen_past_the_silent_owner_bound_costs_its_live_owner_nothi
             for key in probes:
                 if time.monotonic() - frozen_at >= hold_s:
                     break
-                r = http(owner, "POST", f"/_locks/{key}/_acquire", {"owner": "probe", "acquisition": "probe", "wait": "10s"}, timeout=20)
-                assert r.status_code == 200, r.text
+                take(owner, key, "probe", wait="10s")
                 granted.append(time.monotonic() - frozen_at)
                 assert http(owner, "POST", f"/_locks/{key}/_release", {"owner": "probe", "acquisition": "probe"}).status_code == 200
                 time.sleep(0.1)
         finally:
             frozen.thaw()
-        print(f"\nreplica's node frozen {hold_s:.1f}s: {len(granted)} grants, the last {granted[-1]:.2f}s in")
         assert granted and granted[-1] > condemned_s, f"no grant after {condemned_s:.1f}s of the freeze: {granted}"
+        print(f"\nreplica's node frozen {hold_s:.1f}s: {len(granted)} grants, the last {granted[-1]:.2f}s in")
         # Once the master has run what it queued during the publication (a silent owner's primary
         # failed, if it condemned one) and the cluster is green again.
         settled(owner)

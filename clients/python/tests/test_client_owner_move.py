@@ -129,11 +129,11 @@ def test_503_in_recovery_grace_is_retried_within_the_callers_budget_never_beyond
             locks.acquire(unique(), wait=f"{SHORT_WAIT_S}s")
         spent = time.monotonic() - t0
         tried = [r.getMessage() for r in caplog.records if "answered 503" in r.getMessage()]
-        seen = f"gave up after {spent:.2f}s: {gave_up.value}; retries: {tried}"
+        outcome = f"gave up after {spent:.2f}s: {gave_up.value}; retries: {tried}"
         # Given up once the next backoff (at most steps.BACKOFF_MAX_S) would end past the wait.
-        assert SHORT_WAIT_S - 1.0 <= spent < SHORT_WAIT_S + 1.5, seen
+        assert SHORT_WAIT_S - 1.0 <= spent < SHORT_WAIT_S + 1.5, outcome
         within_wait = len(tried)
-        assert within_wait >= 1, f"the acquire retried the 503 within its wait ({seen})"
+        assert within_wait >= 1, f"the acquire retried the 503 within its wait ({outcome})"
         # A wait longer than what is left of the grace: the node queues it until the grace is
         # over (docs/API.md), well past the client's default 10 s request timeout, which eslm
         # lengthens for a call that waits (steps.WAIT_MARGIN_S).
