@@ -11,7 +11,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent / "integration"))
 
 from history import (  # noqa: E402
-    ACQUIRE, RELEASE, RENEW, History, after_faults, check, grant_order, holds, longest_gaps)
+    ACQUIRE, READ, RELEASE, RENEW, WATCH, History, after_faults, check, grant_order, holds, longest_gaps)
 
 LEASE = 5.0
 K = "k"
@@ -29,8 +29,9 @@ class Script:
         return self
 
     def acquire(self, owner: str, invoke: float, answer: float, token: int | None, outcome: str = "ok",
-                key: str = K, lease: float = LEASE, reentrant: bool = False):
-        op = self.at(invoke).history.invoke(owner, ACQUIRE, key=key, owner=owner, lease_s=lease)
+                key: str = K, lease: float = LEASE, reentrant: bool = False, acquisition: str | None = None):
+        op = self.at(invoke).history.invoke(owner, ACQUIRE, key=key, owner=owner, lease_s=lease,
+                                            acquisition=acquisition)
         self.at(answer)
         if outcome == "ok":
             return self.history.ok(op, token=token, status="200", detail="reentrant" if reentrant else None)
@@ -38,14 +39,25 @@ class Script:
             return self.history.fail(op, status="409 lock_wait_timeout_exception")
         return self.history.info(op, status="ReadTimeout")
 
-    def release(self, owner: str, invoke: float, answer: float, outcome: str = "ok", key: str = K):
-        op = self.at(invoke).history.invoke(owner, RELEASE, key=key, owner=owner)
+    def release(self, owner: str, invoke: float, answer: float, outcome: str = "ok", key: str = K,
+                token: int | None = None):
+        op = self.at(invoke).history.invoke(owner, RELEASE, key=key, owner=owner, token=token)
         self.at(answer)
         if outcome == "ok":
             return self.history.ok(op, status="200")
         if outcome == "fail":
             return self.history.fail(op, status="404 lock_not_held_exception")
         return self.history.info(op, status="ReadTimeout")
+
+    def read(self, invoke: float, answer: float, *shown: int):
+        """A GET of the key answered with holders of the tokens `shown`."""
+        op = self.at(invoke).history.invoke("reader", READ, key=K)
+        return self.at(answer).history.ok(op, status="200", shown=list(shown))
+
+    def watch(self, token: int, invoke: float, answer: float, held: bool):
+        """A watch of `token` with wait 0s, answered "still held" or "ended"."""
+        op = self.at(invoke).history.invoke("reader", WATCH, key=K, token=token)
+        return self.at(answer).history.ok(op, status="200", shown=[token] if held else [])
 
     def fault(self, kind: str, start: float, end: float):
         op = self.at(start).history.invoke("nemesis", kind, node="node-1")
@@ -354,3 +366,61 @@ def test_a_renewal_refused_after_its_lease_may_have_ended_is_no_violation():
     refused_renew(s, "a", 1.7, 1.9, 10, lease=1.0)  # answered after 1.8: decided maybe after it too
     refused_renew(s, "b", 0.5, 0.6, 99, lease=1.0)  # a grant nobody saw answered: nothing certain
     assert rules(s.check()) == []
+
+
+# --- reads, watches and re-entrant retries (the nemesis's readers) ----------------------------
+
+
+def test_reads_that_agree_with_the_history_pass():
+    s = Script()
+    s.acquire("a", 0.0, 0.1, 10, acquisition="a#1")
+    s.read(0.05, 0.2, 10)  # sent before the grant was answered: may show it or not
+    s.read(0.06, 0.2)
+    s.read(0.3, 0.4, 10)
+    s.watch(10, 0.3, 0.4, held=True)
+    s.acquire("a", 0.5, 0.6, 10, reentrant=True, acquisition="a#1")  # a retry gets its grant back
+    s.release("a", 1.0, 1.1, token=10)
+    s.read(1.05, 1.2, 10)  # sent before the release was answered
+    s.read(1.2, 1.3)
+    s.watch(10, 1.2, 1.3, held=False)
+    s.acquire("b", 0.9, 1.4, 11)
+    s.read(1.15, 1.6, 11)  # sent before b's grant was answered: may show it
+    r = s.check()
+    assert r.violations == []
+    assert (r.counts["reads"], r.counts["watches"], r.counts["re-entrant retries"]) == (6, 2, 1)
+
+
+def test_a_read_of_a_token_older_than_an_answered_grant_is_stale():
+    s = Script()
+    s.acquire("a", 0.0, 0.1, 10)
+    s.release("a", 0.5, 1.0, outcome="info")
+    s.acquire("b", 0.2, 1.2, 11)
+    s.read(1.3, 1.4, 10)  # the old owner answering from its table
+    assert rules(s.check()) == ["stale read", "lost holder"]  # and b's certain hold is not shown
+
+
+def test_a_read_or_watch_of_a_released_token_is_stale():
+    s = Script()
+    s.acquire("a", 0.0, 0.1, 10)
+    s.release("a", 0.5, 0.6, token=10)
+    s.read(0.7, 0.8, 10)
+    s.watch(10, 0.7, 0.8, held=True)
+    assert rules(s.check()) == ["stale read", "stale read"]
+
+
+def test_a_read_or_watch_missing_a_certain_hold_is_a_lost_holder():
+    s = Script()
+    s.acquire("a", 0.0, 0.1, 10, lease=1.0)
+    s.read(0.2, 0.3)
+    s.watch(10, 0.4, 0.5, held=False)
+    s.watch(10, 0.95, 1.05, held=False)  # answered after the lease may have ended: no violation
+    s.read(0.4, 0.5, 9)  # an older token, and not a's
+    assert rules(s.check()) == ["lost holder", "lost holder", "stale read", "lost holder"]
+
+
+def test_a_re_entrant_retry_answered_with_another_token_is_a_lost_holder():
+    s = Script()
+    s.acquire("a", 0.0, 0.1, 10, lease=1.0, acquisition="a#1")
+    s.acquire("a", 0.2, 0.3, 12, lease=0.5, acquisition="a#1")
+    s.acquire("a", 0.95, 1.05, 13, acquisition="a#1")  # a's lease may have ended: a new grant is right
+    assert rules(s.check()) == ["lost holder"]

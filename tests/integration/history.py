@@ -27,6 +27,12 @@ ACQUIRE = "acquire"
 RELEASE = "release"
 RENEW = "renew"
 LOCK_OPS = (ACQUIRE, RELEASE, RENEW)
+#: Reads change nothing: a `GET` of a key (`READ`, the tokens of its holders in `shown`), and a
+#: watch with wait 0s of one token (`WATCH`, `token` the watched one, `shown` [token] while it
+#: holds, [] once it ended).
+READ = "read"
+WATCH = "watch"
+READ_OPS = (READ, WATCH)
 
 # How much earlier than `invoke + lease` a server may end a lease: the lock core counts time in
 # whole milliseconds (it truncates), so an expiry can come up to 1 ms before the client's figure.
@@ -51,13 +57,16 @@ class Op:
     token: int | None = None
     status: str | None = None  # "200", "409 lock_wait_timeout_exception", "ReadTimeout", ...
     detail: str | None = None
+    acquisition: str | None = None  # an acquire's id: sent again, it is a re-entrant retry
+    shown: list[int] | None = None  # a read's or watch's answer (READ_OPS)
 
     def __str__(self) -> str:
         done = "…" if self.complete is None else f"{self.complete:.3f}"
         parts = [f"#{self.id} {self.process} {self.f}", f"[{self.invoke:.3f}, {done}]"]
         parts += [f"{name}={value}" for name, value in (
             ("key", self.key), ("owner", self.owner), ("node", self.node), ("type", self.type),
-            ("token", self.token), ("status", self.status), ("detail", self.detail)) if value is not None]
+            ("token", self.token), ("status", self.status), ("detail", self.detail),
+            ("acquisition", self.acquisition), ("shown", self.shown)) if value is not None]
         return " ".join(parts)
 
 
@@ -127,7 +136,7 @@ class Hold:
 
 @dataclass
 class Violation:
-    rule: str  # "overlap" | "token"
+    rule: str  # "overlap", "token", "lost renewal", "stale read", "lost holder", "grant order"
     key: str
     first: Op
     second: Op
@@ -165,6 +174,8 @@ class Report:
                  f"grants: {self.counts['grants']} (reentrant {self.counts['reentrant grants']}), "
                  f"past-lease holds: {self.past_lease}, unchecked grants (answered after their earliest "
                  f"expiry): {self.unchecked}, unknown acquires: {self.counts['unknown acquires']}"]
+        lines.append(f"reads: {self.counts['reads']}, watches: {self.counts['watches']}, re-entrant retries "
+                     f"granted: {self.counts['re-entrant retries']}")
         lines.append(f"releases: {self.counts['releases']}; other outcomes:")
         lines += [f"  {name}: {n}" for name, n in sorted(self.counts.items())
                   if name.startswith((ACQUIRE + " ", RELEASE + " "))]
@@ -307,6 +318,87 @@ def lost_renewals(ops: Iterable[Op], lease_slack_s: float = DEFAULT_LEASE_SLACK_
                                    f"while the lease ran until at least {runs_until:.3f}"))
     return found
 
+def stale_reads(ops: Iterable[Op], hs: list[Hold]) -> list[Violation]:
+    """Reads against what is certain, for exclusive locks (the fault tests' are). A read or watch
+    answered 200 may not show a token older than a grant of the key answered before the read was
+    sent (that grant ended every older hold), nor a token whose release was answered 200 before
+    it was sent; and it must show the token of a hold that is certain for all of its [invoke,
+    complete] (a read shows every holder; a watch speaks of its own token only). The first two
+    catch an old owner answering from its table after the new one served; the third a holder
+    lost, or a read served from a table older than its grant."""
+    ops = list(ops)
+    grants: dict[str, list[Op]] = defaultdict(list)
+    for op in ops:
+        if op.f == ACQUIRE and op.type == "ok":
+            grants[op.key].append(op)
+    newest: dict[str, tuple[list[float], list[Op]]] = {}
+    for key, key_grants in grants.items():
+        key_grants.sort(key=lambda g: g.complete)
+        best: list[Op] = []
+        for g in key_grants:
+            best.append(g if not best or g.token > best[-1].token else best[-1])
+        newest[key] = ([g.complete for g in key_grants], best)
+    released = {}
+    for op in ops:
+        if op.f == RELEASE and op.type == "ok" and op.token is not None:
+            released[(op.key, op.token)] = min(op.complete, released.get((op.key, op.token), op.complete))
+    certain: dict[str, list[Hold]] = defaultdict(list)
+    for h in hs:
+        if not h.unchecked:
+            certain[h.grant.key].append(h)
+    found = []
+    for read in (op for op in ops if op.f in READ_OPS and op.type == "ok"):
+        found += _stale(read, newest.get(read.key), released) + _missing(read, certain[read.key])
+    return found
+
+
+def _stale(read: Op, newest: tuple[list[float], list[Op]] | None, released: dict) -> list[Violation]:
+    """What `read` shows that had certainly ended before it was sent."""
+    found = []
+    for token in read.shown or []:
+        if newest is not None:
+            answered, best = newest
+            n = bisect.bisect_left(answered, read.invoke)
+            if n > 0 and best[n - 1].token > token:
+                found.append(Violation("stale read", read.key, best[n - 1], read,
+                                       f"token {token} shown after token {best[n - 1].token} was granted"))
+        ended = released.get((read.key, token))
+        if ended is not None and ended < read.invoke:
+            found.append(Violation("stale read", read.key, read, read,
+                                   f"token {token} shown after its release was answered at {ended:.3f}"))
+    return found
+
+
+def _missing(read: Op, key_holds: list[Hold]) -> list[Violation]:
+    """The certain holds of the key over all of `read` that it does not show."""
+    return [Violation("lost holder", read.key, h.grant, read,
+                      f"token {h.grant.token} certainly held from {h.certain_start:.3f} to {h.certain_end:.3f}, "
+                      f"the {read.f} showed {read.shown}")
+            for h in key_holds
+            if h.certain_start <= read.invoke and read.complete <= h.certain_end
+            and (read.f == READ or h.grant.token == read.token) and h.grant.token not in (read.shown or [])]
+
+
+def reentrant_retries(ops: Iterable[Op], hs: list[Hold]) -> list[Violation]:
+    """An acquire sent again under a grant's `acquisition` while that grant is certainly held (for
+    all of the retry's [invoke, complete]) gets that grant back (docs/API.md "Acquisitions"): a
+    200 with another token means the server had lost the grant."""
+    by_acquisition: dict[str, list[Hold]] = defaultdict(list)
+    for h in hs:
+        if h.grant.acquisition is not None and not h.unchecked:
+            by_acquisition[h.grant.acquisition].append(h)
+    found = []
+    for op in ops:
+        if op.f != ACQUIRE or op.type != "ok" or op.acquisition is None:
+            continue
+        for h in by_acquisition[op.acquisition]:
+            if h.grant is not op and h.certain_start <= op.invoke and op.complete <= h.certain_end \
+                    and op.token != h.grant.token:
+                found.append(Violation("lost holder", op.key, h.grant, op,
+                                       f"retry of {op.acquisition} answered token {op.token} while "
+                                       f"{h.grant.token} was certainly held"))
+    return found
+
 
 def released_ok_between(ops: Iterable[Op]) -> Callable[[Op, Op], bool]:
     """Whether the owner of grant `a` certainly released the key between `a` and grant `b`
@@ -389,13 +481,20 @@ def tally(ops: Iterable[Op]) -> tuple[Counter, Counter]:
     """Counts of lock outcomes (grants, releases, failures by status) and of faults by kind."""
     counts: Counter = Counter()
     faults: Counter = Counter()
+    retried = set()
     for op in ops:
-        if op.f not in LOCK_OPS:
+        if op.f in READ_OPS:
+            counts[{READ: "reads", WATCH: "watches"}[op.f] if op.type == "ok"
+                   else f"{op.f} {op.type or 'in flight'} {op.status}"] += 1
+        elif op.f not in LOCK_OPS:
             faults[op.f] += 1
         elif op.f == ACQUIRE and op.type == "ok":
             counts["grants"] += 1
             if op.detail == "reentrant":
                 counts["reentrant grants"] += 1
+            if op.acquisition is not None:
+                counts["re-entrant retries"] += op.acquisition in retried
+                retried.add(op.acquisition)
         elif op.f == RELEASE and op.type == "ok":
             counts["releases"] += 1
         elif op.f == RENEW and op.type == "ok":
@@ -420,7 +519,8 @@ def check(history: History | list[Op], lease_slack_s: float = DEFAULT_LEASE_SLAC
     end = max(times, default=0.0) if end is None else end
     hs = holds(ops, lease_slack_s)
     counts, faults = tally(ops)
-    return Report(violations=overlaps(hs) + token_order(ops) + lost_renewals(ops, lease_slack_s),
+    return Report(violations=overlaps(hs) + token_order(ops) + lost_renewals(ops, lease_slack_s)
+                  + stale_reads(ops, hs) + reentrant_retries(ops, hs),
                   counts=counts, faults=faults,
                   past_lease=sum(h.past_lease and not h.unchecked for h in hs),
                   unchecked=sum(h.unchecked for h in hs), gaps=longest_gaps(ops, start, end, keys))

@@ -1,7 +1,8 @@
 """The clients of the fault tests (tests/integration/test_nemesis.py, test_upgrade.py): worker
-threads that take and release keys through random live nodes, and holders that keep a key for
-seconds renewing it, each recording every operation in a history (tests/integration/history.py)
-with its outcome: ok, fail (certainly did not happen) or info (unknown)."""
+threads that take and release keys through random live nodes, holders that keep a key for
+seconds renewing it (and now and then watching it or sending their acquire again), and readers
+that read keys, each recording every operation in a history (tests/integration/history.py) with
+its outcome: ok, fail (certainly did not happen) or info (unknown)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 import requests
 import urllib3
 
-from history import ACQUIRE, RELEASE, RENEW, History
+from history import ACQUIRE, READ, RELEASE, RENEW, WATCH, History
 from nemesis import running
 
 
@@ -106,16 +107,16 @@ class Worker:
         nodes = [n for n in running(self.cluster) if n not in avoid] or self.cluster.nodes
         return self.rng.choice(nodes)
 
-    def post(self, op, node, path: str, body: dict, timeout: float):
+    def post(self, op, node, path: str, body: dict | None, timeout: float, method: str = "POST"):
         """One request, recorded: the body of a 200, or None (outcome recorded as fail/info). A
         node of a plugin without acquisitions (a cluster being upgraded) refuses the field with
         400 before doing anything: the request goes again to it without the field, as
         docs/OPERATIONS.md "Upgrading from a plugin without acquisitions" tells REST callers."""
         try:
-            r = self.http.post(node.url + path, json=body, timeout=(self.load.connect_s, timeout))
-            if r.status_code == 400 and "unknown field [acquisition]" in r.text:
+            r = self.http.request(method, node.url + path, json=body, timeout=(self.load.connect_s, timeout))
+            if body is not None and r.status_code == 400 and "unknown field [acquisition]" in r.text:
                 body = {k: v for k, v in body.items() if k != "acquisition"}
-                r = self.http.post(node.url + path, json=body, timeout=(self.load.connect_s, timeout))
+                r = self.http.request(method, node.url + path, json=body, timeout=(self.load.connect_s, timeout))
         except requests.RequestException as e:
             if never_sent(e):
                 self.history.fail(op, status="not connected")
@@ -124,23 +125,30 @@ class Worker:
             return None
         return outcome(self.history, op, r)
 
-    def acquire(self, key: str, lease_s: float | None = None):
+    def acquire(self, key: str, lease_s: float | None = None, wait_s: float | None = None,
+                again: bool = False):
         """(True, token) when granted, (False, None) when certainly not, (None, None) when
-        unknown."""
+        unknown. Each acquire is its own acquisition (docs/API.md "Acquisitions"), whatever the
+        owner name: a late release or renewal of this one never ends the next; `again` sends
+        the last one again (a re-entrant retry: it gets the same grant back while it holds)."""
         lease_s = self.load.lease_s if lease_s is None else lease_s
+        wait_s = self.load.wait_s if wait_s is None else wait_s
+        if not again:
+            self.acquisitions += 1
+            self.acquisition = f"{self.owner}#{self.acquisitions}"
         node = self.node()
-        op = self.history.invoke(self.name, ACQUIRE, key=key, owner=self.owner, lease_s=lease_s, node=node.name)
-        # Each acquire is its own acquisition (docs/API.md "Acquisitions"), whatever the owner
-        # name: a late release or renewal of this one never ends the next.
-        self.acquisitions += 1
-        self.acquisition = f"{self.owner}#{self.acquisitions}"
+        op = self.history.invoke(self.name, ACQUIRE, key=key, owner=self.owner, lease_s=lease_s, node=node.name,
+                                 acquisition=self.acquisition)
         body = self.post(op, node, f"/_locks/{key}/_acquire",
-                         {"owner": self.owner, "acquisition": self.acquisition, "wait": f"{self.load.wait_s}s",
+                         {"owner": self.owner, "acquisition": self.acquisition, "wait": f"{wait_s}s",
                           "lease": f"{lease_s}s"},
                          self.load.answer_s)
         if body is None:
             return (None if op.type == "info" else False), None
+        # The lease as the server reports it (a re-entrant grant keeps the lease it has), left at
+        # a server moment after the invocation: invoke + lease_ms is never after its end.
         self.history.ok(op, token=body["fencing_token"], status="200",
+                        lease_s=body.get("lease_ms", lease_s * 1000) / 1000,
                         detail="reentrant" if body.get("reentrant") else None)
         return True, body["fencing_token"]
 
@@ -177,14 +185,17 @@ class Holder(Worker):
             self.next_owner()
             granted, token = self.acquire(key, self.load.hold_lease_s)
             if granted:
-                self.hold(key, token, time.monotonic() + self.rng.uniform(*self.load.hold_s))
+                token = self.hold(key, token, time.monotonic() + self.rng.uniform(*self.load.hold_s))
             if granted or granted is None:
                 self.release(key, token)
             if not granted:
                 time.sleep(self.rng.uniform(0.05, 0.2))
 
-    def hold(self, key: str, token: int, until: float) -> None:
-        """Renews every `renew_every_s` until `until`, or until a renewal says the lock is gone."""
+    def hold(self, key: str, token: int, until: float) -> int:
+        """Renews every `renew_every_s` until `until`, or until a renewal says the lock is gone;
+        after a renewal, now and then watches its lock (wait 0s) or sends its acquire again
+        (wait 0s: a grant that ended comes back under a newer token, held from then on). Returns
+        the token it holds last."""
         while time.monotonic() < until and not self.stop.is_set():
             time.sleep(self.load.renew_every_s)
             node = self.node()
@@ -194,4 +205,41 @@ class Holder(Worker):
                                                              "lease": f"{self.load.hold_lease_s}s"}, self.load.admin_s) is not None:
                 self.history.ok(op, status="200")
             elif (op.status or "").startswith("404"):
-                return
+                return token
+            check = self.rng.random()
+            if check < 0.3:
+                watch(self, key, token)
+            elif check < 0.5:
+                granted, again = self.acquire(key, self.load.hold_lease_s, wait_s=0, again=True)
+                token = again if granted else token
+        return token
+
+
+def watch(worker: Worker, key: str, token: int) -> None:
+    """A watch of `token` with wait 0s through a random node, recorded as WATCH: [token] shown
+    while it holds, [] once it ended."""
+    node = worker.node()
+    op = worker.history.invoke(worker.name, WATCH, key=key, token=token, node=node.name)
+    body = worker.post(op, node, f"/_locks/{key}/_watch?token={token}&wait=0s", None, worker.load.admin_s,
+                       method="GET")
+    if body is not None:
+        worker.history.ok(op, status="200", shown=[] if body.get("changed") else [token])
+
+
+class Reader(Worker):
+    """Reads a random key through a random node every moment (`GET /_locks/{key}`), recorded as
+    READ with the tokens of the holders it showed: the checker's stale-read rule
+    (history.stale_reads) holds them against the grants and releases around them."""
+
+    def __init__(self, index: int, cluster, history: History, stop: threading.Event, load: Load):
+        super().__init__(index, cluster, history, stop, load, prefix="r")
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            key = self.rng.choice(self.load.keys)
+            node = self.node()
+            op = self.history.invoke(self.name, READ, key=key, node=node.name)
+            body = self.post(op, node, f"/_locks/{key}", None, self.load.admin_s, method="GET")
+            if body is not None:
+                self.history.ok(op, status="200", shown=[h["fencing_token"] for h in body.get("holders", [])])
+            time.sleep(self.rng.uniform(0.05, 0.3))
