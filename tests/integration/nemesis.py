@@ -1,9 +1,9 @@
 """The nemesis of the fault test (docs/RELIABILITY.md "The run"): one fault at a time on a
-three-node cluster, chosen by a seeded schedule, recorded in the history with what it hit, and
-healed before the next. Faults do not wait for a settled cluster: one may land while a copy of
-the lock partition recovers or relocates. What they never do is take away a majority of
-master-eligible nodes: a fault that takes a node away waits until the other two are in the
-cluster.
+three-node cluster (four for the relocation faults, where a node holding no copy can take the
+partition), chosen by a seeded schedule, recorded in the history with what it hit, and healed
+before the next. Faults do not wait for a settled cluster: one may land while a copy of the lock
+partition recovers or relocates. What they never do is take away a majority of master-eligible
+nodes: a fault that takes a node away waits until every other node is in the cluster.
 
 Only effective faults count: a fault that could not be made (no node to move the partition to,
 no master to replace) is recorded as `info` with the status `no-op`, and the run's minimums
@@ -38,6 +38,12 @@ FAST_CUT_S = (2, 8)
 FAILOVER_SEEN_S = 2
 REROUTE_ANSWER_S = 45
 DOWN_S = (1, 6)  # kill -9: down this long before it is started again
+# The relocation faults (`move_pause`, `move_kill`): how long a planned move may take to show as
+# relocating, and when after that the fault lands: before, during or just after the hand-over
+# (a first run saw the move of a small partition still relocating 0.03 and 0.09 s after it
+# showed, and over 0.45 s after).
+MOVE_SEEN_S = 10
+MOVE_LANDS_S = (0, 0.8)
 # After a partition heals, a recovering replica has its owner's whole state within this, counted
 # from when its recovery asked for it (the plugin's share of the recovery; the time from the heal
 # until .locks is green, mostly Elasticsearch's and TCP's, is reported beside it and bounded by
@@ -53,6 +59,13 @@ REQUIRED = [("kill", "owner"), ("pause", "owner"), ("partition", "owner"), ("ele
             ("fast_failover", "owner")]
 OPTIONAL = [("partition", "master"), ("restart", "owner"), ("move", "owner"), ("kill", "any"),
             ("pause", "any"), ("partition", "any")]
+# On four nodes (tests/integration/test_nemesis_moves.py) moves really move: planned moves under
+# load, and the move's source or target frozen around the plugin's bounds or killed during it.
+REQUIRED_MOVES = [("move", "owner"), ("move_pause", "source"), ("move_pause", "target"),
+                  ("move_kill", "source"), ("move_kill", "target")]
+#: The faults that take a node away (`Nemesis.others_up` first).
+AWAY = ("kill", "pause", "short_pause", "pause_both", "restart", "partition", "fast_failover",
+        "move_pause", "move_kill")
 
 
 def running(cluster) -> list:
@@ -61,8 +74,10 @@ def running(cluster) -> list:
 
 
 class Nemesis:
-    def __init__(self, cluster, history, stop: threading.Event, seed: int, pause_between=(2, 5)):
+    def __init__(self, cluster, history, stop: threading.Event, seed: int, pause_between=(2, 5),
+                 required: list = REQUIRED, optional: list = OPTIONAL):
         self.cluster, self.history, self.stop = cluster, history, stop
+        self.required, self.optional = required, optional
         self.rng = random.Random(f"{seed}-nemesis")
         self.pause_between = pause_between
         self.http = requests.Session()
@@ -85,13 +100,13 @@ class Nemesis:
         want of the right moment."""
         tried = set()
         while True:
-            required, optional = list(REQUIRED), list(OPTIONAL)
+            required, optional = list(self.required), list(self.optional)
             self.rng.shuffle(required)
             self.rng.shuffle(optional)
             for fault in required + optional:
                 yield fault
                 tried.add(fault)
-                missed = next((f for f in REQUIRED if f in tried and f not in made and f != fault), None)
+                missed = next((f for f in self.required if f in tried and f not in made and f != fault), None)
                 if missed is not None:
                     yield missed
 
@@ -115,8 +130,7 @@ class Nemesis:
         plan = self.schedule(made)
         while not self.stop.wait(self.rng.uniform(*self.pause_between)):
             kind, aim = next(plan)
-            away = ("kill", "pause", "short_pause", "pause_both", "restart", "partition", "fast_failover")
-            if kind in away and not self.others_up():
+            if kind in AWAY and not self.others_up():
                 continue  # never two nodes away at once: a majority stays
             op = self.history.invoke("nemesis", kind)
             try:
@@ -167,13 +181,17 @@ class Nemesis:
         primary = [c["node"] for c in self.copies() if c["prirep"] == "p" and c["state"] in ("STARTED", "RELOCATING")]
         return primary[0].split(" -> ")[0] if primary else None
 
+    @property
+    def size(self) -> int:
+        return len(self.cluster.nodes)
+
     def others_up(self) -> bool:
-        """Whether all three nodes are in the cluster (so taking one away leaves a majority);
+        """Whether every node is in the cluster (so taking one away leaves a majority);
         bounded by HEAL_S, or until the run stops."""
         deadline = time.monotonic() + HEAL_S
         while time.monotonic() < deadline and not self.stop.is_set():
             try:
-                r = self.admin("GET", "/_cluster/health?wait_for_nodes=3&timeout=5s", timeout=10)
+                r = self.admin("GET", f"/_cluster/health?wait_for_nodes={self.size}&timeout=5s", timeout=10)
                 if r.status_code == 200 and not r.json()["timed_out"]:
                     return True
             except (RuntimeError, ValueError):
@@ -308,18 +326,85 @@ class Nemesis:
         return {**fields, "status": aim} if made else fields
 
     def move(self, aim: str) -> dict:
-        """A planned move of the partition's primary to the node holding no copy."""
-        copies = self.copies()
-        primary = [c["node"] for c in copies if c["prirep"] == "p" and c["state"] == "STARTED"]
-        free = [n.name for n in self.cluster.nodes if n.name not in {c["node"] for c in copies}]
-        if not primary or not free:
-            return {"detail": f"no move possible: {copies}", "effective": False}
-        to = self.rng.choice(free)
+        """A planned move of the partition's primary to a node holding no copy (not the master:
+        lock copies keep off it)."""
+        moved = self.start_move()
+        if isinstance(moved, str):
+            return {"detail": moved, "effective": False}
+        source, target = moved
+        return {"node": source, "detail": f"move {source} -> {target}", "effective": True, "status": aim}
+
+    def move_pause(self, aim: str) -> dict:
+        """A planned move, and its `source` or `target` frozen for PAUSE_AROUND_S from a seeded
+        moment of MOVE_LANDS_S after the relocation showed."""
+        return self.during_move(aim, self.frozen_now)
+
+    def move_kill(self, aim: str) -> dict:
+        """A planned move, and its `source` or `target` killed (-9) at a seeded moment of
+        MOVE_LANDS_S after the relocation showed, started again DOWN_S later."""
+        return self.during_move(aim, self.killed_now)
+
+    def during_move(self, aim: str, fault) -> dict:
+        moved = self.start_move()
+        if isinstance(moved, str):
+            return {"detail": moved, "effective": False}
+        source, target = moved
+        node = self.cluster.node(source if aim == "source" else target)
+        lands = self.rng.uniform(*MOVE_LANDS_S)
+        time.sleep(lands)
+        phase = self.move_phase(source, target)
+        did, what = fault(node)
+        return {"node": node.name, "detail": f"move {source} -> {target}, {lands:.2f}s after it showed ({phase}): "
+                f"{what} the {aim} {node.name}", "effective": did, "status": aim}
+
+    def frozen_now(self, node) -> tuple[bool, str]:
+        seconds = self.rng.uniform(*PAUSE_AROUND_S)
+        frozen = node.freeze()
+        try:
+            time.sleep(seconds)
+        finally:
+            node.thaw()
+        return frozen, f"SIGSTOP for {seconds:.1f}s of"
+
+    def killed_now(self, node) -> tuple[bool, str]:
+        node.kill()
+        down = self.rng.uniform(*DOWN_S)
+        time.sleep(down)
+        self.start(node)
+        return True, f"kill -9 ({down:.1f}s down) of"
+
+    def start_move(self) -> tuple[str, str] | str:
+        """Starts a planned move of partition 0's primary, every copy started, to a node holding
+        none that is not the master: (source, target) once the relocation shows (or is over), else
+        why not."""
+        copies, master = self.copies(), self.master()
+        primary = [c["node"] for c in copies if c["prirep"] == "p"]
+        if len(primary) != 1 or any(c["state"] != "STARTED" for c in copies):
+            return f"no move possible, not every copy started: {copies}"
+        free = [n.name for n in self.cluster.nodes if n.name not in {c["node"] for c in copies} and n.name != master]
+        if not free:
+            return f"no move possible, no node apart from the master holds no copy: {copies}"
+        source, target = primary[0], self.rng.choice(free)
         r = self.admin("POST", "/_cluster/reroute?metric=none", {"commands": [{"move": {
-            "index": ".locks", "shard": 0, "from_node": primary[0], "to_node": to}}]})
+            "index": ".locks", "shard": 0, "from_node": source, "to_node": target}}]})
         if r.status_code != 200:
-            return {"detail": f"move refused: {r.text[:200]}", "effective": False}
-        return {"node": primary[0], "detail": f"move {primary[0]} -> {to}", "effective": True, "status": aim}
+            return f"move {source} -> {target} refused: {r.text[:200]}"
+        deadline = time.monotonic() + MOVE_SEEN_S
+        while self.move_phase(source, target) == "not begun":
+            if time.monotonic() > deadline:
+                return f"move {source} -> {target} accepted, not begun within {MOVE_SEEN_S}s"
+            time.sleep(0.05)
+        return source, target
+
+    def move_phase(self, source: str, target: str) -> str:
+        """Where the move of partition 0's primary from `source` to `target` is, as `_cat/shards`
+        shows it: relocating, moved (the primary started on the target), or not begun."""
+        for c in self.copies():
+            if c["prirep"] == "p" and c["state"] == "RELOCATING" and c["node"].startswith(source + " "):
+                return "relocating"
+            if c["prirep"] == "p" and c["state"] == "STARTED" and c["node"] == target:
+                return "moved"
+        return "not begun"
 
     def elect(self, aim: str) -> dict:
         """What a rolling restart does: the master is excluded from voting, a new one is elected."""
@@ -392,16 +477,17 @@ class Nemesis:
         replica = next((c for c in self.copies() if c["prirep"] == "r"), None)
         if replica is None or replica["state"] != "STARTED":
             return None, None
-        r = self.admin("GET", "/_cluster/health/.locks?wait_for_nodes=3&timeout=0s", timeout=5)
+        r = self.admin("GET", f"/_cluster/health/.locks?wait_for_nodes={self.size}&timeout=0s", timeout=5)
         if r.status_code != 200 or r.json()["status"] != "green":
             return None, None
         return replica["node"], self.http.get(self.cluster.node(replica["node"]).url + "/_locks/_node/diagnostics",
                                               timeout=(CONNECT_S, 5)).json()
 
     def settled(self) -> bool:
-        """Three nodes, `.locks` green, nothing relocating (bounded by HEAL_S): the end state."""
+        """Every node in, `.locks` green, nothing relocating (bounded by HEAL_S): the end state."""
         deadline = time.monotonic() + HEAL_S
-        path = "/_cluster/health/.locks?wait_for_nodes=3&wait_for_status=green&wait_for_no_relocating_shards=true&timeout=5s"
+        path = (f"/_cluster/health/.locks?wait_for_nodes={self.size}&wait_for_status=green"
+                "&wait_for_no_relocating_shards=true&timeout=5s")
         while time.monotonic() < deadline:
             try:
                 r = self.admin("GET", path, timeout=10)

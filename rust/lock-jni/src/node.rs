@@ -426,6 +426,7 @@ fn flaw_named(name: &str) -> Option<lock_core::ownership::Flaw> {
         "lease_from_answer" => Some(Flaw::LeaseFromAnswer),
         "source_serves_after_hand_over" => Some(Flaw::SourceServesAfterHandOver),
         "no_master_window_wait" => Some(Flaw::NoMasterWindowWait),
+        "ignores_lease" => Some(Flaw::IgnoresLease),
         _ => None,
     }
 }

@@ -33,8 +33,9 @@ use silence::SilentOwners;
 pub type Micros = u64;
 
 /// A deliberate deviation from the protocol, for the fault-injection build only: the model tests
-/// show that their checks catch each one, and a real-node test that a build with
-/// [`Flaw::NoPromotionWait`] lets two owners serve (docs/RELIABILITY.md "Who may serve").
+/// show that their checks catch each one, a real-node test that a build with
+/// [`Flaw::NoPromotionWait`] lets two owners serve, and the fault test's checker that it catches
+/// a build with [`Flaw::IgnoresLease`] (docs/RELIABILITY.md "Who may serve", "A broken build").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Flaw {
     /// The protocol as written.
@@ -51,6 +52,9 @@ pub enum Flaw {
     /// Where the master's confirmations renew leases, a promoted copy does not wait out the
     /// master's window.
     NoMasterWindowWait,
+    /// An owner serves on a lease that ran out, as long as it has not closed the partition: a
+    /// cut-off or resumed old owner answers from its table next to the new owner.
+    IgnoresLease,
 }
 
 /// What the master's answer to an owner's question means for that owner.
@@ -157,6 +161,7 @@ impl Ownership {
     /// waiter and read first asks this (a resumed node finds its lease long gone).
     pub fn verdict(&self, partition: u32, now: Micros) -> Verdict {
         match self.serving.get(&partition) {
+            Some(_) if self.flawed(Flaw::IgnoresLease) => Verdict::Serve,
             Some(lease) => lease.verdict(self.source(), now),
             None => Verdict::NotServed,
         }

@@ -21,7 +21,7 @@
 //! The checks are shown to fail (the `flawed_*` tests, in the fault-injection build, which
 //! `make rust-test` runs) on each [`lock_core::ownership::Flaw`]: no promotion wait; the lease
 //! counted from the answer's arrival; a promotion without an answer on record; a hand-over whose
-//! source serves after sending its state; and, in a mixed cluster, a promotion that does not wait
+//! source serves after sending its state; an owner serving on a lease that ran out; and, in a mixed cluster, a promotion that does not wait
 //! out the master's window (after a relocation whose target crashed, or a silent-owner bound below
 //! its floor). The model found that last one: a source paused right after its hand-off still held
 //! the master's confirmation when the replica was promoted after the target's crash.
@@ -304,6 +304,11 @@ mod flawed {
     #[test]
     fn with_the_source_serving_after_its_hand_over_two_owners_serve() {
         two_owners(Flaw::SourceServesAfterHandOver, relocation);
+    }
+
+    #[test]
+    fn an_owner_serving_on_a_lease_that_ran_out_serves_beside_the_new_one() {
+        two_owners(Flaw::IgnoresLease, cut_off_owner);
     }
 
     #[test]
