@@ -270,6 +270,35 @@ def test_after_a_fault_the_next_grant_counts_only_requests_sent_after_it_started
     assert (later[1].to_grant_s, later[1].to_green_s) == (None, None), "nothing followed before the end"
 
 
+def test_after_a_fault_a_key_is_busy_while_certain_holds_keep_every_key_held():
+    """No grant can come while every key is held: the time until one was free is reported."""
+    s = Script()
+    s.acquire("a", 0.0, 0.1, 10, key="k1")
+    s.release("a", 3.0, 3.1, key="k1")
+    s.acquire("b", 2.5, 3.2, 11, key="k1")  # k1 certain again from b's answer, until its lease ends
+    s.acquire("c", 0.0, 0.1, 20, key="k2")
+    s.release("c", 4.0, 4.1, key="k2")
+    s.fault("pause", 1.0, 2.0)
+    s.fault("kill", 3.3, 3.5)
+    s.fault("kill", 9.0, 10.0)
+    first, second, third = after_faults(s.history.ops(), green_at=[])
+    assert first.busy_s == 2.0, "k1 free from a's release at 3.0 (k2 held on until 4.0)"
+    assert abs(second.busy_s - 0.7) < 1e-9, "k1 held by b from 3.2 until its lease ends; k2 until 4.0"
+    assert third.busy_s == 0.0
+
+
+def test_re_entrant_grants_are_no_new_grants_for_gaps_or_faults():
+    s = Script()
+    s.acquire("a", 0.0, 0.1, 10)
+    s.fault("pause", 1.0, 2.0)
+    s.acquire("a", 1.5, 1.6, 10, reentrant=True)  # a's retry: its own grant back
+    s.release("a", 3.0, 3.1)
+    s.acquire("b", 3.2, 3.3, 11)
+    (after,) = after_faults(s.history.ops(), green_at=[])
+    assert abs(after.to_grant_s - 2.3) < 1e-9, "b's grant at 3.3, not a's re-entrant one at 1.6"
+    assert abs(longest_gaps(s.history.ops(), 0.0, 4.0)[K].seconds - 3.2) < 1e-9, "from 0.1 to 3.3"
+
+
 def test_gaps_ignore_grants_answered_after_the_window():
     """Workers stop asking at the window's end; a late answer does not shorten the last gap."""
     s = Script()

@@ -416,10 +416,12 @@ def released_ok_between(ops: Iterable[Op]) -> Callable[[Op, Op], bool]:
 
 @dataclass(frozen=True)
 class AfterFault:
-    """What followed one fault: `to_grant_s`, from its start to the answer of the first grant
-    asked for after it started (how long the locks were unavailable to a new request; None when
-    none came before the run ended); `to_green_s`, from its end (its heal) to the first moment
-    `.locks` was seen green again, every copy started (None when never seen)."""
+    """What followed one fault: `to_grant_s`, from its start to the answer of the first new grant
+    (not a re-entrant one) asked for after it started (how long the locks were unavailable to a new request; None when
+    none came before the run ended); `busy_s`, from its start until some key was free of every
+    certain hold (0 when one was free at once: before that no grant could come whatever the
+    fault); `to_green_s`, from its end (its heal) to the first moment `.locks` was seen green
+    again, every copy started (None when never seen)."""
 
     kind: str
     target: str
@@ -427,13 +429,17 @@ class AfterFault:
     lasted_s: float
     to_grant_s: float | None
     to_green_s: float | None
+    busy_s: float = 0.0
+    detail: str = ""
 
 
 def after_faults(ops: Iterable[Op], green_at: list[float]) -> list[AfterFault]:
     """For each fault the nemesis made (type ok), what followed it (`AfterFault`)."""
     ops = list(ops)
-    grants = sorted((op.invoke, op.complete) for op in ops if op.f == ACQUIRE and op.type == "ok")
+    grants = sorted((op.invoke, op.complete) for op in ops if _new_grant(op))
     greens = sorted(green_at)
+    certain = [h for h in holds(ops) if not h.unchecked]
+    keys = {op.key for op in ops if op.f == ACQUIRE}
     out = []
     for fault in (op for op in ops if op.process == "nemesis" and op.type == "ok"):
         end = fault.complete if fault.complete is not None else fault.invoke
@@ -442,21 +448,39 @@ def after_faults(ops: Iterable[Op], green_at: list[float]) -> list[AfterFault]:
         out.append(AfterFault(
             kind=fault.f, target=str(fault.status), at=fault.invoke, lasted_s=end - fault.invoke,
             to_grant_s=min(answered) - fault.invoke if answered else None,
-            to_green_s=greens[i] - end if i < len(greens) else None))
+            to_green_s=greens[i] - end if i < len(greens) else None,
+            busy_s=min((_held_for(k, fault.invoke, certain) for k in keys), default=0.0),
+            detail=fault.detail or ""))
     return out
+
+
+def _new_grant(op: Op) -> bool:
+    """A grant answered 200 that is not a re-entrant one (which gives back a grant made before,
+    e.g. to a holder's retry, and says nothing of whether a new request would be served)."""
+    return op.f == ACQUIRE and op.type == "ok" and op.detail != "reentrant"
+
+
+def _held_for(key: str, at: float, certain: list[Hold]) -> float:
+    """How long after `at` certain holds kept `key` held without a break (0: free at `at`)."""
+    until = at
+    for h in sorted((h for h in certain if h.grant.key == key), key=lambda h: h.certain_start):
+        if h.certain_start <= until < h.certain_end:
+            until = h.certain_end
+    return until - at
 
 
 def longest_gaps(ops: Iterable[Op], start: float, end: float, keys: Iterable[str] = (),
                  faults: Iterable[tuple[float, float]] = ()) -> dict[str, Gap]:
     """Per key (those of the history and `keys`, which may never have been granted), the longest
-    stretch of the window [start, end] without any grant answered (grants outside it ignored).
+    stretch of the window [start, end] without any new grant answered (re-entrant ones, and
+    grants outside the window, ignored).
     With `faults` (each a (start, end) interval), a stretch counts only its time outside every
     fault: back-to-back faults add up to a long stretch without grants that no single fault
     explains, and what a liveness bound is about is the time the cluster had to recover."""
     intervals = sorted(faults)
     times: dict[str, list[float]] = {k: [] for k in keys}
     for op in ops:
-        if op.f == ACQUIRE and op.type == "ok" and start <= op.complete <= end:
+        if _new_grant(op) and start <= op.complete <= end:
             times.setdefault(op.key, []).append(op.complete)
     gaps = {}
     for key, ts in times.items():
