@@ -73,6 +73,18 @@ def running(cluster) -> list:
     return [n for n in cluster.nodes if n.process is not None and n.process.poll() is None]
 
 
+def frozen(nodes: list, seconds: float) -> bool:
+    """SIGSTOP of `nodes` together for `seconds`, then SIGCONT of each (also when interrupted);
+    whether every one was frozen."""
+    made = [n.freeze() for n in nodes]
+    try:
+        time.sleep(seconds)
+    finally:
+        for n in nodes:
+            n.thaw()
+    return all(made)
+
+
 class Nemesis:
     def __init__(self, cluster, history, stop: threading.Event, seed: int, pause_between=(2, 5),
                  required: list = REQUIRED, optional: list = OPTIONAL):
@@ -234,13 +246,9 @@ class Nemesis:
         """SIGSTOP of the aimed node for a seeded time within `bounds`, then SIGCONT."""
         node, who, effective = self.target(aim)
         seconds = self.rng.uniform(*bounds)
-        frozen = node.freeze()
-        try:
-            time.sleep(seconds)
-        finally:
-            node.thaw()
+        made = frozen([node], seconds)  # a fault that missed its aim is made all the same
         return {"node": node.name, "detail": f"SIGSTOP {who} for {seconds:.1f}s",
-                "effective": effective and frozen, "status": aim}
+                "effective": effective and made, "status": aim}
 
     def pause_both(self, aim: str) -> dict:
         """The owner and the master frozen together for PAUSE_AROUND_S (two nodes away, briefly:
@@ -250,14 +258,9 @@ class Nemesis:
             return {"detail": f"owner {owner}, master {master}: not two nodes", "effective": False}
         nodes = [self.cluster.node(owner), self.cluster.node(master)]
         seconds = self.rng.uniform(*PAUSE_AROUND_S)
-        frozen = [n.freeze() for n in nodes]
-        try:
-            time.sleep(seconds)
-        finally:
-            for n in nodes:
-                n.thaw()
+        made = frozen(nodes, seconds)
         return {"node": owner, "detail": f"SIGSTOP of the owner {owner} and the master {master} for {seconds:.1f}s",
-                "effective": all(frozen), "status": aim}
+                "effective": made, "status": aim}
 
     def partition(self, aim: str) -> dict:
         """The node's transport traffic cut both ways for CUT_S while clients still reach its HTTP
@@ -359,12 +362,7 @@ class Nemesis:
 
     def frozen_now(self, node) -> tuple[bool, str]:
         seconds = self.rng.uniform(*PAUSE_AROUND_S)
-        frozen = node.freeze()
-        try:
-            time.sleep(seconds)
-        finally:
-            node.thaw()
-        return frozen, f"SIGSTOP for {seconds:.1f}s of"
+        return frozen([node], seconds), f"SIGSTOP for {seconds:.1f}s of"
 
     def killed_now(self, node) -> tuple[bool, str]:
         node.kill()
