@@ -379,13 +379,19 @@ def _missing(read: Op, key_holds: list[Hold]) -> list[Violation]:
             and (read.f == READ or h.grant.token == read.token) and h.grant.token not in (read.shown or [])]
 
 
-def reentrant_retries(ops: Iterable[Op], hs: list[Hold]) -> list[Violation]:
+def reentrant_retries(ops: Iterable[Op], hs: list[Hold],
+                      ids_unkept: Iterable[tuple[float, float]] = ()) -> list[Violation]:
     """An acquire sent again under a grant's `acquisition` while that grant is certainly held (for
     all of the retry's [invoke, complete]) gets that grant back (docs/API.md "Acquisitions"): a
-    200 with another token means the server had lost the grant."""
+    200 with another token means the server had lost the grant. Grants held during a window of
+    `ids_unkept` are left out: while a cluster mixes plugins with and without acquisitions, a
+    failover keeps no ids (docs/OPERATIONS.md "Upgrading from a plugin without acquisitions"), and
+    the retry is then a new acquisition of the held lock, granted under a newer token."""
+    windows = list(ids_unkept)
     by_acquisition: dict[str, list[Hold]] = defaultdict(list)
     for h in hs:
-        if h.grant.acquisition is not None and not h.unchecked:
+        in_window = any(h.grant.invoke <= end and start <= h.certain_end for start, end in windows)
+        if h.grant.acquisition is not None and not h.unchecked and not in_window:
             by_acquisition[h.grant.acquisition].append(h)
     found = []
     for op in ops:
@@ -531,9 +537,12 @@ def tally(ops: Iterable[Op]) -> tuple[Counter, Counter]:
 
 
 def check(history: History | list[Op], lease_slack_s: float = DEFAULT_LEASE_SLACK_S,
-          start: float | None = None, end: float | None = None, keys: Iterable[str] = ()) -> Report:
+          start: float | None = None, end: float | None = None, keys: Iterable[str] = (),
+          ids_unkept: Iterable[tuple[float, float]] = ()) -> Report:
     """Runs every rule over a history. Acquires still in flight or with an unknown outcome are
-    never treated as grants; releases of any outcome end a hold at their invocation."""
+    never treated as grants; releases of any outcome end a hold at their invocation.
+    `ids_unkept`: windows in which the cluster mixed plugins with and without acquisition ids
+    (see `reentrant_retries`)."""
     ops = history.ops() if isinstance(history, History) else list(history)
     if isinstance(history, History):
         start = history.started if start is None else start
@@ -544,7 +553,7 @@ def check(history: History | list[Op], lease_slack_s: float = DEFAULT_LEASE_SLAC
     hs = holds(ops, lease_slack_s)
     counts, faults = tally(ops)
     return Report(violations=overlaps(hs) + token_order(ops) + lost_renewals(ops, lease_slack_s)
-                  + stale_reads(ops, hs) + reentrant_retries(ops, hs),
+                  + stale_reads(ops, hs) + reentrant_retries(ops, hs, ids_unkept),
                   counts=counts, faults=faults,
                   past_lease=sum(h.past_lease and not h.unchecked for h in hs),
                   unchecked=sum(h.unchecked for h in hs), gaps=longest_gaps(ops, start, end, keys))

@@ -85,6 +85,7 @@ class Upgrade:
         self.history, self.stop = History(), threading.Event()
         self.held: dict[str, tuple[str, int]] = {}
         self.steps: list[tuple[str, float, float]] = []  # (what, started, green)
+        self.plugins_mixed: list[tuple[float, float]] = []  # a plugin without acquisitions beside this one
         load = Load(seed=SEED, keys=TRAFFIC_KEYS, lease_s=5, hold_lease_s=10, hold_s=(3, 8), wait_s=3)
         self.workers = [Worker(i, self.cluster, self.history, self.stop, load) for i in range(2)]
         self.workers.append(Holder(0, self.cluster, self.history, self.stop, load))
@@ -103,9 +104,11 @@ class Upgrade:
         for w in self.workers:
             w.thread.start()
 
-    def rolling(self, version: str, plugin: Path, while_mixed=None) -> None:
+    def rolling(self, version: str, plugin: Path, while_mixed=None, mixes_plugins: bool = False) -> None:
         """Each node in turn onto `version` with `plugin`, checking the holders after each, and
-        `while_mixed(upgraded node)` after each but the last."""
+        `while_mixed(upgraded node)` after each but the last. `mixes_plugins`: the nodes ran the
+        plugin without acquisitions, so from the first step to the last the cluster mixes both."""
+        mixed_from = time.monotonic()
         for node in self.cluster.nodes:
             started = time.monotonic()
             op = self.history.invoke("nemesis", "upgrade", node=node.name, detail=f"{node.version} -> {version}")
@@ -123,6 +126,8 @@ class Upgrade:
             self.assert_resumed()
             if while_mixed is not None and node is not self.cluster.nodes[-1]:
                 while_mixed(node)
+        if mixes_plugins:
+            self.plugins_mixed.append((mixed_from, time.monotonic()))
 
     def full_restart(self, version: str, plugin: Path) -> None:
         """Every node stopped, then all started on `version` with `plugin`."""
@@ -184,7 +189,7 @@ class Upgrade:
         for w in self.workers:
             w.thread.join(60)
         assert not [w.name for w in self.workers if w.thread.is_alive()], "a client did not stop"
-        report = check(self.history, keys=TRAFFIC_KEYS)
+        report = check(self.history, keys=TRAFFIC_KEYS, ids_unkept=self.plugins_mixed)
         print(f"\nseed {SEED} (ESLM_UPGRADE_SEED reproduces the clients' choices)\n"
               + report.summary(origin=self.history.started), flush=True)
         self.print_steps()
@@ -278,7 +283,7 @@ def test_plugin_upgrade_then_full_restart_onto_the_new_release_keeps_every_holde
     u = upgrade_factory("eslm-it-upgrade-plugin", FROM, previous_plugin())
     u.hold_long()
     u.start_clients()
-    u.rolling(FROM, esnode.plugin_zip(FROM), while_mixed=groups_refused_while_an_older_node_is_in)
+    u.rolling(FROM, esnode.plugin_zip(FROM), while_mixed=groups_refused_while_an_older_node_is_in, mixes_plugins=True)
     u.full_restart(TO, esnode.plugin_zip(TO))
     groups_served_once_every_node_is_upgraded(u.cluster)
     u.finish()
