@@ -13,6 +13,10 @@ is not heard, the case where each side may believe something else:
 In both, the holder taken before the cut keeps its lock and token, a grant through another node
 comes in a new epoch, and nothing the old owner answers during the cut is a grant of its own.
 
+The same cluster also cuts the elected master off both ways past its replacement: the owner stays
+alive and serving, so the cut master's decision that it was silent must not fail it over after
+the heal.
+
 The same cluster also holds a release back: a coordinator is cut off both ways with a worker's
 release in flight, the worker acquires the key again through another node, and the cut heals
 (docs/API.md "Acquisitions"). The late release must end nothing newer, whether the worker reuses
@@ -29,7 +33,19 @@ import pytest
 import requests
 
 import netcut
-from cluster_kit import ThreeNodes, holders_of, http, keys_in_partition, live, owner_that_is_not_the_master, settled, take
+from cluster_kit import (
+    ThreeNodes,
+    current_master,
+    holders_of,
+    http,
+    keys_in_partition,
+    live,
+    owner_that_is_not_the_master,
+    primary_term_in_state_of,
+    settled,
+    take,
+    wait_for_new_master,
+)
 from lockclient import wait_until
 
 pytestmark = pytest.mark.slow
@@ -224,3 +240,53 @@ def test_a_late_release_of_another_owner_ends_only_its_own_grant(cluster):
     assert status == 200, f"the late release answered {status}"
     assert second.get("owner") == "worker-4" and second["fencing_token"] > first["fencing_token"], second
     assert holders == [("worker-4", second["fencing_token"])], holders
+
+
+# --- a master cut off both ways (docs/ARCHITECTURE.md "Silent owners") ------------------------
+
+# The other two elect a new master once three leader checks of 10 s fail; the cut master gives
+# up its own publication at cluster.publish.timeout (30 s) after it began.
+REPLACED_WITHIN_S = 90
+# A node healed from a cut may wait for its connections' retransmission backoff before it rejoins.
+REJOINED_WITHIN_S = 120
+# After the heal, the deposed master rejoins the new one and hands on what it had not committed
+# (Elasticsearch's shard-failed requests wait for a master and go again): a failure it had
+# decided would land within a few seconds of that; the partition is watched this long.
+WATCH_AFTER_HEAL_S = 15
+
+
+def test_a_master_cut_off_past_its_replacement_fails_no_live_owner_over(cluster):
+    """The elected master's transport cut both ways while the owner, another node, serves: the cut
+    master hears no owner and, after `locks.failover.silent_owner`, condemns it, but its failure
+    cannot commit. The other two elect a new master, which hears the owner. After the heal the
+    partition keeps its primary term and its holder: the deposed master's decision is not carried
+    to the new master (through Elasticsearch's shard-failed path, which retries on the next master,
+    it was: seen in the four-node fault test, where the false failover left no in-sync copy for
+    the next fault)."""
+    owner, epoch, master = owner_that_is_not_the_master(cluster)
+    settled(owner)
+    (third,) = [n for n in live(cluster) if n not in (owner, master)]
+    (key,) = keys_in_partition(third, 0, "cut-master", 1)
+    token = take(third, key, "holder", lease="5m")
+    netcut.cut(master)
+    try:
+        new = wait_for_new_master(owner, master.name, timeout=REPLACED_WITHIN_S)
+        assert new not in (None, master.name), f"no new master within {REPLACED_WITHIN_S}s of the cut"
+        wait_until(lambda: current_master(master) != master.name, REPLACED_WITHIN_S, 0.5,
+                   message=f"the cut master {master.name} stepped down")
+        assert primary_term_in_state_of(owner) == epoch, "the owner, alive, was failed over during the cut"
+    finally:
+        netcut.heal(master)
+    wait_until(lambda: current_master(master) not in (None, master.name), REJOINED_WITHIN_S, 0.5,
+               message=f"the deposed master {master.name} rejoined")
+    r = http(third, "GET", "/_cluster/health/.locks?wait_for_nodes=3&wait_for_status=green&timeout=170s", timeout=180)
+    assert r.status_code == 200 and not r.json()["timed_out"], r.text
+    watched_until = time.monotonic() + WATCH_AFTER_HEAL_S
+    terms = set()
+    while time.monotonic() < watched_until:
+        terms.add(primary_term_in_state_of(owner))
+        time.sleep(0.5)
+    print(f"\nmaster {master.name} cut; {new} elected; primary terms seen on {owner.name} after the heal: {sorted(terms, key=str)}")
+    assert terms == {epoch}, f"the live owner was failed over after the heal (term {epoch} -> {sorted(terms, key=str)})"
+    assert holders_of(third, key) == [("holder", token)], "the holder kept its lock"
+    assert http(third, "POST", f"/_locks/{key}/_release", {"owner": "holder", "acquisition": "holder"}).status_code == 200

@@ -11,7 +11,6 @@ import org.elasticsearch.action.ActionResponse;
 import org.elasticsearch.action.ActionType;
 import org.elasticsearch.cluster.ClusterState;
 import org.elasticsearch.cluster.NotMasterException;
-import org.elasticsearch.cluster.action.shard.ShardStateAction;
 import org.elasticsearch.cluster.node.DiscoveryNode;
 import org.elasticsearch.common.io.stream.StreamInput;
 import org.elasticsearch.common.io.stream.StreamOutput;
@@ -131,17 +130,17 @@ public final class OwnershipCheckAction {
 
         /**
          * Also starts the master's watch for silent owners ({@link SilentOwners}), which hears the
-         * questions this action answers and fails primaries through {@code shardStateAction}.
+         * questions this action answers and fails primaries through {@code failure}.
          */
         @Inject
         public Transport(
                 TransportWiring wiring,
                 SilentOwners silentOwners,
-                ShardStateAction shardStateAction,
+                SilentPrimaryFailure failure,
                 ThreadPool threadPool) {
             super(TYPE, wiring, Request::new);
             this.silentOwners = silentOwners;
-            silentOwners.start(clusterService, threadPool, shardStateAction);
+            silentOwners.start(clusterService, threadPool, failure);
         }
 
         @Override

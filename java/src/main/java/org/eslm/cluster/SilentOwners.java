@@ -6,10 +6,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
-import org.elasticsearch.ElasticsearchException;
-import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.cluster.ClusterState;
-import org.elasticsearch.cluster.action.shard.ShardStateAction;
 import org.elasticsearch.cluster.metadata.IndexMetadata;
 import org.elasticsearch.cluster.routing.IndexRoutingTable;
 import org.elasticsearch.cluster.routing.IndexShardRoutingTable;
@@ -27,10 +24,10 @@ import org.eslm.settings.LockSettings;
  * as the plugin runs it: every {@link #TICK} it shows the core's ownership protocol the lock
  * partitions of its cluster state (rust/lock-core {@code src/ownership/silence.rs} decides which
  * owner has been silent past {@code locks.failover.silent_owner} and says why that keeps two
- * owners from serving), and fails the primary copy of each partition the protocol condemns
- * through Elasticsearch's shard-failed path with the primary term, so that the in-sync replica is
- * promoted in a higher term: seconds, where Elasticsearch's own fault detection takes 30 s for a
- * follower. The owners' questions ({@link OwnershipCheckAction}) are what the protocol hears.
+ * owners from serving), and fails the primary copy of each partition the protocol condemns in its
+ * primary term, on this master's own queue ({@link SilentPrimaryFailure}, which says why not
+ * through Elasticsearch's shard-failed request), so that the in-sync replica is promoted in a
+ * higher term: seconds, where Elasticsearch's own fault detection takes 30 s for a follower. The owners' questions ({@link OwnershipCheckAction}) are what the protocol hears.
  */
 public final class SilentOwners {
     private static final Logger logger = LogManager.getLogger(SilentOwners.class);
@@ -85,9 +82,9 @@ public final class SilentOwners {
 
     /**
      * Starts looking every {@link #TICK} on this node (once); a look does something only while
-     * this node is the elected master. Primaries are failed through {@code shardStateAction}.
+     * this node is the elected master. Primaries are failed through {@code failure}.
      */
-    public void start(ClusterService clusterService, ThreadPool threadPool, ShardStateAction shardStateAction) {
+    public void start(ClusterService clusterService, ThreadPool threadPool, SilentPrimaryFailure failure) {
         if (started.compareAndSet(false, true) == false) {
             return;
         }
@@ -103,7 +100,7 @@ public final class SilentOwners {
                             PeerFormats.copyLeases(state.nodes()),
                             partitions(state));
                     for (Seen seen : silent) {
-                        fail(state, seen, shardStateAction);
+                        fail(state, seen, failure);
                     }
                 },
                 TICK,
@@ -137,7 +134,7 @@ public final class SilentOwners {
         return false;
     }
 
-    private void fail(ClusterState state, Seen seen, ShardStateAction shardStateAction) {
+    private void fail(ClusterState state, Seen seen, SilentPrimaryFailure failure) {
         IndexRoutingTable routing = ProjectScope.routing(state, LockIndex.NAME);
         ShardRouting primary =
                 routing == null ? null : routing.shard(seen.partition()).primaryShard();
@@ -149,19 +146,6 @@ public final class SilentOwners {
                 + bound.get().getStringRep()
                 + "); failing its primary in epoch [" + seen.epoch() + "] so that an in-sync replica takes over";
         logger.warn(why);
-        shardStateAction.remoteShardFailed(
-                primary.shardId(),
-                primary.allocationId().getId(),
-                seen.epoch(),
-                true,
-                why,
-                new ElasticsearchException(why),
-                ActionListener.wrap(
-                        r -> logger.info(
-                                "lock partition [{}]: the silent owner's primary was failed", seen.partition()),
-                        e -> logger.warn(
-                                "lock partition [{}]: failing the silent owner's primary failed: {}",
-                                seen.partition(),
-                                e.getMessage())));
+        failure.fail(primary.shardId(), primary.allocationId().getId(), seen.epoch(), why);
     }
 }

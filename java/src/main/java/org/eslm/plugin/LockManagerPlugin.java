@@ -59,6 +59,7 @@ import org.eslm.cluster.PartitionStateAction;
 import org.eslm.cluster.PartitionTable;
 import org.eslm.cluster.PeerFormats;
 import org.eslm.cluster.SilentOwners;
+import org.eslm.cluster.SilentPrimaryFailure;
 import org.eslm.compat.VersionedActionPlugin;
 import org.eslm.core.BridgeJson;
 import org.eslm.health.LockPartitionsHealthIndicator;
@@ -248,6 +249,7 @@ public class LockManagerPlugin extends VersionedActionPlugin
                 catchUp,
                 pluginLocks,
                 silentOwners(clusterService, settings, service),
+                new SilentPrimaryFailure(clusterService, services.allocationService()),
                 new SilentCopyFailure.MasterTasks(clusterService, services.allocationService()));
     }
 
