@@ -29,6 +29,11 @@ PAUSE_S = (2, 40)  # SIGSTOP: shorter and longer than Elasticsearch's fault dete
 # lands just before and just after a failover.
 PAUSE_AROUND_S = (2, 8)
 CUT_S = (8, 40)  # network partitions, as the issue asks
+# Brief pauses and cuts (`brief_pause`, `short_partition`) that end on either side of the bounds
+# below the master's: the owner's 0.8 s copy lease and the promoted copy's 0.817 s wait, a copy's
+# 1.2 s to answer a batch before it is failed, the master's 1 s gap between its looks, and the 3.5 s
+# `locks.failover.silent_owner` (docs/ARCHITECTURE.md "Silent owners").
+AROUND_S = (0.5, 5)
 # A failover faster than the master's silence bound (`fast_failover`): the old owner's cut lasts this
 # long after it was resumed inside its lease, past the promoted copy's wait.
 FAST_CUT_S = (2, 8)
@@ -56,16 +61,17 @@ NO_RECOVERY = -1.0  # a heal after which the replica needed no recovery (see hea
 # first in each round (in a seeded order), then the rest.
 REQUIRED = [("kill", "owner"), ("pause", "owner"), ("partition", "owner"), ("elect", "master"),
             ("short_pause", "owner"), ("short_pause", "master"), ("pause_both", "owner"),
-            ("fast_failover", "owner")]
+            ("fast_failover", "owner"), ("short_partition", "owner"), ("short_partition", "replica"),
+            ("brief_pause", "replica")]
 OPTIONAL = [("partition", "master"), ("restart", "owner"), ("move", "owner"), ("kill", "any"),
-            ("pause", "any"), ("partition", "any")]
+            ("pause", "any"), ("partition", "any"), ("short_partition", "master"), ("brief_pause", "owner")]
 # On four nodes (tests/integration/test_nemesis_moves.py) moves really move: planned moves under
 # load, and the move's source or target frozen around the plugin's bounds or killed during it.
 REQUIRED_MOVES = [("move", "owner"), ("move_pause", "source"), ("move_pause", "target"),
                   ("move_kill", "source"), ("move_kill", "target")]
 #: The faults that take a node away (`Nemesis.others_up` first).
-AWAY = ("kill", "pause", "short_pause", "pause_both", "restart", "partition", "fast_failover",
-        "move_pause", "move_kill")
+AWAY = ("kill", "pause", "short_pause", "brief_pause", "pause_both", "restart", "partition", "short_partition",
+        "fast_failover", "move_pause", "move_kill")
 
 
 def running(cluster) -> list:
@@ -210,13 +216,20 @@ class Nemesis:
                 time.sleep(1)
         return False
 
+    def replica(self) -> str | None:
+        """The node of partition 0's started replica, if it has one."""
+        started = [c["node"] for c in self.copies() if c["prirep"] == "r" and c["state"] == "STARTED"]
+        return started[0] if started else None
+
     def target(self, aim: str):
-        """The node to hurt and what it is: `owner` (partition 0's primary), `master`, or `any`.
-        Answers (node, who, effective): effective is False when the aimed role has no node now."""
+        """The node to hurt and what it is: `owner` (partition 0's primary), `master`, `replica`
+        (partition 0's started replica), or `any`. Answers (node, who, effective): effective is
+        False when the aimed role has no node now."""
         owner, master = self.owner(), self.master()
-        name = {"owner": owner, "master": master}.get(aim) or self.rng.choice(self.cluster.nodes).name
+        replica = self.replica() if aim == "replica" else None
+        name = {"owner": owner, "master": master, "replica": replica}.get(aim) or self.rng.choice(self.cluster.nodes).name
         node = self.cluster.node(name)
-        roles = [r for r, n in (("owner", owner), ("master", master)) if n == node.name]
+        roles = [r for r, n in (("owner", owner), ("master", master), ("replica", replica)) if n == node.name]
         effective = aim == "any" or aim in roles
         return node, f"{node.name} ({', '.join(roles) or 'neither owner nor master'})", effective
 
@@ -242,6 +255,11 @@ class Nemesis:
         """SIGSTOP for PAUSE_AROUND_S: the resume lands around the plugin's detection bounds."""
         return self.frozen_for(aim, PAUSE_AROUND_S)
 
+    def brief_pause(self, aim: str) -> dict:
+        """SIGSTOP for AROUND_S: the resume lands around the copy lease, a copy's answer bound and
+        the master's silence bound."""
+        return self.frozen_for(aim, AROUND_S)
+
     def frozen_for(self, aim: str, bounds: tuple[float, float]) -> dict:
         """SIGSTOP of the aimed node for a seeded time within `bounds`, then SIGCONT."""
         node, who, effective = self.target(aim)
@@ -266,8 +284,15 @@ class Nemesis:
         """The node's transport traffic cut both ways for CUT_S while clients still reach its HTTP
         port; healed, then .locks must be green with a replica holding the standby
         (`healed_after_cut`)."""
+        return self.cut_for(aim, CUT_S)
+
+    def short_partition(self, aim: str) -> dict:
+        """A cut as `partition`'s for AROUND_S: healed on either side of the plugin's bounds."""
+        return self.cut_for(aim, AROUND_S)
+
+    def cut_for(self, aim: str, bounds: tuple[float, float]) -> dict:
         node, who, effective = self.target(aim)
-        seconds = self.rng.uniform(*CUT_S)
+        seconds = self.rng.uniform(*bounds)
         cut_at_ms = time.time() * 1000  # wall clock: Elasticsearch reports recoveries in epoch ms
         netcut.cut(node)
         try:
