@@ -270,21 +270,45 @@ def test_after_a_fault_the_next_grant_counts_only_requests_sent_after_it_started
     assert (later[1].to_grant_s, later[1].to_green_s) == (None, None), "nothing followed before the end"
 
 
-def test_after_a_fault_a_key_is_busy_while_certain_holds_keep_every_key_held():
-    """No grant can come while every key is held: the time until one was free is reported."""
+def test_after_a_fault_the_bound_counts_from_a_request_waiting_on_a_free_key():
+    """No grant can come while every key asked for is held, or while nobody asks for a free one:
+    the time until a request asked for after the fault waited on a free key is reported."""
     s = Script()
     s.acquire("a", 0.0, 0.1, 10, key="k1")
-    s.release("a", 3.0, 3.1, key="k1")
-    s.acquire("b", 2.5, 3.2, 11, key="k1")  # k1 certain again from b's answer, until its lease ends
+    s.release("a", 3.0, 3.6, key="k1")  # answered late (sent through a node cut off until 3.6)
     s.acquire("c", 0.0, 0.1, 20, key="k2")
     s.release("c", 4.0, 4.1, key="k2")
     s.fault("pause", 1.0, 2.0)
-    s.fault("kill", 3.3, 3.5)
+    s.acquire("t", 1.2, 1.3, None, outcome="fail", key="k1")  # a try refused while k1 is held
+    s.acquire("w", 1.5, 3.7, 11, key="k1", lease=0.1)  # waits for k1, surely free from 3.6
+    s.fault("kill", 5.0, 5.5)
+    s.acquire("x", 5.5, 5.6, 12, key="k2")  # k2 free when asked
     s.fault("kill", 9.0, 10.0)
     first, second, third = after_faults(s.history.ops(), green_at=[])
-    assert first.busy_s == 2.0, "k1 free from a's release at 3.0 (k2 held on until 4.0)"
-    assert abs(second.busy_s - 0.7) < 1e-9, "k1 held by b from 3.2 until its lease ends; k2 until 4.0"
-    assert third.busy_s == 0.0
+    assert abs(first.asked_s - 2.6) < 1e-9, "w waited on k1 from 1.5; k1 surely free once a's release was answered"
+    assert second.asked_s == 0.5, "x asked for the free k2 0.5 after the fault started"
+    assert third.asked_s is None, "nobody asked after the last fault"
+    assert (first.until_next_s, second.until_next_s, third.until_next_s) == (4.0, 4.0, None)
+
+
+def test_after_a_fault_only_requests_asked_before_the_next_fault_count():
+    s = Script()
+    s.fault("pause", 1.0, 2.0)
+    s.fault("kill", 3.0, 4.0)
+    s.acquire("a", 3.5, 5.0, 10, key="k1")  # asked during the next fault: it says nothing of the first
+    first, second = after_faults(s.history.ops(), green_at=[])
+    assert (first.asked_s, first.to_grant_s) == (None, 4.0)
+    assert second.asked_s == 0.5
+
+
+def test_after_a_fault_requests_through_the_node_it_hit_are_left_out():
+    s = Script()
+    s.fault("pause", 1.0, 3.0)  # hits node-1
+    for owner, node, invoke, answer, token in (("a", "node-1", 1.1, 3.1, 10), ("b", "node-2", 1.5, 1.6, 11)):
+        op = s.at(invoke).history.invoke(owner, ACQUIRE, key=owner, owner=owner, lease_s=LEASE, node=node)
+        s.at(answer).history.ok(op, token=token, status="200")
+    (after,) = after_faults(s.history.ops(), green_at=[])
+    assert after.asked_s == 0.5 and abs(after.to_grant_s - 0.6) < 1e-9, "only b, through node-2, counts"
 
 
 def test_re_entrant_grants_are_no_new_grants_for_gaps_or_faults():

@@ -127,6 +127,7 @@ class Hold:
     certain_start: float
     certain_end: float
     past_lease: bool  # released (or never released) after its earliest possible expiry
+    expiry: float = 0.0  # the earliest moment the lease may end
 
     @property
     def unchecked(self) -> bool:
@@ -204,7 +205,7 @@ def holds(ops: Iterable[Op], lease_slack_s: float = DEFAULT_LEASE_SLACK_S) -> li
             expiry = lease_end(op, sequence[i + 1:], release) - lease_slack_s
             end = expiry if release is None else min(release.invoke, expiry)
             past = release is None or release.invoke > expiry
-            result.append(Hold(op, release, op.complete, end, past))
+            result.append(Hold(op, release, op.complete, end, past, expiry))
     return result
 
 
@@ -424,10 +425,13 @@ def released_ok_between(ops: Iterable[Op]) -> Callable[[Op, Op], bool]:
 class AfterFault:
     """What followed one fault: `to_grant_s`, from its start to the answer of the first new grant
     (not a re-entrant one) asked for after it started (how long the locks were unavailable to a new request; None when
-    none came before the run ended); `busy_s`, from its start until some key was free of every
-    certain hold (0 when one was free at once: before that no grant could come whatever the
-    fault); `to_green_s`, from its end (its heal) to the first moment `.locks` was seen green
-    again, every copy started (None when never seen)."""
+    none came before the run ended); `asked_s`, from its start until a request asked for after it
+    started was waiting on a key free of every certain hold (0 when one was asked for a free key
+    at once; None when none was: before that no grant could come whatever the fault, the keys
+    being held or nobody asking for a free one); `to_green_s`, from its end (its heal) to the
+    first moment `.locks` was seen green again, every copy started (None when never seen);
+    `until_next_s`, from its start to the next fault's (None for the last): only requests asked
+    for before then count for `asked_s`, since a later one may be waiting on the next fault."""
 
     kind: str
     target: str
@@ -435,28 +439,35 @@ class AfterFault:
     lasted_s: float
     to_grant_s: float | None
     to_green_s: float | None
-    busy_s: float = 0.0
+    asked_s: float | None = 0.0
     detail: str = ""
+    until_next_s: float | None = None
 
 
 def after_faults(ops: Iterable[Op], green_at: list[float]) -> list[AfterFault]:
-    """For each fault the nemesis made (type ok), what followed it (`AfterFault`)."""
+    """For each fault the nemesis made (type ok), what followed it (`AfterFault`), from the
+    requests sent through other nodes than the one it hit: a client of a frozen or cut-off node
+    waits for it whatever the plugin does, and goes to another node (docs/RELIABILITY.md
+    "Availability" measures the same way)."""
     ops = list(ops)
-    grants = sorted((op.invoke, op.complete) for op in ops if _new_grant(op))
     greens = sorted(green_at)
     certain = [h for h in holds(ops) if not h.unchecked]
-    keys = {op.key for op in ops if op.f == ACQUIRE}
+    acquires = [op for op in ops if op.f == ACQUIRE]
     out = []
-    for fault in (op for op in ops if op.process == "nemesis" and op.type == "ok"):
+    faults = [op for op in ops if op.process == "nemesis" and op.type == "ok"]
+    for fault, following in zip(faults, [*faults[1:], None]):
         end = fault.complete if fault.complete is not None else fault.invoke
-        answered = [done for sent, done in grants if sent >= fault.invoke]
+        elsewhere = [op for op in acquires if fault.node is None or op.node != fault.node]
+        before_next = [op for op in elsewhere if following is None or op.invoke < following.invoke]
+        answered = [op.complete for op in elsewhere if _new_grant(op) and op.invoke >= fault.invoke]
         i = bisect.bisect_left(greens, end)
         out.append(AfterFault(
             kind=fault.f, target=str(fault.status), at=fault.invoke, lasted_s=end - fault.invoke,
             to_grant_s=min(answered) - fault.invoke if answered else None,
             to_green_s=greens[i] - end if i < len(greens) else None,
-            busy_s=min((_held_for(k, fault.invoke, certain) for k in keys), default=0.0),
-            detail=fault.detail or ""))
+            asked_s=_asked_for_free(fault.invoke, before_next, certain),
+            detail=fault.detail or "",
+            until_next_s=None if following is None else following.invoke - fault.invoke))
     return out
 
 
@@ -466,13 +477,35 @@ def _new_grant(op: Op) -> bool:
     return op.f == ACQUIRE and op.type == "ok" and op.detail != "reentrant"
 
 
+def _asked_for_free(start: float, acquires: list[Op], certain: list[Hold]) -> float | None:
+    """How long after `start` an acquire asked for at or after it first waited on a key free of
+    every certain hold: when its key was free at its invocation, or became free before its answer
+    (None: no such acquire)."""
+    moments = []
+    for a in acquires:
+        if a.invoke >= start:
+            free = a.invoke + _held_for(a.key, a.invoke, certain)
+            if a.complete is None or free <= a.complete:
+                moments.append(free)
+    return min(moments) - start if moments else None
+
+
 def _held_for(key: str, at: float, certain: list[Hold]) -> float:
-    """How long after `at` certain holds kept `key` held without a break (0: free at `at`)."""
+    """How long after `at` holds kept `key` from a new request without a break (0: free at `at`),
+    each from its answer until its lease may end or, released before, until its release was
+    answered: a release takes effect at some moment before its answer (one sent through a node
+    that is cut off lands when the cut heals), so only then is the key surely free."""
     until = at
     for h in sorted((h for h in certain if h.grant.key == key), key=lambda h: h.certain_start):
-        if h.certain_start <= until < h.certain_end:
-            until = h.certain_end
+        if h.certain_start <= until < _blocks_until(h):
+            until = _blocks_until(h)
     return until - at
+
+
+def _blocks_until(h: Hold) -> float:
+    if h.release is None or h.past_lease:
+        return h.certain_end
+    return h.expiry if h.release.complete is None else min(h.release.complete, h.expiry)
 
 
 def longest_gaps(ops: Iterable[Op], start: float, end: float, keys: Iterable[str] = (),
