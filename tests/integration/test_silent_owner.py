@@ -7,7 +7,9 @@ VM). The master has heard none of its ownership checks for `locks.failover.silen
 and fails its primary copy, so the in-sync replica takes over with every holder. The tests
 check, over what the clients saw:
 
-- a fresh key is granted by the new owner, in a higher epoch, while the old owner is still frozen;
+- a fresh key is granted by the new owner, in a higher epoch, while the old owner is still frozen,
+  through the third node and through the master (which routes to the copy it promotes before its
+  own state shows the promotion);
 - a holder from before the freeze keeps its lock and token, and renews through the new owner;
 - once resumed, the old owner grants nothing of the keys the new owner serves;
 - pauses shorter than the bound (1 s, and 2.5 s, which is just under it counted from the owner's
@@ -141,6 +143,29 @@ def test_a_frozen_owner_is_replaced_in_seconds_and_every_holder_kept(cluster):
         for k, who in ((held, "holder"), (asked, "during-freeze")):
             assert http(via, "POST", f"/_locks/{k}/_release", {"owner": who, "acquisition": who}).status_code == 200
         green(via)
+
+
+def test_through_the_master_a_frozen_owner_is_replaced_as_fast(cluster):
+    """The same freeze, asked through the elected master only. The master applies the state that
+    fails the frozen owner over last, once every follower has it or `cluster.publish.timeout` (30 s)
+    ran out, and the frozen node never answers; until then its own state names the old owner. It
+    routes to the copy it is promoting meanwhile (docs/ARCHITECTURE.md "Silent owners"), so its
+    clients get the new owner within the same seconds, while the old owner is still frozen."""
+    with no_rebalancing(cluster):
+        owner, epoch, master = owner_that_is_not_the_master(cluster)
+        settled(owner)
+        asked = f"silent-via-master-{uuid.uuid4().hex[:6]}"
+        assert owner.freeze()
+        frozen_at = time.monotonic()
+        try:
+            grant, after_s = first_grant_while_frozen(master, asked, frozen_at)
+        finally:
+            owner.thaw()
+        print(f"\nthe owner frozen: through the master, a fresh key granted after {after_s:.2f}s")
+        assert grant["fencing_token"] >> 40 > epoch, "granted in a higher epoch by the new owner"
+        assert http(master, "POST", f"/_locks/{asked}/_release",
+                    {"owner": "during-freeze", "acquisition": "during-freeze"}).status_code == 200
+        green(master)
 
 
 @pytest.mark.parametrize("pause_s", [1.0, 2.5])

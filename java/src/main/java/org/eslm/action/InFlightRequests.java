@@ -52,8 +52,14 @@ final class InFlightRequests implements ClusterStateListener {
         return rerouteIfMoved(s, epochs(PartitionTable.of(current)));
     }
 
+    /**
+     * Re-routes {@code s} if {@code epochs} gives its partition a newer epoch than it was sent in,
+     * or none. An older one is not a move: the master sends to a copy it is promoting in the
+     * newer epoch before its own applied state shows it ({@code PendingPromotions}).
+     */
     boolean rerouteIfMoved(Sent s, IntToLongFunction epochs) {
-        if (epochs.applyAsLong(s.partition) != s.epoch && sent.remove(s)) {
+        long now = epochs.applyAsLong(s.partition);
+        if ((now > s.epoch || now == GONE) && sent.remove(s)) {
             s.moved.run();
             return true;
         }
@@ -75,14 +81,14 @@ final class InFlightRequests implements ClusterStateListener {
         }
     }
 
-    /** Re-routes every request whose partition {@code epochs} gives another epoch than it was sent in. */
+    /** Re-routes every request whose partition {@code epochs} gives a newer epoch than it was sent in, or none. */
     void rerouteMoved(IntToLongFunction epochs) {
         for (Sent s : sent) {
             rerouteIfMoved(s, epochs);
         }
     }
 
-    private static IntToLongFunction epochs(PartitionTable table) {
+    static IntToLongFunction epochs(PartitionTable table) {
         return partition -> table == null || partition >= table.size() ? GONE : table.epoch(partition);
     }
 }

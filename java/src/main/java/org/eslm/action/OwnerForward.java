@@ -2,17 +2,21 @@ package org.eslm.action;
 
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
+import java.util.function.IntToLongFunction;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.elasticsearch.ExceptionsHelper;
 import org.elasticsearch.action.ActionListener;
+import org.elasticsearch.cluster.ClusterState;
 import org.elasticsearch.cluster.service.ClusterService;
 import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.threadpool.ThreadPool;
 import org.elasticsearch.transport.ReceiveTimeoutTransportException;
 import org.elasticsearch.transport.TransportRequestOptions;
+import org.eslm.cluster.PartitionTable;
 import org.eslm.cluster.TransportWiring;
 import org.eslm.core.LockPartitionUnavailableException;
+import org.eslm.service.PendingPromotions;
 
 /**
  * A request forwarded to its partition's owner on another node (docs/ARCHITECTURE.md "Silent
@@ -39,13 +43,29 @@ final class OwnerForward {
     /** Routes a request again (its partition moved to a new epoch while it was in flight). */
     private final Consumer<Routing> reroute;
 
-    OwnerForward(String actionName, TransportWiring wiring, Consumer<Routing> reroute) {
+    OwnerForward(String actionName, TransportWiring wiring, PendingPromotions promotions, Consumer<Routing> reroute) {
         this.actionName = actionName;
         this.wiring = wiring;
         this.clusterService = wiring.clusterService();
         this.threadPool = wiring.transportService().getThreadPool();
         this.reroute = reroute;
         clusterService.addListener(inFlight);
+        // A promotion this master decided: what it sent to the old owner goes to the promoted copy.
+        promotions.onDecided(() -> inFlight.rerouteMoved(withPromotions(promotions)));
+    }
+
+    /** The epochs of this node's applied state, and on the master those of the promotions it publishes. */
+    private IntToLongFunction withPromotions(PendingPromotions promotions) {
+        ClusterState state = clusterService.state();
+        IntToLongFunction applied = InFlightRequests.epochs(PartitionTable.of(state));
+        if (state.nodes().isLocalNodeElectedMaster() == false) {
+            return applied;
+        }
+        return partition -> {
+            long epoch = applied.applyAsLong(partition);
+            PendingPromotions.Promotion promotion = promotions.newerThan(partition, epoch);
+            return promotion == null ? epoch : promotion.epoch();
+        };
     }
 
     /**

@@ -8,6 +8,7 @@ import org.elasticsearch.ExceptionsHelper;
 import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.cluster.ClusterState;
 import org.elasticsearch.cluster.ClusterStateObserver;
+import org.elasticsearch.cluster.node.DiscoveryNode;
 import org.elasticsearch.cluster.service.ClusterService;
 import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.node.NodeClosedException;
@@ -22,6 +23,7 @@ import org.eslm.cluster.TransportWiring;
 import org.eslm.core.LockException;
 import org.eslm.core.LockPartitionUnavailableException;
 import org.eslm.service.LockService;
+import org.eslm.service.PendingPromotions;
 
 /**
  * The coordinating node's side of a lock request ({@link TransportLockOpAction}): finds the
@@ -57,7 +59,7 @@ final class PartitionRouter {
         this.threadPool = wiring.transportService().getThreadPool();
         this.locks = locks;
         this.owner = owner;
-        this.forward = new OwnerForward(actionName, wiring, this::route);
+        this.forward = new OwnerForward(actionName, wiring, locks.promotions(), this::route);
     }
 
     /** Routes {@code request}, not yet routed, to its partition's owner; {@code listener} gets the answer. */
@@ -81,7 +83,8 @@ final class PartitionRouter {
         RouteTargets.Target target;
         LockOpRequest routed;
         try {
-            target = table == null ? null : RouteTargets.target(table, r.request(), state);
+            RouteTargets.Target inState = table == null ? null : RouteTargets.target(table, r.request(), state);
+            target = inState == null ? null : promotedMeanwhile(state, table, inState);
             if (target == null) {
                 String stuck = table == null ? null : table.unavailable(RouteTargets.partitionOf(table, r.request()));
                 if (stuck != null) {
@@ -134,8 +137,23 @@ final class PartitionRouter {
             owner.run(r.task(), routed, handler);
             return;
         }
-        forward.send(
-                r, target, table.epoch(target.partition()), RouteTargets.readableBy(target.node(), routed), handler);
+        forward.send(r, target, target.epoch(), RouteTargets.readableBy(target.node(), routed), handler);
+    }
+
+    /**
+     * On the master, the copy it is promoting in place of {@code target} while it publishes that
+     * promotion ({@link PendingPromotions}): its own applied state names the old owner until every
+     * follower has the new one, and the old owner is the node that does not answer.
+     */
+    private RouteTargets.Target promotedMeanwhile(
+            ClusterState state, PartitionTable table, RouteTargets.Target target) {
+        if (state.nodes().isLocalNodeElectedMaster() == false) {
+            return target;
+        }
+        PendingPromotions.Promotion promotion =
+                locks.promotions().newerThan(target.partition(), table.epoch(target.partition()));
+        DiscoveryNode node = promotion == null ? null : state.nodes().get(promotion.node());
+        return node == null ? target : new RouteTargets.Target(target.partition(), node, promotion.epoch());
     }
 
     /**

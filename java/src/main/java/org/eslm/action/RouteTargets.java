@@ -21,15 +21,15 @@ import org.eslm.service.SessionIds;
 final class RouteTargets {
     private RouteTargets() {}
 
-    /** A request's partition and the node of its owner. */
-    record Target(int partition, DiscoveryNode node) {}
+    /** A request's partition, the node of its owner and the epoch it owns the partition in. */
+    record Target(int partition, DiscoveryNode node, long epoch) {}
 
     /** The partition of the request's routing value and its owner, or {@code null} while it has none. */
     static Target target(PartitionTable table, LockOpRequest request, ClusterState state) {
         int partition = partitionOf(table, request);
         String owner = table.owner(partition);
         DiscoveryNode node = owner == null ? null : state.nodes().get(owner);
-        return node == null ? null : new Target(partition, node);
+        return node == null ? null : new Target(partition, node, table.epoch(partition));
     }
 
     /**

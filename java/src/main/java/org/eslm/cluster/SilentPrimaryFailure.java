@@ -19,6 +19,7 @@ import org.elasticsearch.cluster.service.MasterServiceTaskQueue;
 import org.elasticsearch.common.Priority;
 import org.elasticsearch.index.shard.ShardId;
 import org.eslm.compat.ProjectScope;
+import org.eslm.service.PendingPromotions;
 
 /**
  * How the master fails the primary of a silent owner ({@link SilentOwners}): as a task on this
@@ -41,21 +42,32 @@ public final class SilentPrimaryFailure {
 
     private final MasterServiceTaskQueue<FailTask> queue;
 
-    public SilentPrimaryFailure(ClusterService clusterService, AllocationService allocation) {
+    private final PendingPromotions promotions;
+
+    /** Fails primaries through {@code allocation}; the promotions it publishes go to {@code promotions}. */
+    public SilentPrimaryFailure(
+            ClusterService clusterService, AllocationService allocation, PendingPromotions promotions) {
+        this.promotions = promotions;
         // HIGH, as Elasticsearch's own shard-failed tasks: the partition is stopped until it runs.
-        this.queue = clusterService.createTaskQueue("lock-silent-primary", Priority.HIGH, new Executor(allocation));
+        this.queue = clusterService.createTaskQueue(
+                "lock-silent-primary", Priority.HIGH, new Executor(allocation, promotions));
     }
 
     /** Fails {@code primary} of {@code shardId} if it is still the primary in {@code epoch}; {@code why} is logged. */
     void fail(ShardId shardId, String allocationId, long epoch, String why) {
-        queue.submitTask(why, new FailTask(shardId, allocationId, epoch, why), null);
+        queue.submitTask(why, new FailTask(shardId, allocationId, epoch, why, promotions), null);
     }
 
-    /** One decision of this master: fail the copy {@code allocationId} of {@code shardId}, primary in {@code epoch}. */
-    record FailTask(ShardId shardId, String allocationId, long epoch, String why) implements ClusterStateTaskListener {
+    /**
+     * One decision of this master: fail the copy {@code allocationId} of {@code shardId}, primary
+     * in {@code epoch}; a publication that fails drops the promotion it made from {@code promotions}.
+     */
+    record FailTask(ShardId shardId, String allocationId, long epoch, String why, PendingPromotions promotions)
+            implements ClusterStateTaskListener {
         @Override
         public void onFailure(Exception e) {
             // Not retried: a master that lost its place decided on what it could no longer hear.
+            promotions.dropped(shardId.id(), epoch + 1);
             logger.warn(
                     "lock partition [{}]: the silent owner's primary was not failed: {}", shardId.id(), e.toString());
         }
@@ -80,7 +92,8 @@ public final class SilentPrimaryFailure {
         return copy != null && copy.primary() && copy.active() ? copy : null;
     }
 
-    private record Executor(AllocationService allocation) implements ClusterStateTaskExecutor<FailTask> {
+    private record Executor(AllocationService allocation, PendingPromotions promotions)
+            implements ClusterStateTaskExecutor<FailTask> {
         @Override
         public ClusterState execute(BatchExecutionContext<FailTask> batch) {
             ClusterState state = batch.initialState();
@@ -100,7 +113,23 @@ public final class SilentPrimaryFailure {
                             task.shardId().id()));
                 }
             }
-            return failed.isEmpty() ? state : allocation.applyFailedShards(state, failed, List.of());
+            if (failed.isEmpty()) {
+                return state;
+            }
+            ClusterState next = allocation.applyFailedShards(state, failed, List.of());
+            failed.forEach(f -> promoted(next, f.routingEntry().shardId()));
+            return next;
+        }
+
+        /** Records the copy {@code next} makes the active primary of {@code shardId}, in its new term. */
+        private void promoted(ClusterState next, ShardId shardId) {
+            IndexMetadata index = ProjectScope.index(next, shardId.getIndexName());
+            IndexRoutingTable routing = ProjectScope.routing(next, shardId.getIndexName());
+            ShardRouting primary =
+                    routing == null ? null : routing.shard(shardId.id()).primaryShard();
+            if (index != null && primary != null && primary.active()) {
+                promotions.decided(shardId.id(), primary.currentNodeId(), index.primaryTerm(shardId.id()));
+            }
         }
     }
 }

@@ -249,7 +249,7 @@ public class LockManagerPlugin extends VersionedActionPlugin
                 catchUp,
                 pluginLocks,
                 silentOwners(clusterService, settings, service),
-                new SilentPrimaryFailure(clusterService, services.allocationService()),
+                new SilentPrimaryFailure(clusterService, services.allocationService(), service.promotions()),
                 new SilentCopyFailure.MasterTasks(clusterService, services.allocationService()));
     }
 

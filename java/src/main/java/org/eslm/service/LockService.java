@@ -34,7 +34,8 @@ import org.eslm.settings.LockSettings;
  *   {@link PartitionGate}, kept by {@code org.eslm.cluster}, says which partitions this node
  *   serves; whether its right to serve one is current, the core decides at the call);</li>
  *   <li>{@link OwnershipProtocol} ({@link #ownership()}): the events of the core's ownership
- *   protocol, which decides who may serve;</li>
+ *   protocol, which decides who may serve, and {@link PendingPromotions} ({@link #promotions()}),
+ *   the master's promotions while it publishes them;</li>
  *   <li>{@link Deliveries}: a call's events to the waiting requests ({@link PendingRequests}) and
  *   its next deadline to the {@link TickScheduler}; with {@code locks.durability: replicated},
  *   only once the change reached every in-sync copy of the partition's shard ({@link Commits});</li>
@@ -65,6 +66,7 @@ public final class LockService implements Closeable {
 
     private final PartitionAdmission admission;
     private final OwnershipProtocol ownership;
+    private final PendingPromotions promotions = new PendingPromotions();
     private final Deliveries deliveries;
     private final Operations operations;
     private final PartitionLifecycle lifecycle;
@@ -117,6 +119,11 @@ public final class LockService implements Closeable {
     /** The core's ownership protocol: who may serve which partition (docs/ARCHITECTURE.md "Silent owners"). */
     public OwnershipProtocol ownership() {
         return ownership;
+    }
+
+    /** On the master: the promotions it publishes and has not applied yet (where to route meanwhile). */
+    public PendingPromotions promotions() {
+        return promotions;
     }
 
     /** Opening, exporting and closing partitions in the core (the cluster code's side). */

@@ -41,6 +41,17 @@ class InFlightRequestsTest {
     }
 
     @Test
+    void aRequestSentToACopyBeingPromotedStaysWhileTheAppliedStateIsOlder() {
+        // The master sent it in epoch 5 to the copy it promotes; its own applied state still says 4.
+        InFlightRequests.Sent s = inFlight.add(0, 5, rerouted::incrementAndGet);
+        assertFalse(inFlight.rerouteIfMoved(s, p -> 4));
+        inFlight.rerouteMoved(p -> 5);
+        assertEquals(0, rerouted.get());
+        inFlight.rerouteMoved(p -> 6);
+        assertEquals(1, rerouted.get());
+    }
+
+    @Test
     void aDeletedLockIndexReroutesEverything() {
         inFlight.add(0, 4, rerouted::incrementAndGet);
         inFlight.add(1, 2, rerouted::incrementAndGet);

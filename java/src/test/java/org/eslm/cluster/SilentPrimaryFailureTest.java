@@ -13,6 +13,7 @@ import org.elasticsearch.common.settings.Settings;
 import org.elasticsearch.index.IndexVersion;
 import org.elasticsearch.index.shard.ShardId;
 import org.eslm.NativeTestSupport;
+import org.eslm.service.PendingPromotions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -64,7 +65,8 @@ class SilentPrimaryFailureTest {
     }
 
     private static SilentPrimaryFailure.FailTask task(ShardRouting copy, long epoch) {
-        return new SilentPrimaryFailure.FailTask(SHARD, copy.allocationId().getId(), epoch, "silent");
+        return new SilentPrimaryFailure.FailTask(
+                SHARD, copy.allocationId().getId(), epoch, "silent", new PendingPromotions());
     }
 
     @Test
