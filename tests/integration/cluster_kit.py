@@ -358,10 +358,13 @@ def granted_by_the_new_owner(node, k, old_token):
 def owner_that_is_not_the_master(cluster):
     """(owner, epoch, master) with the partition's owner not the elected master: moved to a node
     with no copy that is not the master when it has to be (a three-node cluster always has one).
-    Settled first: a move under way (the copies leaving a newly elected master) would otherwise
-    name its source, which hands the partition over in the same epoch a moment later (seen in CI:
-    the test froze the source and the target granted in epoch 1)."""
-    settled(live(cluster)[0])
+    First no move under way (the copies leaving a newly elected master): it would name the move's
+    source, which hands the partition over in the same epoch a moment later (seen in CI: the test
+    froze the source and the target granted in epoch 1). Green is not waited for: a test may call
+    this with a node down."""
+    r = http(live(cluster)[0], "GET", "/_cluster/health?wait_for_no_relocating_shards=true"
+                                      "&wait_for_events=languid&timeout=60s", timeout=70)
+    assert r.status_code == 200 and not r.json()["timed_out"], r.text
     owner, epoch = owner_of_partition(cluster)
     master = master_name(owner)
     if owner.name == master:
