@@ -27,7 +27,8 @@ import org.eslm.settings.LockSettings;
  * owners from serving), and fails the primary copy of each partition the protocol condemns in its
  * primary term, on this master's own queue ({@link SilentPrimaryFailure}, which says why not
  * through Elasticsearch's shard-failed request), so that the in-sync replica is promoted in a
- * higher term: seconds, where Elasticsearch's own fault detection takes 30 s for a follower. The owners' questions ({@link OwnershipCheckAction}) are what the protocol hears.
+ * higher term: seconds, where Elasticsearch's own fault detection takes 30 s for a follower. The
+ * owners' questions ({@link OwnershipCheckAction}) are what the protocol hears.
  */
 public final class SilentOwners {
     private static final Logger logger = LogManager.getLogger(SilentOwners.class);

@@ -3,16 +3,12 @@ package org.eslm.cluster;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
-import java.util.Set;
 import org.elasticsearch.cluster.metadata.IndexMetadata;
 import org.elasticsearch.cluster.routing.IndexShardRoutingTable;
-import org.elasticsearch.cluster.routing.RecoverySource;
 import org.elasticsearch.cluster.routing.ShardRouting;
-import org.elasticsearch.cluster.routing.UnassignedInfo;
-import org.elasticsearch.common.settings.Settings;
-import org.elasticsearch.index.IndexVersion;
 import org.elasticsearch.index.shard.ShardId;
 import org.eslm.NativeTestSupport;
+import org.eslm.ShardTesting;
 import org.eslm.service.PendingPromotions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -32,36 +28,15 @@ class SilentPrimaryFailureTest {
     }
 
     private static IndexMetadata index(String uuid, long term) {
-        return IndexMetadata.builder(LockIndex.NAME)
-                .settings(Settings.builder()
-                        .put(IndexMetadata.SETTING_VERSION_CREATED, IndexVersion.current())
-                        .put(IndexMetadata.SETTING_INDEX_UUID, uuid))
-                .numberOfShards(1)
-                .numberOfReplicas(1)
-                .primaryTerm(0, term)
-                .putInSyncAllocationIds(0, Set.of())
-                .build();
+        return ShardTesting.lockIndex(uuid, term);
     }
 
     private static ShardRouting copy(boolean primary, String node, boolean started) {
-        RecoverySource source =
-                primary ? RecoverySource.EmptyStoreRecoverySource.INSTANCE : RecoverySource.PeerRecoverySource.INSTANCE;
-        ShardRouting copy = ShardRouting.newUnassigned(
-                        SHARD,
-                        primary,
-                        source,
-                        new UnassignedInfo(UnassignedInfo.Reason.INDEX_CREATED, "test"),
-                        ShardRouting.Role.DEFAULT)
-                .initialize(node, null, 0);
-        return started ? copy.moveToStarted(0) : copy;
+        return ShardTesting.copy(SHARD, primary, node, started);
     }
 
     private static IndexShardRoutingTable shard(ShardRouting... copies) {
-        IndexShardRoutingTable.Builder builder = IndexShardRoutingTable.builder(SHARD);
-        for (ShardRouting copy : copies) {
-            builder.addShard(copy);
-        }
-        return builder.build();
+        return ShardTesting.shard(SHARD, copies);
     }
 
     private static SilentPrimaryFailure.FailTask task(ShardRouting copy, long epoch) {

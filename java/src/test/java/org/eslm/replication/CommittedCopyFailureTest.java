@@ -3,15 +3,13 @@ package org.eslm.replication;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.util.Set;
 import org.elasticsearch.cluster.ClusterName;
 import org.elasticsearch.cluster.ClusterState;
 import org.elasticsearch.cluster.metadata.IndexMetadata;
 import org.elasticsearch.cluster.metadata.Metadata;
-import org.elasticsearch.common.settings.Settings;
-import org.elasticsearch.index.IndexVersion;
 import org.elasticsearch.index.shard.ShardId;
 import org.eslm.NativeTestSupport;
+import org.eslm.ShardTesting;
 import org.eslm.cluster.LockIndex;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -33,15 +31,7 @@ class CommittedCopyFailureTest {
     // is deprecated for removal; the one call that reads the same on 8.19 and on 9.x.
     @SuppressWarnings("removal")
     private static ClusterState state(String uuid, long term, String... inSync) {
-        IndexMetadata index = IndexMetadata.builder(LockIndex.NAME)
-                .settings(Settings.builder()
-                        .put(IndexMetadata.SETTING_VERSION_CREATED, IndexVersion.current())
-                        .put(IndexMetadata.SETTING_INDEX_UUID, uuid))
-                .numberOfShards(1)
-                .numberOfReplicas(1)
-                .primaryTerm(0, term)
-                .putInSyncAllocationIds(0, Set.of(inSync))
-                .build();
+        IndexMetadata index = ShardTesting.lockIndex(uuid, term, inSync);
         return ClusterState.builder(ClusterName.DEFAULT)
                 .metadata(Metadata.builder().put(index, false))
                 .build();

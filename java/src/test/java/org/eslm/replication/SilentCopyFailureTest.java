@@ -10,13 +10,12 @@ import java.util.Random;
 import org.elasticsearch.ElasticsearchException;
 import org.elasticsearch.ElasticsearchTimeoutException;
 import org.elasticsearch.cluster.routing.IndexShardRoutingTable;
-import org.elasticsearch.cluster.routing.RecoverySource;
 import org.elasticsearch.cluster.routing.ShardRouting;
-import org.elasticsearch.cluster.routing.UnassignedInfo;
 import org.elasticsearch.index.Index;
 import org.elasticsearch.index.shard.ShardId;
 import org.elasticsearch.transport.RemoteTransportException;
 import org.eslm.NativeTestSupport;
+import org.eslm.ShardTesting;
 import org.eslm.WireTesting;
 import org.eslm.cluster.LockIndex;
 import org.junit.jupiter.api.BeforeAll;
@@ -35,24 +34,11 @@ class SilentCopyFailureTest {
     }
 
     private static ShardRouting copy(boolean primary, String node, boolean started) {
-        RecoverySource source =
-                primary ? RecoverySource.EmptyStoreRecoverySource.INSTANCE : RecoverySource.PeerRecoverySource.INSTANCE;
-        ShardRouting copy = ShardRouting.newUnassigned(
-                        SHARD,
-                        primary,
-                        source,
-                        new UnassignedInfo(UnassignedInfo.Reason.INDEX_CREATED, "test"),
-                        ShardRouting.Role.DEFAULT)
-                .initialize(node, null, 0);
-        return started ? copy.moveToStarted(0) : copy;
+        return ShardTesting.copy(SHARD, primary, node, started);
     }
 
     private static IndexShardRoutingTable shard(ShardRouting... copies) {
-        IndexShardRoutingTable.Builder builder = IndexShardRoutingTable.builder(SHARD);
-        for (ShardRouting copy : copies) {
-            builder.addShard(copy);
-        }
-        return builder.build();
+        return ShardTesting.shard(SHARD, copies);
     }
 
     @Test
