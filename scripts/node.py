@@ -546,8 +546,8 @@ class Node:
                 if self.wait_for_locks:
                     # The lock index is created by the master once the cluster forms.
                     self.get("/_cluster/health/.locks?wait_for_status=yellow&timeout=2s")
-                    if self.seed_ports is None and not self.get("/_locks/_node/diagnostics")["core"]["partitions"]:
-                        raise ConnectionError("lock partitions not open yet")
+                    if self.seed_ports is None:
+                        self.check_serving()
                 return next(iter(self.get("/_nodes/_local")["nodes"].values()))
             except (urllib.error.URLError, http.client.HTTPException, ConnectionError, OSError, StopIteration) as e:
                 # HTTPException: something else answered on the port (a clash): the node then
@@ -555,6 +555,19 @@ class Node:
                 last_error = e
             time.sleep(0.25)
         raise TimeoutError(f"{self.name} did not answer on {self.url} within {timeout}s: {last_error}")
+
+    def check_serving(self) -> None:
+        """Raises ConnectionError until this single node serves its lock partitions: each open and
+        confirmed (an owner answers only on a current lease, docs/ARCHITECTURE.md "Silent
+        owners"; right after a start the first confirmation may still be on its way, and a listing
+        or grant then answers a retryable 503). A plugin too old to report `confirmed` counts as
+        confirmed once open."""
+        partitions = self.get("/_locks/_node/diagnostics")["core"]["partitions"]
+        if not partitions:
+            raise ConnectionError("lock partitions not open yet")
+        unconfirmed = [p["id"] for p in partitions if not p.get("confirmed", True)]
+        if unconfirmed:
+            raise ConnectionError(f"lock partitions {unconfirmed} not confirmed yet")
 
     def stop(self, timeout: float = 60.0) -> int | None:
         """SIGTERM, then wait (SIGKILL after `timeout`). Returns the exit code."""
