@@ -18,7 +18,7 @@ import {
   MODES, SCOPES, checkBoolean, checkChoice, checkCount, checkFunction, checkKnown, checkName, checkPriority,
   checkSignal, checkToken, checkValue, describe, optionalMillis, pathOf, target, toMillis
 } from './options'
-import { type ClientLike, DEFAULT_LOGGER, type Logger, Rest, WAIT_MARGIN_MS, isAborted, millisLeft, sleep } from './rest'
+import { type ClientLike, DEFAULT_LOGGER, type Logger, Rest, WAIT_MARGIN_MS, anySignal, isAborted, millisLeft, sleep } from './rest'
 import { Session, type SessionOptions } from './session'
 import { type IndexOptions, type UpdateOptions, optimisticUpdate } from './documents'
 import { GroupApi } from './groups'
@@ -323,7 +323,8 @@ export class Locks extends GroupApi {
         continue
       }
       terms.push(lead.term)
-      const signal = stop === undefined ? lead.signal : AbortSignal.any([lead.signal, stop])
+      const both = anySignal(stop === undefined ? [lead.signal] : [lead.signal, stop])
+      const signal = both.signal
       let failure: unknown
       let failed = false
       try {
@@ -333,6 +334,7 @@ export class Locks extends GroupApi {
         failure = e
       }
       const stopping = signal.aborted
+      both.dispose()
       const error = await lead.close()
       if (error !== undefined && !lead.lost) this.logger.warn(`resigning ${lead} failed (its lease ends it): ${String(error)}`)
       if (failed && !stopping) throw failure
@@ -564,18 +566,20 @@ export class Locks extends GroupApi {
     request.owner = request.owner ?? request.session?.owner ?? this.owner ?? this.freshOwner()
     const held = this.holds.acquisitionOf(request.owner, request.targets)
     request.acquisition = held ?? randomUUID()
-    const signal = request.signal === undefined ? this.closer.signal : AbortSignal.any([request.signal, this.closer.signal])
     if (isAborted(request.signal)) throw new AcquireAborted('the acquire was aborted by its signal before it was sent', request.signal?.reason)
+    const both = anySignal(request.signal === undefined ? [this.closer.signal] : [request.signal, this.closer.signal])
     const started = performance.now()
     let answer: any
     try {
-      answer = await this.acquireAnswer({ ...request, signal })
+      answer = await this.acquireAnswer({ ...request, signal: both.signal })
     } catch (e) {
       if (e instanceof AcquireAborted) {
         if (held === undefined) void this.withdraw(request)
         if (this.closer.signal.aborted && !isAborted(request.signal)) throw new ClientClosed('this Locks was closed while the acquire waited')
       }
       throw e
+    } finally {
+      both.dispose()
     }
     const handle = request.targets[0]?.scope === 'election'
       ? new Leadership(this, request, answer, started)
