@@ -280,7 +280,9 @@ export class HeldLock extends Losable {
       this.guard()
     }
     if (this.session === undefined && !this.nested && this.locks.lossWatches > 0) {
-      for (const g of this.grants) void this.watchLoss(g)
+      // The server's watch takes a lock's scopes and an election's observe; a semaphore's grant
+      // has neither, and relies on its renewals.
+      for (const g of this.grants) if (g.scope !== 'semaphore') void this.watchLoss(g)
     }
   }
 
