@@ -70,6 +70,9 @@ func (s *Semaphore) acquire(ctx context.Context, waiting bool) (*Permit, error) 
 // Permit is a grant of a semaphore's permits.
 type Permit struct{ h *hold }
 
+// Name is the semaphore's name.
+func (p *Permit) Name() string { return p.h.key }
+
 // Token is the grant's fencing token.
 func (p *Permit) Token() uint64 { return p.h.token }
 
