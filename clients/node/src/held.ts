@@ -319,9 +319,10 @@ export class HeldLock extends Losable {
     this.guardTimer.unref()
   }
 
-  /** How long one watch waits: a renewal interval, at least a second. */
+  /** How long one watch waits: a renewal interval, at least a second and at most a minute (well
+   * within any `locks.wait.max`, which a longer lease's interval could pass). */
   private watchWaitMs (): number {
-    return Math.max(1000, Math.floor(this.renewIntervalMs()))
+    return Math.min(60_000, Math.max(1000, Math.floor(this.renewIntervalMs())))
   }
 
   /** Watches grant `g` until the lock is let go or lost: one long poll after another. An answer

@@ -20,6 +20,8 @@ export interface ClientLike {
   transport: {
     request: (params: { method: string, path: string, body?: string }, options: Record<string, unknown>) => Promise<unknown>
   }
+  /** The client's node pool: a node that says it is shutting down is marked dead in it. */
+  connectionPool?: { markDead: (connection: any) => unknown }
 }
 
 /** Where the client writes what it does: `debug`/`info` default to `NODE_DEBUG=eslm`, `warn` to
@@ -120,7 +122,7 @@ export class Rest {
     }
     const params: { method: string, path: string, body?: string } = { method: call.method, path: call.path }
     if (call.body !== undefined) params.body = stringify(call.body)
-    let result: { statusCode: number, headers: Record<string, unknown>, body: Readable }
+    let result: { statusCode: number, headers: Record<string, unknown>, body: Readable, meta?: { connection?: unknown } }
     let text: string
     try {
       result = await this.client.transport.request(params, options) as typeof result
@@ -141,7 +143,15 @@ export class Rest {
         throw new LockConnectionError(`unreadable answer to ${call.method} ${call.path}: ${(e as Error).message}`, { cause: e })
       }
     }
-    if (result.statusCode >= 400) throw fromResponse(result.statusCode, body)
+    if (result.statusCode >= 400) {
+      const error = fromResponse(result.statusCode, body)
+      if (error instanceof Unavailable && error.error.node_shutting_down !== undefined && result.meta?.connection != null) {
+        // Its node is going away (docs/API.md "Errors"): the retry goes through another node, as
+        // the transport itself does with a 503 it handles.
+        this.client.connectionPool?.markDead(result.meta.connection)
+      }
+      throw error
+    }
     return body
   }
 
@@ -155,7 +165,10 @@ export class Rest {
         return await this.send(call, signal)
       } catch (e) {
         if (!(e instanceof Unavailable)) throw e
-        const delay = backoff(attempt)
+        // The backoff, or the server's `retry_after_ms` when it is longer and fits in the budget.
+        const hint = Number(e.error.retry_after_ms ?? 0)
+        const wait = backoff(attempt)
+        const delay = hint > wait && performance.now() + hint < deadline ? hint : wait
         if (performance.now() + delay >= deadline) throw e
         this.logger.info(`${call.method} ${call.path} answered 503 ${e.type}${nodeShuttingDown(e)}; retry ${attempt + 1} in ${Math.round(delay)} ms`)
         await sleep(delay, signal)
