@@ -27,7 +27,8 @@
 //! `histogram` (windowed time histograms), `stats`, `table` (the lock table, one file per concern, see `src/table/README.md`),
 //! `standby` (a replica's copy of a table, kept by applying the primary's changes),
 //! `partition`, and apart from the table `ownership` (who may serve a partition: the protocol of
-//! docs/ARCHITECTURE.md "Silent owners", its bounds included); with the test-only cargo feature `fault-injection`, `fault` (a panic on purpose,
+//! docs/ARCHITECTURE.md "Silent owners", its bounds included) and `fence` (a fenced change to a
+//! protected document: docs/ARCHITECTURE.md "Protected data"); with the test-only cargo feature `fault-injection`, `fault` (a panic on purpose,
 //! docs/RELIABILITY.md "A panic in the core").
 
 // No unsafe code anywhere in the lock rules: what must not be corrupted is kept safe by the
@@ -42,6 +43,7 @@ mod error;
 mod event;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
+pub mod fence;
 mod format;
 mod histogram;
 mod mode;

@@ -408,6 +408,12 @@ enum EslmOp
    * "promoted" | "heard" | "look", ...}` -> its decision (see `ops/ownership.rs`).
    */
   ESLM_OP_OWNERSHIP = 35,
+  /**
+   * A fenced change to a protected document (`lock_core::fence`, docs/API.md "Fenced
+   * changes"): `{"source": <object> | null, "params"}` -> `{"write": <source>}` |
+   * `{"unchanged": {"fence"}}` | `{"stale": {"fence"}}`. Touches no partition.
+   */
+  ESLM_OP_FENCE = 36,
 };
 #if __STDC_VERSION__ >= 202311L
 typedef enum EslmOp EslmOp;
@@ -526,6 +532,12 @@ enum EslmField
   ESLM_FIELD_CONFIRMED,
   ESLM_FIELD_LEASE_LEFT_MS,
   ESLM_FIELD_UNSERVED,
+  ESLM_FIELD_SOURCE,
+  ESLM_FIELD_PARAMS,
+  ESLM_FIELD_WRITE,
+  ESLM_FIELD_UNCHANGED,
+  ESLM_FIELD_STALE,
+  ESLM_FIELD_FENCE,
   ESLM_FIELD_DEFAULT_LEASE_MS,
   ESLM_FIELD_MAX_LEASE_MS,
   ESLM_FIELD_MAX_WAIT_MS,

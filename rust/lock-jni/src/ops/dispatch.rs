@@ -9,8 +9,8 @@ use lock_core::LockError;
 
 use super::op::Op;
 use super::{
-    elections, groups, history, introspection, locks, ownership, partitions, replication, requests,
-    sessions, BridgeError, Ctx,
+    elections, fence, groups, history, introspection, locks, ownership, partitions, replication,
+    requests, sessions, BridgeError, Ctx,
 };
 
 /// Runs one op: takes the call's context and its JSON arguments, answers the op's result as
@@ -18,7 +18,7 @@ use super::{
 pub(super) type Handler = fn(&mut Ctx<'_>, &str) -> Result<String, BridgeError>;
 
 /// Every op with its handler, in op-number order: entry `i` is op `i + 1`.
-const TABLE: [(Op, Handler); 35] = [
+const TABLE: [(Op, Handler); 36] = [
     (Op::Acquire, locks::acquire),
     (Op::Release, locks::release),
     (Op::Renew, locks::renew),
@@ -54,6 +54,7 @@ const TABLE: [(Op, Handler); 35] = [
     (Op::GroupUpdate, groups::update),
     (Op::ReadRequest, requests::read),
     (Op::Ownership, ownership::event),
+    (Op::Fence, fence::change),
 ];
 
 /// The number of the first op; entry `i` of [`TABLE`] has number `FIRST_OP + i`.

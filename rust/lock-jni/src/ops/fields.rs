@@ -128,6 +128,15 @@ pub enum Field {
     LeaseLeftMs,
     Unserved,
 
+    // A fenced change to a document (`fence.rs`): the document and the script's params the plugin
+    // writes, and what the primary writes back or why it writes nothing.
+    Source,
+    Params,
+    Write,
+    Unchanged,
+    Stale,
+    Fence,
+
     // The core's settings (`lock_core::Config`, `Limits`), written by the plugin (`Configure`) and
     // answered back as in force.
     DefaultLeaseMs,
@@ -430,8 +439,27 @@ mod tests {
 
     /// The arguments the plugin writes, each in a call that succeeds only with its name right, and
     /// the settings, found in what `Configure` answers in force.
+    /// A fenced change: written, then the same again (unchanged), then an older token (stale).
+    fn fence(core: &NodeCore, f: &mut Found) {
+        use Field::*;
+        let change = |source: &Value, token: u64| {
+            let params = json!({"token": token, "key": "k", "doc": {"n": 1}});
+            json!({Source.name(): source, Params.name(): params})
+        };
+        let first = run(core, Op::Fence, ALL_PARTITIONS, &change(&Value::Null, 5));
+        let written = f.at(&first["result"], Write).clone();
+        f.0.extend([Source.name(), Params.name()]);
+        let again = run(core, Op::Fence, ALL_PARTITIONS, &change(&written, 5));
+        let unchanged = f.at(&again["result"], Unchanged).clone();
+        f.at(&unchanged, Fence);
+        let stale = run(core, Op::Fence, ALL_PARTITIONS, &change(&written, 4));
+        let stale = f.at(&stale["result"], Stale).clone();
+        f.at(&stale, Fence);
+    }
+
     fn written(core: &NodeCore, f: &mut Found) {
         use Field::*;
+        fence(core, f);
         let mut call_with = |op: Op, partition: i32, args: Value, names: &[Field]| {
             call(core, op as i32, partition, &args.to_string()).expect("call");
             names.iter().for_each(|n| _ = f.0.insert(n.name()));

@@ -21,6 +21,7 @@
 //! | `dispatch` | op number -> handler table |
 //! | `locks`, `sessions`, `introspection`, `partitions`, `replication`, `elections`, `history` | one handler per op, by family |
 //! | `ownership` | the ownership protocol's events and decisions (`lock_core::ownership`), and its bounds for the header |
+//! | `fence` | a fenced change to a protected document (`lock_core::fence`), for the plugin's update script |
 //! | `requests` | the REST bodies (docs/API.md) requests send: checked, turned into the core's arguments |
 //! | `bodies` | the REST bodies (docs/API.md) the lock ops answer and events carry |
 //! | `fields` | the member names the plugin reads, emitted as `ESLM_FIELD_*` |
@@ -33,6 +34,7 @@ mod dispatch;
 mod elections;
 mod envelope;
 mod error;
+mod fence;
 pub mod fields;
 mod groups;
 mod history;

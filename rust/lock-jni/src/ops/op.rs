@@ -97,4 +97,8 @@ pub enum Op {
     /// owners"): `{"event": "source" | "sending" | "renewed" | "master_answered" | "answered" |
     /// "promoted" | "heard" | "look", ...}` -> its decision (see `ops/ownership.rs`).
     Ownership = 35,
+    /// A fenced change to a protected document (`lock_core::fence`, docs/API.md "Fenced
+    /// changes"): `{"source": <object> | null, "params"}` -> `{"write": <source>}` |
+    /// `{"unchanged": {"fence"}}` | `{"stale": {"fence"}}`. Touches no partition.
+    Fence = 36,
 }

@@ -125,6 +125,15 @@ public enum BridgeField {
     LEASE_LEFT_MS,
     UNSERVED,
 
+    // A fenced change to a document (`fence.rs`, org.eslm.script): the document and the script's
+    // params the plugin writes, and what the primary writes back or why it writes nothing.
+    SOURCE,
+    PARAMS,
+    WRITE,
+    UNCHANGED,
+    STALE,
+    FENCE,
+
     // The core's settings (`lock_core::Config`, `Limits`), written by the plugin (`CONFIGURE`).
     DEFAULT_LEASE_MS,
     MAX_LEASE_MS,

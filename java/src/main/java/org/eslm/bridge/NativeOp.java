@@ -41,7 +41,8 @@ public enum NativeOp {
     GROUP_INFO(32),
     GROUP_UPDATE(33),
     READ_REQUEST(34),
-    OWNERSHIP(35);
+    OWNERSHIP(35),
+    FENCE(36);
 
     private final int code;
 

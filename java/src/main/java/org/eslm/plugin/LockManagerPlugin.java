@@ -23,8 +23,11 @@ import org.elasticsearch.indices.SystemIndexDescriptor;
 import org.elasticsearch.plugins.ClusterPlugin;
 import org.elasticsearch.plugins.ExtensiblePlugin;
 import org.elasticsearch.plugins.HealthPlugin;
+import org.elasticsearch.plugins.ScriptPlugin;
 import org.elasticsearch.plugins.SystemIndexPlugin;
 import org.elasticsearch.rest.RestHandler;
+import org.elasticsearch.script.ScriptContext;
+import org.elasticsearch.script.ScriptEngine;
 import org.elasticsearch.threadpool.ExecutorBuilder;
 import org.elasticsearch.threadpool.FixedExecutorBuilder;
 import org.eslm.action.TransportAcquireLockAction;
@@ -85,6 +88,7 @@ import org.eslm.rest.RestReleaseLockAction;
 import org.eslm.rest.RestRenewLockAction;
 import org.eslm.rest.RestSemaphoreAction;
 import org.eslm.rest.RestWatchLockAction;
+import org.eslm.script.FenceScriptEngine;
 import org.eslm.service.LockService;
 import org.eslm.settings.LockSettings;
 
@@ -94,7 +98,7 @@ import org.eslm.settings.LockSettings;
  * live in Rust.
  */
 public class LockManagerPlugin extends VersionedActionPlugin
-        implements SystemIndexPlugin, ExtensiblePlugin, HealthPlugin, ClusterPlugin {
+        implements SystemIndexPlugin, ExtensiblePlugin, HealthPlugin, ClusterPlugin, ScriptPlugin {
     /** The plugin's name in {@code plugin-descriptor.properties}, and so its directory under {@code plugins/}. */
     public static final String NAME = "lock-manager";
 
@@ -281,6 +285,22 @@ public class LockManagerPlugin extends VersionedActionPlugin
                 bound::get,
                 LockSettings.DURABILITY_REPLICATED.equals(LockSettings.DURABILITY.get(settings)),
                 service.ownership());
+    }
+
+    /**
+     * The {@code eslm} script language's fenced update (docs/API.md "Fenced changes"). Elasticsearch
+     * asks for script engines before it creates the plugin's components, so the engine reaches the
+     * node's core through the lock service once that exists.
+     */
+    @Override
+    public ScriptEngine getScriptEngine(Settings settings, Collection<ScriptContext<?>> contexts) {
+        return new FenceScriptEngine(args -> {
+            LockService service = lockService;
+            if (service == null) {
+                throw new IllegalStateException("the lock manager is not started on this node yet");
+            }
+            return service.fence(args);
+        });
     }
 
     @Override

@@ -290,6 +290,17 @@ public final class LockService implements Closeable {
                 client.call(NativeOp.ELECTION_VIEW, NativeLockCore.ALL_PARTITIONS, BridgeJson.toJson(args))));
     }
 
+    /**
+     * A fenced change to a protected document (rust/lock-core {@code fence.rs}, docs/API.md "Fenced
+     * changes"), for the update script {@code org.eslm.script.FencedUpdateScript}: {@code {"source",
+     * "params"}} -> {@code {"write": source}}, {@code {"unchanged": {"fence"}}} or {@code {"stale":
+     * {"fence"}}}; a bad param is an {@link IllegalArgumentException} naming it. Touches no partition.
+     */
+    public Map<String, Object> fence(String argsJson) {
+        return BridgeJson.object(
+                BridgeField.RESULT.in(client.call(NativeOp.FENCE, NativeLockCore.ALL_PARTITIONS, argsJson)));
+    }
+
     @Override
     public void close() {
         if (closed.compareAndSet(false, true) == false) {
