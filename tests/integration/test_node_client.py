@@ -38,7 +38,7 @@ ONE_NODE = OneNode(CLUSTER, {
 EXPECTED = {
     "main": {
         "lock": 12,
-        "watchdog and loss": 7,
+        "watchdog and loss": 8,
         "semaphores": 2,
         "elections": 3,
         "sessions": 3,

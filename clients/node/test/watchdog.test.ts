@@ -95,6 +95,26 @@ describe('watchdog and loss', { timeout: 60_000 }, () => {
     await newer.release()
   })
 
+  test('a holder asked to yield by a preempting waiter hears it through onRevoke, and its release grants the waiter', async () => {
+    const locks = fx.newLocks()
+    const key = unique()
+    let asked: number | undefined
+    const released: Array<Promise<void>> = []
+    const job = await locks.lock(key, {
+      priority: 'background',
+      lease: '10s',
+      onRevoke: (held, graceMs) => { asked = graceMs; released.push(held.release()) }
+    })
+    const t0 = performance.now()
+    const urgent = await locks.lock(key, { priority: 'foreground', timeout: '10s', preempt: '5s' })
+    assert.ok(asked !== undefined && asked > 0 && asked <= 5000, `onRevoke's grace: ${asked}`)
+    assert.ok(performance.now() - t0 < 4000, 'granted on the release, not when the grace ended')
+    await Promise.all(released)
+    assert.equal(job.released && !job.lost, true)
+    assert.ok(urgent.fencingToken > job.fencingToken)
+    await urgent.release()
+  })
+
   test('a renewal names the grant: renew() after a force-release answers LockNotHeld and loses the lock', async () => {
     const locks = fx.newLocks({ lossWatches: 0 })
     const key = unique()
