@@ -46,6 +46,7 @@ EXPECTED = {
         "fencing": 3,
         "close": 1,
         "README": 5,
+        "error classes": 1,
     },
     "disruptive": {
         "the whole node": 2,

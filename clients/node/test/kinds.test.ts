@@ -107,11 +107,11 @@ describe('sessions', { timeout: 60_000 }, () => {
   test('locks under a session follow its keep-alive; ending it releases them all', async () => {
     const locks = fx.newLocks()
     const [a, b] = [unique(), unique()]
-    const session = await locks.session({ ttl: '2s' })
+    const session = await locks.session({ ttl: '3s' })
     const one = await session.lock(a)
     const two = await session.readLock(b)
     assert.equal(one.owner, session.owner)
-    await new Promise(resolve => setTimeout(resolve, 4000)) // two ttls: kept alive meanwhile
+    await new Promise(resolve => setTimeout(resolve, 6500)) // two ttls and more: kept alive meanwhile
     assert.deepEqual((await state(a)).holders.map((h: any) => h.owner), [session.owner])
     await session.end()
     assert.deepEqual([(await state(a)).holders, (await state(b)).holders], [[], []])
