@@ -10,6 +10,7 @@ mod acquisitions;
 mod audit;
 mod election_model;
 mod elections;
+mod fence_model;
 mod groups;
 mod limits;
 mod listing;
