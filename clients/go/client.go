@@ -284,15 +284,18 @@ func backoff(attempt int) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
-// retryDelay is how long to wait before retrying err, a 503.
+// retryDelay is how long to wait before retrying err, a 503: the backoff, or the answer's
+// retry_after_ms when that is longer, up to the backoff's cap (a recovery grace names all of
+// its time left; the call still retries within its own budget, as the Python client does).
 func retryDelay(err error, attempt int) time.Duration {
+	d := backoff(attempt)
 	var e *Error
 	if errors.As(err, &e) {
-		if ms := e.RetryAfterMs(); ms > 0 {
-			return time.Duration(ms)*time.Millisecond + rand.N(20*time.Millisecond)
+		if hint := time.Duration(e.RetryAfterMs()) * time.Millisecond; hint > d {
+			d = min(hint, backoffMax) + rand.N(20*time.Millisecond)
 		}
 	}
-	return backoff(attempt)
+	return d
 }
 
 // budget is when a call without a wait of its own stops retrying a 503: ctx's deadline, else
@@ -343,15 +346,23 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // answerMargin is how long a request that queues on the server (an acquire with a wait) may
 // take beyond its caller's deadline for the server's own answer (granted, or 409 when the wait
-// ran out at that deadline) to arrive, before the client gives up on it.
-const answerMargin = 5 * time.Second
+// ran out at that deadline) to arrive, before the client gives up on it. The node that routes a
+// request may hold it longer than its wait while the key's partition has no owner ready
+// (docs/API.md "Errors", 503: up to routingBudget in all, e.g. the last seconds of a recovery
+// grace), so a request is never cut before routingBudget + answerMargin either.
+const (
+	answerMargin  = 5 * time.Second
+	routingBudget = 10 * time.Second
+)
 
 // sendWaiting sends a request that queues on the server until about ctx's deadline: it is not
 // cut at the deadline itself (the server answers then, and a grant made in that instant must
-// not be lost), only answerMargin after it, or at once when ctx is cancelled.
+// not be lost), only answerMargin after it (and no sooner than routingBudget + answerMargin
+// after it was sent), or at once when ctx is cancelled.
 func (c *Client) sendWaiting(ctx context.Context, method, path string, body any) ([]byte, error) {
 	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancel(nil)
+	earliestCut := time.Now().Add(routingBudget + answerMargin)
 	var timer *time.Timer
 	var timerMu sync.Mutex
 	stop := context.AfterFunc(ctx, func() {
@@ -360,7 +371,7 @@ func (c *Client) sendWaiting(ctx context.Context, method, path string, body any)
 			return
 		}
 		timerMu.Lock()
-		timer = time.AfterFunc(answerMargin, func() { cancel(context.Cause(ctx)) })
+		timer = time.AfterFunc(max(answerMargin, time.Until(earliestCut)), func() { cancel(context.Cause(ctx)) })
 		timerMu.Unlock()
 	})
 	defer func() {

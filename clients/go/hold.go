@@ -317,7 +317,11 @@ func (h *hold) arrive(ctx context.Context, grantedAt time.Time) error {
 	}
 	h.c.log.Warn("eslm: a grant arrived late; renewing it before handing it over", "key", h.key,
 		"late", time.Since(grantedAt))
-	err := h.renew(ctx, 0, h.leaseEndNow())
+	// Not the caller's context, which may have ended while the answer travelled; the renewal is
+	// sent even when the lease may have ended (the server knows), its 503s retried within it.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.c.retryFor)
+	defer cancel()
+	err := h.renew(rctx, 0, h.leaseEndNow())
 	if err == nil {
 		return nil
 	}
