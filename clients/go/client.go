@@ -39,7 +39,10 @@ type Client struct {
 	closed   bool
 	holds    map[*hold]struct{}
 	sessions map[*Session]struct{}
-	wg       sync.WaitGroup // background work: watchdogs, loss watches, abandoned grants
+	wg       sync.WaitGroup // background work: releases of abandoned grants
+	// stopped ends with Close: acquires still waiting then are cut short (ErrClosed).
+	stopped context.Context
+	stop    context.CancelFunc
 }
 
 // ClientOption configures a Client (NewClient).
@@ -134,11 +137,13 @@ func NewClient(es esapi.Transport, opts ...ClientOption) (*Client, error) {
 			return nil, err
 		}
 	}
+	c.stopped, c.stop = context.WithCancel(context.Background())
 	return c, nil
 }
 
-// Close releases every lock the client still holds (not under a session), ends every session
-// it opened (releasing their locks), and stops its background work. Calls after it answer
+// Close cuts short the acquires still waiting (they answer ErrClosed), releases every lock the
+// client still holds (not under a session), ends every session it opened (releasing their
+// locks), and stops its background work. Calls after it answer
 // ErrClosed. It returns the first failure, if any (a lock whose release failed ends with its
 // lease). The Elasticsearch client stays yours to close.
 func (c *Client) Close(ctx context.Context) error {
@@ -157,9 +162,10 @@ func (c *Client) Close(ctx context.Context) error {
 		sessions = append(sessions, s)
 	}
 	c.mu.Unlock()
+	c.stop()
 	var first error
 	for _, h := range holds {
-		if err := h.release(ctx); err != nil {
+		if err := h.release(ctx); err != nil && !errors.Is(err, ErrLost) {
 			c.log.Warn("eslm: closing the client: a lock was not released cleanly", "key", h.key, "error", err)
 			if first == nil {
 				first = err
@@ -400,9 +406,16 @@ func truncate(b []byte) string {
 	return string(b)
 }
 
-// go runs f in the background, counted for Close.
+// background runs f in the background, counted for Close; once the client is closed, at once.
 func (c *Client) background(f func()) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		f()
+		return
+	}
 	c.wg.Add(1)
+	c.mu.Unlock()
 	go func() {
 		defer c.wg.Done()
 		f()

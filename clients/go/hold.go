@@ -203,7 +203,7 @@ func (c *Client) acquire(ctx context.Context, r *request, waiting bool) (*grantA
 				return nil, started, waitTimedOut(r.key, err)
 			}
 			c.log.Debug("eslm: the server's wait ran out, sending the acquire again", "key", r.key)
-		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		case ctx.Err() != nil:
 			c.abandon(r)
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				return nil, started, waitTimedOut(r.key, err)
@@ -271,7 +271,11 @@ func (c *Client) take(ctx context.Context, r *request, waiting bool) (*hold, err
 	}
 	r.owner = c.ownerFor(r.sess)
 	r.acquisition = newAcquisition()
-	a, started, err := c.acquire(ctx, r, waiting)
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(c.stopped, func() { cancel(closedError("the client")) })
+	defer stop()
+	a, started, err := c.acquire(actx, r, waiting)
 	if err != nil {
 		return nil, err
 	}

@@ -135,8 +135,14 @@ func TestCloseReleasesEverythingTheClientHolds(t *testing.T) {
 	if err := underSession.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
+	waiting := make(chan error, 1)
+	go func() { waiting <- eslm.NewMutex(c, plain.Key()).Lock(ctx) }()
+	awaitTrue(t, 10*time.Second, "an acquire queued", func() bool { return waiters(t, plain.Key()) == 1 })
 	if err := c.Close(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if err := <-waiting; !errors.Is(err, eslm.ErrClosed) {
+		t.Fatalf("an acquire waiting when the client closed: want ErrClosed, got %v", err)
 	}
 	for _, m := range []*eslm.Mutex{plain, delayed, underSession} {
 		if hs := holders(t, m.Key()); len(hs) != 0 {
