@@ -29,7 +29,7 @@ COMPONENT_KEYS = {"deprecated", "documentation", "stability", "visibility", "fea
 DOC_HEADING = re.compile(r"^#{2,4}\s+`(GET|POST|PUT|DELETE|HEAD) (/[^`\s?]*)`\s*$", re.M)
 
 EXPECTED = {
-    "locks.acquire", "locks.release", "locks.renew", "locks.multi_acquire", "locks.multi_release",
+    "locks.acquire", "locks.release", "locks.renew", "locks.downgrade", "locks.multi_acquire", "locks.multi_release",
     "locks.session_create", "locks.session_keepalive", "locks.session_delete", "locks.get",
     "locks.list", "cat.locks", "locks.stats", "locks.node_diagnostics", "locks.diagnostics", "locks.force_release",
     "semaphores.acquire", "semaphores.release", "semaphores.renew", "semaphores.limit", "semaphores.get", "cat.semaphores",

@@ -48,6 +48,7 @@ OPEN_ENDED = ("GET /_locks/_stats", "GET /_locks/_node/diagnostics", "GET /_lock
 NOT_RUN = {
     "fencing recipe (jq, $TOKEN)": "tests/integration/test_walking_skeleton.py and test_cluster.py "
                                    "run the same acquire + external_gte write",
+    "fenced change ($TOKEN)": "tests/integration/test_fenced_changes.py runs fenced changes with live tokens",
 }
 
 
@@ -256,7 +257,7 @@ def setup_for(reqs, w: World) -> None:
     if first_path.startswith("/_locks/%2Forders%2Feu%2F42/_acquire"):
         w.hold("orders-42")  # the second request is a try-lock on a busy key
     elif first_path.startswith(("/_locks/orders-42/_release", "/_locks/orders-42/_renew",
-                                "/_locks/orders-42/_watch")):
+                                "/_locks/orders-42/_downgrade", "/_locks/orders-42/_watch")):
         w.hold("orders-42", doc_token=doc_tokens(reqs)[0])
     elif first_path == "/_locks/_acquire":
         return

@@ -63,7 +63,7 @@ def assert_forbidden(response, action: str, user: str) -> None:
 
 # What each role of the example file grants, action by action (java/.../action/LockActionNames.java).
 CHANGES = ["cluster:admin/locks/acquire", "cluster:admin/locks/release", "cluster:admin/locks/renew",
-           "cluster:admin/locks/session", "cluster:admin/locks/group"]
+           "cluster:admin/locks/downgrade", "cluster:admin/locks/session", "cluster:admin/locks/group"]
 READS = ["cluster:monitor/locks/get", "cluster:monitor/locks/watch", "cluster:monitor/locks/list",
          "cluster:monitor/locks/stats", "cluster:monitor/locks/node/diagnostics", "cluster:monitor/locks/diagnostics"]
 ADMIN = ["cluster:admin/lock_manager/force_release", "cluster:admin/lock_manager/semaphore_limit",

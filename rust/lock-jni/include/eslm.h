@@ -317,7 +317,8 @@ enum EslmOp
    */
   ESLM_OP_CONFIGURE = 16,
   /**
-   * Weaken a held lock's mode: `DowngradeRequest` -> `Grant`.
+   * Weaken a held lock's mode: `DowngradeRequest` -> the grant's REST body, as an acquire's
+   * (docs/API.md `POST /_locks/{key}/_downgrade`).
    */
   ESLM_OP_DOWNGRADE = 17,
   /**
@@ -579,6 +580,7 @@ enum EslmRequest
   ESLM_REQUEST_LOCK_RELEASE,
   ESLM_REQUEST_LOCK_MULTI_RELEASE,
   ESLM_REQUEST_LOCK_RENEW,
+  ESLM_REQUEST_LOCK_DOWNGRADE,
   ESLM_REQUEST_LOCK_SESSION,
   ESLM_REQUEST_LOCK_SESSION_KEEPALIVE,
   ESLM_REQUEST_LOCK_SESSION_END,

@@ -123,7 +123,7 @@ pub(super) fn renew(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError>
 }
 
 pub(super) fn downgrade(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
-    on_partition(cx, args, |p, req, now| to_json(&p.downgrade(req, now)?))
+    on_partition(cx, args, |p, req, now| to_json(&bodies::acquired(&p.downgrade(req, now)?)))
 }
 
 pub(super) fn watch(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {

@@ -43,7 +43,8 @@ pub enum Op {
     Tick = 15,
     /// Apply new settings to every partition: `Config` -> the settings in force.
     Configure = 16,
-    /// Weaken a held lock's mode: `DowngradeRequest` -> `Grant`.
+    /// Weaken a held lock's mode: `DowngradeRequest` -> the grant's REST body, as an acquire's
+    /// (docs/API.md `POST /_locks/{key}/_downgrade`).
     Downgrade = 17,
     /// The partition became this node's: `{"epoch", "grace_ms"?, "snapshot"?}` -> its state.
     OpenPartition = 18,

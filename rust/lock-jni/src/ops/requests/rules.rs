@@ -52,6 +52,11 @@ pub fn apply(
             require(&args, "owner", owner)?;
             names_grant(&args, request.body.token_field())?;
         }
+        Rule::Downgrade => {
+            require(&args, "owner", owner)?;
+            require(&args, "mode", "mode")?;
+            names_grant(&args, request.body.token_field())?;
+        }
         Rule::ReleaseMany => routes_by = release_many(&args, routing)?,
         Rule::Session => {
             require(&args, "owner", owner)?;

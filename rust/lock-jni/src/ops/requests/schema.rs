@@ -60,6 +60,8 @@ pub enum Rule {
     AcquireMany,
     /// A release or renew of the path's key: an owner, and the grant named by acquisition or token.
     Keyed,
+    /// A downgrade of the path's key: as [`Rule::Keyed`], and the weaker mode asked for.
+    Downgrade,
     /// A multi-release: an owner, and `locks` (naming their grants) or `all: true`.
     ReleaseMany,
     /// A new session: an owner; it routes by its `routing`, else by its owner.
@@ -96,6 +98,7 @@ pub enum RequestKind {
     LockRelease,
     LockMultiRelease,
     LockRenew,
+    LockDowngrade,
     LockSession,
     LockSessionKeepalive,
     LockSessionEnd,
@@ -241,6 +244,12 @@ pub const REQUESTS: &[Request] = &[
         "lock_renew_request",
         &[ACQUISITION, OWNER, SCOPE, LEASE, TOKEN, NO_ROUTING],
         Rule::Keyed,
+    ),
+    request(
+        RequestKind::LockDowngrade,
+        "lock_downgrade_request",
+        &[ACQUISITION, OWNER, MODE, SCOPE, TOKEN, NO_ROUTING],
+        Rule::Downgrade,
     ),
     request(
         RequestKind::LockSession,

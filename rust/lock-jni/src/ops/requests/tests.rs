@@ -358,3 +358,14 @@ fn watches_and_long_polls_read_their_query_parameters() {
         args("group_observe_request", json!({"key": "g"}), json!({"version": "3", "wait": "1s"}));
     assert_eq!(observe, json!({"key": "g", "fencing_token": 3, "wait_ms": 1000}));
 }
+
+#[test]
+fn a_downgrade_names_its_grant_and_the_weaker_mode() {
+    const DOWN: &str = "lock_downgrade_request";
+    let body = json!({"owner": "o", "acquisition": "a", "mode": "shared"});
+    let expected = json!({"key": "k", "owner": "o", "acquisition": "a", "mode": "shared"});
+    assert_eq!(args(DOWN, json!({"key": "k"}), body), expected);
+    refused(DOWN, json!({"key": "k"}), json!({"owner": "o", "acquisition": "a"}), false, &["[mode] is required"]);
+    refused(DOWN, json!({"key": "k"}), json!({"owner": "o", "mode": "shared"}), false, &["acquisition", "fencing_token"]);
+    refused(DOWN, json!({"key": "k"}), json!({"owner": "o", "fencing_token": 1, "mode": "shard"}), false, &["mode"]);
+}

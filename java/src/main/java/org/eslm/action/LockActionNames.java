@@ -10,7 +10,7 @@ import java.util.List;
  *
  * <ul>
  *   <li>{@link #LOCK_CHANGES}: what an application does to its own locks (acquire, release, renew,
- *   sessions, groups; semaphores and elections use the same actions);</li>
+ *   downgrade, sessions, groups; semaphores and elections use the same actions);</li>
  *   <li>{@link #LOCK_READS}: reads that change nothing (a key's holders, watches, the listing,
  *   stats, a node's diagnostics);</li>
  *   <li>{@link #LOCK_ADMIN}: what changes other owners' locks: taking locks away from their holders
@@ -38,6 +38,9 @@ public final class LockActionNames {
     public static final String ACQUIRE = LOCK_CHANGES + "acquire";
     public static final String RELEASE = LOCK_CHANGES + "release";
     public static final String RENEW = LOCK_CHANGES + "renew";
+    /** A held lock's mode weakened, without letting a writer in (docs/API.md, {@code POST /_locks/{key}/_downgrade}). */
+    public static final String DOWNGRADE = LOCK_CHANGES + "downgrade";
+
     public static final String SESSION = LOCK_CHANGES + "session";
     /** Creating and deleting groups, and a member's own capabilities (docs/API.md "Groups"). */
     public static final String GROUP = LOCK_CHANGES + "group";
@@ -54,7 +57,7 @@ public final class LockActionNames {
     public static final String PREEMPT = LOCK_ADMIN + "preempt";
 
     /** Every name above, by group. */
-    public static final List<String> CHANGES = List.of(ACQUIRE, RELEASE, RENEW, SESSION, GROUP);
+    public static final List<String> CHANGES = List.of(ACQUIRE, RELEASE, RENEW, DOWNGRADE, SESSION, GROUP);
 
     public static final List<String> READS = List.of(GET, WATCH, LIST, STATS, NODE_DIAGNOSTICS, DIAGNOSTICS);
     public static final List<String> ADMIN = List.of(FORCE_RELEASE, SEMAPHORE_LIMIT, PREEMPT);

@@ -31,6 +31,7 @@ import org.elasticsearch.script.ScriptEngine;
 import org.elasticsearch.threadpool.ExecutorBuilder;
 import org.elasticsearch.threadpool.FixedExecutorBuilder;
 import org.eslm.action.TransportAcquireLockAction;
+import org.eslm.action.TransportDowngradeLockAction;
 import org.eslm.action.TransportForceReleaseLockAction;
 import org.eslm.action.TransportGetLockAction;
 import org.eslm.action.TransportGroupAction;
@@ -76,6 +77,7 @@ import org.eslm.rest.RequestBodies;
 import org.eslm.rest.RestAcquireLockAction;
 import org.eslm.rest.RestCatLocksAction;
 import org.eslm.rest.RestCatScopeAction;
+import org.eslm.rest.RestDowngradeLockAction;
 import org.eslm.rest.RestElectionAction;
 import org.eslm.rest.RestForceReleaseLockAction;
 import org.eslm.rest.RestGetLockAction;
@@ -314,6 +316,7 @@ public class LockManagerPlugin extends VersionedActionPlugin
                 new Action(TransportAcquireLockAction.TYPE, TransportAcquireLockAction.class),
                 new Action(TransportReleaseLockAction.TYPE, TransportReleaseLockAction.class),
                 new Action(TransportRenewLockAction.TYPE, TransportRenewLockAction.class),
+                new Action(TransportDowngradeLockAction.TYPE, TransportDowngradeLockAction.class),
                 new Action(TransportForceReleaseLockAction.TYPE, TransportForceReleaseLockAction.class),
                 new Action(TransportSemaphoreLimitAction.TYPE, TransportSemaphoreLimitAction.class),
                 new Action(TransportGroupAction.TYPE, TransportGroupAction.class),
@@ -343,6 +346,7 @@ public class LockManagerPlugin extends VersionedActionPlugin
                 new RestAcquireLockAction(settings, bodies),
                 new RestReleaseLockAction(settings, bodies),
                 new RestRenewLockAction(settings, bodies),
+                new RestDowngradeLockAction(settings, bodies),
                 new RestForceReleaseLockAction(bodies),
                 new RestLockSessionAction(settings, bodies),
                 new RestSemaphoreAction(settings, bodies),
