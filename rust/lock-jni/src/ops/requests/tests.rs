@@ -365,7 +365,25 @@ fn a_downgrade_names_its_grant_and_the_weaker_mode() {
     let body = json!({"owner": "o", "acquisition": "a", "mode": "shared"});
     let expected = json!({"key": "k", "owner": "o", "acquisition": "a", "mode": "shared"});
     assert_eq!(args(DOWN, json!({"key": "k"}), body), expected);
-    refused(DOWN, json!({"key": "k"}), json!({"owner": "o", "acquisition": "a"}), false, &["[mode] is required"]);
-    refused(DOWN, json!({"key": "k"}), json!({"owner": "o", "mode": "shared"}), false, &["acquisition", "fencing_token"]);
-    refused(DOWN, json!({"key": "k"}), json!({"owner": "o", "fencing_token": 1, "mode": "shard"}), false, &["mode"]);
+    refused(
+        DOWN,
+        json!({"key": "k"}),
+        json!({"owner": "o", "acquisition": "a"}),
+        false,
+        &["[mode] is required"],
+    );
+    refused(
+        DOWN,
+        json!({"key": "k"}),
+        json!({"owner": "o", "mode": "shared"}),
+        false,
+        &["acquisition", "fencing_token"],
+    );
+    refused(
+        DOWN,
+        json!({"key": "k"}),
+        json!({"owner": "o", "fencing_token": 1, "mode": "shard"}),
+        false,
+        &["mode"],
+    );
 }
