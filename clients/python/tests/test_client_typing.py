@@ -16,11 +16,13 @@ HERE = Path(__file__).resolve().parent
 
 GOOD = """
 from elasticsearch import Elasticsearch
-from eslm import Locks, HeldLock
+from eslm import FencedResult, Locks, HeldLock, ops
 
 with Locks(Elasticsearch("http://127.0.0.1:9200")) as locks:
     with locks.lock("orders-42", lease="30s", wait=5, mode="shared", reentrant=True) as held:
         token: int = held.fencing_token
+        doc: dict | None = held.update("orders", "42", [ops.inc("items"), ops.set("status", "packed")])
+        results: list[FencedResult] = held.bulk([("orders", "43", ops.DELETE)], refresh=True)
     later: HeldLock | None = locks.try_lock("orders-42", owner="worker-2", priority="background")
 """
 

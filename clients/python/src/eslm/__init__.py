@@ -2,11 +2,11 @@
 and a lost-lock signal, over the official `elasticsearch` client (see clients/python/README.md).
 
     from elasticsearch import Elasticsearch
-    from eslm import Locks
+    from eslm import Locks, ops
 
     with Locks(Elasticsearch("http://127.0.0.1:9200")) as locks:  # one per application
         with locks.lock("orders-42", lease="30s", wait="10s") as held:
-            ...  # write with held.fencing_token as the external version
+            held.update("orders", "42", [ops.inc("items")])  # a fenced change (eslm/fenced.py)
 
 Every acquire is made by an owner of its own, so threads and tasks sharing the client exclude
 each other; reentrancy is asked for (`reentrant=True`, `owner=`, `locks.with_owner(...)`).
@@ -15,6 +15,7 @@ each other; reentrancy is asked for (`reentrant=True`, `owner=`, `locks.with_own
 `locks.leadership(name)` (a block that leads) and `locks.leader_loop(name, work)` (eslm/election.py).
 """
 
+from . import ops
 from .aio import AsyncHeldLock, AsyncLeadership, AsyncLockBlock, AsyncLocks, AsyncSession
 from .aio_election import AsyncLeaderLoop
 from .client import Locks
@@ -25,6 +26,7 @@ from .errors import (AcquireCancelled, BadRequest, CorePanic, Deadlock, GrantExp
                      LockLost, LockNotHeld, LockWaitTimeout, PartitionUnavailable, RequestEOFError,
                      RequestParseError, RequestTooLarge, SemaphoreLimitMismatch, SessionLost,
                      SessionNotFound, StaleToken, Unavailable, UpdateConflict, VersionConflict)
+from .fenced import FencedResult
 from .held import Grant, HeldLock
 from .lock_api import LockBlock
 from .session import Session
@@ -32,7 +34,7 @@ from .session import Session
 __version__ = "0.1.0"
 
 __all__ = [
-    "Locks", "LockBlock", "HeldLock", "Grant", "Session",
+    "Locks", "LockBlock", "HeldLock", "Grant", "Session", "FencedResult", "ops",
     "AsyncLocks", "AsyncLockBlock", "AsyncHeldLock", "AsyncSession",
     "Leadership", "LeaderLoop", "AsyncLeadership", "AsyncLeaderLoop",
     "LockError", "InvalidArgument", "BadRequest", "RequestParseError", "RequestEOFError",

@@ -21,6 +21,7 @@ from .groups import GroupApi
 from .durations import Duration
 from .election import election_steps, observe_steps
 from .errors import InvalidArgument, LockConflict, LockNotHeld, LockWaitTimeout
+from .fenced import FencedResult
 from .held import HandleBase, holders_of
 from .options import LockOptions
 from .session import SessionBase
@@ -177,6 +178,25 @@ class AsyncHeldLock(AsyncCallbacks, HandleBase):
                     refresh: Any = None) -> dict:
         """See `HeldLock.index`: a write fenced by this lock's token."""
         return await self.client.run(self.fenced_index_steps(index, document, id, key, refresh))
+
+    async def update(self, index: str, id: str, change: Any, *, key: str | None = None,
+                     refresh: Any = None) -> dict | None:
+        """See `HeldLock.update`: a fenced change (`change` a partial document, field
+        operations, or a plain function of the source)."""
+        return await self.client.run(self.update_steps(index, id, change, key, refresh))
+
+    async def read(self, index: str, id: str, *, key: str | None = None) -> dict | None:
+        """See `HeldLock.read`: the fenced read."""
+        return await self.client.run(self.read_steps(index, id, key))
+
+    async def delete(self, index: str, id: str, *, key: str | None = None, refresh: Any = None) -> None:
+        """See `HeldLock.delete`: the fenced delete (a tombstone)."""
+        await self.client.run(self.delete_steps(index, id, key, refresh))
+
+    async def bulk(self, changes: Iterable[Any], *, key: str | None = None,
+                   refresh: Any = None) -> list[FencedResult]:
+        """See `HeldLock.bulk`: fenced changes in one `_bulk`, a result per change."""
+        return await self.client.run(self.bulk_steps(changes, key, refresh))
 
     async def extend(self, lease) -> None:
         """Renews now for `lease`, counted from now (see `HeldLock.extend`)."""

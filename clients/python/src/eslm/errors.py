@@ -183,8 +183,15 @@ class VersionConflict(LockError, error_type="version_conflict_engine_exception",
 
 class StaleToken(VersionConflict):
     """A fenced write (`held.index(...)`) refused by Elasticsearch: the document already carries
-    a larger version, written with the token of a later holder. This holder's lock is over; what
-    it was about to write must not land."""
+    a larger version, written with the token of a later holder (409, with Elasticsearch's error).
+    Or a fenced change (`held.update`, `held.read`, `held.delete`) that the plugin's script made a
+    `noop` because a later holder had changed the document: the answer was a 200, so `status` is
+    None, `type` is `stale_token`, `body` the answer, `fence` the document's fence token and
+    `token` this lock's. Either way this holder's lock is over; what it was about to write must
+    not land, and did not."""
+
+    fence: int | None = None  # a fenced change's: the document's fence token
+    token: int | None = None  # a fenced change's: the token of the lock that sent it
 
 
 class UpdateConflict(VersionConflict):

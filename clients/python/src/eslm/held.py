@@ -15,10 +15,9 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterable
 
-
-from . import documents, steps
+from . import documents, fenced, steps
 from .durations import to_millis
 from .errors import BadRequest, GrantExpired, InvalidArgument, LockError, LockLost, LockNotHeld
 from .options import ELECTION, LockOptions, keyed_body, path_of
@@ -197,18 +196,44 @@ class HandleBase(Losable):
     def tokens(self) -> dict[str, int]:
         return {g.key: g.fencing_token for g in self.grants}
 
-    def fenced_index_steps(self, index: str, document: dict, doc_id: str, key: str | None,
-                           refresh: Any) -> steps.Steps:
-        """`index`'s steps: refused at once when the lock is known lost, else a fenced write with
-        the token of `key` (a multi-lock's keys each have their own)."""
-        if self.lost:
-            raise self.lost_error
+    def fence_of(self, key: str | None) -> fenced.Fence:
+        """The key and token that fence a write or change: refused at once when the lock is known
+        lost; `key` names one of a multi-lock's keys (each has its own token)."""
+        self.check_held()
         if key is None and len(self.grants) > 1:
-            raise InvalidArgument(f"[key] is required for a fenced write of a multi-lock: one of {self.keys}")
+            raise InvalidArgument(f"[key] is required for a fenced write or change of a multi-lock: "
+                                  f"one of {self.keys}")
         if key is not None and key not in self.tokens:
             raise InvalidArgument(f"[key] must be one of this lock's keys {self.keys}, got [{key}]")
-        token = self.grants[0].fencing_token if key is None else self.tokens[key]
-        return documents.fenced_index(index, doc_id, document, token, refresh)
+        grant = self.grants[0] if key is None else next(g for g in self.grants if g.key == key)
+        return fenced.Fence(grant.key, grant.fencing_token)
+
+    def check_held(self) -> None:
+        """Raises the lock's `LockLost` if it is known lost: nothing is sent under a lost lock."""
+        error = self.lost_error
+        if self.lost and error is not None:
+            raise error
+
+    def fenced_index_steps(self, index: str, document: dict, doc_id: str, key: str | None,
+                           refresh: Any) -> steps.Steps:
+        """`index`'s steps: a fenced write with the token of `key` (see `fence_of`)."""
+        return documents.fenced_index(index, doc_id, document, self.fence_of(key).token, refresh)
+
+    def update_steps(self, index: str, doc_id: str, change: Any, key: str | None, refresh: Any) -> steps.Steps:
+        """`update`'s steps (eslm/fenced.py): checked, and refused when lost, before anything is sent."""
+        return fenced.apply(index, doc_id, self.fence_of(key), change, refresh, self.check_held)
+
+    def read_steps(self, index: str, doc_id: str, key: str | None) -> steps.Steps:
+        """`read`'s steps: the fenced read."""
+        return fenced.read(index, doc_id, self.fence_of(key))
+
+    def delete_steps(self, index: str, doc_id: str, key: str | None, refresh: Any) -> steps.Steps:
+        """`delete`'s steps: the fenced delete."""
+        return fenced.delete(index, doc_id, self.fence_of(key), refresh)
+
+    def bulk_steps(self, changes: Iterable[Any], key: str | None, refresh: Any) -> steps.Steps:
+        """`bulk`'s steps: one `_bulk` of fenced changes."""
+        return fenced.bulk(changes, self.fence_of(key), refresh)
 
     @property
     def watched(self) -> bool:
@@ -450,6 +475,47 @@ class HeldLock(HandleBase):
         `LockLost` without writing when the lock is already known lost. Returns Elasticsearch's
         answer (`_version` is the token)."""
         return self.client.run(self.fenced_index_steps(index, document, id, key, refresh))
+
+    def update(self, index: str, id: str, change: Any, *, key: str | None = None,
+               refresh: Any = None) -> dict | None:
+        """Changes `index/_doc/id` fenced by this lock's token (docs/API.md "Fenced changes"):
+        Elasticsearch applies the change only if no later holder of the lock has changed the
+        document, in the same operation, on its primary. `change` is a partial document (a dict,
+        merged), a list of field operations (`eslm.ops.inc`, `append`, `set`, `remove`: run on the
+        document as it stands, no read needed), or a function of the document's source (None when
+        there is none) returning the new whole document, or None to write nothing: a fenced read,
+        then the result written with the same token. A missing document is created.
+
+        Returns the document as it now stands (without its fence; None for a tombstone). Raises
+        `StaleToken` when a later holder has changed the document (nothing written), `LockLost`
+        without sending anything when the lock is already known lost, `InvalidArgument` for a
+        change it cannot send, `IllegalArgument` for one the document refuses (an `inc` of text).
+        `key` picks a multi-lock's key; `refresh` is Elasticsearch's."""
+        return self.client.run(self.update_steps(index, id, change, key, refresh))
+
+    def read(self, index: str, id: str, *, key: str | None = None) -> dict | None:
+        """The fenced read of `index/_doc/id`: raises the document's fence to this lock's token
+        (from then on an older holder's change is refused) and returns its source, without the
+        fence (None when missing or a tombstone: a missing document becomes a tombstone). Raises
+        `StaleToken` when a later holder has changed it, `LockLost` as `update` does."""
+        return self.client.run(self.read_steps(index, id, key))
+
+    def delete(self, index: str, id: str, *, key: str | None = None, refresh: Any = None) -> None:
+        """The fenced delete of `index/_doc/id`: it becomes a tombstone that keeps the fence, so a
+        stale holder's later change is still refused (a plain delete's is forgotten after
+        `index.gc_deletes`). Raises as `update` does."""
+        self.client.run(self.delete_steps(index, id, key, refresh))
+
+    def bulk(self, changes: Iterable[Any], *, key: str | None = None,
+             refresh: Any = None) -> list[fenced.FencedResult]:
+        """Many fenced changes in one `_bulk`, each fenced on its own by this lock's token:
+        `changes` are `(index, id, change)` with `change` a partial document, a list of field
+        operations, or `eslm.ops.DELETE` (no functions: use `update` for a read-modify-write).
+        Returns one `eslm.FencedResult` per change, in order: `applied`, `stale` or `failed`,
+        with the document as it now stands or the error. Never raises for an item; raises
+        `InvalidArgument` (nothing sent) for a change it cannot send, `LockLost` as `update`
+        does, and the error of the request as a whole."""
+        return self.client.run(self.bulk_steps(changes, key, refresh))
 
     def locked(self) -> bool:
         """Whether anyone holds the key now, this grant or another (redis-py's `locked()`)."""

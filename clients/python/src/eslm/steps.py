@@ -26,6 +26,9 @@ log = logging.getLogger("eslm")
 # The content type of every body; the official client turns it into its compatibility media
 # type (`application/vnd.elasticsearch+json; compatible-with=9`), which the lock endpoints take.
 HEADERS = {"accept": "application/json", "content-type": "application/json"}
+# A `_bulk` body: a list of JSON lines, which the official client writes as NDJSON (and turns
+# into `application/vnd.elasticsearch+x-ndjson; compatible-with=N`, as its own `bulk` does).
+NDJSON_HEADERS = {"accept": "application/json", "content-type": "application/x-ndjson"}
 
 # An HTTP request that queues on the server (an acquire with a `wait`) may last that long: its
 # read timeout is the wait plus this margin, whatever the client's default is.
@@ -44,13 +47,14 @@ class Call:
     path: str
     body: Any = None
     timeout: float | None = None  # seconds; None: the client's own request timeout
+    headers: dict | None = None  # None: JSON (`HEADERS`)
 
     def send(self, es):
         """Sends it through `es.perform_request` (a coroutine for an `AsyncElasticsearch`); with
         a `timeout`, through a view of `es` with that request timeout (same transport, auth and
         node pool)."""
         client = es if self.timeout is None else es.options(request_timeout=self.timeout)
-        return client.perform_request(self.method, self.path, body=self.body, headers=HEADERS)
+        return client.perform_request(self.method, self.path, body=self.body, headers=self.headers or HEADERS)
 
 
 @dataclass(frozen=True)
