@@ -47,8 +47,9 @@ def test_readme_example_runs(es_node, readme, heading):
 def test_every_block_of_the_client_readme_runs_in_order(es_node):
     # The tooz block runs where tooz is installed (test_client_tooz.py).
     blocks = [b for b in re.findall(r"```python\n(.*?)```", CLIENT_README.read_text(), re.S) if "import tooz" not in b]
-    assert len(blocks) >= 7, "the quick start, fencing, nesting, sessions, semaphores, elections, asyncio"
+    assert len(blocks) >= 8, "the quick start, fencing, fenced changes, nesting, sessions, semaphores, elections, asyncio"
     out = run_example("\n".join(blocks), es_node.url)
     for printed in ("one after the other: ['Thread-", "permits 1", "async token", "resigned: True",
-                    "members: ['worker-1'] changed: False"):
+                    "members: ['worker-1'] changed: False", "bulk: ['applied', 'applied']",
+                    "fenced change: total 10 True"):
         assert printed in out, out
