@@ -204,15 +204,17 @@ func (s *Session) lose(reason string, cause error) {
 	}
 	s.lostErr = lostError(fmt.Sprintf("session [%s] of [%s]", s.id, s.owner), reason, cause)
 	holds := s.snapshot()
+	s.mu.Unlock()
+	s.c.log.Warn("eslm: " + s.lostErr.Reason)
+	for _, h := range holds { // before Done closes: whoever sees it sees them lost too
+		h.lose("its session was lost", s.lostErr)
+	}
+	s.mu.Lock()
 	if !s.closed {
 		s.closed = true
 		close(s.done)
 	}
 	s.mu.Unlock()
-	s.c.log.Warn("eslm: " + s.lostErr.Reason)
-	for _, h := range holds {
-		h.lose("its session was lost", s.lostErr)
-	}
 }
 
 func (s *Session) snapshot() []*hold {
@@ -286,14 +288,16 @@ func (s *Session) Close(ctx context.Context) error {
 	s.mu.Lock()
 	s.ended = true
 	holds := s.snapshot()
+	s.mu.Unlock()
+	for _, h := range holds {
+		h.markReleased()
+	}
+	s.mu.Lock()
 	if !s.closed {
 		s.closed = true
 		close(s.done)
 	}
 	s.mu.Unlock()
-	for _, h := range holds {
-		h.markReleased()
-	}
 	return s.Err()
 }
 
