@@ -50,8 +50,8 @@ EXPECTED = {
         "org.eslm.client.OwnersTest": 3,
         "org.eslm.client.LateGrantTest": 2,
         "org.eslm.client.TransportFailureTest": 2,
-        # Issue 30: fenced writes and optimistic updates.
-        "org.eslm.client.DocumentsTest": 3,
+        # Issue 30: fenced writes and optimistic updates; issue 48: fenced changes.
+        "org.eslm.client.DocumentsTest": 7,
         "org.eslm.client.example.ReadmeExampleTest": 3,
         # Issue 38: acquires wait until granted, in rounds past the server's locks.wait.max.
         "org.eslm.client.BlockingTest": 3,

@@ -1,10 +1,14 @@
 package org.eslm.client;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.UnaryOperator;
 import org.eslm.client.errors.LateGrantException;
 import org.eslm.client.errors.LockException;
 import org.eslm.client.errors.LockLostException;
@@ -203,11 +207,109 @@ public final class HeldLock implements AsyncCloseable {
      * @throws LockLostException without writing anything when the lock is already known lost
      */
     public long index(String index, String id, Object document) {
+        checkHeld();
+        return Documents.fencedIndex(shared.requests(), index, id, document, fencingToken());
+    }
+
+    /**
+     * Merges the partial document {@code doc} into {@code index/_doc/id}, fenced by this lock's
+     * token (docs/API.md "Fenced changes"): Elasticsearch applies it only if no later holder of the
+     * lock has changed the document, on its primary, in the same operation. A missing document is
+     * created.
+     *
+     * @return the document as it now stands, without its fence
+     * @throws org.eslm.client.errors.StaleTokenException when a later holder has changed the
+     *     document: nothing written
+     * @throws LockLostException without sending anything when the lock is already known lost
+     * @throws IllegalArgumentException before sending anything, for a document that sets {@code
+     *     eslm_fence}
+     */
+    public Map<String, Object> update(String index, String id, Map<String, ?> doc) {
+        Map<String, Object> params = Fenced.docParams(doc);
+        return Fenced.change(shared.requests(), Fenced.name(index, "index"), Fenced.name(id, "id"), fence(), params);
+    }
+
+    /**
+     * Runs the field operations {@code ops} ({@link FieldOp#inc}, {@link FieldOp#append}, {@link
+     * FieldOp#set}, {@link FieldOp#remove}) in order on {@code index/_doc/id} as its primary holds
+     * it, fenced by this lock's token: a counter or a list needs no read. Answers and throws as
+     * {@link #update(String, String, Map)}; an operation the document refuses (an {@code inc} of
+     * text) throws {@link org.eslm.client.errors.InvalidLockRequestException}, none of them written.
+     */
+    public Map<String, Object> update(String index, String id, List<FieldOp> ops) {
+        Map<String, Object> params = Fenced.opsParams(ops);
+        return Fenced.change(shared.requests(), Fenced.name(index, "index"), Fenced.name(id, "id"), fence(), params);
+    }
+
+    /**
+     * A read-modify-write of {@code index/_doc/id} fenced by this lock's token: a fenced read first
+     * (it raises the document's fence to the token, so an older holder's write after it is refused
+     * and one before it is in what is read), then {@code change} applied to a copy of the source
+     * (null when missing or a tombstone) and its result, the whole new document, written with the
+     * same token. {@code change} returning null, or the source unchanged, writes nothing; it runs
+     * once. Answers and throws as {@link #update(String, String, Map)}.
+     */
+    public Map<String, Object> update(String index, String id, UnaryOperator<Map<String, Object>> change) {
+        if (change == null) {
+            throw new IllegalArgumentException("[change] must be a function of the document, got [null]");
+        }
+        return Fenced.readModifyWrite(
+                shared.requests(),
+                Fenced.name(index, "index"),
+                Fenced.name(id, "id"),
+                fence(),
+                change,
+                this::checkHeld);
+    }
+
+    /**
+     * The fenced read of {@code index/_doc/id}: raises its fence to this lock's token (from then on
+     * an older holder's change is refused) and answers its source without the fence, or null when
+     * missing or a tombstone (a missing document becomes a tombstone). Throws as {@link
+     * #update(String, String, Map)}.
+     */
+    public Map<String, Object> read(String index, String id) {
+        return Fenced.change(
+                shared.requests(), Fenced.name(index, "index"), Fenced.name(id, "id"), fence(), Fenced.READ);
+    }
+
+    /**
+     * The fenced delete of {@code index/_doc/id}: it becomes a tombstone that keeps the fence, so an
+     * older holder's later change is still refused (a plain delete's version is forgotten after
+     * {@code index.gc_deletes}); a later change re-creates it from an empty document. Throws as
+     * {@link #update(String, String, Map)}.
+     */
+    public void delete(String index, String id) {
+        Fenced.change(shared.requests(), Fenced.name(index, "index"), Fenced.name(id, "id"), fence(), Fenced.DELETE);
+    }
+
+    /**
+     * Many fenced changes in one {@code _bulk} ({@link FencedChange#doc}, {@link FencedChange#ops},
+     * {@link FencedChange#delete}), each fenced on its own by this lock's token.
+     *
+     * @return one {@link FencedResult} per change, in order: applied, stale or failed, with the
+     *     document as it now stands or the error; a stale or failed item throws nothing
+     * @throws LockLostException without sending anything when the lock is already known lost
+     */
+    public List<FencedResult> bulk(List<FencedChange> changes) {
+        if (changes == null || changes.stream().anyMatch(Objects::isNull)) {
+            throw new IllegalArgumentException("[changes] must be a list of fenced changes, got [" + changes + "]");
+        }
+        return Fenced.bulk(shared.requests(), List.copyOf(changes), fence());
+    }
+
+    /** The key and token that fence a change; refused at once when the lock is known lost. */
+    private Fenced.Fence fence() {
+        checkHeld();
+        return new Fenced.Fence(key(), fencingToken());
+    }
+
+    /** Throws {@link LockLostException} if the lock is known lost: nothing is sent under a lost lock. */
+    private void checkHeld() {
         Optional<LockException> gone = lostCause();
         if (gone.isPresent()) {
             throw new LockLostException(describe(owner, grant), gone.get());
         }
-        return Documents.fencedIndex(shared.requests(), index, id, document, fencingToken());
     }
 
     /** The lease left when the lock was granted, in milliseconds. */

@@ -3,10 +3,12 @@ package org.eslm.client;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import org.eslm.client.errors.LockException;
 import org.eslm.client.internal.Durations;
 import org.eslm.client.internal.Endpoints;
 import org.eslm.client.internal.JsonExchange;
@@ -310,6 +312,49 @@ final class Requests {
     /** {@code PUT /{index}/_doc/{id}?{query}} with {@code document} as a JSON object. */
     CompletableFuture<JsonNode> putDocument(String index, String id, String query, Object document) {
         return plain("PUT", Endpoints.document(index, id) + "?" + query, transport.tree(document));
+    }
+
+    /**
+     * {@code POST /{index}/_update/{id}?retry_on_conflict=3}: a fenced change (docs/API.md "Fenced
+     * changes") whose script params are {@code change} with {@code token} and {@code key}.
+     */
+    CompletableFuture<JsonNode> fencedUpdate(
+            String index, String id, String key, long token, Map<String, Object> change) {
+        String endpoint = Endpoints.update(index, id) + "?retry_on_conflict=" + Fenced.RETRY_ON_CONFLICT;
+        return plain("POST", endpoint, fencedBody(key, token, change));
+    }
+
+    /** {@code POST /_bulk} of fenced changes: an {@code update} action each, fenced on its own. */
+    CompletableFuture<JsonNode> fencedBulk(List<FencedChange> changes, String key, long token) {
+        List<ObjectNode> lines = new ArrayList<>();
+        for (FencedChange change : changes) {
+            ObjectNode action = transport.object();
+            action.putObject("update")
+                    .put("_index", change.index())
+                    .put("_id", change.id())
+                    .put("retry_on_conflict", Fenced.RETRY_ON_CONFLICT);
+            lines.add(action);
+            lines.add(fencedBody(key, token, change.params()));
+        }
+        return retrier.run(retryBudgetMs, left -> transport.sendLines("POST", "/_bulk", lines));
+    }
+
+    /**
+     * The body of a fenced {@code _update}: the plugin's script {@code fence} with the change's
+     * params, a missing document created ({@code scripted_upsert}), the document answered back.
+     */
+    private ObjectNode fencedBody(String key, long token, Map<String, Object> change) {
+        ObjectNode body = transport.object();
+        ObjectNode script = body.putObject("script").put("lang", "eslm").put("source", "fence");
+        ObjectNode params = script.putObject("params").put("token", token).put("key", key);
+        change.forEach((name, value) -> params.set(name, transport.node(value)));
+        body.put("scripted_upsert", true).putObject("upsert");
+        return body.put("_source", true);
+    }
+
+    /** An {@code error} object of an answer (one item of a {@code _bulk}) as its typed exception. */
+    LockException error(int status, JsonNode error) {
+        return transport.error(status, error);
     }
 
     /** A JSON value as a new map of plain values. */

@@ -71,6 +71,11 @@ public final class Endpoints {
         return "/" + encode(index) + "/_doc/" + encode(id);
     }
 
+    /** {@code /{index}/_update/{id}}: a fenced change of a document (docs/API.md "Fenced changes"). */
+    public static String update(String index, String id) {
+        return "/" + encode(index) + "/_update/" + encode(id);
+    }
+
     /** Percent-encoding for a path segment: URLEncoder's form encoding, with a space as %20. */
     static String encode(String segment) {
         return URLEncoder.encode(segment, StandardCharsets.UTF_8).replace("+", "%20");

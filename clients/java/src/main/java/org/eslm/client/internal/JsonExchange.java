@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -60,8 +61,23 @@ public final class JsonExchange {
      * {@link LockException}. Cancelling the future aborts the request: a queued waiter is dropped.
      */
     public CompletableFuture<JsonNode> send(String method, String endpoint, ObjectNode body, long serverWaitMs) {
-        CompletableFuture<Transport.Answer> exchange =
-                transport.send(method, endpoint, body == null ? null : write(body), serverWaitMs);
+        return sendText(method, endpoint, body == null ? null : write(body), serverWaitMs);
+    }
+
+    /**
+     * Sends {@code lines} as one body of JSON lines, each ended by a newline (a {@code _bulk}),
+     * which Elasticsearch reads with the JSON content type the transports send.
+     */
+    public CompletableFuture<JsonNode> sendLines(String method, String endpoint, List<ObjectNode> lines) {
+        StringBuilder text = new StringBuilder();
+        for (ObjectNode line : lines) {
+            text.append(write(line)).append('\n');
+        }
+        return sendText(method, endpoint, text.toString(), 0);
+    }
+
+    private CompletableFuture<JsonNode> sendText(String method, String endpoint, String text, long serverWaitMs) {
+        CompletableFuture<Transport.Answer> exchange = transport.send(method, endpoint, text, serverWaitMs);
         CompletableFuture<JsonNode> answer = new CompletableFuture<>();
         exchange.whenComplete((raw, error) -> settle(answer, raw, error));
         answer.whenComplete((value, error) -> {
@@ -118,14 +134,16 @@ public final class JsonExchange {
             if (error == null || !error.isObject() || !error.path("type").isTextual()) {
                 return new LockTransportException(raw.status(), "not a lock manager answer: " + raw.body(), null);
             }
-            return ServerErrors.of(
-                    raw.status(),
-                    error.get("type").asText(),
-                    error.path("reason").asText(""),
-                    details(error));
+            return error(raw.status(), error);
         } catch (IOException | RuntimeException e) {
             return new LockTransportException(raw.status(), "unreadable error answer: " + e, e);
         }
+    }
+
+    /** An {@code error} object (of an answer, or of one item of a {@code _bulk}) as its typed exception. */
+    public LockException error(int status, JsonNode error) {
+        return ServerErrors.of(
+                status, error.path("type").asText(""), error.path("reason").asText(""), details(error));
     }
 
     private Map<String, Object> details(JsonNode error) {
