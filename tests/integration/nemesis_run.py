@@ -17,6 +17,7 @@ import netcut
 import node as esnode
 from history import ACQUIRE, History, after_faults, check, longest_gaps
 from nemesis import HEAL_S, HEALED_WITHIN_S, NO_RECOVERY, Nemesis
+from protected_data import DataLoad, Spec, check as check_data, final_documents
 from workers import Holder, Load, Reader, Worker
 
 WORKERS = 4  # short holds
@@ -151,11 +152,20 @@ def missing_faults(effective: dict, required: list) -> list:
     return [need for need in required if effective.get(need, 0) == 0]
 
 
-def run(cluster, name: str, seconds: float, seed: int, required: list, optional: list, flaw: str | None) -> None:
+# The protected-data load beside the lock load (issue 48 item 2, tests/integration/protected_data.py):
+# documents changed under their locks through the Python client's fenced changes, holders stopped
+# past their leases, while the nemesis hurts the nodes; the index has a replica.
+DATA_SPECS = [Spec("counter", ("c1",), 2), Spec("list", ("l1",), 1), Spec("flag", ("f1",), 1)]
+DATA_INDEX = "protected"
+
+
+def run(cluster, name: str, seconds: float, seed: int, required: list, optional: list, flaw: str | None,
+        data: list[Spec] | None = None) -> None:
     """The fault test on `cluster` (folder `name` under build/): the load and the nemesis (making
     `required` faults first in each round, then `optional`) for `seconds` at least and until every
     required fault was made (at most as long again), then the checker, the liveness phase and the
-    bounds; fails on the first that does not hold."""
+    bounds; fails on the first that does not hold. `data`: the protected-data load beside it, and
+    its checker."""
     print(f"\nnemesis seed {seed} (ESLM_NEMESIS_SEED={seed} reproduces the schedule), {seconds:.0f}s of faults"
           + (f", on the fault-injection build with the flaw {flaw}" if flaw else ""), flush=True)
     history, stop = History(), threading.Event()
@@ -165,8 +175,11 @@ def run(cluster, name: str, seconds: float, seed: int, required: list, optional:
     workers = [Worker(i, cluster, history, stop, load) for i in range(WORKERS)]
     workers += [Holder(i, cluster, history, stop, load) for i in range(HOLDERS)]
     workers += [Reader(i, cluster, history, stop, load) for i in range(READERS)]
+    data_load = DataLoad([n.url for n in cluster.nodes], DATA_INDEX, data, seed, seconds) if data else None
     for t in [w.thread for w in workers] + [nemesis.thread]:
         t.start()
+    if data_load is not None:
+        data_load.start()
     stop.wait(seconds)
     overtime = time.monotonic() + seconds
     while missing_faults(nemesis.effective(), required) and time.monotonic() < overtime:
@@ -180,6 +193,8 @@ def run(cluster, name: str, seconds: float, seed: int, required: list, optional:
     netcut.heal_all()
     for n in cluster.nodes:
         n.thaw()
+    if data_load is not None:
+        data_load.join()
     save(history, name)
     report = check(history, keys=KEYS)
     print(f"seed {seed}\n" + report.summary(origin=history.started), flush=True)
@@ -196,6 +211,8 @@ def run(cluster, name: str, seconds: float, seed: int, required: list, optional:
     asked = report.counts["grants"] + sum(n for name, n in report.counts.items() if name.startswith(ACQUIRE + " "))
     print(f"  acquires answered 503: {unavailable} of {asked} ({100 * unavailable / max(asked, 1):.0f} %)", flush=True)
     assert report.violations == [], f"seed {seed}: " + report.summary(origin=history.started)
+    if data_load is not None:
+        check_protected_data(cluster, data_load, seed)
     assert not stuck, f"seed {seed}: threads still running after the deadline: {stuck}"
     assert nemesis.settled(), f"seed {seed}: the cluster did not heal within {HEAL_S}s"
     took = granted_after_the_faults(cluster)
@@ -221,3 +238,17 @@ def run(cluster, name: str, seconds: float, seed: int, required: list, optional:
     longest = max(outside.values(), key=lambda g: g.seconds)
     assert longest.seconds <= GAP_BOUND_S, \
         f"seed {seed}: {longest.key} went {longest.seconds:.1f}s without a grant outside faults"
+
+
+def check_protected_data(cluster, load: DataLoad, seed: int) -> None:
+    """The protected-data checker over the final documents, read once the cluster is green."""
+    assert not load.errors, load.errors
+    node = next(n for n in cluster.nodes if n.process is not None and n.process.poll() is None)
+    r = requests.get(f"{node.url}/_cluster/health/{DATA_INDEX}?wait_for_status=green&timeout=120s", timeout=130)
+    assert r.status_code == 200 and not r.json()["timed_out"], r.text
+    docs = sorted({d for s in load.specs for d in s.docs})
+    report = check_data(load.records, final_documents(node.url, DATA_INDEX, docs))
+    print(f"  protected data: {load.pauses} holder pauses\n  " + report.summary().replace("\n", "\n  "), flush=True)
+    assert report.violations == [], f"seed {seed}: " + report.summary()
+    acknowledged = sum(n for k, n in report.counts.items() if k.endswith(" ok"))
+    assert acknowledged > 0, f"seed {seed}: no change to protected data was acknowledged: {report.counts}"

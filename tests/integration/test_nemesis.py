@@ -8,6 +8,10 @@ Elasticsearch's default fault detection; every operation goes into a history on 
 at once, that no renewal was refused while its lease ran, that tokens rose per key, that no
 read, watch or re-entrant retry showed a lock that had ended or missed one certainly held; once the
 faults are over and the cluster settled, every key must be granted again within LIVENESS_S.
+Beside it, worker processes change documents under their locks through the Python client's fenced
+changes, stopped now and then past their leases (nemesis_run.DATA_SPECS,
+tests/integration/protected_data.py): every acknowledged change must be in the final documents and
+none that was refused.
 
 Seeded and bounded: `ESLM_NEMESIS_SEED` (else a random seed, printed) fixes the nemesis's
 schedule and the workers' choices (not the cluster's own timing); `ESLM_NEMESIS_SECONDS`
@@ -30,7 +34,7 @@ import pytest
 
 from cluster_kit import ThreeNodes
 from nemesis import OPTIONAL, REQUIRED
-from nemesis_run import SETTINGS, run
+from nemesis_run import DATA_SPECS, SETTINGS, run
 
 pytestmark = pytest.mark.slow
 
@@ -50,4 +54,4 @@ THREE_NODES = ThreeNodes(CLUSTER, SETTINGS, users="eslmcut", cuts=True,
 
 
 def test_no_overlapping_holds_lost_holders_or_falling_tokens_under_faults(cluster):
-    run(cluster, CLUSTER, SECONDS, SEED, REQUIRED, OPTIONAL, FLAW)
+    run(cluster, CLUSTER, SECONDS, SEED, REQUIRED, OPTIONAL, FLAW, data=DATA_SPECS)
