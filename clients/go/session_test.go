@@ -102,7 +102,7 @@ func TestAnUnknownSessionIsErrSessionNotFound(t *testing.T) {
 	// Before the keep-alive finds out, an acquire under it is refused by the server.
 	err = eslm.NewMutex(s, unique(t)).TryLock(ctx)
 	var e *eslm.Error
-	if !errors.Is(err, eslm.ErrSessionNotFound) && !errors.Is(err, eslm.ErrLost) {
+	if !errors.Is(err, eslm.ErrSessionNotFound) {
 		t.Fatalf("want 404 session_not_found_exception, got %v", err)
 	}
 	if errors.As(err, &e) && e.Status != 0 && (e.Status != 404 || e.Type != "session_not_found_exception") {

@@ -62,11 +62,12 @@ EXPECTED = {
 GRACE_TEST = "TestUnavailableIsRetriedWithinTheCallersBudgetNeverBeyond"
 
 # Leases of at most 10 s, so that the recovery grace (which must cover the longest lease) is
-# short enough to wait out here; 25 s, so that a grant's 503 is answered at once (the node that
-# routes a request waits out the grace's last 10 s itself) and the client's retries show.
+# short enough to wait out here; 30 s, so that the restart leaves more than 13 s of it: a grant's
+# 503 is then answered at once (the node that routes a request waits out the grace's last 10 s
+# itself) and the client's retries within a 3 s budget show.
 ONE_NODE = OneNode("eslm-it-go-client", {
     "locks.durability": "memory", "locks.lease.max": "10s", "locks.lease.default": "10s",
-    "locks.recovery.grace": "25s"})
+    "locks.recovery.grace": "30s"})
 
 
 def go(*args: str, url: str | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -139,5 +140,7 @@ def test_the_go_client_retries_503s_of_a_recovery_grace_within_each_budget(own_n
               url=own_node.url)
     found = outcomes(done).get(MODULE, {})
     print(f"compiled in {t1 - t0:.1f}s, restarted in {t2 - t1:.1f}s, the grace test ran {time.monotonic() - t2:.1f}s")
+    print("".join(json.loads(line).get("Output", "") for line in done.stdout.splitlines()
+                  if line.startswith("{") and "grace_test.go" in line))
     assert done.returncode == 0, f"go test -tags eslm_grace failed:\n{failed_output(done)}"
     assert found == {"": "pass", GRACE_TEST: "pass"}, found
