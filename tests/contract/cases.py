@@ -189,7 +189,7 @@ def late_release_ends_nothing_newer(ctx: Context):
     ctx.nodes.await_free(k, 1.5 + MARGIN_S)
     newer = ctx.nodes.take(k, ctx.owner("newer"))
     assert newer > t
-    refused(d.call("unlock", handle="h"), ("not_held", "lost"), "the late unlock")
+    print("the late unlock answered", refused(d.call("unlock", handle="h"), ("not_held", "lost"), "the late unlock"))
     assert ctx.nodes.holders(k) == [(ctx.owner("newer"), newer)], "the late unlock ended the newer grant"
     ctx.nodes.release(k, ctx.owner("newer"))
 
@@ -213,7 +213,8 @@ def paused_holder_ends_nothing_newer(ctx: Context):
     assert newer > t
     seen = ok(d.call("await_lost", handle="h", within_ms=2000, timeout=2 + MARGIN_S), "await_lost after the pause")
     assert seen["lost"] is True, "the client resumed without signalling that its lock ran out"
-    refused(d.call("unlock", handle="h"), ("lost", "not_held"), "the paused holder's unlock")
+    print("the paused holder's unlock answered",
+          refused(d.call("unlock", handle="h"), ("lost", "not_held"), "the paused holder's unlock"))
     assert ctx.nodes.holders(k) == [(ctx.owner("newer"), newer)], "the paused holder's unlock ended the newer grant"
     ctx.nodes.release(k, ctx.owner("newer"))
 
@@ -233,8 +234,9 @@ def fencing_refuses_stale_holder(ctx: Context):
     assert new > old
     ok(d.call("fenced_write", handle="new", index=index, doc_id="doc", doc={"writer": "new", "token": new}),
        "the current holder's fenced write")
-    refused(d.call("fenced_write", handle="old", index=index, doc_id="doc", doc={"writer": "old", "token": old}),
-            ("stale_token", "lost"), "the stale holder's fenced write")
+    kind = refused(d.call("fenced_write", handle="old", index=index, doc_id="doc", doc={"writer": "old", "token": old}),
+                   ("stale_token", "lost"), "the stale holder's fenced write")
+    print("the stale holder's fenced write answered", kind)
     source = ctx.nodes.document(index, "doc")["_source"]
     assert source == {"writer": "new", "token": new}, f"the stale holder's write landed: {source}"
     ok(d.call("unlock", handle="new"), "unlock")
@@ -291,7 +293,8 @@ def renew_extends_lease(ctx: Context):
     assert holder["fencing_token"] == t, holder
     assert holder["lease_ms"] > 30000, f"after a renew for 120 s the server has {holder['lease_ms']} ms left"
     ctx.nodes.force_release(k)
-    refused(d.call("renew", handle="h"), ("not_held", "lost"), "renew of a force-released lock")
+    print("renew after the force-release answered",
+          refused(d.call("renew", handle="h"), ("not_held", "lost"), "renew of a force-released lock"))
     assert ctx.nodes.holders(k) == []
 
 
