@@ -119,16 +119,17 @@ func (m *Mutex) lock(ctx context.Context, value *string, waiting bool) error {
 
 // Unlock releases the lock (naming its token and acquisition, so a late release never ends a
 // newer grant). It answers ErrLost when the lock turned out lost, now or before (then the
-// key was free for others meanwhile: what was done under it must not be trusted), and
-// ErrNotHeld (an *Error of the client) when this Mutex holds nothing. A release that got no
-// answer (ErrUnavailable, ErrConnection after retries within ctx, else the client's retryFor)
-// leaves the Mutex locked: call Unlock again, or let the lease end the lock.
+// key was free for others meanwhile: what was done under it must not be trusted). Unlock of a
+// Mutex that holds nothing (never locked, or unlocked already) does nothing and answers nil, as
+// etcd's Mutex and the Python client's release do. A release that got no answer
+// (ErrUnavailable, ErrConnection after retries within ctx, else the client's retryFor) leaves
+// the Mutex locked: call Unlock again, or let the lease end the lock.
 func (m *Mutex) Unlock(ctx context.Context) error {
 	m.mu.Lock()
 	h, held := m.cur, m.held
 	m.mu.Unlock()
 	if !held {
-		return clientError("not_locked", fmt.Sprintf("unlock of [%s]: this Mutex holds nothing", m.key), nil, ErrNotHeld)
+		return nil
 	}
 	err := h.release(ctx)
 	if err != nil && !h.isReleased() {
@@ -338,12 +339,12 @@ func (rw *RWMutex) rlock(ctx context.Context, waiting bool) error {
 }
 
 // RUnlock releases one shared grant of this RWMutex (one found lost first: its ErrLost is
-// answered; else the latest).
+// answered; else the latest); with none held it does nothing, as Unlock.
 func (rw *RWMutex) RUnlock(ctx context.Context) error {
 	rw.mu.Lock()
 	if len(rw.readers) == 0 {
 		rw.mu.Unlock()
-		return clientError("not_locked", fmt.Sprintf("runlock of [%s]: this RWMutex holds no read lock", rw.key), nil, ErrNotHeld)
+		return nil
 	}
 	i := len(rw.readers) - 1
 	for j, r := range rw.readers {

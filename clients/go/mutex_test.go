@@ -49,6 +49,20 @@ func TestLockWaitsUntilGrantedThenAGreaterToken(t *testing.T) {
 	if len(holders(t, key)) != 0 {
 		t.Fatal("released, yet held")
 	}
+	// A second Unlock does nothing (as etcd's and the Python client's): another holder stays.
+	third := eslm.NewMutex(c, key)
+	if err := third.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Unlock(ctx); err != nil {
+		t.Fatalf("a second Unlock: %v", err)
+	}
+	if hs := holders(t, key); len(hs) != 1 || tokenOf(hs[0]) != third.Token() {
+		t.Fatalf("a second Unlock ended another grant: %v", hs)
+	}
+	if err := third.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestTryLockOfABusyKeyIsErrLocked(t *testing.T) {

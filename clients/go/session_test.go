@@ -210,8 +210,8 @@ func TestRWMutexReadersShareWritersExclude(t *testing.T) {
 	if err := <-written; err != nil {
 		t.Fatal(err)
 	}
-	if err := rw.RUnlock(ctx); !errors.Is(err, eslm.ErrNotHeld) {
-		t.Fatalf("RUnlock with no read lock: %v", err)
+	if err := rw.RUnlock(ctx); err != nil {
+		t.Fatalf("RUnlock with no read lock does nothing: %v", err)
 	}
 	hs := holders(t, key)
 	if len(hs) != 1 || hs[0]["mode"] != "exclusive" || tokenOf(hs[0]) != other.Writer().Token() {

@@ -351,9 +351,10 @@ func (d *driver) lock(ctx context.Context, msg message) (map[string]any, error) 
 	if err != nil {
 		return nil, err
 	}
-	key, err := str(msg, "key")
-	if err != nil {
-		return nil, err
+	// A key that is there but empty is the client's to refuse (before sending).
+	var key string
+	if raw, ok := msg.Args["key"]; !ok || json.Unmarshal(raw, &key) != nil {
+		return nil, invalid("[key] is required (a string)")
 	}
 	var opts []eslm.Option
 	if lease, ok, err := optInt(msg, "lease_ms"); err != nil {

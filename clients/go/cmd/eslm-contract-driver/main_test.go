@@ -82,8 +82,13 @@ func TestDriverSpeaksTheProtocol(t *testing.T) {
 	if a := send(`{"id":8,"cmd":"unlock","handle":"h"}`); kind(a) != "lost" {
 		t.Fatalf("unlock of a lost lock: %v", a)
 	}
+	if a := send(`{"id":20,"cmd":"unlock","handle":"h"}`); a["ok"] != true {
+		t.Fatalf("a second unlock does nothing: %v", a)
+	}
 	for line, want := range map[string]string{
 		`{"id":9,"cmd":"bogus"}`:                                                     "invalid_argument",
+		`{"id":18,"cmd":"lock","client":"a","handle":"y","key":""}`:                  "invalid_argument",
+		`{"id":19,"cmd":"unlock","handle":"no-such-handle"}`:                         "invalid_argument",
 		`{"id":10,"cmd":"lock","client":"a","handle":"y"}`:                           "invalid_argument",
 		`{"id":11,"cmd":"lock","client":"a","handle":"y","key":"k","lease_ms":-1}`:   "invalid_argument",
 		`{"id":12,"cmd":"lock","client":"nobody","handle":"y","key":"k"}`:            "invalid_argument",
