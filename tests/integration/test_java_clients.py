@@ -58,6 +58,9 @@ EXPECTED = {
         "org.eslm.client.ThreadLockTest": 3,
         # Issue 38: groups.
         "org.eslm.client.GroupTest": 3,
+        # Issue 50: the listener hook and the client's state (the Spring Boot starter's meters and health).
+        "org.eslm.client.ListenerTest": 6,
+        "org.eslm.client.ListenerRest5Test": 6,
     },
     "shedlock": {
         "org.eslm.shedlock.ShedLockContractTest": 5,

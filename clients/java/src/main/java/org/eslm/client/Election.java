@@ -61,7 +61,7 @@ public final class Election {
         String candidate = locking.nextOwner();
         String acquisition = locking.acquisitionFor(
                 candidate, List.of(new LockTarget(name, LockMode.EXCLUSIVE, LockScope.ELECTION)));
-        return Futures.compose(
+        CompletableFuture<Leadership> campaigning = Futures.compose(
                 locking.shared().requests().campaign(candidate, acquisition, name, value, options, locking.sessionId()),
                 answer -> locking.handOver(candidate, acquisition, Grant.elected(answer), options, sentAt)
                         .thenApply(lock -> new Leadership(
@@ -70,6 +70,8 @@ public final class Election {
                                         ? answer.get("value").asText()
                                         : null)),
                 Leadership::closeAsync);
+        locking.shared().events().watchAcquire(name, LockScope.ELECTION, sentAt, campaigning);
+        return campaigning;
     }
 
     /**

@@ -34,6 +34,11 @@ final class Handles {
         return held != null ? held : UUID.randomUUID().toString();
     }
 
+    /** How many grants have an open handle. */
+    int openGrants() {
+        return open.size();
+    }
+
     /** One more open handle of {@code lock}'s grant. */
     void opened(HeldLock lock) {
         open.merge(id(lock), 1, Integer::sum);

@@ -44,6 +44,10 @@ public final class HeldLock implements AsyncCloseable {
     private final LockSession session;
     private final LostSignal lost;
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** When the grant was made into this handle: the start of its hold time for the listeners. */
+    private final long heldSince = System.nanoTime();
+
+    private final AtomicBoolean lossReported = new AtomicBoolean();
     private volatile Watchdog watchdog;
     private volatile LossWatch lossWatch;
     /** Told when a preempting waiter asks this holder to yield (docs/API.md "Preemption"). */
@@ -58,6 +62,33 @@ public final class HeldLock implements AsyncCloseable {
         this.grant = grant;
         this.session = session;
         this.lost = new LostSignal(describe(owner, grant));
+        lost.add(this::reportLost);
+    }
+
+    /** Tells the client's listeners of the loss, once (its own signal, or its session's). */
+    void reportLost(LockException cause) {
+        if (lossReported.compareAndSet(false, true)) {
+            shared.events().lost(this, cause);
+        }
+    }
+
+    /** Tells the client's listeners that the grant was released (by its last handle). */
+    void reportReleased() {
+        shared.events().released(this, heldSince);
+    }
+
+    /** A renewal of this grant's lease for {@code requestedMs} (null: its default), the listeners told. */
+    private CompletableFuture<Long> renewal(Long requestedMs, long budgetMs) {
+        CompletableFuture<Long> renewing =
+                shared.requests().renew(owner, key(), scope(), fencingToken(), requestedMs, budgetMs);
+        renewing.whenComplete((leaseMs, error) -> {
+            if (error == null) {
+                shared.events().renewed(this);
+            } else if (Retrier.unwrap(error) instanceof LockException cause) {
+                shared.events().renewalFailed(this, cause);
+            }
+        });
+        return renewing;
     }
 
     /**
@@ -66,11 +97,7 @@ public final class HeldLock implements AsyncCloseable {
      */
     void watch(long leaseStartNanos, long leaseMs, Long requestedMs) {
         long interval = shared.renewIntervalMs(requestedMs != null ? requestedMs : leaseMs);
-        Watchdog dog = new Watchdog(
-                shared.scheduler(),
-                interval,
-                budget -> shared.requests().renew(owner, key(), scope(), fencingToken(), requestedMs, budget),
-                lost::lose);
+        Watchdog dog = new Watchdog(shared.scheduler(), interval, budget -> renewal(requestedMs, budget), lost::lose);
         watchdog = dog;
         dog.start(leaseStartNanos, leaseMs);
         LossWatch watch = new LossWatch(
@@ -367,14 +394,7 @@ public final class HeldLock implements AsyncCloseable {
     public void renew(Duration lease) {
         long leaseMs = Durations.positiveMillis(lease, "lease");
         try {
-            Sync.await(shared.requests()
-                    .renew(
-                            owner,
-                            key(),
-                            scope(),
-                            fencingToken(),
-                            leaseMs,
-                            shared.requests().retryBudgetMs()));
+            Sync.await(renewal(leaseMs, shared.requests().retryBudgetMs()));
         } catch (LockNotHeldException gone) {
             lost.lose(gone);
             throw gone;
@@ -404,6 +424,7 @@ public final class HeldLock implements AsyncCloseable {
         }
         return shared.requests().release(owner, key(), scope(), fencingToken()).handle((answer, error) -> {
             if (error == null) {
+                reportReleased();
                 return null;
             }
             throw asLost(Retrier.unwrap(error));

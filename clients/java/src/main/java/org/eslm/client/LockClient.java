@@ -1,5 +1,6 @@
 package org.eslm.client;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -9,6 +10,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.function.UnaryOperator;
 import org.eslm.client.errors.LockNotHeldException;
+import org.eslm.client.errors.LockTransportException;
 import org.eslm.client.internal.Durations;
 import org.eslm.client.internal.Retrier;
 
@@ -245,6 +247,51 @@ public final class LockClient extends Locking implements AutoCloseable {
                 .nodeDiagnostics()
                 .thenApply(answer -> Durations.parse(
                         answer.path("settings").path("locks.lease.max").asText())));
+    }
+
+    /**
+     * The cluster's {@code lock_partitions} health indicator ({@code GET
+     * _health_report/lock_partitions}, docs/API.md "Health"): whether lock requests are served.
+     *
+     * @throws LockTransportException no answer, or an answer without the indicator (a node
+     *     without the plugin)
+     */
+    public PartitionHealth partitionHealth() {
+        return Sync.await(partitionHealthAsync());
+    }
+
+    /** {@link #partitionHealth()} without blocking: bound the wait with {@code orTimeout} or {@code get}. */
+    public CompletableFuture<PartitionHealth> partitionHealthAsync() {
+        return shared.requests().partitionHealth().thenApply(answer -> {
+            JsonNode indicator = answer.path("indicators").path("lock_partitions");
+            if (!indicator.path("status").isTextual()) {
+                throw new LockTransportException(
+                        200, "no lock_partitions indicator in the health report: " + answer, null);
+            }
+            Map<String, Object> details =
+                    indicator.path("details").isObject() ? shared.requests().asMap(indicator.get("details")) : Map.of();
+            return new PartitionHealth(
+                    indicator.get("status").asText(), indicator.path("symptom").asText(""), details);
+        });
+    }
+
+    /** Whether this client (or the client this view came from) was closed. */
+    public boolean isClosed() {
+        return shared.closed();
+    }
+
+    /**
+     * How many grants this client holds open now: each lock, semaphore grant, lock of a multi-lock
+     * or leadership handed over and not yet closed (a lost one counts until it is closed; nested
+     * handles of one grant count once). Shared by the client's views.
+     */
+    public int heldLocks() {
+        return shared.handles().openGrants();
+    }
+
+    /** How many held locks this client found lost since it was built ({@link LockClientListener#onLost}). */
+    public long lostLocks() {
+        return shared.events().lostLocks();
     }
 
     /** Stops the watchdogs and this client's threads; the REST client stays open (it is yours). */

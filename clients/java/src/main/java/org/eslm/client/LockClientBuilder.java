@@ -3,6 +3,8 @@ package org.eslm.client;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
@@ -35,6 +37,7 @@ public final class LockClientBuilder {
     private int lossWatches = 4;
     private Executor callbackExecutor;
     private Consumer<LockException> onRetry = unavailable -> {};
+    private final List<LockClientListener> listeners = new ArrayList<>();
 
     LockClientBuilder(Transport transport) {
         this.transport = Objects.requireNonNull(transport, "transport");
@@ -168,6 +171,16 @@ public final class LockClientBuilder {
         return this;
     }
 
+    /**
+     * Adds a listener told of the client's grants, failed acquires, renewals, losses and releases
+     * ({@link LockClientListener}), e.g. to count them as metrics. Listeners are told in the order
+     * they were added, on client threads.
+     */
+    public LockClientBuilder listener(LockClientListener listener) {
+        listeners.add(Objects.requireNonNull(listener, "listener"));
+        return this;
+    }
+
     public LockClient build() {
         ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(1, daemon("eslm-lock-watchdog"));
         scheduler.setRemoveOnCancelPolicy(true);
@@ -177,7 +190,14 @@ public final class LockClientBuilder {
         Requests requests =
                 new Requests(exchange, new Retrier(scheduler, onRetry), Durations.millis(retryBudget, "retry_budget"));
         return new LockClient(
-                new Shared(requests, scheduler, renewFraction, owned, new Semaphore(lossWatches), new Handles()),
+                new Shared(
+                        requests,
+                        scheduler,
+                        renewFraction,
+                        owned,
+                        new Semaphore(lossWatches),
+                        new Handles(),
+                        new Events(listeners)),
                 owners,
                 true);
     }

@@ -60,6 +60,7 @@ public final class LockSession extends Locking implements AsyncCloseable {
                 budget -> shared.requests().keepAlive(owner, session.id, budget),
                 session.lost::lose);
         session.keepAlive = dog;
+        session.lost.add(cause -> session.open.forEach(lock -> lock.reportLost(cause)));
         dog.start(sentAt, answer.get("expires_in_ms").asLong());
         return session;
     }

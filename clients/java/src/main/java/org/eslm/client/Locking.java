@@ -65,10 +65,12 @@ public abstract sealed class Locking permits LockClient, LockSession {
         long sentAt = System.nanoTime();
         String owner = nextOwner();
         String acquisition = acquisitionFor(owner, List.of(new LockTarget(key, options.mode(), options.scope())));
-        return Futures.compose(
+        CompletableFuture<HeldLock> acquiring = Futures.compose(
                 shared().requests().acquire(owner, acquisition, key, options, sessionId()),
                 answer -> handOver(owner, acquisition, Grant.single(answer), options, sentAt),
                 HeldLock::closeAsync);
+        shared().events().watchAcquire(key, options.scope(), sentAt, acquiring);
+        return acquiring;
     }
 
     /**
@@ -83,10 +85,15 @@ public abstract sealed class Locking permits LockClient, LockSession {
         long sentAt = System.nanoTime();
         String owner = nextOwner();
         String acquisition = acquisitionFor(owner, targets);
-        return Futures.compose(
+        CompletableFuture<MultiLock> acquiring = Futures.compose(
                 shared().requests().acquireAll(owner, acquisition, targets, options, sessionId()),
                 answer -> handOverAll(owner, acquisition, Grant.multi(answer), options, sentAt),
                 MultiLock::closeAsync);
+        if (!targets.isEmpty()) {
+            LockTarget first = targets.get(0);
+            shared().events().watchAcquire(first.key(), first.scope(), sentAt, acquiring);
+        }
+        return acquiring;
     }
 
     /** Every grant of a multi-lock handed over, or, if one of them cannot be, none of them. */
@@ -142,19 +149,19 @@ public abstract sealed class Locking permits LockClient, LockSession {
         lock.notifyRevokes(options.onRevoke());
         if (session != null) {
             session.remember(lock); // the session's keep-alive carries its locks' lease
-            return CompletableFuture.completedFuture(opened(lock));
+            return CompletableFuture.completedFuture(opened(lock, sentAt));
         }
         Long requestedMs = options.lease() == null ? null : Durations.positiveMillis(options.lease(), "lease");
         long leaseStart = sentAt + TimeUnit.MILLISECONDS.toNanos(grant.waitedMs());
         if (!options.watchdog()) {
-            return CompletableFuture.completedFuture(opened(lock)); // the lease is the caller's bound
+            return CompletableFuture.completedFuture(opened(lock, sentAt)); // the lease is the caller's bound
         }
         long renewalDue = leaseStart + TimeUnit.MILLISECONDS.toNanos(shared().renewIntervalMs(grant.leaseMs()));
         if (System.nanoTime() < renewalDue) {
             lock.watch(leaseStart, grant.leaseMs(), requestedMs);
-            return CompletableFuture.completedFuture(opened(lock));
+            return CompletableFuture.completedFuture(opened(lock, sentAt));
         }
-        return lock.confirmLate(sentAt, requestedMs).thenApply(this::opened);
+        return lock.confirmLate(sentAt, requestedMs).thenApply(confirmed -> opened(confirmed, sentAt));
     }
 
     /** The acquisition an acquire of {@code targets} by {@code owner} is ({@link Handles#acquisitionFor}). */
@@ -162,8 +169,10 @@ public abstract sealed class Locking permits LockClient, LockSession {
         return shared().handles().acquisitionFor(owner, targets);
     }
 
-    private HeldLock opened(HeldLock lock) {
+    /** A grant handed over: one more handle of it, and the client's listeners told. */
+    private HeldLock opened(HeldLock lock, long sentAt) {
         shared().handles().opened(lock);
+        shared().events().acquired(lock, sentAt);
         return lock;
     }
 

@@ -72,6 +72,7 @@ public final class MultiLock implements AsyncCloseable {
                 throw new CompletionException(Retrier.unwrap(error));
             }
             markUnreleased(mine, answer);
+            mine.stream().filter(lock -> !lock.isLost()).forEach(HeldLock::reportReleased);
             Optional<LockException> lostBy = mine.stream()
                     .map(HeldLock::lostCause)
                     .flatMap(Optional::stream)

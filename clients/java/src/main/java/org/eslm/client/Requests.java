@@ -262,6 +262,11 @@ final class Requests {
         return plain("GET", "/_locks/_stats", null);
     }
 
+    /** {@code GET /_health_report/lock_partitions}: the plugin's health indicator (docs/API.md "Health"). */
+    CompletableFuture<JsonNode> partitionHealth() {
+        return plain("GET", "/_health_report/lock_partitions", null);
+    }
+
     CompletableFuture<JsonNode> nodeDiagnostics() {
         return plain("GET", "/_locks/_node/diagnostics", null);
     }

@@ -78,12 +78,14 @@ public final class Semaphore {
         String owner = locking.nextOwner();
         String acquisition =
                 locking.acquisitionFor(owner, List.of(new LockTarget(name, LockMode.SHARED, LockScope.SEMAPHORE)));
-        return Futures.compose(
+        CompletableFuture<HeldLock> acquiring = Futures.compose(
                 locking.shared()
                         .requests()
                         .acquireSemaphore(owner, acquisition, name, permits, limit, options, locking.sessionId()),
                 answer -> locking.handOver(owner, acquisition, Grant.single(answer), options, sentAt),
                 HeldLock::closeAsync);
+        locking.shared().events().watchAcquire(name, LockScope.SEMAPHORE, sentAt, acquiring);
+        return acquiring;
     }
 
     @Override

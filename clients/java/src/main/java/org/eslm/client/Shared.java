@@ -8,8 +8,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * What every {@link LockClient} view of one builder shares: the requests, the watchdog's
  * scheduler, the executor answers are completed on when the client owns it (else null), and the
- * slots of the loss watches ({@link LockClientBuilder#lossWatches}), and the open handles of each
- * grant ({@link Handles}).
+ * slots of the loss watches ({@link LockClientBuilder#lossWatches}), the open handles of each
+ * grant ({@link Handles}), and what the client's listeners are told ({@link Events}).
  * Closed once, by the client built.
  */
 record Shared(
@@ -18,11 +18,17 @@ record Shared(
         double renewFraction,
         ExecutorService ownedCallbacks,
         Semaphore lossWatchSlots,
-        Handles handles) {
+        Handles handles,
+        Events events) {
 
     /** Renewal interval for a lease: the configured fraction of it, at least 1 ms. */
     long renewIntervalMs(long leaseMs) {
         return Math.max(1, (long) (leaseMs * renewFraction));
+    }
+
+    /** Whether the client was closed: its scheduler stopped. */
+    boolean closed() {
+        return scheduler.isShutdown();
     }
 
     void close() {
