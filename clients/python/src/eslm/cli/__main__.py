@@ -1,0 +1,5 @@
+"""`python -m eslm.cli`: the `eslm` command."""
+
+from .main import main
+
+main()
