@@ -289,6 +289,14 @@ def test_full_cluster_restart_forgets_holders_and_resumes_with_higher_tokens_aft
     first = http(owner, "POST", f"/_locks/{k}/_acquire", {"owner": "after", "acquisition": "after"})
     assert first.status_code == 503, f"an acquire within the grace is refused: {first.text}"
     assert first.json()["error"]["type"] == "lock_partition_unavailable_exception"
+    # A wait shorter than the grace left is not stretched to the grace (nor to the routing budget).
+    left_ms = int(first.json()["error"].get("retry_after_ms", 0))
+    if left_ms > 3000:
+        asked = time.monotonic()
+        short = http(owner, "POST", f"/_locks/{k}/_acquire", {"owner": "after", "acquisition": "after", "wait": "500ms"})
+        took = time.monotonic() - asked
+        assert short.status_code == 503, f"a 500 ms wait in a {left_ms} ms grace: {short.text}"
+        assert took < left_ms / 1000 - 1, f"a 500 ms wait was held {took:.1f}s, into a grace of {left_ms} ms"
     for n in cluster.nodes:
         n.wait_until_ready()
     r = http(cluster.nodes[0], "POST", f"/_locks/{k}/_acquire", {"owner": "after", "acquisition": "after", "wait": "30s"})

@@ -160,8 +160,9 @@ final class PartitionRouter {
      * The owner said the partition is unavailable. Moving (no retry hint): try again on the next
      * cluster state. A hint of at most {@link #STATE_WAIT_MAX} (its lease not current, or the last
      * second of a recovery grace): try again after the hint, within the budget. A longer recovery
-     * grace: a waiting request waits it out if its budget allows; anything else fails with 503
-     * (retryable by the client).
+     * grace: a waiting request waits it out if it ends within the request's own wait (not the
+     * routing budget: the caller asked to wait that long and no longer); anything else fails with
+     * 503 (retryable by the client).
      */
     private void retryUnavailable(Routing r, LockPartitionUnavailableException unavailable) {
         List<String> hint = unavailable.getMetadata("es.retry_after_ms");
@@ -169,7 +170,7 @@ final class PartitionRouter {
         boolean soon = retryAfterMs <= STATE_WAIT_MAX.millis();
         if (retryAfterMs <= 0) {
             retryOnNextState(r, unavailable.getMessage());
-        } else if ((r.request().waits() || soon) && retryAfterMs < r.leftMs()) {
+        } else if ((soon && retryAfterMs < r.leftMs()) || retryAfterMs < r.waitLeftMs()) {
             threadPool.schedule(() -> route(r), TimeValue.timeValueMillis(retryAfterMs), threadPool.generic());
         } else {
             r.listener().onFailure(unavailable);

@@ -42,6 +42,14 @@ record Routing(
         return TimeValue.nsecToMSec(deadline - System.nanoTime());
     }
 
+    /** Milliseconds of the request's own wait left: 0 for a request that does not wait. */
+    long waitLeftMs() {
+        if (request.waits() == false) {
+            return 0;
+        }
+        return Math.max(0, request.waitMs() - TimeValue.nsecToMSec(System.nanoTime() - started));
+    }
+
     /**
      * This routing after an owner applied its ending change but could not commit it: the retry
      * names the grant that change ended (a release without a token must not end a newer grant of
