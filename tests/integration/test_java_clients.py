@@ -78,6 +78,12 @@ EXPECTED = {
     "spring-integration-example": {
         "org.eslm.spring.example.InvoiceNumbersExampleTest": 2,
     },
+    # Issue 50: the Spring Boot starter (auto-configuration, health, meters).
+    "spring-boot-starter": {
+        "org.eslm.spring.boot.AutoConfigurationTest": 12,
+        "org.eslm.spring.boot.AgainstTheNodeTest": 6,
+        "org.eslm.spring.boot.example.ReadmeExampleTest": 2,
+    },
 }
 
 
