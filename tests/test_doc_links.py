@@ -1,8 +1,12 @@
-"""The documents' references to docs/API.md resolve (issue 29): every markdown link into a
-document of the repository with an `#anchor` names a heading or an `<a id>` of that document, and
-every citation by name (`docs/API.md "The fencing recipe"`, in the READMEs, the docs and the
-clients' sources) names a heading or a bold paragraph title (`**Modes.**`) of docs/API.md. The
-checkers are tried on hand-made text too. No node needed."""
+"""The documents' references resolve (issues 29, 51): every markdown link into a document of the
+repository with an `#anchor` names a heading or an `<a id>` of that document; every citation by
+name of docs/API.md (`docs/API.md "The fencing recipe"`, in the READMEs, the docs and the
+clients' sources) names a heading or a bold paragraph title (`**Modes.**`) of it; and every
+citation of any document under docs/ (`docs/ARCHITECTURE.md "Silent owners"`), in any source of
+the repository — Rust, Java, Python, Go, TypeScript, the tests and scripts — names a heading or a
+bold paragraph title of that document, without a bracketed remark at its end if it has one
+(`"Partitions, owners, epochs"` for `Partitions, owners, epochs (cluster-wide correctness)`). The checkers are tried on hand-made
+text too. No node needed."""
 
 from __future__ import annotations
 
@@ -16,8 +20,13 @@ CITING = ["*.md", "docs/*.md", "bench/*.md", "clients/**/*.md", "clients/python/
           "clients/java/src/main/**/*.java", "clients/shedlock/src/main/**/*.java", "clients/spring-integration/src/main/**/*.java",
           "java/src/main/**/*.java",
           "rust/**/*.md"]
+# Every source a comment may cite a document from (issue 51 item 5).
+SOURCES = ["rust/**/*.rs", "java/src/**/*.java", "clients/**/src/**/*.java", "clients/python/**/*.py",
+           "clients/go/**/*.go", "clients/node/src/**/*.ts", "clients/node/contract/*.ts", "clients/node/test/*.ts",
+           "tests/**/*.py", "scripts/*.py", "bench/*.py", "Makefile", ".ci/run", "*.md", "docs/*.md", "clients/**/*.md"]
 LINK = re.compile(r"\]\(([^)\s#]*)#([^)\s]+)\)")
 CITATION = re.compile(r'API\.md,?\s+\(?"([^"]+)"')
+DOC_CITATION = re.compile(r'docs/([A-Z_]+\.md),?\s+\(?"([^"]+)"')
 
 
 def anchors(markdown: str) -> set[str]:
@@ -52,10 +61,33 @@ def broken_links(source: Path, text: str) -> list[str]:
     return out
 
 
+def flattened(text: str) -> str:
+    """One line, without the comment leaders a citation may be wrapped across (` * `, `//`, `///`,
+    `//!`, `#`)."""
+    return " ".join(re.sub(r"\n\s*(?:\*|//+!?|#)?", " ", text).split())
+
+
 def unknown_citations(text: str, names: set[str]) -> list[str]:
-    # one line, without the comment leaders a citation may be wrapped across (` * `, `//`, `#`)
-    flat = " ".join(re.sub(r"\n\s*(?:\*|//+|#)?", " ", text).split())
-    return [name for name in CITATION.findall(flat) if name.replace("`", "") not in names]
+    return [name for name in CITATION.findall(flattened(text)) if name.replace("`", "") not in names]
+
+
+def names_a_section(name: str, names: set[str]) -> bool:
+    """A section's name, or its name without a bracketed remark (`Partitions, owners, epochs` for
+    `Partitions, owners, epochs (cluster-wide correctness)`)."""
+    name = name.replace("`", "")
+    return name in names or any(n.startswith(name + " (") for n in names)
+
+
+def unknown_doc_citations(text: str, docs: dict[str, set[str]]) -> list[str]:
+    return [f'docs/{doc} "{name}"' for doc, name in DOC_CITATION.findall(flattened(text))
+            if doc not in docs or not names_a_section(name, docs[doc])]
+
+
+def sources() -> list[Path]:
+    files = {p for pattern in SOURCES for p in ROOT.glob(pattern) if p.is_file()}
+    skip = {"build", "target", "node_modules", "dist"}
+    this = Path(__file__).resolve()  # its hand-made citations are for the checkers' own test
+    return sorted(p for p in files if not skip & set(p.relative_to(ROOT).parts) and p != this)
 
 
 def citing_files() -> list[Path]:
@@ -75,6 +107,12 @@ def test_every_citation_of_api_md_names_one_of_its_sections():
     assert {k: v for k, v in problems.items() if v} == {}
 
 
+def test_every_citation_of_a_document_names_one_of_its_sections():
+    docs = {p.name: section_names(p.read_text()) for p in (ROOT / "docs").glob("*.md")}
+    problems = {str(p.relative_to(ROOT)): unknown_doc_citations(p.read_text(errors="replace"), docs) for p in sources()}
+    assert {k: v for k, v in problems.items() if v} == {}
+
+
 def test_the_checkers_report_what_does_not_resolve(tmp_path):
     doc = tmp_path / "API.md"
     doc.write_text('# REST API\n## The fencing recipe\n<a id="watch"></a>\n**Modes.** text\n')
@@ -83,6 +121,11 @@ def test_the_checkers_report_what_does_not_resolve(tmp_path):
     assert broken_links(readme, readme.read_text()) == ["API.md#gone", "#rest-api"]
     names = section_names(doc.read_text())
     assert unknown_citations('see docs/API.md "Modes" and docs/API.md,\n "Watch a lock"', names) == ["Watch a lock"]
+    docs = {"ARCHITECTURE.md": section_names("# A\n## Partitions, owners, epochs (correctness)\n## Silent owners\n")}
+    rust = '//! docs/ARCHITECTURE.md "Silent\n//! owners", docs/ARCHITECTURE.md "Partitions, owners"\n' \
+           '/// docs/ARCHITECTURE.md "Partitions, owners, epochs" and docs/ARCHITECTURE.md "Silent"; docs/NONE.md "X"'
+    assert unknown_doc_citations(rust, docs) == ['docs/ARCHITECTURE.md "Partitions, owners"',
+                                                 'docs/ARCHITECTURE.md "Silent"', 'docs/NONE.md "X"']
 
 
 def test_the_readme_is_a_front_page():

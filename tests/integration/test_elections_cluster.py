@@ -242,7 +242,7 @@ def test_kill_9_of_the_owner_keeps_the_leader_and_terms_keep_rising(cluster):
     every earlier one; an observe of the leader's term waiting through the failover is woken by
     that resign, not by the failover, and one of `term=0` on an election with no leader by the
     first leader elected after it (observes are not replicated: their coordinators send them
-    again to the new owner, docs/ARCHITECTURE.md "Waiting without threads")."""
+    again to the new owner, docs/ARCHITECTURE.md "Waiting without threads, and time")."""
     owner, epoch, _ = owner_that_is_not_the_master(cluster)
     settled(owner)
     a, b = [n for n in live(cluster) if n is not owner]

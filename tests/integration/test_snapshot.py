@@ -1,4 +1,4 @@
-"""Issue 28, what snapshots do with `.locks` (docs/OPERATIONS.md "Snapshots"): one node with a
+"""Issue 28, what snapshots do with `.locks` (docs/OPERATIONS.md "Snapshots and `.locks`"): one node with a
 shared-file-system repository. `.locks` is a system index of the feature `lock_manager`: a
 snapshot takes it as that feature's state, never by index name, and holds none of its locks —
 they live in each copy's state log (`<shard>/_state/locks-batches.log`), outside the Lucene

@@ -1,4 +1,4 @@
-"""Upgrades on real nodes (issue 28; docs/OPERATIONS.md "Upgrading"), the way Elasticsearch's own
+"""Upgrades on real nodes (issue 28; docs/OPERATIONS.md "Upgrading Elasticsearch and the plugin"), the way Elasticsearch's own
 `qa/rolling-upgrade` tests its own: a cluster of three nodes of the old release with locks held
 and clients taking and releasing locks, then each node in turn stopped and started on the new
 release over the same data, as the documented procedure goes (replica allocation paused while a

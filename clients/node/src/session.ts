@@ -14,7 +14,7 @@ import { LockError, SessionLost, SessionNotFound } from './errors'
 export interface SessionOptions {
   /** The session's lease (default: the server's `locks.lease.default`). */
   ttl?: string | number
-  /** The session's partition: the hash tag of the keys it will lock (docs/API.md "Partitions"). */
+  /** The session's partition: the hash tag of the keys it will lock (docs/API.md "Partitions and hash tags"). */
   routing?: string
   /** Called once if the session is lost. */
   onLost?: (session: Session) => unknown

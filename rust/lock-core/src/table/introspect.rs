@@ -9,7 +9,7 @@ use super::records::{Lock, Waiter};
 use super::LockTable;
 use crate::answer::{HolderInfo, KeyInfo, LockInfo, WaiterInfo};
 use crate::mode::Mode;
-use crate::stats::PartitionStats;
+use crate::stats::{PartitionStats, SampleDrain, Telemetry};
 use crate::types::{Millis, Priority, Scope, WaiterId};
 
 /// A filter for [`LockTable::list_locks`].
@@ -33,7 +33,7 @@ impl ListFilter {
     /// on the answer of a scan over the whole partition.
     pub const DEFAULT_SIZE: usize = 100;
     /// Most entries one page answers: a bound on the answer built under the partition's lock
-    /// (docs/API.md, "List locks").
+    /// (docs/API.md, `GET /_locks`).
     pub const MAX_SIZE: usize = 1000;
 
     /// The most locks a page of this filter answers: `size` made concrete.
@@ -173,6 +173,24 @@ impl LockTable {
             hottest_keys: self.hot.top(),
             memory: self.memory_usage(),
             audit: self.audit_stats(),
+        }
+    }
+
+    /// The work of [`LockTable::telemetry`].
+    pub(super) fn telemetry_figures(&mut self, samples: SampleDrain) -> Telemetry {
+        let (wait_time, hold_time) = match samples {
+            SampleDrain::None => (Vec::new(), Vec::new()),
+            SampleDrain::Take => (self.wait_hist.drain(true), self.hold_hist.drain(true)),
+            SampleDrain::Stop => (self.wait_hist.drain(false), self.hold_hist.drain(false)),
+        };
+        Telemetry {
+            counters: self.counters.clone(),
+            held_locks: self.live_locks,
+            waiting: self.waiters.len(),
+            sessions: self.live_sessions,
+            memory_bytes: self.memory_usage().total,
+            wait_time,
+            hold_time,
         }
     }
 

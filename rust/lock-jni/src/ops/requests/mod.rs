@@ -4,7 +4,7 @@
 //! value (so any content type works and a body that is not JSON is refused as Elasticsearch
 //! refuses one), hands it over with the key or session of the path, and gets back the core's
 //! arguments, or the refusal it renders as a 400 naming the field (docs/ARCHITECTURE.md "The
-//! request path"). It reads only what routing needs: the key, the locks' keys and scopes, and
+//! path of one request"). It reads only what routing needs: the key, the locks' keys and scopes, and
 //! a session's `routing`.
 //!
 //! | module | role |

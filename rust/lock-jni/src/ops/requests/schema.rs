@@ -161,7 +161,7 @@ const TERM: Field = renamed("term", "fencing_token", Kind::Whole(1));
 const MEMBER: Field = renamed("member", "owner", Kind::Owner);
 const CAPABILITIES: Field = renamed("capabilities", "value", Kind::Json);
 
-/// The scopes the plugin names for the core (docs/LOCK_CORE.md "Scopes").
+/// The scopes the plugin names for the core (docs/LOCK_CORE.md "Scopes and tree locks").
 pub const SEMAPHORE: &str = "semaphore";
 pub const ELECTION: &str = "election";
 pub const GROUP: &str = "group";

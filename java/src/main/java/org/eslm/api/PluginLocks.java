@@ -25,7 +25,7 @@ import org.eslm.rest.RequestBodies;
  * requests over HTTP, without HTTP.
  *
  * <p>Every method answers through its listener and never blocks the calling thread, also while
- * a request waits in a lock's queue (docs/ARCHITECTURE.md "The request path"). Failures reach
+ * a request waits in a lock's queue (docs/ARCHITECTURE.md "The path of one request"). Failures reach
  * {@code onFailure} as the REST API's errors do: {@link IllegalArgumentException} naming the
  * field for bad input, and the {@code org.eslm.core} exceptions for lock outcomes
  * ({@code LockConflictException}, {@code LockWaitTimeoutException}, {@code LockNotHeldException},

@@ -2,7 +2,7 @@ package org.eslm.rest;
 
 import org.eslm.action.LockOpRequest;
 
-/** The core's names of the scopes the REST layer addresses keys in (docs/LOCK_CORE.md "Scopes"). */
+/** The core's names of the scopes the REST layer addresses keys in (docs/LOCK_CORE.md "Scopes and tree locks"). */
 final class LockScopes {
     private LockScopes() {}
 

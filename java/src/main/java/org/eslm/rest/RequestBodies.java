@@ -16,7 +16,7 @@ import org.eslm.core.BridgeJson;
 /**
  * The lock requests' bodies, handed to the core as the client sent them: the core checks every
  * field and answers the arguments of its op, or the refusal to render (rust/lock-jni
- * {@code ops/requests}, docs/ARCHITECTURE.md "The request path"). Java only reads a body with
+ * {@code ops/requests}, docs/ARCHITECTURE.md "The path of one request"). Java only reads a body with
  * Elasticsearch's tokenizer, so every content type works and a body that is not JSON, or a value
  * that cannot be read, is refused as Elasticsearch refuses one, naming the field; and it routes
  * what the core answers ({@link LockOpRequest#fromBody}).
