@@ -405,6 +405,10 @@ def free_port() -> int:
     raise RuntimeError(f"no free port in {TEST_PORTS}")
 
 
+#: The environment variable of a library preloaded into a node's processes (`Node(env=...)`).
+PRELOAD = "LD_PRELOAD"
+
+
 class Node:
     """One Elasticsearch process with the plugin installed, on 127.0.0.1."""
 
@@ -422,7 +426,9 @@ class Node:
         self.heap = heap
         self.extra_settings = dict(extra_settings or {})  # more `-E k=v`, e.g. locks.* settings
         # More environment for its processes, e.g. ESLM_FAULT_FLAW for a fault-injection plugin's
-        # native library (docs/RELIABILITY.md "Who may serve").
+        # native library (docs/RELIABILITY.md "Who may serve"). An LD_PRELOAD among it (libfaketime:
+        # docs/RELIABILITY.md "Clocks") reaches only the processes of the node's own user, not the
+        # setpriv that drops root nor the plugin CLI (see `start`).
         self.extra_env = dict(env or {})
         # The Unix user that runs it when we are root: a node of its own in a cluster, so that a
         # test can cut its traffic by owner (scripts/netcut.py).
@@ -473,6 +479,8 @@ class Node:
 
     def _env(self) -> dict:
         env = {**os.environ, **self.extra_env}
+        if PRELOAD in self.extra_env:
+            del env[PRELOAD]  # set by `start` once root is dropped
         env["ES_JAVA_HOME"] = java_home()
         env.pop("JAVA_HOME", None)  # ignored by Elasticsearch, with a warning
         env["HOME"] = str(self.home)
@@ -516,9 +524,13 @@ class Node:
         self.pid_file.unlink(missing_ok=True)
         forget_dead_attach_sockets()
         out = stdout if stdout is not None else open(self.home / "stdout.txt", "ab")
+        # A preloaded library is set by `env` once root is dropped: libfaketime's first preloaded
+        # process creates the semaphore and shared memory that its children open (it keeps their
+        # common start time there), and one created by root (setpriv) the node's user cannot open.
+        preload = self.extra_env.get(PRELOAD)
         self.process = subprocess.Popen(
-            [*run_as_prefix(self.user), str(self.es / "bin" / "elasticsearch"), "-p", str(self.pid_file),
-             *self.settings()],
+            [*run_as_prefix(self.user), *(["env", f"{PRELOAD}={preload}"] if preload else []),
+             str(self.es / "bin" / "elasticsearch"), "-p", str(self.pid_file), *self.settings()],
             env=self._env(), stdout=out, stderr=subprocess.STDOUT, start_new_session=stdout is None,
         )
 
