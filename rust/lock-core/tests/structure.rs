@@ -302,3 +302,41 @@ fn the_length_checker_flags_a_long_file() {
     fs::remove_dir_all(&dir).expect("clean up");
     assert_eq!(long, vec![(file, MAX_FILE_LINES + 1)]);
 }
+
+/// The files of `dir` (`.rs`, and sub-folders as modules) that `map` does not name as `` `name` ``
+/// (with or without `.rs`): a module map (a README's table of files, a `mod.rs` header) that
+/// forgot one.
+fn unmapped(dir: &Path, map: &str) -> Vec<String> {
+    let mut out: Vec<String> = fs::read_dir(dir)
+        .expect("source dir is readable")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.is_dir() || p.extension().is_some_and(|e| e == "rs"))
+        .map(|p| p.file_name().expect("a name").to_string_lossy().into_owned())
+        .filter(|name| {
+            let stem = name.strip_suffix(".rs").unwrap_or(name);
+            !map.contains(&format!("`{name}`")) && !map.contains(&format!("`{stem}`"))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Issue 51: a newcomer finds each file of the table in its map, `src/table/README.md`.
+#[test]
+fn every_file_of_the_table_is_in_its_map() {
+    let table = src_dir().join("table");
+    let readme = fs::read_to_string(table.join("README.md")).expect("table/README.md");
+    assert_eq!(unmapped(&table, &readme), Vec::<String>::new(), "files missing from table/README.md");
+}
+
+#[test]
+fn the_map_checker_names_a_forgotten_file() {
+    let dir = std::env::temp_dir().join(format!("lock-core-map-{}", std::process::id()));
+    fs::create_dir_all(dir.join("requests")).expect("temp dir");
+    for f in ["a.rs", "b.rs", "c.rs"] {
+        fs::write(dir.join(f), "").expect("write");
+    }
+    let missing = unmapped(&dir, "| `a.rs` | x |\n| `b`, `requests` | y |\n");
+    fs::remove_dir_all(&dir).expect("clean up");
+    assert_eq!(missing, ["c.rs"]);
+}

@@ -19,7 +19,7 @@
 //! |---|---|
 //! | `op` | [`Op`], the op numbers (the `ESLM_OP_*` constants of `include/eslm.h`) |
 //! | `dispatch` | op number -> handler table |
-//! | `locks`, `sessions`, `introspection`, `partitions`, `replication`, `elections`, `history` | one handler per op, by family |
+//! | `locks`, `sessions`, `introspection`, `partitions`, `replication`, `elections`, `groups`, `history` | one handler per op, by family |
 //! | `ownership` | the ownership protocol's events and decisions (`lock_core::ownership`), and its bounds for the header |
 //! | `fence` | a fenced change to a protected document (`lock_core::fence`), for the plugin's update script |
 //! | `requests` | the REST bodies (docs/API.md) requests send: checked, turned into the core's arguments |
