@@ -137,7 +137,9 @@ fn core(handle: jlong) -> Result<std::sync::Arc<NodeCore>, BridgeError> {
     Ok(CORES.get(handle)?)
 }
 
-/// `static native String version()`: the bridge and core versions.
+/// `static native String version()`: the bridge and core versions, ending in
+/// [`FAULT_INJECTION_MARK`] in the test-only fault-injection build (which is how the plugin's Java
+/// side knows it may switch its own test faults on: `org.eslm.replication.StateLogFaults`).
 #[no_mangle]
 pub extern "system" fn Java_org_eslm_bridge_LockNative_version<'local>(
     mut env: JNIEnv<'local>,
@@ -145,10 +147,18 @@ pub extern "system" fn Java_org_eslm_bridge_LockNative_version<'local>(
 ) -> jstring {
     run_jni(&mut env, std::ptr::null_mut(), |env| {
         logging::install_in_jvm();
-        let v = format!("eslm-bridge {} (lock-core {})", crate::BRIDGE_VERSION, lock_core::VERSION);
+        let mark = if cfg!(feature = "fault-injection") { FAULT_INJECTION_MARK } else { "" };
+        let v = format!(
+            "eslm-bridge {} (lock-core {}){mark}",
+            crate::BRIDGE_VERSION,
+            lock_core::VERSION
+        );
         new_java_string(env, &v)
     })
 }
+
+/// What the version of the fault-injection build ends with.
+const FAULT_INJECTION_MARK: &str = " [fault-injection]";
 
 /// `static native long coreNew(String nodeConfigJson)`: a new node core; never returns 0.
 #[no_mangle]

@@ -234,8 +234,17 @@ final class PartitionOpening {
      * decides, as for any move. Its own cluster state says so, and that may be stale: the partition
      * reopens unconfirmed and serves again only once its lease is renewed (docs/ARCHITECTURE.md
      * "Cut-off owners").
+     *
+     * <p>A partition found open whose batches no longer flow failed its first batch while it was
+     * still opening (a state log that cannot be written fails it at once: docs/RELIABILITY.md "Disk
+     * faults"): the failure found it not open yet and closed nothing, and it would stay open and
+     * refuse every request, without a lease, for good. It is closed and reopened here.
      */
     void reopenIfStillPrimary(int p) {
+        if (ownership.serves(p) && locks.lifecycle().replicating(p) == false && opening.contains(p) == false) {
+            logger.info("lock partition [{}] failed its first batch while it opened; closing it to reopen it", p);
+            handover.closeAndKeep(p);
+        }
         ClusterState state = clusterService.state();
         PartitionTable table = PartitionTable.of(state);
         IndexShard shard = LockShards.local(indices, state, p);

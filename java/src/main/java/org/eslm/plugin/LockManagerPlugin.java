@@ -205,6 +205,7 @@ public class LockManagerPlugin extends VersionedActionPlugin
         Supplier<Map<String, Object>> nodeInfo = () -> nodeInfo(clusterService, buildInfo, settings, grace);
         PartitionOwnership ownership = new PartitionOwnership();
         boolean replicated = LockSettings.DURABILITY_REPLICATED.equals(LockSettings.DURABILITY.get(settings));
+        ShardStateLog log = ShardStateLog.forNativeBuild(buildInfo.nativeVersion());
         LockService service = new LockService(
                 core,
                 services.threadPool(),
@@ -213,7 +214,7 @@ public class LockManagerPlugin extends VersionedActionPlugin
                 values,
                 ownership,
                 replicated,
-                new ReplicationWiring());
+                new ReplicationWiring(log));
         clusterService
                 .getClusterSettings()
                 .addSettingsUpdateConsumer(
@@ -222,7 +223,6 @@ public class LockManagerPlugin extends VersionedActionPlugin
                         // rejects e.g. a default above the max, or a max above this node's set grace
                         updated -> LockSettings.checkRecoveryGrace(
                                 settings, LockSettings.Values.of(updated).leaseMax()));
-        ShardStateLog log = new ShardStateLog();
         PartitionCopies copies = new PartitionCopies();
         PartitionManager partitions = new PartitionManager(
                 service,

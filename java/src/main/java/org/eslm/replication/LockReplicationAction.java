@@ -173,8 +173,14 @@ public final class LockReplicationAction
             if (batch.full) {
                 copies.based(batch.shardId().id(), targets(primary));
             }
-            log.write(primary, batch.json, () -> locks.lifecycle()
-                    .wholeState(batch.shardId().id()));
+            // A whole-state batch is its own checkpoint: the first batch of a partition opening
+            // again after its log failed, before this node counts it as served.
+            log.write(
+                    primary,
+                    batch.json,
+                    () -> batch.full
+                            ? batch.json
+                            : locks.lifecycle().wholeState(batch.shardId().id()));
             return new PrimaryResult<>(batch, new ReplicationResponse()) {
                 /** The primary's fsync, while the replicas apply the batch (the answer waits for both). */
                 @Override

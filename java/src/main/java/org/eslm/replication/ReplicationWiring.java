@@ -10,8 +10,17 @@ import org.eslm.service.PartitionGate;
 import org.eslm.service.ReplicationParts;
 import org.eslm.service.Standbys;
 
-/** The replication parts the lock service runs: {@link GroupCommit} and {@link StandbyTables}. */
+/**
+ * The replication parts the lock service runs: {@link GroupCommit} and {@link StandbyTables}, and
+ * what {@link ShardStateLog} knows of a log that failed.
+ */
 public final class ReplicationWiring implements ReplicationParts {
+    private final ShardStateLog log;
+
+    public ReplicationWiring(ShardStateLog log) {
+        this.log = log;
+    }
+
     @Override
     public Commits commits(
             CoreClient core,
@@ -25,5 +34,10 @@ public final class ReplicationWiring implements ReplicationParts {
     @Override
     public Standbys standbys(CoreClient core) {
         return new StandbyTables(core);
+    }
+
+    @Override
+    public String persistenceFailure(int partition) {
+        return log.failure(partition);
     }
 }

@@ -25,6 +25,13 @@ import org.elasticsearch.index.shard.ShardId;
  * <p>The file is {@code <shard>/_state/locks-batches.log}, beside Elasticsearch's own shard
  * state (which only reads and cleans its own file names). Peer recovery does not copy it: a
  * copy recovering from another starts it afresh from the primary's whole state.
+ *
+ * <p>A write or a force that fails (a full disk, an I/O error: docs/RELIABILITY.md "Disk faults")
+ * fails its batch, which is then not acknowledged, and leaves the file untrusted: after a failed
+ * append part of the record may be on disk, and after a failed fsync Linux may have dropped the
+ * unwritten pages while a later fsync succeeds. Nothing is appended to it again: the next batch
+ * replaces the log by a checkpoint of the whole state (a new file, forced, moved over it), and
+ * until one succeeds {@link #failure} names the error, which the partition's 503 answers carry.
  */
 public final class ShardStateLog {
     private static final Logger logger = LogManager.getLogger(ShardStateLog.class);
@@ -33,6 +40,23 @@ public final class ShardStateLog {
     static final long CHECKPOINT_BYTES = 8L * 1024 * 1024;
 
     private final Map<ShardId, FileChannel> open = new ConcurrentHashMap<>();
+    /** Why each untrusted log failed (see the class comment); its next write is a checkpoint. */
+    private final Map<ShardId, String> untrusted = new ConcurrentHashMap<>();
+
+    private final StateLogFaults faults;
+
+    /** A node's logs, with the test-only faults of its native library's build. */
+    public static ShardStateLog forNativeBuild(String nativeVersion) {
+        return new ShardStateLog(StateLogFaults.current(nativeVersion));
+    }
+
+    ShardStateLog(StateLogFaults faults) {
+        this.faults = faults;
+    }
+
+    ShardStateLog() {
+        this(StateLogFaults.NONE);
+    }
 
     /** Where {@code shard}'s log lives. */
     static Path file(IndexShard shard) {
@@ -48,7 +72,7 @@ public final class ShardStateLog {
      *     must not be used
      */
     public synchronized StateLogFile.Contents restore(IndexShard shard) throws IOException {
-        close(shard.shardId());
+        closeChannel(shard.shardId());
         Path file = file(shard);
         StateLogFile.Contents contents = StateLogFile.read(file);
         if (contents.tornBytes() > 0) {
@@ -59,13 +83,17 @@ public final class ShardStateLog {
                     contents.tornBytes(),
                     contents.records().size());
             StateLogFile.cut(file, contents);
+            faults.rewritten(file, contents.validBytes());
         }
         return contents;
     }
 
     /**
-     * Appends one batch and forces it to disk; past {@link #CHECKPOINT_BYTES}, replaces the log by
-     * a checkpoint of {@code wholeState} (the state including this batch).
+     * Appends one batch and forces it to disk; past {@link #CHECKPOINT_BYTES}, or when the log is
+     * untrusted, replaces the log by a checkpoint of {@code wholeState} (the state including this
+     * batch).
+     *
+     * @throws UncheckedIOException when the batch could not be persisted: it must not be acknowledged
      */
     public void append(IndexShard shard, String batchJson, Supplier<String> wholeState) {
         write(shard, batchJson, wholeState);
@@ -74,10 +102,18 @@ public final class ShardStateLog {
 
     /**
      * Appends one batch without waiting for the disk (see {@link #force}); past
-     * {@link #CHECKPOINT_BYTES}, replaces the log by a checkpoint of {@code wholeState}, durably.
+     * {@link #CHECKPOINT_BYTES}, or when an earlier write or force failed, replaces the log by a
+     * checkpoint of {@code wholeState}, durably.
+     *
+     * @throws UncheckedIOException when the batch could not be written: it must not be acknowledged
      */
     public synchronized void write(IndexShard shard, String batchJson, Supplier<String> wholeState) {
+        ShardId shardId = shard.shardId();
         try {
+            if (untrusted.containsKey(shardId)) {
+                rewrite(shard, wholeState);
+                return;
+            }
             FileChannel channel = channel(shard);
             StateLogFile.append(channel, batchJson);
             if (channel.size() > CHECKPOINT_BYTES) {
@@ -87,8 +123,22 @@ public final class ShardStateLog {
                 }
             }
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot persist lock batch of " + shard.shardId(), e);
+            throw failed(shard, e);
         }
+    }
+
+    /** The untrusted log of {@code shard} replaced by a checkpoint of {@code wholeState}. */
+    private void rewrite(IndexShard shard, Supplier<String> wholeState) throws IOException {
+        String whole = wholeState.get();
+        if (whole == null) {
+            throw new IOException("no whole state to replace the log with");
+        }
+        checkpoint(shard, whole);
+        logger.info(
+                "lock state log [{}] replaced by a checkpoint of the whole state after [{}]",
+                file(shard),
+                untrusted.get(shard.shardId()));
+        untrusted.remove(shard.shardId());
     }
 
     /** Forces what {@link #write} appended to {@code shard}'s log to disk. */
@@ -97,13 +147,50 @@ public final class ShardStateLog {
         if (channel == null) {
             return; // replaced by a checkpoint (forced) or closed meanwhile
         }
+        if (faults.skipsForce()) {
+            return; // the test-only flaw: acknowledged, never forced
+        }
         try {
+            long length;
+            synchronized (this) {
+                length = channel.size(); // whole records only: appends hold this lock
+            }
             channel.force(false);
+            faults.forced(file(shard), length);
         } catch (ClosedChannelException e) {
             // closed by a checkpoint, which forced the whole state, or by the shard closing
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot persist lock batch of " + shard.shardId(), e);
+            throw failed(shard, e);
         }
+    }
+
+    /**
+     * Why {@code partition}'s log on this node cannot be trusted since its last write or force
+     * failed (the error, naming the file), or {@code null}: the reason a 503 gives until a batch is
+     * persisted again.
+     */
+    public String failure(int partition) {
+        for (Map.Entry<ShardId, String> e : untrusted.entrySet()) {
+            if (e.getKey().id() == partition) {
+                return e.getValue();
+            }
+        }
+        return null;
+    }
+
+    /** Marks {@code shard}'s log untrusted and closes it; answers the batch's failure. */
+    private synchronized UncheckedIOException failed(IndexShard shard, IOException e) {
+        Path file = file(shard);
+        String why = "cannot write its state log [" + file + "]: "
+                + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName());
+        if (untrusted.put(shard.shardId(), why) == null) {
+            logger.warn(
+                    () -> "lock state log [" + file + "] failed; its batch is not acknowledged, and the next batch"
+                            + " replaces the log by a checkpoint of the whole state",
+                    e);
+        }
+        closeChannel(shard.shardId());
+        return new UncheckedIOException("lock partition [" + shard.shardId().id() + "] " + why, e);
     }
 
     /**
@@ -111,13 +198,17 @@ public final class ShardStateLog {
      * how a log of the format before this one is rewritten once it has been read.
      */
     public synchronized void checkpoint(IndexShard shard, String wholeState) throws IOException {
-        close(shard.shardId());
-        StateLogFile.replace(file(shard), wholeState);
+        closeChannel(shard.shardId());
+        Path file = file(shard);
+        StateLogFile.replace(file, wholeState);
+        untrusted.remove(shard.shardId());
+        faults.rewritten(file, Files.size(file));
     }
 
     /** Deletes {@code shard}'s log: the copy starts over from the primary's whole state. */
     public synchronized void delete(IndexShard shard) {
         close(shard.shardId());
+        faults.deleted(file(shard));
         try {
             Files.deleteIfExists(file(shard));
         } catch (IOException e) {
@@ -125,8 +216,13 @@ public final class ShardStateLog {
         }
     }
 
-    /** Closes {@code shardId}'s log file (the shard is closing on this node). */
+    /** Closes {@code shardId}'s log file (the shard is closing on this node): what failed is forgotten. */
     public synchronized void close(ShardId shardId) {
+        untrusted.remove(shardId);
+        closeChannel(shardId);
+    }
+
+    private synchronized void closeChannel(ShardId shardId) {
         FileChannel channel = open.remove(shardId);
         if (channel != null) {
             try {
@@ -153,6 +249,7 @@ public final class ShardStateLog {
             StateLogFile.cut(file, contents);
             channel = StateLogFile.openForAppend(file);
             open.put(shard.shardId(), channel);
+            faults.rewritten(file, channel.size()); // whole records, or the header just forced
         }
         return channel;
     }

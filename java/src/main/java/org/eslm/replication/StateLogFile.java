@@ -195,7 +195,8 @@ final class StateLogFile {
      * Replaces {@code file}, atomically and durably, by a log of the one record {@code record} (a
      * whole state): written to a temporary file, forced, moved over {@code file}, and the folder
      * forced, as {@code MetadataStateFormat} writes Elasticsearch's own state files. A crash at
-     * any point leaves either the old log or the new one, whole.
+     * any point leaves either the old log or the new one, whole. A temporary file that could not be
+     * written whole (a full disk) is removed, so that it does not hold on to the space.
      */
     static void replace(Path file, String record) throws IOException {
         Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
@@ -205,6 +206,13 @@ final class StateLogFile {
             writeFully(out, header());
             writeFully(out, frame(record));
             out.force(true);
+        } catch (IOException e) {
+            try {
+                Files.deleteIfExists(tmp);
+            } catch (IOException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
         }
         Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         fsyncFolder(file.getParent());

@@ -86,7 +86,8 @@ public final class LockService implements Closeable {
         this.shutdown = new NodeShutdown(localNodeName);
         this.settings = settings;
         this.highestLeaseMax = settings.leaseMax();
-        this.admission = new PartitionAdmission(client, partitions, shutdown, localNodeName);
+        this.admission =
+                new PartitionAdmission(client, partitions, shutdown, localNodeName, replication::persistenceFailure);
         this.ownership = new OwnershipProtocol(client);
         // The state format every node of the cluster reads (PartitionLifecycle.peersRead), in which
         // batches are written; this build's until told.

@@ -1,6 +1,7 @@
 package org.eslm.service;
 
 import java.util.Map;
+import java.util.function.IntFunction;
 import java.util.function.Supplier;
 import org.eslm.bridge.NativeLockCore;
 import org.eslm.bridge.NativeOp;
@@ -17,13 +18,26 @@ final class PartitionAdmission {
     private final PartitionGate partitions;
     private final NodeShutdown shutdown;
     private final Supplier<String> localNodeName;
+    /** Why a partition's state cannot be persisted here now, or null (ReplicationParts). */
+    private final IntFunction<String> persistenceFailure;
+
+    /**
+     * When to ask again a partition whose state log failed: the owner reopens it a second after the
+     * failed batch (cluster.PartitionManager) and tries to persist its whole state then.
+     */
+    static final long PERSISTENCE_RETRY_MS = 1000;
 
     PartitionAdmission(
-            CoreClient client, PartitionGate partitions, NodeShutdown shutdown, Supplier<String> localNodeName) {
+            CoreClient client,
+            PartitionGate partitions,
+            NodeShutdown shutdown,
+            Supplier<String> localNodeName,
+            IntFunction<String> persistenceFailure) {
         this.client = client;
         this.partitions = partitions;
         this.shutdown = shutdown;
         this.localNodeName = localNodeName;
+        this.persistenceFailure = persistenceFailure;
     }
 
     /**
@@ -42,8 +56,20 @@ final class PartitionAdmission {
         return null; // whether this node's lease is current, the core answers at the call itself
     }
 
-    /** The retryable refusal of a partition this node does not serve (now). */
+    /**
+     * The retryable refusal of a partition this node does not serve (now). When its state log
+     * failed (a full disk, an I/O error), the refusal names that error and asks again in a second
+     * (docs/RELIABILITY.md "Disk faults"): the partition is given up after each batch that could
+     * not be persisted, and reopened, until one is.
+     */
     RuntimeException notServed(int partition) {
+        String failure = partition >= 0 ? persistenceFailure.apply(partition) : null;
+        if (failure != null) {
+            return new LockPartitionUnavailableException(
+                    "lock partition [" + partition + "] cannot persist its state on node [" + localNodeName.get()
+                            + "]: it " + failure + "; retry",
+                    PERSISTENCE_RETRY_MS);
+        }
         return new LockPartitionUnavailableException(
                 "lock partition [" + partition + "] is not served by node [" + localNodeName.get()
                         + "] (it is moving); retry",

@@ -160,6 +160,14 @@ public final class PartitionLifecycle {
         commits.requestFull(partition, listener);
     }
 
+    /**
+     * Whether {@code partition}'s batches flow: with {@code locks.durability: replicated}, it has a
+     * group-commit lane, which a failed batch removes (memory durability: always).
+     */
+    public boolean replicating(int partition) {
+        return replicated == false || commits.replicates(partition);
+    }
+
     /** The standby tables this node keeps as a replica of partitions. */
     public Standbys standbys() {
         return standbys;

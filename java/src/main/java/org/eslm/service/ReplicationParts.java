@@ -28,4 +28,11 @@ public interface ReplicationParts {
 
     /** The standby tables this node keeps as a replica, on {@code core}. */
     Standbys standbys(CoreClient core);
+
+    /**
+     * Why {@code partition}'s state cannot be persisted on this node now (its state log failed to
+     * be written or forced, and no batch was persisted since: docs/RELIABILITY.md "Disk faults"),
+     * or {@code null}: the reason its 503 answers give.
+     */
+    String persistenceFailure(int partition);
 }

@@ -111,6 +111,23 @@ class StateLogFileTest {
         }
     }
 
+    /**
+     * Why a log whose append failed is never appended to again (ShardStateLog, docs/RELIABILITY.md
+     * "Disk faults"): a record cut short by a full disk, followed by the next batch's whole record,
+     * is damage, not a torn tail, and would refuse the copy at the next restart.
+     */
+    @Test
+    void aRecordCutShortByAFullDiskThenAnotherAppendedIsDamage() throws IOException {
+        Path file = written(BATCHES.subList(0, 2));
+        byte[] partial = Arrays.copyOf(StateLogFile.frame(BATCHES.get(2)).array(), 7);
+        Files.write(file, partial, java.nio.file.StandardOpenOption.APPEND);
+        assertEquals(7, StateLogFile.read(file).tornBytes(), "alone, it is a torn tail");
+        try (FileChannel channel = FileChannel.open(file, java.nio.file.StandardOpenOption.APPEND)) {
+            StateLogFile.append(channel, BATCHES.get(2));
+        }
+        assertThrows(StateLogDamagedException.class, () -> StateLogFile.read(file));
+    }
+
     @Test
     void aNewerFormatIsNotRead() throws IOException {
         Path file = written(BATCHES);
