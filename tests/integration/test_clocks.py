@@ -111,8 +111,8 @@ def _wall_env(rc: Path) -> dict:
     `FAKETIME_FORCE_MONOTONIC_FIX=0`: libfaketime 0.9.10 (Debian 12's) turns a timed wait on a
     CLOCK_MONOTONIC condition variable into a wait until a deadline it computes from its own faked
     monotonic time even when told not to fake that clock, and on glibc 2.30+ adds the result to the
-    real monotonic time (its "forced monotonic fix"): every `Object.wait(ms)` and timed park of the
-    JVM then returns at once, and a node never even wrote its first log line (fixed upstream after
+    real monotonic time (its "forced monotonic fix"): `Object.wait(1000)` then returned after 0.1 ms
+    and a 1 s park took 2.6 s, and a node never even wrote its first log line (fixed upstream after
     0.9.10, wolfcw/libfaketime#503 and #512). Without the fix the deadline it passes on is the
     JVM's own, which is right when the monotonic clock is not faked."""
     return {esnode.PRELOAD: str(LIBFAKETIME), "FAKETIME_TIMESTAMP_FILE": str(rc), "FAKETIME_NO_CACHE": "1",
@@ -465,7 +465,7 @@ def test_a_clock_within_the_rate_error_keeps_one_owner(clocks):
     """The old owner's clock at the slowest rate the argument allows (1 - e): its lease lasts
     longest in real time, and the promoted copy's wait still outlasts it. What a round can resolve
     is coarser than the margin the wait leaves at this rate (817 ms against 808): the new owner's
-    first answer also waits for the failure's publication, and came 1.3-1.6 s after the freeze in
+    first answer also waits for the failure's publication, and came 1.2-1.7 s after the freeze in
     the runs here, more than half a second after the wait; the model
     (rust/lock-core/tests/ownership_model/) checks the margin itself, with clocks at every rate
     within the error."""
