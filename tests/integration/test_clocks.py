@@ -63,8 +63,10 @@ from promotion_race import SETTINGS, Race, describe, race
 
 pytestmark = pytest.mark.slow
 
-#: libfaketime's preload library as Debian's `libfaketime` installs it (`apt-get install faketime`).
-LIBFAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")
+#: libfaketime's preload library where Debian's `libfaketime` installs it (`apt-get install faketime`),
+#: under the machine's multiarch folder.
+LIBFAKETIME = next(iter(sorted(Path("/usr/lib").glob("*/faketime/libfaketime.so.1"))),
+                   Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"))
 
 #: The rate error between two nodes' clocks the ownership protocol allows (`e`,
 #: rust/lock-core/src/ownership/bounds.rs, as the header the plugin is built with has it).
