@@ -51,5 +51,5 @@ def test_every_block_of_the_client_readme_runs_in_order(es_node):
     out = run_example("\n".join(blocks), es_node.url)
     for printed in ("one after the other: ['Thread-", "permits 1", "async token", "resigned: True",
                     "members: ['worker-1'] changed: False", "bulk: ['applied', 'applied']",
-                    "fenced change: total 10 True"):
+                    "fenced change: total 10 True", "read-write: shared shared True"):
         assert printed in out, out

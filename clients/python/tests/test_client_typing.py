@@ -24,6 +24,11 @@ with Locks(Elasticsearch("http://127.0.0.1:9200")) as locks:
         doc: dict | None = held.update("orders", "42", [ops.inc("items"), ops.set("status", "packed")])
         results: list[FencedResult] = held.bulk([("orders", "43", ops.DELETE)], refresh=True)
     later: HeldLock | None = locks.try_lock("orders-42", owner="worker-2", priority="background")
+    with locks.write_lock("orders-42", timeout="5s") as writer:
+        writer.downgrade()
+        mode: str = writer.mode
+    with locks.read_lock("orders-42", lease="30s", scope="key"):
+        pass
 """
 
 BAD = """

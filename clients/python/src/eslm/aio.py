@@ -23,13 +23,13 @@ from .election import election_steps, observe_steps
 from .errors import InvalidArgument, LockConflict, LockNotHeld, LockWaitTimeout
 from .fenced import FencedResult
 from .held import HandleBase, holders_of
-from .options import LockOptions
+from .options import LockOptions, unmoded
 from .session import SessionBase
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from .options import AsyncAcquireArgs, AsyncLockArgs, AsyncLoopArgs
+    from .options import AsyncAcquireArgs, AsyncLockArgs, AsyncLoopArgs, AsyncReadWriteArgs
 
 log = logging.getLogger("eslm")
 
@@ -45,6 +45,14 @@ class AsyncLockApi:
         """`async with alocks.lock("k", lease="30s") as held:` (see `Locks.lock`); with
         `reentrant=True` the owner is the calling task's."""
         return AsyncLockBlock(self._client, LockOptions.single(key, session=self._session, **options))
+
+    def read_lock(self, key: str, **options: Unpack[AsyncReadWriteArgs]) -> "AsyncLockBlock":
+        """`lock(key, mode="shared", ...)`: a read lock (see `Locks.read_lock`)."""
+        return self.lock(key, mode="shared", **unmoded(options, "read_lock"))
+
+    def write_lock(self, key: str, **options: Unpack[AsyncReadWriteArgs]) -> "AsyncLockBlock":
+        """`lock(key, mode="exclusive", ...)`: a write lock (see `Locks.write_lock`)."""
+        return self.lock(key, mode="exclusive", **unmoded(options, "write_lock"))
 
     def lock_many(self, locks: Iterable[Any], **options: Unpack[AsyncAcquireArgs]) -> "AsyncLockBlock":
         """All or nothing (see `Locks.lock_many`)."""
@@ -197,6 +205,10 @@ class AsyncHeldLock(AsyncCallbacks, HandleBase):
                    refresh: Any = None) -> list[FencedResult]:
         """See `HeldLock.bulk`: fenced changes in one `_bulk`, a result per change."""
         return await self.client.run(self.bulk_steps(changes, key, refresh))
+
+    async def downgrade(self) -> None:
+        """Exclusive to shared without letting go (see `HeldLock.downgrade`)."""
+        await self.client.run(self.downgrade_steps())
 
     async def extend(self, lease) -> None:
         """Renews now for `lease`, counted from now (see `HeldLock.extend`)."""

@@ -187,6 +187,11 @@ class HandleBase(Losable):
         return [g.key for g in self.grants]
 
     @property
+    def mode(self) -> str:
+        """`exclusive` or `shared` (`shared` once downgraded); empty for a semaphore's permits."""
+        return self.grants[0].mode
+
+    @property
     def fencing_token(self) -> int:
         """The grant's fencing token (for a multi-lock, the largest of its tokens): write it as
         the external version of what the lock protects (docs/API.md "The fencing recipe")."""
@@ -278,6 +283,31 @@ class HandleBase(Losable):
                 raise
             self.lease_ms = answer["lease_ms"]
             self._lease_end = started + self.lease_ms / 1000
+
+    def downgrade_steps(self):
+        """Weakens the grant from exclusive to shared in one step (`POST /_locks/{key}/_downgrade`,
+        docs/API.md): the lock stays held throughout, so no waiting writer gets in, while queued
+        readers are granted at once; the token and the lease stay. 503s are retried within the
+        lease. A lock found gone is lost (`LockLost`)."""
+        self.check_held()
+        g = self.grants[0]
+        if self.options.multi or g.scope not in ("key", "tree"):
+            raise InvalidArgument(f"only a lock of one key is downgraded, not {self!r}")
+        if g.mode != "exclusive":
+            raise InvalidArgument(f"lock [{g.key}] is {g.mode}: only an exclusive lock is downgraded")
+        if self.nested:
+            raise InvalidArgument(f"lock [{g.key}] is held by an outer block of this owner: downgrade that one")
+        if self.released:
+            raise LockNotHeld(f"lock [{g.key}] was released: nothing to downgrade")
+        body = {**keyed_body(self.owner, g.fencing_token, g.scope, self.acquisition), "mode": "shared"}
+        call = steps.Call("POST", path_of(g.key, "/_downgrade", g.scope), body)
+        try:
+            answer = yield from steps.retrying(lambda _d: call, self._lease_end)
+        except LockNotHeld as e:
+            self.lose("the downgrade found it no longer held (expired or force-released)", e)
+            self.check_held()
+            raise
+        self.grants = (dataclasses.replace(g, mode=answer.get("mode", "shared")),)
 
     def arrival_steps(self):
         """Before the grant is handed over: when its answer arrived so late that the watchdog's
@@ -454,6 +484,15 @@ class HeldLock(HandleBase):
     def renew(self, lease=None) -> None:
         """Renews now (the watchdog does it by itself). Raises LockNotHeld if it is gone."""
         self.client.run(self.renew_steps(lease))
+
+    def downgrade(self) -> None:
+        """Turns this exclusive lock (a `write_lock`) into a shared one (a read lock) without
+        letting go (docs/API.md "POST /_locks/{key}/_downgrade"): readers queued for the key are
+        let in at once, a queued writer goes on waiting; `fencing_token` and the lease stay the
+        same, and the watchdog goes on renewing. Raises `LockLost` when the lock is gone,
+        `InvalidArgument` for a lock that is not exclusive, a multi-lock, a semaphore or an
+        election, or a nested block's handle (downgrade the outer block's)."""
+        self.client.run(self.downgrade_steps())
 
     def extend(self, lease) -> None:
         """Renews now for `lease`, counted from now (redis-py's `extend(t, replace_ttl=True)`:

@@ -10,12 +10,12 @@ from .cancel import Cancel
 from .durations import Duration
 from .errors import AcquireCancelled, InvalidArgument, LockConflict, LockNotHeld, LockWaitTimeout
 from .held import HeldLock
-from .options import LockOptions
+from .options import LockOptions, unmoded
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from .options import AcquireArgs, LockArgs
+    from .options import AcquireArgs, LockArgs, ReadWriteArgs
 
 
 class Taker(Protocol):
@@ -45,6 +45,17 @@ class LockApi:
         the block with `LockLost`. Also a lock object as redis-py's and kazoo's are:
         `lk.acquire()` answers True or False, `lk.release()`, `lk.cancel()` from another thread."""
         return LockBlock(self._client, self._options(LockOptions.single, key, options))
+
+    def read_lock(self, key: str, **options: Unpack[ReadWriteArgs]) -> "LockBlock":
+        """`lock(key, mode="shared", ...)`: the read half of a read-write lock. Readers hold it
+        together; a writer (`write_lock`, or any exclusive lock of `key`) waits for every reader,
+        and readers for the writer. Same options as `lock`, but `mode`."""
+        return self.lock(key, mode="shared", **unmoded(options, "read_lock"))
+
+    def write_lock(self, key: str, **options: Unpack[ReadWriteArgs]) -> "LockBlock":
+        """`lock(key, mode="exclusive", ...)`: the write half of a read-write lock, alone on `key`.
+        `held.downgrade()` turns it into a read lock without letting a writer in between."""
+        return self.lock(key, mode="exclusive", **unmoded(options, "write_lock"))
 
     def lock_many(self, locks: Iterable[Any], **options: Unpack[AcquireArgs]) -> "LockBlock":
         """All or nothing (`POST /_locks/_acquire`): `locks` are keys or `{"key", "mode"?,

@@ -50,7 +50,17 @@ class AcquireArgs(TypedDict, total=False):
     on_lost: Callable[[Any], Any] | None
 
 
-class LockArgs(AcquireArgs, total=False):
+class ReadWriteArgs(AcquireArgs, total=False):
+    """`LockArgs` but `mode`: the options of `read_lock` (shared) and `write_lock` (exclusive),
+    which choose the mode themselves."""
+
+    scope: Literal["key", "tree"]
+    lock_delay: Duration | None
+    preempt: Duration | None
+    on_revoke: Callable[[Any, float], Any] | None
+
+
+class LockArgs(ReadWriteArgs, total=False):
     """`AcquireArgs` and a lock's `mode` and `scope`, and its `lock_delay` (a duration, at most a
     minute: after the lock ends without a release, its keys wait that long before another owner
     gets them; docs/API.md "Lock-delay"). Preemption (docs/API.md "Preemption"): `preempt` (a
@@ -59,10 +69,6 @@ class LockArgs(AcquireArgs, total=False):
     (release within `grace_s` seconds, or lose the lock)."""
 
     mode: Literal["exclusive", "shared"]
-    scope: Literal["key", "tree"]
-    lock_delay: Duration | None
-    preempt: Duration | None
-    on_revoke: Callable[[Any, float], Any] | None
 
 
 class AsyncAcquireArgs(AcquireArgs, total=False):
@@ -73,6 +79,12 @@ class AsyncAcquireArgs(AcquireArgs, total=False):
 
 class AsyncLockArgs(LockArgs, total=False):
     """`LockArgs` of the asyncio client, with `cancel_on_lost`."""
+
+    cancel_on_lost: bool
+
+
+class AsyncReadWriteArgs(ReadWriteArgs, total=False):
+    """`ReadWriteArgs` of the asyncio client, with `cancel_on_lost`."""
 
     cancel_on_lost: bool
 
@@ -177,6 +189,13 @@ def check_owner_choice(owner: Any, reentrant: Any, session: Any) -> None:
     if session is not None and (owner is not None or reentrant):
         raise InvalidArgument(f"[{'owner' if owner is not None else 'reentrant'}] cannot be given with a "
                               "session: the session's owner holds its locks")
+
+
+def unmoded(options: Mapping[str, object], call: str) -> dict[str, Any]:
+    """The options of `read_lock` or `write_lock`, which choose the mode themselves."""
+    if "mode" in options:
+        raise InvalidArgument(f"[mode] is not an option of {call}: it chooses the mode; use lock(key, mode=...)")
+    return dict(options)
 
 
 def check_count(value: Any, name: str, most: int) -> int:
