@@ -445,6 +445,7 @@ public final class HeldLock implements AsyncCloseable {
         if (!closed.compareAndSet(false, true)) {
             return false;
         }
+        shared.holdings().remove(this);
         Watchdog dog = watchdog;
         if (dog != null) {
             dog.stop();

@@ -294,7 +294,19 @@ public final class LockClient extends Locking implements AutoCloseable {
         return shared.events().lostLocks();
     }
 
-    /** Stops the watchdogs and this client's threads; the REST client stays open (it is yours). */
+    /**
+     * Lets go of what this client still holds, as the Python client's {@code close()} does: every
+     * open lock its watchdog renews (semaphore grants, leaderships and the locks of multi-locks
+     * too) is released and every open session ended (which releases its locks), all at once,
+     * waiting at most the {@link LockClientBuilder#retryBudget retry budget} plus 5 s for the
+     * answers; a lock already gone (lost, expired, force-released) is passed over, and one whose
+     * release is not answered in time ends with its lease. A lock acquired {@link
+     * AcquireOptions#withWatchdog without a watchdog} is left to its lease, which is the caller's
+     * own bound (ShedLock's {@code lockAtMostFor}). Then the watchdogs and this client's threads
+     * stop; a grant that arrives afterwards is released at once and its acquire fails with
+     * {@link IllegalStateException}. The REST client stays open (it is yours). Closing a view does
+     * nothing; closing twice does nothing more.
+     */
     @Override
     public void close() {
         if (root) {

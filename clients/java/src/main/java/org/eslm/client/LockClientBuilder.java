@@ -197,7 +197,8 @@ public final class LockClientBuilder {
                         owned,
                         new Semaphore(lossWatches),
                         new Handles(),
-                        new Events(listeners)),
+                        new Events(listeners),
+                        new Holdings()),
                 owners,
                 true);
     }

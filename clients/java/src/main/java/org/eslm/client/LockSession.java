@@ -62,6 +62,10 @@ public final class LockSession extends Locking implements AsyncCloseable {
         session.keepAlive = dog;
         session.lost.add(cause -> session.open.forEach(lock -> lock.reportLost(cause)));
         dog.start(sentAt, answer.get("expires_in_ms").asLong());
+        if (!shared.holdings().add(session)) { // the client's close() ends it otherwise
+            session.closeAsync().exceptionally(ignored -> null);
+            throw new IllegalStateException("the lock client is closed: " + session + " was ended at once");
+        }
         return session;
     }
 
@@ -125,6 +129,7 @@ public final class LockSession extends Locking implements AsyncCloseable {
         if (!closed.compareAndSet(false, true)) {
             return CompletableFuture.completedFuture(null);
         }
+        shared.holdings().remove(this);
         Watchdog dog = keepAlive;
         if (dog != null) {
             dog.stop();

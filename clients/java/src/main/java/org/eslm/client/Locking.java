@@ -159,9 +159,21 @@ public abstract sealed class Locking permits LockClient, LockSession {
         long renewalDue = leaseStart + TimeUnit.MILLISECONDS.toNanos(shared().renewIntervalMs(grant.leaseMs()));
         if (System.nanoTime() < renewalDue) {
             lock.watch(leaseStart, grant.leaseMs(), requestedMs);
-            return CompletableFuture.completedFuture(opened(lock, sentAt));
+            return CompletableFuture.completedFuture(held(opened(lock, sentAt)));
         }
-        return lock.confirmLate(sentAt, requestedMs).thenApply(confirmed -> opened(confirmed, sentAt));
+        return lock.confirmLate(sentAt, requestedMs).thenApply(confirmed -> held(opened(confirmed, sentAt)));
+    }
+
+    /**
+     * A watched lock handed over, in the client's {@link Holdings} (its close() releases it); a
+     * grant that arrives once the client is closed is released at once, and the acquire fails.
+     */
+    private HeldLock held(HeldLock lock) {
+        if (!shared().holdings().add(lock)) {
+            lock.closeAsync().exceptionally(ignored -> null);
+            throw new IllegalStateException("the lock client is closed: " + lock + " was released at once");
+        }
+        return lock;
     }
 
     /** The acquisition an acquire of {@code targets} by {@code owner} is ({@link Handles#acquisitionFor}). */
