@@ -64,6 +64,9 @@ EXPECTED = {
         # Issue 49 item 5: close() releases what the client holds.
         "org.eslm.client.CloseTest": 2,
         "org.eslm.client.CloseRest5Test": 2,
+        # Issue 49 item 5: ReadWriteLock and downgrade.
+        "org.eslm.client.ReadWriteLockTest": 4,
+        "org.eslm.client.ReadWriteLockRest5Test": 4,
     },
     "shedlock": {
         "org.eslm.shedlock.ShedLockContractTest": 5,

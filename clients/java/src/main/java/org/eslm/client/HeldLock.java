@@ -44,6 +44,8 @@ public final class HeldLock implements AsyncCloseable {
     private final LockSession session;
     private final LostSignal lost;
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** The grant's mode: shared once {@link #downgrade()}d. */
+    private volatile LockMode mode;
     /** When the grant was made into this handle: the start of its hold time for the listeners. */
     private final long heldSince = System.nanoTime();
 
@@ -61,6 +63,7 @@ public final class HeldLock implements AsyncCloseable {
         this.acquisition = acquisition;
         this.grant = grant;
         this.session = session;
+        this.mode = grant.mode();
         this.lost = new LostSignal(describe(owner, grant));
         lost.add(this::reportLost);
     }
@@ -195,8 +198,52 @@ public final class HeldLock implements AsyncCloseable {
         return owner;
     }
 
+    /** Exclusive or shared: as granted, or shared once {@link #downgrade()}d. */
     public LockMode mode() {
-        return grant.mode();
+        return mode;
+    }
+
+    /**
+     * Turns this exclusive lock into a shared one without letting go (docs/API.md "POST
+     * /_locks/{key}/_downgrade"), as a writer that has finished writing and goes on reading: the
+     * lock stays held throughout, so a writer queued for the key goes on waiting while queued
+     * readers are let in at once. The fencing token and the lease stay; the watchdog goes on
+     * renewing. A lock the server no longer holds is marked lost.
+     *
+     * @throws LockLostException the lock was lost (now or before): nothing downgraded
+     * @throws IllegalStateException it is not an exclusive lock of a key or tree path (a shared
+     *     one, a semaphore's permits, a leadership), it was closed, or it is a nested handle of a
+     *     grant an outer handle holds ({@link #isReentrant()}: downgrade that one)
+     */
+    public void downgrade() {
+        Sync.await(downgradeAsync());
+    }
+
+    /** {@link #downgrade()} without blocking a thread; the checks throw before anything is sent. */
+    public CompletableFuture<Void> downgradeAsync() {
+        checkHeld();
+        if (scope() != LockScope.KEY && scope() != LockScope.TREE) {
+            throw new IllegalStateException("only a lock of a key or tree path is downgraded, not " + this);
+        }
+        if (mode != LockMode.EXCLUSIVE) {
+            throw new IllegalStateException(this + " is " + Wire.name(mode) + ": only an exclusive lock is downgraded");
+        }
+        if (closed.get()) {
+            throw new IllegalStateException(this + " was closed: nothing to downgrade");
+        }
+        if (isReentrant()) {
+            throw new IllegalStateException(this + " is a nested handle of its grant: downgrade the outer one");
+        }
+        return shared.requests()
+                .downgrade(
+                        owner, key(), scope(), fencingToken(), shared.requests().retryBudgetMs())
+                .handle((answer, error) -> {
+                    if (error == null) {
+                        mode = Wire.parse(LockMode.class, answer.path("mode").asText("shared"));
+                        return null;
+                    }
+                    throw asLost(Retrier.unwrap(error));
+                });
     }
 
     public LockScope scope() {

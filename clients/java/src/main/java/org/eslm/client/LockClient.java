@@ -126,6 +126,21 @@ public final class LockClient extends Locking implements AutoCloseable {
     }
 
     /**
+     * A {@link java.util.concurrent.locks.ReadWriteLock} on {@code key} owned by threads as {@link
+     * java.util.concurrent.locks.ReentrantReadWriteLock} is (see {@link ThreadReadWriteLock}): its
+     * read lock holds the key shared, its write lock exclusive, with the lease, wait and priority of
+     * {@code options} (their mode is each half's own). Keep one per key and share it between threads.
+     */
+    public ThreadReadWriteLock readWriteLock(String key, AcquireOptions options) {
+        return new ThreadReadWriteLock(this, key, options);
+    }
+
+    /** {@link #readWriteLock(String, AcquireOptions)} with the default options. */
+    public ThreadReadWriteLock readWriteLock(String key) {
+        return readWriteLock(key, AcquireOptions.defaults());
+    }
+
+    /**
      * Waits until the lock of {@code key} with {@code fencingToken} ends, at most {@code wait}
      * ({@code GET /_locks/{key}/_watch}): anyone who knows a token may watch it.
      */

@@ -193,6 +193,15 @@ final class Requests {
                 : Endpoints.watch(key, Wire.name(scope), token, waitMs);
     }
 
+    /**
+     * {@code POST /_locks/{key}/_downgrade} of this grant to shared (docs/API.md): the lock stays
+     * held, queued readers are let in, token and lease stay. Answers the grant as an acquire does.
+     */
+    CompletableFuture<JsonNode> downgrade(String owner, String key, LockScope scope, long token, long budgetMs) {
+        ObjectNode body = grantBody(owner, scope, token).put("mode", Wire.name(LockMode.SHARED));
+        return retrier.run(budgetMs, left -> transport.send("POST", grantPath(key, scope, "/_downgrade"), body, 0));
+    }
+
     /** {@code POST /_locks/{key}/_release} of this grant only: a stale token frees nothing newer. */
     CompletableFuture<JsonNode> release(String owner, String key, LockScope scope, long token) {
         return plain("POST", grantPath(key, scope, "/_release"), grantBody(owner, scope, token));

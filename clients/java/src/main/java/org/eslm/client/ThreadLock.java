@@ -2,16 +2,10 @@ package org.eslm.client;
 
 import java.time.Duration;
 import java.util.Optional;
-import java.util.concurrent.CancellationException;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantLock;
-import org.eslm.client.errors.LockConflictException;
-import org.eslm.client.errors.LockException;
-import org.eslm.client.errors.LockWaitTimeoutException;
 
 /**
  * A {@link Lock} on one key owned by the calling thread and reentrant as {@link ReentrantLock} is
@@ -47,14 +41,18 @@ public final class ThreadLock implements Lock {
 
     @Override
     public void lock() {
-        local.lock();
-        takeUninterruptibly(options.untilGranted());
+        GrantWait.uninterruptibly(key, () -> {
+            local.lock();
+            return take(options.untilGranted());
+        });
     }
 
     /** {@link #lock()} under a lease of {@code lease} that is not renewed: the lock ends by itself after it. */
     public void lockFor(Duration lease) {
-        local.lock();
-        takeUninterruptibly(fixedLease(options.untilGranted(), lease));
+        GrantWait.uninterruptibly(key, () -> {
+            local.lock();
+            return take(fixedLease(options.untilGranted(), lease));
+        });
     }
 
     @Override
@@ -176,47 +174,19 @@ public final class ThreadLock implements Lock {
         if (local.getHoldCount() > 1) {
             return true;
         }
-        CompletableFuture<HeldLock> acquiring = client.acquireAsync(key, with);
+        HeldLock granted;
         try {
-            grant = acquiring.get();
-            return true;
-        } catch (InterruptedException e) {
-            acquiring.cancel(true); // the server drops the waiter; a grant that comes anyway is released
-            local.unlock();
-            throw e;
-        } catch (ExecutionException | CancellationException e) {
-            local.unlock();
-            Throwable cause = e.getCause() != null ? e.getCause() : e;
-            if (cause instanceof LockWaitTimeoutException || cause instanceof LockConflictException) {
-                return false;
-            }
-            throw cause instanceof LockException lockError ? lockError : new IllegalStateException(cause);
-        } catch (RuntimeException e) {
+            granted = GrantWait.take(client, key, with);
+        } catch (InterruptedException | RuntimeException e) {
             local.unlock();
             throw e;
         }
-    }
-
-    /** {@link #take} for {@code lock()}, which may not be interrupted: waits on, then restores the flag. */
-    private void takeUninterruptibly(AcquireOptions with) {
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    if (!take(with)) {
-                        throw new IllegalStateException("a wait until granted ended without the lock of [" + key + "]");
-                    }
-                    return;
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                    local.lock(); // take() let the local hold go: take it again and wait on
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
+        if (granted == null) {
+            local.unlock();
+            return false;
         }
+        grant = granted;
+        return true;
     }
 
     /** {@code with} under a lease of {@code lease} that is not renewed (null: as the options say). */
