@@ -45,7 +45,9 @@ EXPECTED = {
         "groups": 1,
         "fencing": 3,
         "close": 1,
-        "README": 5,
+        "fenced changes": 4,
+        "downgrade": 2,
+        "README": 6,
         "error classes": 1,
     },
     "disruptive": {

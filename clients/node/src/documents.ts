@@ -62,8 +62,10 @@ export async function fencedIndex (rest: Rest, index: string, id: string, docume
     return await rest.send({ method: 'PUT', path, body: document })
   } catch (e) {
     if (e instanceof VersionConflict) {
+      // Elasticsearch names the document's version: "current version [N] is higher ...".
+      const current = /current version \[(\d+)\]/.exec(e.reason)
       throw new StaleToken(`write of [${index}/${id}] with fencing token [${token}] refused: ${e.reason}`,
-        { status: e.status, type: e.type, body: e.body, cause: e })
+        { status: e.status, type: e.type, body: e.body, cause: e, token, fence: current === null ? undefined : BigInt(current[1] as string) })
     }
     throw e
   }

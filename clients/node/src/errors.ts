@@ -154,10 +154,29 @@ export class VersionConflict extends LockError {
   static override readonly httpStatus = 409
 }
 
-/** A fenced write (`held.index(...)`) refused by Elasticsearch: the document already carries a
- * larger version, written with the token of a later holder. What this holder was about to write
- * must not land. */
-export class StaleToken extends VersionConflict {}
+/** A later holder of the lock got there first, and nothing of this holder's was written. Two ways:
+ *
+ * - a fenced write (`held.index(...)`) refused by Elasticsearch: the document already carries a
+ *   larger version, written with the token of a later holder (409, Elasticsearch's error);
+ * - a fenced change (`held.update`, `read`, `delete`, a `bulk` item) that the plugin's script made
+ *   a `noop` because a later token had changed the document (docs/API.md "Fenced changes"): the
+ *   answer was a 200, so `status` is undefined, `type` is `stale_token` and `body` the answer.
+ *
+ * `fence` is the document's fence (or version): a later holder's token; `token` this lock's. Both
+ * are `bigint`, undefined when the answer did not say. */
+export class StaleToken extends VersionConflict {
+  /** The document's fence token (a later holder's), when known. */
+  readonly fence: bigint | undefined
+  /** The token of the lock that sent the change. */
+  readonly token: bigint | undefined
+
+  constructor (reason: string, options: { status?: number, type?: string, body?: unknown, cause?: unknown, fence?: bigint, token?: bigint } = {}) {
+    const { fence, token, ...rest } = options
+    super(reason, rest)
+    this.fence = fence
+    this.token = token
+  }
+}
 
 /** `optimisticUpdate` gave up: each of its attempts lost its race with another writer. */
 export class UpdateConflict extends VersionConflict {}

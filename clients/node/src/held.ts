@@ -23,9 +23,11 @@ import type { Session } from './session'
 import {
   GrantExpired, InvalidArgument, LockError, LockLost, LockNotHeld, BadRequest
 } from './errors'
-import { type Mode, type GrantScope, type Priority, type Target, toMillis, pathOf } from './options'
+import { type Mode, type GrantScope, type Priority, type Target, checkKnown as checkKnownOptions, toMillis, pathOf } from './options'
 import { WAIT_MARGIN_MS, millisLeft, sleep } from './rest'
 import { fencedIndex, type IndexOptions } from './documents'
+import * as fenced from './fenced'
+import type { Fence, FencedChange, FencedChangeOf, FencedOptions, FencedResult, ModifyFn } from './fenced'
 
 /** One granted lock: what the server answered for one key. */
 export interface Grant {
@@ -107,7 +109,11 @@ export abstract class Losable {
 export class HeldLock extends Losable {
   readonly owner: string
   readonly acquisition: string | undefined
-  readonly grants: readonly Grant[]
+  /** The grants held: one per key (a multi-lock's several). */
+  get grants (): readonly Grant[] {
+    return this.grantList
+  }
+  private grantList: readonly Grant[]
   /** Milliseconds of lease the server granted (or last renewed). */
   leaseMs: number
   /** How long the request queued on the server. */
@@ -139,7 +145,7 @@ export class HeldLock extends Losable {
     this.request = request
     this.owner = request.owner as string
     this.acquisition = request.acquisition
-    this.grants = grantsOf(request, answer)
+    this.grantList = grantsOf(request, answer)
     this.leaseMs = Number(answer.lease_ms)
     this.waitedMs = Number(answer.waited_ms ?? 0)
     this.permits = answer.permits
@@ -415,14 +421,118 @@ export class HeldLock extends Losable {
    * with its larger token. Throws `LockLost` without writing when the lock is known lost.
    * `options.key` picks a multi-lock's token. Answers Elasticsearch's answer. */
   async index (index: string, id: string, document: object, options: IndexOptions & { key?: string } = {}): Promise<any> {
-    if (this.lost) throw this.lostError
     const { key, ...rest } = options
+    return await fencedIndex(this.locks.rest, index, id, document, this.fenceOf(key).token, rest)
+  }
+
+  // --- fenced changes (docs/API.md "Fenced changes") -------------------------------------------
+
+  /** Changes `index/_doc/id` fenced by this lock's token: Elasticsearch applies the change only if
+   * no later holder of the lock has changed the document, in the same operation, on its primary.
+   * `change` is
+   *
+   * - a partial document (an object, merged as `_update`'s `doc` merges);
+   * - an array of field operations (`ops.inc`, `ops.append`, `ops.set`, `ops.remove`): run in order
+   *   on the document as its primary holds it, so a counter or a list needs no read;
+   * - or a function of the document's source (null when missing or a tombstone), sync or async,
+   *   answering the whole new document (null/undefined, or the source unchanged: nothing written):
+   *   a fenced read first, then the result written with the same token (a read-modify-write).
+   *
+   * A missing document is created. Answers the document as it now stands, without its fence (null
+   * for a tombstone). Throws `StaleToken` (with `fence` and `token`) when a later holder has changed
+   * the document: nothing written; `LockLost` without sending anything when the lock is known
+   * lost; `InvalidArgument` before sending for a change it cannot send; `IllegalArgument` for one
+   * the document refuses (an `inc` of text). `options.key` picks a multi-lock's key. */
+  async update<T extends object = Record<string, unknown>> (index: string, id: string,
+    change: FencedChangeOf<T> | ModifyFn<T>, options: FencedOptions = {}): Promise<T | null> {
+    const fence = this.fencedCheck(index, id, options)
+    return await fenced.update<T>(this.locks.rest, index, id, fence, change, options.refresh, () => this.checkHeld())
+  }
+
+  /** The fenced read of `index/_doc/id`: raises the document's fence to this lock's token (from
+   * then on an older holder's change is refused, and one that landed before is in what is read)
+   * and answers its source without the fence, or null when missing or a tombstone (a missing
+   * document becomes a tombstone). Throws as `update` does. */
+  async read<T extends object = Record<string, unknown>> (index: string, id: string, options: { key?: string } = {}): Promise<T | null> {
+    const fence = this.fencedCheck(index, id, options)
+    return await fenced.fencedCall(this.locks.rest, index, id, fence, {}, undefined) as T | null
+  }
+
+  /** The fenced delete of `index/_doc/id`: it becomes a tombstone that keeps the fence, so an older
+   * holder's later change is still refused (a plain delete's version is forgotten after
+   * `index.gc_deletes`); a later change starts from an empty document. Throws as `update` does. */
+  async delete (index: string, id: string, options: FencedOptions = {}): Promise<void> {
+    const fence = this.fencedCheck(index, id, options)
+    await fenced.fencedCall(this.locks.rest, index, id, fence, { delete: true }, options.refresh)
+  }
+
+  /** Many fenced changes in one `_bulk`, each fenced on its own by this lock's token: `changes`
+   * are `{index, id, change}` with `change` a partial document, field operations or `ops.DELETE`
+   * (no function: use `update` for a read-modify-write). Answers one `FencedResult` per change, in
+   * order: `applied`, `stale` or `failed`, with the document as it now stands or the error; never
+   * throws for an item. Throws `InvalidArgument` (nothing sent) for a change it cannot send,
+   * `LockLost` as `update` does, and the error of the request as a whole. */
+  async bulk (changes: readonly FencedChange[], options: FencedOptions = {}): Promise<FencedResult[]> {
+    checkKnownOptions(options, ['key', 'refresh'], 'bulk')
+    fenced.checkRefresh(options.refresh)
+    const fence = this.fenceOf(options.key)
+    return await fenced.bulk(this.locks.rest, changes, fence, options.refresh)
+  }
+
+  /** Throws the `LockLost` if this lock is known lost: nothing is sent under a lost lock. */
+  private checkHeld (): void {
+    if (this.lost) throw this.lostError
+  }
+
+  /** The key and token that fence a write or change: refused at once when the lock is known lost;
+   * `key` names one of a multi-lock's keys (each has its own token). */
+  private fenceOf (key: string | undefined): Fence {
+    this.checkHeld()
     if (key === undefined && this.grants.length > 1) {
-      throw new InvalidArgument(`[key] is required for a fenced write of a multi-lock: one of ${this.keys.join(', ')}`)
+      throw new InvalidArgument(`[key] is required for a fenced write or change of a multi-lock: one of ${this.keys.join(', ')}`)
     }
     const grant = key === undefined ? this.grants[0] : this.grants.find(g => g.key === key)
     if (grant === undefined) throw new InvalidArgument(`[key] must be one of this lock's keys ${this.keys.join(', ')}, got [${key}]`)
-    return await fencedIndex(this.locks.rest, index, id, document, grant.fencingToken, rest)
+    return { key: grant.key, token: grant.fencingToken }
+  }
+
+  private fencedCheck (index: string, id: string, options: FencedOptions): Fence {
+    checkKnownOptions(options, ['key', 'refresh'], 'a fenced change')
+    fenced.checkNames(index, id)
+    fenced.checkRefresh(options.refresh)
+    return this.fenceOf(options.key)
+  }
+
+  // --- downgrade -------------------------------------------------------------------------------
+
+  /** Turns this exclusive lock (a `writeLock`) into a shared one (a read lock) without letting go
+   * (`POST /_locks/{key}/_downgrade`, docs/API.md): the lock stays held throughout, so no waiting
+   * writer gets in, while readers queued for the key (ahead of any waiting writer) are let in at
+   * once; `fencingToken` and the lease stay the same, and the watchdog goes on renewing. A 503 is
+   * retried within the lease. Throws `LockLost` when the lock is gone (found so now: it is lost),
+   * `InvalidArgument` for a lock that is not exclusive, a multi-lock, a semaphore or a leadership,
+   * or a nested handle (downgrade the outer one). */
+  async downgrade (): Promise<void> {
+    this.checkHeld()
+    const g = this.grants[0] as Grant
+    if (this.request.multi || (g.scope !== 'key' && g.scope !== 'tree')) {
+      throw new InvalidArgument(`only a lock of one key is downgraded, not ${this}`)
+    }
+    if (g.mode !== 'exclusive') throw new InvalidArgument(`lock [${g.key}] is ${g.mode}: only an exclusive lock is downgraded`)
+    if (this.nested) throw new InvalidArgument(`lock [${g.key}] is held by an outer handle of this owner: downgrade that one`)
+    if (this.released) throw new LockNotHeld(`lock [${g.key}] was released: nothing to downgrade`)
+    const call = { method: 'POST', path: pathOf(g.key, '/_downgrade', g.scope), body: { ...grantBody(this.owner, g, this.acquisition), mode: 'shared' } }
+    let answer: any
+    try {
+      answer = await this.locks.rest.retrying(() => call, Math.max(this.leaseEnd, performance.now()))
+    } catch (e) {
+      if (e instanceof LockNotHeld) {
+        this.lose('the downgrade found it no longer held (expired, force-released or replaced)', e)
+        this.checkHeld()
+      }
+      throw e
+    }
+    this.grantList = [{ ...g, mode: answer.mode === 'exclusive' ? 'exclusive' : 'shared' }]
   }
 
   // --- release ---------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import { parse, stringify } from './json'
 /** What this client needs of an `@elastic/elasticsearch` `Client`: its transport. */
 export interface ClientLike {
   transport: {
-    request: (params: { method: string, path: string, body?: string }, options: Record<string, unknown>) => Promise<unknown>
+    request: (params: { method: string, path: string, body?: string, bulkBody?: string }, options: Record<string, unknown>) => Promise<unknown>
   }
   /** The client's node pool: a node that says it is shutting down is marked dead in it. */
   connectionPool?: { markDead: (connection: any) => unknown }
@@ -49,12 +49,15 @@ export const BACKOFF_FIRST_MS = 50
 export const BACKOFF_MAX_MS = 1000
 
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json' }
+const NDJSON_HEADERS = { 'content-type': 'application/x-ndjson', accept: 'application/json' }
 
 export interface Call {
   method: string
   /** The path and its query string, already encoded. */
   path: string
   body?: unknown
+  /** Instead of `body`: lines of newline-delimited JSON (`_bulk`), each written as `body` is. */
+  ndjson?: unknown[]
   /** The request timeout (ms); undefined: the client's own. */
   timeoutMs?: number
 }
@@ -109,7 +112,7 @@ export class Rest {
    * (`AcquireAborted`); no answer at all is `LockConnectionError`. */
   async send (call: Call, signal?: AbortSignal): Promise<any> {
     if (isAborted(signal)) throw aborted(signal as AbortSignal)
-    const options: Record<string, unknown> = { asStream: true, meta: true, headers: HEADERS }
+    const options: Record<string, unknown> = { asStream: true, meta: true, headers: call.ndjson === undefined ? HEADERS : NDJSON_HEADERS }
     if (call.timeoutMs !== undefined) options.requestTimeout = call.timeoutMs
     // The transport gets a signal of its own, aborted without a reason: undici rejects with the
     // signal's reason, and a reason that is not an AbortError (the caller's own error) would be
@@ -120,8 +123,9 @@ export class Rest {
       signal.addEventListener('abort', follow, { once: true })
       options.signal = inner.signal
     }
-    const params: { method: string, path: string, body?: string } = { method: call.method, path: call.path }
+    const params: { method: string, path: string, body?: string, bulkBody?: string } = { method: call.method, path: call.path }
     if (call.body !== undefined) params.body = stringify(call.body)
+    if (call.ndjson !== undefined) params.bulkBody = call.ndjson.map(line => `${stringify(line)}\n`).join('')
     let result: { statusCode: number, headers: Record<string, unknown>, body: Readable, meta?: { connection?: unknown } }
     let text: string
     try {

@@ -26,6 +26,7 @@ describe('fencing', { timeout: 60_000 }, () => {
     await next.index(INDEX, id, { status: 'delivered' }) // the same holder writes again
     await assert.rejects(stale.index(INDEX, id, { status: 'lost' }), (e: unknown) => {
       assert.ok(e instanceof StaleToken && e.status === 409, String(e))
+      assert.deepEqual([e.token, e.fence], [stale.fencingToken, next.fencingToken], 'this lock\'s token, the document\'s version')
       return true
     })
     const doc = await http('GET', `/${INDEX}/_doc/${id}`)

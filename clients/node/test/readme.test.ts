@@ -10,6 +10,7 @@ import { quickstart } from '../examples/quickstart'
 import { fencing } from '../examples/fencing'
 import { errors } from '../examples/errors'
 import { more } from '../examples/session'
+import { fencedChanges } from '../examples/fenced'
 import { URLS } from './helpers'
 
 const PACKAGE = join(__dirname, '..', '..')
@@ -57,6 +58,14 @@ describe('README', { timeout: 90_000 }, () => {
     const out = await fencing(URLS[0] as string)
     assert.equal(out.length, 1)
     assert.match(out[0] as string, /^refused: (StaleToken|LockLost)$/)
+  })
+
+  test('fenced changes and downgrade', async () => {
+    const out = await fencedChanges(URLS[0] as string)
+    assert.deepEqual(out.slice(0, 2), ['total 5 read back: 5', 'applied applied applied'])
+    assert.match(out[2] as string, /^refused: (StaleToken|LockLost)$/)
+    assert.equal(out[3], 'shared token kept: true')
+    assert.equal(out.length, 4)
   })
 
   test('errors', async () => {
