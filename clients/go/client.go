@@ -238,13 +238,21 @@ func newAcquisition() string { return randomHex(16) }
 // answer, or the *Error of an error answer. A request cut short by ctx answers ctx's error
 // (wrapped); no answer at all is ErrConnection.
 func (c *Client) send(ctx context.Context, method, path string, body any) ([]byte, error) {
+	if body == nil {
+		return c.sendRaw(ctx, method, path, "", nil)
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, invalid("the request body cannot be written as JSON: %v", err)
+	}
+	return c.sendRaw(ctx, method, path, "application/json", b)
+}
+
+// sendRaw is send with a body already written, of the given content type (none: no body).
+func (c *Client) sendRaw(ctx context.Context, method, path, contentType string, body []byte) ([]byte, error) {
 	var reader io.Reader
 	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return nil, invalid("the request body cannot be written as JSON: %v", err)
-		}
-		reader = bytes.NewReader(b)
+		reader = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, path, reader)
 	if err != nil {
@@ -252,7 +260,7 @@ func (c *Client) send(ctx context.Context, method, path string, body any) ([]byt
 	}
 	req.Header.Set("Accept", "application/json")
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Content-Type", contentType)
 	}
 	res, err := c.es.Perform(req)
 	if err != nil {

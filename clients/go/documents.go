@@ -7,7 +7,11 @@ import (
 	"fmt"
 	"net/url"
 	"reflect"
+	"regexp"
+	"strconv"
 )
+
+var currentVersion = regexp.MustCompile(`current version \[(\d+)\]`)
 
 // WriteResult is Elasticsearch's answer to a document write.
 type WriteResult struct {
@@ -30,7 +34,7 @@ func docPath(index, id string, query url.Values) string {
 // FencedIndex writes doc (anything encoding/json writes as an object) as index/_doc/id with
 // token as its external version (version_type=external_gte: docs/API.md "The fencing
 // recipe"): accepted while no write with a larger token reached the document, refused with
-// ErrStaleToken (also ErrVersionConflict) once one did. Every writer of the document must
+// ErrStaleToken (also ErrVersionConflict; a *StaleTokenError) once one did. Every writer of the document must
 // fence its writes this way. A 503 is retried within ctx's deadline, else the client's retryFor.
 func (c *Client) FencedIndex(ctx context.Context, index, id string, token uint64, doc any) (*WriteResult, error) {
 	if index == "" || id == "" {
@@ -45,9 +49,14 @@ func (c *Client) FencedIndex(ctx context.Context, index, id string, token uint64
 		if errors.Is(err, ErrVersionConflict) {
 			var e *Error
 			errors.As(err, &e)
-			return nil, &Error{Status: e.Status, Type: e.Type, Body: e.Body,
+			// Elasticsearch names the document's version: "current version [N] is higher ...".
+			var current uint64
+			if m := currentVersion.FindStringSubmatch(e.Reason); m != nil {
+				current, _ = strconv.ParseUint(m[1], 10, 64)
+			}
+			return nil, &StaleTokenError{Fence: current, Token: token, Err: &Error{Status: e.Status, Type: e.Type, Body: e.Body,
 				Reason: fmt.Sprintf("write of [%s/%s] with fencing token [%d] refused: %s", index, id, token, e.Reason),
-				kinds:  []error{ErrStaleToken, ErrVersionConflict}, cause: err}
+				kinds:  []error{ErrStaleToken, ErrVersionConflict}, cause: err}}
 		}
 		return nil, err
 	}

@@ -40,6 +40,10 @@ func TestFencedWritesRefuseAStaleHolder(t *testing.T) {
 	if !errors.Is(err, eslm.ErrStaleToken) || !errors.Is(err, eslm.ErrVersionConflict) || !errors.As(err, &e) || e.Status != 409 {
 		t.Fatalf("want ErrStaleToken, got %v", err)
 	}
+	var stale *eslm.StaleTokenError
+	if !errors.As(err, &stale) || stale.Token != old.Token() || stale.Fence != newer.Token() {
+		t.Fatalf("the stale error names the lock's token %d and the document's version %d: %+v", old.Token(), newer.Token(), stale)
+	}
 	// Knowing its loss, the Mutex refuses without sending.
 	if ok, _ := closedWithin(old.Done(), 5*time.Second); !ok {
 		t.Fatal("the old holder's loss was not signalled")

@@ -48,12 +48,15 @@ var (
 	// ErrLost: the lock (or session, or leadership) was lost while held: a renewal or the
 	// release found it gone, renewals failed until its lease ran out, its loss watch saw the
 	// server end it, or its session was lost. Also returned, without sending anything, by a
-	// fenced write of a lock already known lost.
+	// fenced write or change, or a downgrade, of a lock already known lost.
 	ErrLost = errors.New("eslm: lock lost")
 	// ErrVersionConflict: 409 version_conflict_engine_exception from a document write.
 	ErrVersionConflict = errors.New("eslm: version conflict")
 	// ErrStaleToken: a fenced write refused by Elasticsearch because a holder with a newer
-	// token already wrote the document (also matches ErrVersionConflict).
+	// token already wrote the document, or a fenced change (Update, Read, Delete, a Bulk item)
+	// that the plugin's script made a noop because a newer token had changed the document:
+	// nothing written. Also matches ErrVersionConflict; the error is a *StaleTokenError, whose
+	// Fence and Token say which tokens (errors.As).
 	ErrStaleToken = errors.New("eslm: stale fencing token")
 	// ErrUpdateConflict: an optimistic update lost its race more times than it may retry (also
 	// matches ErrVersionConflict).

@@ -149,3 +149,72 @@ func ExampleClient_OptimisticUpdate() {
 	// Output:
 	// 2 <nil>
 }
+
+func ExampleMutex_Update() {
+	ctx := context.Background()
+	es, _ := elasticsearch.NewClient(elasticsearch.Config{Addresses: []string{nodeURL()}})
+	locks, _ := eslm.NewClient(es)
+	defer locks.Close(ctx)
+
+	m := eslm.NewMutex(locks, "carts-7")
+	if err := m.Lock(ctx); err != nil {
+		panic(err)
+	}
+	// A partial document, merged; then field operations, run on the document as its primary holds it.
+	if _, err := m.Update(ctx, "carts", "7", eslm.Doc(map[string]any{"status": "open", "items": 0})); err != nil {
+		panic(err)
+	}
+	if _, err := m.Update(ctx, "carts", "7", eslm.Ops(eslm.Inc("items", 1), eslm.Append("log", "added"))); err != nil {
+		panic(err)
+	}
+	// A read-modify-write: a fenced read, then the whole result written with the same token.
+	cart, err := m.Update(ctx, "carts", "7", eslm.Modify(func(doc map[string]any) (map[string]any, error) {
+		doc["total"] = doc["items"].(float64) * 5
+		return doc, nil
+	}))
+	fmt.Println("total:", cart["total"], err)
+	results, err := m.Bulk(ctx, []eslm.FencedChange{ // one _bulk, each change fenced on its own
+		{Index: "carts", ID: "8", Change: eslm.Delete()}, // a tombstone that keeps the fence
+		{Index: "carts", ID: "9", Change: eslm.Ops(eslm.Inc("items", 1))},
+	})
+	for _, r := range results {
+		fmt.Println(r.ID, r.Outcome) // applied, stale or failed (r.Err): never an error of Bulk's
+	}
+
+	// Say this holder stalls past its lease and the next one changes the cart:
+	_ = locks.ForceRelease(ctx, "carts-7", "")
+	next := eslm.NewMutex(locks, "carts-7")
+	_ = next.Lock(ctx)
+	_, _ = next.Update(ctx, "carts", "7", eslm.Ops(eslm.Inc("items", 1)))
+	_, err = m.Update(ctx, "carts", "7", eslm.Doc(map[string]any{"items": 0}))
+	// A *StaleTokenError (errors.As: its Fence and Token), or the loss once the client knows:
+	fmt.Println("refused:", errors.Is(err, eslm.ErrStaleToken) || errors.Is(err, eslm.ErrLost))
+	_ = next.Unlock(ctx)
+	// Output:
+	// total: 5 <nil>
+	// 8 applied
+	// 9 applied
+	// refused: true
+}
+
+func ExampleRWMutex_Downgrade() {
+	ctx := context.Background()
+	es, _ := elasticsearch.NewClient(elasticsearch.Config{Addresses: []string{nodeURL()}})
+	locks, _ := eslm.NewClient(es)
+	defer locks.Close(ctx)
+
+	rw := eslm.NewRWMutex(locks, "catalog")
+	if err := rw.Lock(ctx); err != nil { // exclusive: readers and writers wait
+		panic(err)
+	}
+	token := rw.Writer().Token()
+	if err := rw.Downgrade(ctx); err != nil { // now shared: queued readers get in, writers still wait
+		panic(err)
+	}
+	fmt.Println("readers:", len(rw.Readers()), "same token:", rw.Readers()[0].Token() == token)
+	if err := rw.RUnlock(ctx); err != nil {
+		panic(err)
+	}
+	// Output:
+	// readers: 1 same token: true
+}

@@ -423,6 +423,35 @@ func (h *hold) renew(ctx context.Context, lease time.Duration, deadline time.Tim
 	return nil
 }
 
+// downgrade weakens the grant from exclusive to shared (POST /_locks/{key}/_downgrade),
+// retrying a 503 within ctx's deadline, else within the lease; the token and the lease stay. A
+// grant found gone is lost, and the loss returned.
+func (h *hold) downgrade(ctx context.Context) error {
+	body := keyedBody(h.scope, h.owner, h.acquisition, h.token)
+	body["mode"] = "shared"
+	path := actionPath(h.scope, h.key, "_downgrade")
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = h.leaseEndNow()
+	}
+	_, err := h.c.retrying(ctx, deadline, "POST "+path, func() ([]byte, error) {
+		return h.c.send(ctx, "POST", path, body)
+	})
+	if errors.Is(err, ErrNotHeld) && !h.isClosing() {
+		h.lose("the downgrade found it no longer held (expired, force-released or replaced)", err)
+		if lost := h.err(); lost != nil {
+			return lost
+		}
+	}
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	h.s.shared = true
+	h.mu.Unlock()
+	return nil
+}
+
 type watchAnswer struct {
 	Changed bool    `json:"changed"`
 	Reason  string  `json:"reason"`

@@ -142,6 +142,23 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	return err
 }
 
+// adopt makes m (which holds nothing) hold h, a grant another Mutex of its key took.
+func (m *Mutex) adopt(h *hold) {
+	m.gate <- struct{}{}
+	m.mu.Lock()
+	m.cur, m.held = h, true
+	m.mu.Unlock()
+}
+
+// disown lets go of the grant m holds without releasing it (another Mutex adopted it); Token,
+// Done and Err still tell of it, as of the last grant.
+func (m *Mutex) disown() {
+	m.mu.Lock()
+	m.held = false
+	m.mu.Unlock()
+	<-m.gate
+}
+
 func (m *Mutex) current() *hold {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -363,6 +380,38 @@ func (rw *RWMutex) RUnlock(ctx context.Context) error {
 		rw.mu.Unlock()
 	}
 	return err
+}
+
+// Downgrade turns the exclusive (write) grant held into a shared (read) one without letting go
+// (POST /_locks/{key}/_downgrade, docs/API.md): the lock stays held throughout, so no waiting
+// writer gets in between, while readers queued for the key (ahead of any waiting writer) are let
+// in at once. The grant keeps its fencing token, its lease and its watchdog, and becomes a read
+// grant of this RWMutex: RUnlock releases it (Readers lists it), and Lock may take a write grant
+// again. A 503 is retried within ctx's deadline, else within the lease. Errors: ErrNotHeld when
+// no write grant is held; the loss (ErrLost) without sending when it is known lost, or when the
+// downgrade finds it gone (it is then lost; the error matches ErrNotHeld too); ErrInvalidArgument
+// for a write lock taken with WithShared.
+func (rw *RWMutex) Downgrade(ctx context.Context) error {
+	h, err := rw.w.heldNow()
+	if err != nil {
+		return err
+	}
+	if err := h.err(); err != nil {
+		return err
+	}
+	if h.s.shared {
+		return invalid("[%s] is held shared already: only an exclusive grant is downgraded", h.key)
+	}
+	if err := h.downgrade(ctx); err != nil {
+		return err
+	}
+	r := rw.reader()
+	r.adopt(h)
+	rw.w.disown()
+	rw.mu.Lock()
+	rw.readers = append(rw.readers, r)
+	rw.mu.Unlock()
+	return nil
 }
 
 // Lock takes the exclusive (write) grant, waiting until granted within ctx.

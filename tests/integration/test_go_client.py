@@ -50,12 +50,21 @@ EXPECTED = {
         "TestElectionCampaignObserveResign",
         "TestFencedWritesRefuseAStaleHolder",
         "TestOptimisticUpdatesLoseNoIncrement",
+        # fenced_test.go
+        "TestFencedChangesMergeOperateReadAndDelete",
+        "TestAStaleHoldersReadModifyWriteIsRefusedAndTheIncrementKept",
+        "TestFencedBulkAnswersEachItem",
+        "TestFencedChangesRefusedBeforeSendingAndUnderALostLock",
+        "TestRWMutexDowngradeLetsAQueuedReaderInWhileAWriterWaits",
+        "TestDowngradeOfNothingOrOfALostLock",
         # example_test.go: the README's code
         "Example",
         "ExampleMutex_TryLock",
         "ExampleNewSession",
         "ExampleElection",
         "ExampleClient_OptimisticUpdate",
+        "ExampleMutex_Update",
+        "ExampleRWMutex_Downgrade",
     },
     f"{MODULE}/cmd/eslm-contract-driver": {"TestDriverSpeaksTheProtocol"},
 }
