@@ -38,7 +38,7 @@ VOLATILE = {"@timestamp", "fencing_token", "token", "session", "node", "id", "na
             "lease_ms", "waited_ms", "wait_left_ms", "expires_in_ms", "native_library",
             "waiter_id", "p50", "p90", "p99", "max", "count", "window_count", "acquires", "grants", "releases",
             "conflicts", "renewals", "held", "waiting", "queued", "timeouts", "expiries",
-            "deadlocks", "cancelled", "epoch", "reason", "term", "version"}
+            "deadlocks", "cancelled", "epoch", "reason", "term", "version", "duration"}
 # Fields whose documented value is the default build's (pom.xml) and whose live value is the
 # node's: a node of another supported version (docs/OPERATIONS.md "Versions") answers its own.
 PER_VERSION = {"elasticsearch_version": esnode.es_version()}
@@ -311,8 +311,8 @@ def setup_history(w: World) -> None:
     w.hold("orders-42")
     w.queue_waiter("orders-42")
     ok(w.lc.release("orders-42", "worker-1"))
-    query = {"query": {"bool": {"filter": [{"term": {"key": "orders-42"}}, {"term": {"owner": "worker-2"}},
-                                           {"term": {"event": "granted"}}]}}}
+    query = {"query": {"bool": {"filter": [{"term": {"lock.key": "orders-42"}}, {"term": {"lock.owner": "worker-2"}},
+                                           {"term": {"event.action": "granted"}}]}}}
 
     def granted():
         r = w.lc.call("POST", "/locks-history/_search", query)

@@ -1,7 +1,9 @@
 """Issue 30 item 2, the lock history: with `locks.audit.enabled` turned on (a dynamic cluster
 setting), what happens to locks becomes searchable in the data stream `locks-history` within
-seconds, with the fields docs/API.md "Lock history" lists; with a tiny buffer, records are
-dropped and counted in `_locks/_stats`, and every recorded one still arrives.
+seconds, with the fields docs/API.md "Lock history" lists (the Elastic Common Schema's where one
+fits, issue 50 item 4); with a tiny buffer, records are dropped and counted in `_locks/_stats`,
+and every recorded one still arrives. The `@custom` template, the older shape's rollover and the
+dashboard's queries: test_history_stack.py.
 
 One node of this module's own. Waits are bounded polls (`wait_until`), never fixed sleeps.
 """
@@ -29,12 +31,20 @@ def history_of(lc: LockClient, prefix: str) -> list[dict]:
     data stream does not exist yet, or its first shard is still starting)."""
     r = lc.call("POST", f"/{STREAM}/_search", {
         "size": 100,
-        "query": {"prefix": {"key": prefix}},
+        "query": {"prefix": {"lock.key": prefix}},
         "sort": [{"@timestamp": "asc"}],
     })
     if r.status_code in (404, 503):
         return []
     return [h["_source"] for h in ok(r)["hits"]["hits"]]
+
+
+def action(d: dict) -> tuple[str, str]:
+    """What happened to whom: (`event.action`, `lock.owner`)."""
+    return d["event"]["action"], d["lock"]["owner"]
+
+
+NANOS = 1_000_000  # ECS durations are nanoseconds; the lock answers say milliseconds
 
 
 def settings(lc: LockClient, **values) -> None:
@@ -80,54 +90,59 @@ def test_the_history_is_off_until_enabled_and_then_searchable_within_seconds(lc,
 
         def arrived():
             docs = history_of(lc, p)
-            return docs if want <= {(d["event"], d["owner"]) for d in docs} else None
+            return docs if want <= {action(d) for d in docs} else None
 
         docs = wait_until(arrived, 30, interval=0.25, message="the history searchable")
     finally:
         settings(lc, enabled=None, retention=None)
 
     def one(event, owner):
-        found = [d for d in docs if (d["event"], d["owner"]) == (event, owner)]
+        found = [d for d in docs if action(d) == (event, owner)]
         assert len(found) == 1, (event, owner, docs)
         return found[0]
 
-    assert not [d for d in docs if d["key"] == f"{p}-before"], "nothing from before it was on"
+    assert not [d for d in docs if d["lock"]["key"] == f"{p}-before"], "nothing from before it was on"
     node_name = ok(lc.diagnostics())["node"]["name"]
     g = one("granted", "a")
-    assert (g["key"], g["scope"], g["mode"], g["token"], g["node"]) == (
+    lock = g["lock"]
+    assert (lock["key"], lock["scope"], lock["mode"], lock["fencing_token"], g["service"]["node"]["name"]) == (
         f"{p}-k1", "key", "exclusive", grant["fencing_token"], node_name), g
-    assert isinstance(g["@timestamp"], int) and "waited_ms" not in g, g
+    assert g["event"] == {"kind": "event", "module": "locks", "dataset": "locks.history", "action": "granted"}, g
+    assert isinstance(g["@timestamp"], int) and "wait" not in lock and g["ecs"]["version"], g
     gb = one("granted", "b")
-    assert gb["token"] == b["fencing_token"] and gb["waited_ms"] == b["waited_ms"] > 0, gb
-    assert one("released", "a")["held_ms"] >= 0
+    assert gb["lock"]["fencing_token"] == b["fencing_token"], gb
+    assert gb["lock"]["wait"]["duration"] == b["waited_ms"] * NANOS > 0, gb
+    assert one("released", "a")["event"]["duration"] >= 0
     e = one("expired", "c")
-    assert (e["token"], e["reason"]) == (expiring["fencing_token"], "lease_expired"), e
-    assert e["held_ms"] >= 1000, e
+    assert (e["lock"]["fencing_token"], e["event"]["reason"]) == (expiring["fencing_token"], "lease_expired"), e
+    assert e["event"]["duration"] >= 1000 * NANOS, e
     f = one("force_released", "d")
-    assert (f["token"], f["reason"]) == (forced["fencing_token"], "stuck job"), f
+    assert (f["lock"]["fencing_token"], f["event"]["reason"]) == (forced["fencing_token"], "stuck job"), f
     pre = one("preempted", "e")
-    assert pre["key"] == f"{p}-k4" and pre["held_ms"] >= 500, pre
-    assert one("granted", "g")["waited_ms"] >= 500
+    assert pre["lock"]["key"] == f"{p}-k4" and pre["event"]["duration"] >= 500 * NANOS, pre
+    assert one("granted", "g")["lock"]["wait"]["duration"] >= 500 * NANOS
     n = one("renew_refused", "d")
-    assert (n["token"], n["reason"]) == (forced["fencing_token"], "not_held"), n
+    assert (n["lock"]["fencing_token"], n["event"]["reason"]) == (forced["fencing_token"], "not_held"), n
     # A release and the grant it hands the key to happen in one step, often in one millisecond:
     # their order is that of their timestamps, ties allowed (a search sorts ties either way).
-    k1 = {(d["event"], d["owner"]): d["@timestamp"] for d in docs if d["key"] == f"{p}-k1"}
+    k1 = {action(d): d["@timestamp"] for d in docs if d["lock"]["key"] == f"{p}-k1"}
     steps = [("granted", "a"), ("released", "a"), ("granted", "b"), ("released", "b")]
     assert sorted(k1) == sorted(steps), k1
     assert [k1[s] for s in steps] == sorted(k1[s] for s in steps), k1
 
-    # The data stream was created from the plugin's template, with the retention setting. (The
-    # integ-test-zip has no data-streams module, so no `_data_stream` API: the template and the
+    # The data stream was created from the plugin's templates, with the retention setting. (The
+    # integ-test-zip has no data-streams module, so no `_data_stream` API: the templates and the
     # backing index say it.)
-    template = ok(lc.call("GET", f"/_index_template/{STREAM}"))["index_templates"][0]["index_template"]
+    settings_template = ok(lc.call("GET", f"/_component_template/{STREAM}@settings"))
+    template = settings_template["component_templates"][0]["component_template"]
     assert template["template"]["lifecycle"]["data_retention"] == "3d", template
     resolved = ok(lc.call("GET", f"/_resolve/index/{STREAM}?expand_wildcards=all"))
     assert [d["name"] for d in resolved["data_streams"]] == [STREAM], resolved
     mapping = ok(lc.call("GET", f"/{STREAM}/_mapping"))
     props = next(iter(mapping.values()))["mappings"]["properties"]
-    assert (props["@timestamp"]["type"], props["key"]["type"], props["token"]["type"]) == (
-        "date", "keyword", "long"), props
+    lock_props = props["lock"]["properties"]
+    assert (props["@timestamp"]["type"], lock_props["key"]["type"], lock_props["fencing_token"]["type"],
+            props["event"]["properties"]["duration"]["type"]) == ("date", "keyword", "long", "long"), props
     s = node_stats(lc)
     assert s["audit_recorded"] >= len(want) and s["audit_indexed"] >= len(want), s
     assert s["audit_failed"] == 0 and s["audit_dropped"] == 0, s
@@ -172,7 +187,7 @@ def test_a_refused_write_is_counted_at_most_once_and_the_history_goes_on(lc):
         ok(lc.call("PUT", f"/{STREAM}/_settings", {"index.blocks.write": None}))
         ok(lc.release(f"{p}-1", "a"))
         docs = wait_until(lambda: history_of(lc, f"{p}-1"), 30, interval=0.25, message="the history goes on")
-        assert [(d["event"], d["owner"]) for d in docs] == [("released", "a")], docs
+        assert [action(d) for d in docs] == [("released", "a")], docs
         after = node_stats(lc)
         assert after["audit_failed"] - before["audit_failed"] == 1, (before, after)
     finally:

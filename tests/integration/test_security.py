@@ -215,10 +215,10 @@ def test_the_lock_history_is_written_with_security_on(own_node, app):
         ok(app.release(key, "w-h", fencing_token=grant["fencing_token"]))
 
         def found():
-            r = admin.call("POST", "/locks-history/_search", {"query": {"term": {"key": key}}})
+            r = admin.call("POST", "/locks-history/_search", {"query": {"term": {"lock.key": key}}})
             if r.status_code != 200:
                 return None
-            events = sorted(h["_source"]["event"] for h in r.json()["hits"]["hits"])
+            events = sorted(h["_source"]["event"]["action"] for h in r.json()["hits"]["hits"])
             # The two records may reach the stream in separate flushes: wait for both.
             return events if len(events) >= 2 else None
 

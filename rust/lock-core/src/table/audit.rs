@@ -22,7 +22,7 @@ use crate::request::RenewRequest;
 use crate::stats::AuditStats;
 use crate::types::{Millis, Scope, WaiterId};
 
-/// What happened, as the history's `event` field names it.
+/// What happened, as the history document's `event.action` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AuditEvent {
     /// A lock was granted (at once, or to a waiter: then `waited_ms` is set), or upgraded.
@@ -42,7 +42,7 @@ pub enum AuditEvent {
 }
 
 impl AuditEvent {
-    /// The `event` value of the history document.
+    /// The `event.action` value of the history document.
     pub fn name(self) -> &'static str {
         match self {
             AuditEvent::Granted => "granted",

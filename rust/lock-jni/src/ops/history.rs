@@ -1,7 +1,10 @@
 //! The lock history's drain (docs/API.md "Lock history"): takes the buffered records of the
 //! node's partitions (docs/LOCK_CORE.md "Lock history") and writes them as the body of one
 //! `_bulk` request of `create` actions, each document in its final shape — the plugin sends the
-//! text as it is, naming the data stream, and renames nothing.
+//! text as it is, naming the data stream, and renames nothing. The documents follow the Elastic
+//! Common Schema where it has a field for the thing (`event.action`, `event.duration`,
+//! `service.node.name`, ...) and keep the lock's own fields under `lock`; the data stream's
+//! template maps them (`LockHistory.java`).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -14,6 +17,16 @@ use super::{decode, partition_id, BridgeError, Ctx, ALL_PARTITIONS};
 /// The action line of every document: the plugin's bulk request names the data stream.
 const CREATE: &str = "{\"create\":{}}\n";
 
+/// The version of the Elastic Common Schema the documents follow (`ecs.version`, which ECS
+/// requires of every event). The ECS fields they use (`@timestamp`, `event.*`,
+/// `service.node.name`) have kept their meaning since ECS 1.x.
+const ECS_VERSION: &str = "9.4.0";
+/// `event.module` and `event.dataset`, as ECS names the source and which of its data sets.
+const MODULE: &str = "locks";
+const DATASET: &str = "locks.history";
+/// ECS durations are in nanoseconds; the core measures milliseconds.
+const NANOS_PER_MILLI: u64 = 1_000_000;
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct DrainArgs {
@@ -21,32 +34,79 @@ struct DrainArgs {
     max: usize,
 }
 
-/// One history document: the fields docs/API.md "Lock history" lists, absent ones left out.
+/// One history document, with the fields of docs/API.md "Lock history": the Elastic Common
+/// Schema's where one fits (`@timestamp`, `ecs`, `event`, `service.node.name`), the lock's own
+/// under `lock`; absent ones left out. Serialized as nested objects, as ECS documents are.
 #[derive(Serialize)]
 struct Document<'a> {
     #[serde(rename = "@timestamp")]
     timestamp: u64,
-    event: &'static str,
+    ecs: Ecs,
+    event: Event<'a>,
+    lock: Lock<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    service: Option<Service<'a>>,
+}
+
+#[derive(Serialize)]
+struct Ecs {
+    version: &'static str,
+}
+
+/// ECS `event.*`: what happened (`action`), why (`reason`) and, for the end of a hold, how long
+/// the lock was held (`duration`, nanoseconds).
+#[derive(Serialize)]
+struct Event<'a> {
+    /// ECS `event.kind` `event`: something happened (not a metric, not a state).
+    kind: &'static str,
+    module: &'static str,
+    dataset: &'static str,
+    action: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    duration: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'a str>,
+}
+
+/// The lock's own fields (`lock.*`: no ECS field set describes a lock).
+#[derive(Serialize)]
+struct Lock<'a> {
     key: &'a str,
     scope: Scope,
     owner: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     mode: Option<Mode>,
     #[serde(skip_serializing_if = "is_zero")]
-    token: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    waited_ms: Option<Millis>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    held_ms: Option<Millis>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    reason: Option<&'a str>,
+    fencing_token: u64,
     partition: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
-    node: Option<&'a str>,
+    wait: Option<Wait>,
+}
+
+/// `lock.wait.duration`: how long a waiter waited, in nanoseconds as ECS durations are.
+#[derive(Serialize)]
+struct Wait {
+    duration: u64,
+}
+
+/// ECS `service.node.name`: the Elasticsearch node that owned the partition.
+#[derive(Serialize)]
+struct Service<'a> {
+    node: ServiceNode<'a>,
+}
+
+#[derive(Serialize)]
+struct ServiceNode<'a> {
+    name: &'a str,
 }
 
 fn is_zero(v: &u64) -> bool {
     *v == 0
+}
+
+/// Milliseconds as ECS nanoseconds (saturating: a hold of 584 years is the most it says).
+fn nanos(ms: Millis) -> u64 {
+    ms.saturating_mul(NANOS_PER_MILLI)
 }
 
 /// Drains the addressed partition, or every partition with [`ALL_PARTITIONS`], up to `max`
@@ -113,17 +173,25 @@ fn document<'a>(
 ) -> Document<'a> {
     Document {
         timestamp: clock.timestamp(r.at),
-        event: r.event.name(),
-        key: &r.key,
-        scope: r.scope,
-        owner: &r.owner,
-        mode: r.mode,
-        token: r.token,
-        waited_ms: r.waited_ms,
-        held_ms: r.held_ms,
-        reason: r.reason.as_deref(),
-        partition,
-        node,
+        ecs: Ecs { version: ECS_VERSION },
+        event: Event {
+            kind: "event",
+            module: MODULE,
+            dataset: DATASET,
+            action: r.event.name(),
+            duration: r.held_ms.map(nanos),
+            reason: r.reason.as_deref(),
+        },
+        lock: Lock {
+            key: &r.key,
+            scope: r.scope,
+            owner: &r.owner,
+            mode: r.mode,
+            fencing_token: r.token,
+            partition,
+            wait: r.waited_ms.map(|ms| Wait { duration: nanos(ms) }),
+        },
+        service: node.map(|name| Service { node: ServiceNode { name } }),
     }
 }
 
@@ -177,25 +245,51 @@ mod tests {
         let l = lines(&result["bulk"]);
         assert_eq!(l[0], serde_json::json!({"create": {}}));
         let g = &l[1];
-        assert_eq!(
-            (&g["event"], &g["key"], &g["owner"]),
-            (&"granted".into(), &"k".into(), &"a".into())
-        );
-        assert_eq!(
-            (&g["scope"], &g["mode"], &g["node"], &g["partition"]),
-            (&"key".into(), &"exclusive".into(), &"n1".into(), &0.into())
-        );
-        assert!(g["token"].as_u64().expect("token") > 0, "{g}");
+        let token = g["lock"]["fencing_token"].as_u64().expect("token");
         let ts = g["@timestamp"].as_u64().expect("@timestamp");
         assert!(ts >= before && ts <= super::wall_clock_ms(), "{ts} not within the test");
-        assert!(g.get("reason").is_none() && g.get("held_ms").is_none(), "{g}");
+        let expected = serde_json::json!({
+            "@timestamp": ts,
+            "ecs": {"version": super::ECS_VERSION},
+            "event": {"kind": "event", "module": "locks", "dataset": "locks.history", "action": "granted"},
+            "lock": {"key": "k", "scope": "key", "owner": "a", "mode": "exclusive",
+                     "fencing_token": token, "partition": 0},
+            "service": {"node": {"name": "n1"}},
+        });
+        assert_eq!(g, &expected, "a grant at once: no duration, no wait, no reason");
+        assert!(token > 0, "{g}");
 
         let rest = drain(&core, 100);
         let l = lines(&rest["bulk"]);
         assert_eq!(rest["documents"], 1);
-        assert_eq!((&l[1]["event"], &l[1]["reason"]), (&"force_released".into(), &"stuck".into()));
-        assert!(l[1]["held_ms"].as_u64().is_some());
+        let f = &l[1]["event"];
+        assert_eq!((&f["action"], &f["reason"]), (&"force_released".into(), &"stuck".into()));
+        let held = f["duration"].as_u64().expect("event.duration, the hold");
+        assert_eq!(held % super::NANOS_PER_MILLI, 0, "whole milliseconds in nanoseconds: {held}");
         assert_eq!(drain(&core, 100)["documents"], 0);
+    }
+
+    #[test]
+    fn a_granted_waiter_says_how_long_it_waited_in_nanoseconds() {
+        let core = core(100);
+        call(&core, Op::Acquire as i32, 0, r#"{"key":"k","owner":"a"}"#).expect("acquire");
+        let queued = r#"{"key":"k","owner":"b","wait_ms":60000,"request_id":7}"#;
+        call(&core, Op::Acquire as i32, 0, queued).expect("queue");
+        call(&core, Op::Release as i32, 0, r#"{"key":"k","owner":"a"}"#).expect("release");
+        let docs = lines(&drain(&core, 100)["bulk"]);
+        let b = docs
+            .iter()
+            .find(|d| d["lock"]["owner"] == "b" && d["event"]["action"] == "granted")
+            .expect("b's grant");
+        let waited = b["lock"]["wait"]["duration"].as_u64().expect("lock.wait.duration");
+        assert_eq!(waited % super::NANOS_PER_MILLI, 0, "{b}");
+        assert!(b["event"].get("duration").is_none(), "a grant ends no hold: {b}");
+    }
+
+    #[test]
+    fn durations_saturate_rather_than_wrap() {
+        assert_eq!(super::nanos(u64::MAX / 1_000), u64::MAX);
+        assert_eq!(super::nanos(412), 412_000_000);
     }
 
     #[test]
