@@ -244,6 +244,44 @@ def fencing_refuses_stale_holder(ctx: Context):
 
 
 @case()
+def fenced_update_keeps_every_acknowledged_change(ctx: Context):
+    """Fenced changes (docs/API.md "Fenced changes") under two holders interleaved: handle first
+    (keepalive false, 1.5 s lease) increments a counter and appends to a list through fenced_update,
+    answered with the document as it now stands (n 1) and without eslm_fence; its lease runs out
+    (the server shows the key free); handle second, of another client, takes the key with a larger
+    token and changes the document twice the same way (n 2, then 3); first's fenced_update is then
+    refused with stale_token (the plugin refused its token) or lost (the client knew its lock gone
+    and sent nothing). The document holds exactly the acknowledged changes (n 3, the log first,
+    second, second) and its fence is second's token."""
+    d, k, index = ctx.driver, ctx.key(), ctx.index()
+    ok(d.call("open", client="a"), "open a")
+    ok(d.call("open", client="b"), "open b")
+
+    def update(handle: str) -> dict:
+        return d.call("fenced_update", handle=handle, index=index, doc_id="counter",
+                      ops=[{"op": "inc", "field": "n", "value": 1}, {"op": "append", "field": "log", "value": handle}])
+
+    first = token(d.call("lock", client="a", handle="first", key=k, lease_ms=1500, keepalive=False), "first's lock")
+    assert ok(update("first"), "first's fenced_update")["doc"] == {"n": 1, "log": ["first"]}, \
+        "first's fenced_update should answer the document as it now stands, without eslm_fence"
+    ctx.nodes.await_free(k, 1.5 + MARGIN_S)
+    second = token(d.call("lock", client="b", handle="second", key=k), "second's lock")
+    assert second > first
+    for n in (2, 3):
+        doc = ok(update("second"), f"second's fenced_update {n - 1}")["doc"]
+        assert doc == {"n": n, "log": ["first"] + ["second"] * (n - 1)}, f"second's fenced_update {n - 1} answered {doc}"
+    print("the stale holder's fenced_update answered",
+          refused(update("first"), ("stale_token", "lost"), "the stale holder's fenced_update"))
+    source = ctx.nodes.document(index, "counter")["_source"]
+    fence = source.pop("eslm_fence")
+    assert source == {"n": 3, "log": ["first", "second", "second"]}, \
+        f"the document should hold exactly the three acknowledged changes: {source}"
+    assert fence["token"] == second and fence["key"] == k, f"the fence should be second's token: {fence}"
+    ok(d.call("unlock", handle="second"), "unlock")
+    ctx.nodes.delete_index(index)
+
+
+@case()
 def close_releases(ctx: Context):
     """close releases what the client holds: with two locks held (60 s leases, so nothing runs out
     by itself during the case), both keys are free on the server as soon as close has answered; a

@@ -15,8 +15,8 @@ import { createInterface } from 'node:readline'
 import { Client } from '@elastic/elasticsearch'
 
 import {
-  ClientClosed, HeldLock, InvalidArgument, BadRequest, LockConflict, LockLost, LockNotHeld, Locks,
-  LockWaitTimeout, StaleToken, Unavailable, parseJson, stringifyJson
+  ClientClosed, type FieldOp, HeldLock, InvalidArgument, BadRequest, LockConflict, LockLost, LockNotHeld, Locks,
+  LockWaitTimeout, StaleToken, Unavailable, ops, parseJson, stringifyJson
 } from '../src'
 
 type Args = Record<string, unknown>
@@ -161,6 +161,16 @@ const COMMANDS: Record<string, (args: Args) => Promise<Record<string, unknown>>>
     return {}
   },
 
+  async fenced_update (args) {
+    const held = handle(args)
+    const index = arg<string>(args, 'index', isString, 'an index name')
+    const given = args.doc_id
+    const id = arg<string>({ id: typeof given === 'number' || typeof given === 'bigint' ? String(given) : given }, 'id', isString, 'a document id (doc_id)')
+    const list = arg<unknown[]>(args, 'ops', v => Array.isArray(v), 'an array of field operations')
+    const doc = await held.update(index, id, list.map(fieldOp))
+    return { doc }
+  },
+
   async close (args) {
     const name = arg<string>(args, 'client', isString, 'a client name')
     const found = clients.get(name)
@@ -172,6 +182,20 @@ const COMMANDS: Record<string, (args: Args) => Promise<Record<string, unknown>>>
   async exit () {
     await closeAll()
     return {}
+  }
+}
+
+/** A field operation of the protocol (the API's `{op, field, value}`) made by the client's `ops`. */
+function fieldOp (entry: unknown): FieldOp {
+  if (entry === null || typeof entry !== 'object') throw new ProtocolError(`[ops] entries must be objects, got [${String(entry)}]`)
+  const { op, field, value } = entry as { op?: unknown, field?: unknown, value?: unknown }
+  const name = field as string
+  switch (op) {
+    case 'inc': return ops.inc(name, value as number)
+    case 'append': return ops.append(name, value)
+    case 'set': return ops.set(name, value)
+    case 'remove': return ops.remove(name)
+    default: throw new ProtocolError(`[ops] op must be inc, append, set or remove, got [${String(op)}]`)
   }
 }
 

@@ -204,6 +204,30 @@ def cmd_fenced_write(args: dict) -> dict:
     return {}
 
 
+FIELD_OPS: dict[str, Callable[[dict], dict]] = {
+    "inc": lambda op: eslm.ops.inc(op.get("field"), op.get("value")),
+    "append": lambda op: eslm.ops.append(op.get("field"), op.get("value")),
+    "set": lambda op: eslm.ops.set(op.get("field"), op.get("value")),
+    "remove": lambda op: eslm.ops.remove(op.get("field")),
+}
+
+
+def field_op(op: Any) -> dict:
+    """A field operation of the protocol (the API's `{op, field, value}`), made by `eslm.ops`."""
+    if not isinstance(op, dict) or op.get("op") not in FIELD_OPS:
+        raise ProtocolError(f"[ops] entries must be {{op: inc|append|set|remove, field, value}}, got [{op!r}]")
+    return FIELD_OPS[op["op"]](op)
+
+
+def cmd_fenced_update(args: dict) -> dict:
+    entry = handle_of(args)
+    index = arg(args, "index", is_name, "an index name")
+    doc_id = arg(args, "doc_id", lambda v: is_name(v) or (isinstance(v, int) and not isinstance(v, bool)),
+                 "a document id")
+    ops = arg(args, "ops", lambda v: isinstance(v, list), "a list of field operations")
+    return {"doc": entry.held.update(index, str(doc_id), [field_op(op) for op in ops])}
+
+
 def cmd_close(args: dict) -> dict:
     name = arg(args, "client", is_name, "a client name")
     if name not in clients:
@@ -220,7 +244,7 @@ def cmd_exit(_args: dict) -> dict:
 COMMANDS: dict[str, Callable[[dict], dict]] = {
     "open": cmd_open, "lock": cmd_lock, "lock_again": cmd_lock_again, "unlock": cmd_unlock,
     "renew": cmd_renew, "lost": cmd_lost, "await_lost": cmd_await_lost, "fenced_write": cmd_fenced_write,
-    "close": cmd_close, "exit": cmd_exit,
+    "fenced_update": cmd_fenced_update, "close": cmd_close, "exit": cmd_exit,
 }
 
 

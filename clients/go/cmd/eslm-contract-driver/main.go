@@ -285,6 +285,8 @@ func (d *driver) dispatch(msg message) (map[string]any, error) {
 		return d.awaitLost(msg)
 	case "fenced_write":
 		return d.fencedWrite(ctx, msg)
+	case "fenced_update":
+		return d.fencedUpdate(ctx, msg)
 	case "close":
 		name, c, err := d.client(msg)
 		if err != nil {
@@ -461,6 +463,63 @@ func (d *driver) fencedWrite(ctx context.Context, msg message) (map[string]any, 
 	}
 	_, err = m.Index(ctx, index, id, doc)
 	return map[string]any{}, err
+}
+
+func (d *driver) fencedUpdate(ctx context.Context, msg message) (map[string]any, error) {
+	m, err := d.handle(msg)
+	if err != nil {
+		return nil, err
+	}
+	index, err := str(msg, "index")
+	if err != nil {
+		return nil, err
+	}
+	id, err := str(msg, "doc_id")
+	if err != nil {
+		var n json.Number
+		if json.Unmarshal(msg.Args["doc_id"], &n) != nil {
+			return nil, invalid("[doc_id] is required (a document id)")
+		}
+		id = n.String()
+	}
+	var entries []struct {
+		Op    string          `json:"op"`
+		Field string          `json:"field"`
+		Value json.RawMessage `json:"value"`
+	}
+	if err := json.Unmarshal(msg.Args["ops"], &entries); err != nil || entries == nil {
+		return nil, invalid("[ops] is required (a list of field operations)")
+	}
+	var ops []eslm.FieldOp
+	for _, e := range entries {
+		var value any
+		if e.Value != nil {
+			if err := json.Unmarshal(e.Value, &value); err != nil {
+				return nil, invalid("[ops] [value] of [%s]: %v", e.Op, err)
+			}
+		}
+		switch e.Op {
+		case "inc":
+			by, ok := value.(float64)
+			if !ok {
+				return nil, invalid("[ops] [value] of [inc] must be a number, got %s", e.Value)
+			}
+			ops = append(ops, eslm.Inc(e.Field, by))
+		case "append":
+			ops = append(ops, eslm.Append(e.Field, value))
+		case "set":
+			ops = append(ops, eslm.Set(e.Field, value))
+		case "remove":
+			ops = append(ops, eslm.Remove(e.Field))
+		default:
+			return nil, invalid("[ops] op must be inc, append, set or remove, got [%s]", e.Op)
+		}
+	}
+	doc, err := m.Update(ctx, index, id, eslm.Ops(ops...))
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"doc": doc}, nil
 }
 
 func (d *driver) closeAll() {

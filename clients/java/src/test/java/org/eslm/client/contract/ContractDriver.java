@@ -22,6 +22,7 @@ import java.util.concurrent.TimeoutException;
 import org.apache.http.HttpHost;
 import org.elasticsearch.client.RestClient;
 import org.eslm.client.AcquireOptions;
+import org.eslm.client.FieldOp;
 import org.eslm.client.HeldLock;
 import org.eslm.client.LockClient;
 import org.eslm.client.LockClientBuilder;
@@ -183,6 +184,7 @@ public final class ContractDriver {
                 JSON.createObjectNode().put("lost", handle(args).held().isLost());
             case "await_lost" -> awaitLost(args);
             case "fenced_write" -> fencedWrite(args);
+            case "fenced_update" -> fencedUpdate(args);
             case "close" -> {
                 close(opened(name(args, "client")));
                 yield JSON.createObjectNode();
@@ -324,6 +326,47 @@ public final class ContractDriver {
         Map<String, Object> doc = JSON.convertValue(args.get("doc"), LinkedHashMap.class);
         handle.held().index(index, docId.asText(), doc);
         return JSON.createObjectNode();
+    }
+
+    private ObjectNode fencedUpdate(JsonNode args) {
+        Handle handle = handle(args);
+        String index = name(args, "index");
+        JsonNode docId = args.get("doc_id");
+        if (docId == null
+                || !(docId.isTextual() || docId.isIntegralNumber())
+                || docId.asText().isEmpty()) {
+            throw new ProtocolError("[doc_id] is required: a document id");
+        }
+        if (!args.path("ops").isArray()) {
+            throw new ProtocolError("[ops] is required: a list of field operations");
+        }
+        List<FieldOp> ops = new ArrayList<>();
+        for (JsonNode op : args.get("ops")) {
+            ops.add(fieldOp(op));
+        }
+        Map<String, Object> doc = handle.held().update(index, docId.asText(), ops);
+        ObjectNode answer = JSON.createObjectNode();
+        answer.set("doc", JSON.valueToTree(doc));
+        return answer;
+    }
+
+    /** A field operation of the protocol (the API's {@code {op, field, value}}), made by {@link FieldOp}. */
+    private static FieldOp fieldOp(JsonNode op) {
+        String field = op.path("field").isTextual() ? op.get("field").asText() : null;
+        Object value = op.has("value") ? JSON.convertValue(op.get("value"), Object.class) : null;
+        return switch (op.path("op").asText("")) {
+            case "inc" -> {
+                if (!(value instanceof Number by)) {
+                    throw new IllegalArgumentException("[value] of [inc] must be a number, got [" + value + "]");
+                }
+                yield FieldOp.inc(field, by);
+            }
+            case "append" -> FieldOp.append(field, value);
+            case "set" -> FieldOp.set(field, value);
+            case "remove" -> FieldOp.remove(field);
+            default ->
+                throw new ProtocolError("[ops] entries must be {op: inc|append|set|remove, field, value}, got " + op);
+        };
     }
 
     private void close(Opened opened) {
