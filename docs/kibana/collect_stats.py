@@ -12,16 +12,15 @@ Every interval it asks one node for every node's stats and writes one document p
 
 `locks` holds the node's numbers as `_stats` names them (docs/API.md "GET /_locks/_stats"), the
 wait and hold times' objects as they are, and the number of partitions the node owns. At its
-start it installs the index template `locks-stats` if there is none (a data stream; its own
-`locks-stats@custom` for your changes, as the history's), never replacing one. Python 3.8+, the
-standard library only.
+start it installs the index template `locks-stats` if there is none (a data stream, retention 30
+days), never replacing one: change it as your own. Python 3.8+, the standard library only.
 
     python3 collect_stats.py --url https://es.example:9200 --api-key "$KEY" --interval 30s
     python3 collect_stats.py --url http://localhost:9200 --once   # one round, then exit
 
-Needs `monitor` (or `cluster:monitor/locks/stats`) on the cluster and `create_doc`,
-`create_index` (and `manage` for the first run's template: `manage_index_templates`) on
-`locks-stats`.
+Its user needs the cluster privileges `monitor` (`_locks/_stats` is
+`cluster:monitor/locks/stats`) and, for the first start, `manage_index_templates`; `create_doc`
+and `auto_configure` on `locks-stats`.
 """
 
 from __future__ import annotations
@@ -42,8 +41,6 @@ TEMPLATE = {
     "index_patterns": [STREAM],
     "data_stream": {},
     "priority": 500,
-    "composed_of": [f"{STREAM}@custom"],
-    "ignore_missing_component_templates": [f"{STREAM}@custom"],
     "_meta": {"managed_by": "lock-manager collect_stats.py", "description": "GET _locks/_stats, one document a node"},
     "template": {
         "settings": {"index.number_of_shards": 1, "index.auto_expand_replicas": "0-1"},

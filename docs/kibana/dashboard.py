@@ -13,7 +13,7 @@ writes.
 The panels are Vega-Lite specs, so that the Elasticsearch request each one runs is in the file
 (`data.url`: index and body, with Kibana's `%context%`, `%timefield%`, `%autointerval%` and
 `%timefilter%`), and tests/integration/test_history_stack.py runs every one of them against a
-node, expanded as Kibana expands them. The history panels read the data stream `locks-history`
+node, expanded as Kibana expands them, and draws the panels with the answers (Vega-Lite, headless). The history panels read the data stream `locks-history`
 (docs/API.md "Lock history"); the stats panels read `locks-stats`, which collect_stats.py beside
 this file writes from `GET _locks/_stats` (Kibana reads indices, not REST endpoints).
 """

@@ -16,13 +16,18 @@ from __future__ import annotations
 
 import copy
 import datetime
+import filecmp
 import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 NDJSON = ROOT / "docs" / "kibana" / "lock-manager-dashboard.ndjson"
 DISCOVER_SAMPLE_SIZE = 500  # Discover's default sample size (discover:sampleSize)
+DRAWER = Path(__file__).resolve().parent / "vega"  # draw.mjs and the Vega versions it draws with
+DRAWING = ROOT / "build" / "kibana-vega"
 
 
 def saved_objects() -> list[dict]:
@@ -169,3 +174,24 @@ def fields_named(body) -> set[str]:
             else:
                 found |= fields_named(v)
     return found
+
+
+def draw(panels: list[tuple[str, dict, list]]) -> dict[str, dict]:
+    """Draws each (id, spec, values) headless with Vega-Lite and Vega (tests/integration/vega:
+    the versions pinned there, installed by `npm ci` into build/kibana-vega once), the data the
+    panel's request got in place of its `data.url`. Answers per id the drawer's report: its
+    `warnings`, the `items` drawn per data mark type, or an `error`."""
+    DRAWING.mkdir(parents=True, exist_ok=True)
+    fresh = not (DRAWING / "node_modules").is_dir() or not (DRAWING / "package-lock.json").exists() \
+        or not filecmp.cmp(DRAWER / "package-lock.json", DRAWING / "package-lock.json", shallow=False)
+    for name in ("package.json", "package-lock.json", "draw.mjs"):
+        shutil.copyfile(DRAWER / name, DRAWING / name)
+    if fresh:
+        done = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=DRAWING, capture_output=True,
+                              text=True, timeout=600)
+        assert done.returncode == 0, f"npm ci failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    payload = json.dumps([{"id": i, "spec": spec, "values": values} for i, spec, values in panels])
+    done = subprocess.run(["node", "draw.mjs"], cwd=DRAWING, input=payload, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return {r["id"]: r for r in json.loads(done.stdout)}

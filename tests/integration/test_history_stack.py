@@ -247,6 +247,16 @@ def panel_answer(lc: LockClient, id_: str, bounds: tuple[int, int], context: dic
     return kd.at_path(answer, spec["data"]["format"]["property"])
 
 
+def drawn(answers: dict[str, list]) -> dict[str, dict]:
+    """Each panel drawn with what its request got: no error, no warning (a field the spec names
+    that the data lacks is one); answers the items drawn per mark type."""
+    specs = kd.vega_specs()
+    reports = kd.draw([(id_, specs[id_], values) for id_, values in answers.items()])
+    for id_, report in reports.items():
+        assert "error" not in report and not report["warnings"], (id_, report)
+    return {id_: report["items"] for id_, report in reports.items()}
+
+
 def history_scenario(lc: LockClient, p: str) -> dict:
     """Locks taken, waited for, expired and force-released under keys starting with `p`; answers
     the lock API's answers that the history must agree with."""
@@ -356,6 +366,15 @@ def test_the_dashboards_history_queries_answer_what_happened(lc):
         ("force_released", "epsilon"), ("expired", "gamma")], found
     assert found["hits"]["hits"][0]["_source"]["event"]["reason"] == "stuck job"
 
+    # Drawn as Kibana draws them (Vega-Lite), with these answers: a bar per event.action per
+    # interval, per hold, per key, per owner, per key and action.
+    items = drawn({"eslm-lock-events": buckets, "eslm-longest-holds": hits, "eslm-contended-keys": keys,
+                   "eslm-longest-waiters": owners, "eslm-trouble-by-key": trouble})
+    intervals = sum(1 for b in buckets for _ in b["actions"]["buckets"])
+    assert items == {"eslm-lock-events": {"rect": intervals}, "eslm-longest-holds": {"rect": 6},
+                     "eslm-contended-keys": {"rect": 2}, "eslm-longest-waiters": {"rect": 3},
+                     "eslm-trouble-by-key": {"rect": 2}}, items
+
     # Unfiltered, over the whole data stream (this module's other tests' documents, the older
     # shape's among them): every query runs, and finds at least the scenario.
     for id_, spec in kd.vega_specs().items():
@@ -419,6 +438,12 @@ def test_the_dashboards_stats_queries_answer_what_stats_said(lc):
         b = bucket(times, doc)
         assert (b["wait_time_ms_p99"]["value"], b["hold_time_ms_max"]["value"]) == (
             doc["locks"]["wait_time_ms"]["p99"], doc["locks"]["hold_time_ms"]["max"]), (b, doc)
+
+    # Drawn: three lines of gauges and four of times through a point per round (a line's items are
+    # its points); a bar per counter per round (the first round's increase 0: nothing before it).
+    items = drawn({"eslm-stats-gauges": gauges, "eslm-stats-counters": counters, "eslm-stats-percentiles": times})
+    assert items == {"eslm-stats-gauges": {"line": 6, "symbol": 6}, "eslm-stats-counters": {"rect": 10},
+                     "eslm-stats-percentiles": {"line": 8, "symbol": 8}}, items
 
 
 def stats_docs(lc: LockClient) -> list[dict]:
