@@ -227,7 +227,7 @@ def short_reason(text: str) -> str:
     return text if len(text) <= 200 else text[:200] + "..."
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None) -> NoReturn:
     """The console script: runs `eslm` with `argv` (default: the process's arguments) and exits
     with its status."""
     args = list(sys.argv[1:] if argv is None else argv)
