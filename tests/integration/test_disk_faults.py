@@ -42,6 +42,8 @@ FORCED_SUFFIX = ".forced"  # org.eslm.replication.StateLogFaults
 # How soon the partition must serve again once the disk does: it is reopened a second after each
 # batch that failed (cluster.PartitionManager.RECHECK_AFTER_FAILED_BATCH).
 RECOVERY_BOUND_S = 15
+# How late an answer whose batch was forced before the fault may still arrive.
+IN_FLIGHT_S = 2
 # The full disk's size: the node's whole data path (cluster state, the lock shard) fits in a few MB.
 TMPFS_MB = 64
 
@@ -319,18 +321,27 @@ def test_a_failing_fsync_is_refused_with_its_error_and_loses_no_acknowledged_gra
         try:
             wait_until(lambda: log_says(node, "lock state log [", "failed"), 30, interval=0.1,
                        message="the plugin's log of a state log that failed")
+            failing = time.monotonic()
             wait_until(lambda: grants.refusals("cannot persist its state", "Input/output error") >= 2, 60,
                        interval=0.1, message="two 503s naming the I/O error")
             assert healthy(node), "the node died of a failed fsync"
         finally:
+            disabling = time.monotonic()
             fiu(node, f"disable name={FIU_SYNC}", fifo)
         healed = time.monotonic()
+        # No batch can be forced while every sync fails, so no grant may be answered then: from
+        # the plugin's first failure (plus IN_FLIGHT_S for an answer forced before it, still on
+        # its way) until the disk syncs again.
+        answered_failing = grants.granted_after(failing + IN_FLIGHT_S) - grants.granted_after(disabling)
+        assert disabling - failing > IN_FLIGHT_S, "the fault did not last long enough to be checked"
+        assert answered_failing == 0, f"{answered_failing} grants answered while no sync could succeed"
         during = grants.granted_after(began) - grants.granted_after(healed)
         back = wait_until(lambda: grants.first_after(healed), RECOVERY_BOUND_S, interval=0.05,
                           message=f"a grant within {RECOVERY_BOUND_S}s of the disk syncing again") - healed
         wait_until(lambda: grants.granted_after(healed) >= 100, 60, interval=0.05, message="100 grants after")
         assert healthy(node)
-        print(f"fsync EIO for {healed - began:.1f}s: {during} grants answered meanwhile, "
+        print(f"fsync EIO for {healed - began:.1f}s: {during} grants answered meanwhile, none of them "
+              f"{IN_FLIGHT_S}s or more after the first failure ({disabling - failing:.1f}s before the disk synced), "
               f"refusals {grants.refusals_by_reason()}; granting again {back:.2f}s after the disk synced", flush=True)
         assert log_says(node, "replaced by a checkpoint of the whole state"), "the untrusted log was rewritten"
         lost, cut = restarted_and_lost(node, grants, cut_unforced=True)
