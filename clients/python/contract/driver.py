@@ -10,8 +10,8 @@ Commands run one after another in the order sent; one sent with `"async": true` 
 of its own and is answered when it completes, possibly after later ones. Logs go to standard
 error.
 
-What the client cannot do is refused, never imitated: `keepalive: false` (the client has no way to
-turn a lock's watchdog off) answers invalid_argument."""
+What the client cannot do is refused, never imitated; `keepalive: false` is the client's
+`watchdog=False`."""
 
 from __future__ import annotations
 
@@ -137,13 +137,11 @@ def cmd_lock(args: dict) -> dict:
     once = optional(args, "try", is_bool, "true or false") or False
     mode = optional(args, "mode", is_name, "exclusive or shared") or "exclusive"
     keepalive = optional(args, "keepalive", is_bool, "true or false")
-    if keepalive is False:
-        raise ProtocolError("[keepalive] false: the Python client has no way to turn a lock's watchdog off "
-                            "(every acquire is renewed until released)")
     if once and timeout is not None:
         raise ProtocolError("[timeout_ms] cannot be given with [try]")
     lost = threading.Event()
-    options: dict[str, Any] = {"lease": millis(lease), "mode": mode, "on_lost": lambda _held: lost.set()}
+    options: dict[str, Any] = {"lease": millis(lease), "mode": mode, "on_lost": lambda _held: lost.set(),
+                               "watchdog": keepalive is not False}
     if once:
         options["blocking"] = False  # busy: LockConflict (try_lock would answer None)
     elif timeout is not None:

@@ -75,6 +75,22 @@ def test_the_watchdog_keeps_a_lock_past_its_lease(locks, other, holders):
     assert holders(key) == []
 
 
+def test_without_a_watchdog_a_lease_runs_out_unless_renewed(locks, other, holders):
+    """`watchdog=False`: nothing renews the grant, so its lease ends it; a renewal by hand keeps it."""
+    key = unique()
+    held = locks.acquire(key, lease="1s", watchdog=False)
+    held.renew(lease="1s")
+    assert holders(key) == [held.owner], "renewed by hand"
+    wait_until(lambda: holders(key) == [], 10, interval=0.05, message="the lease to run out")
+    taken = other.try_lock(key)
+    assert taken is not None and taken.fencing_token > held.fencing_token
+    with pytest.raises(eslm.LockNotHeld):
+        held.renew()
+    taken.release()
+    with pytest.raises(eslm.InvalidArgument, match=r"\[watchdog\]"):
+        locks.acquire(key, watchdog="no")
+
+
 def test_a_force_released_lock_is_signalled_and_the_block_ends_with_lock_lost(es, other, noticed):
     """A block whose lock is lost ends with LockLost whatever it raised, so what happens inside
     is recorded there and asserted after it. Without loss watches, the renewal finds it."""

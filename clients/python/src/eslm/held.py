@@ -243,8 +243,9 @@ class HandleBase(Losable):
     @property
     def watched(self) -> bool:
         """Whether a watchdog renews it: not under a session (the session's keep-alive does),
-        and not nested in a block of this client that already holds it."""
-        return self.session is None and not self.nested
+        not nested in a block of this client that already holds it, and not acquired with
+        `watchdog=False`."""
+        return self.session is None and not self.nested and self.options.watchdog
 
     def renew_interval(self) -> float:
         return self.lease_ms / 1000 * self.client.renew_fraction

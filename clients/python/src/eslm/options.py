@@ -38,7 +38,8 @@ class AcquireArgs(TypedDict, total=False):
     server's `locks.lease.default`). `priority`: 0..9, "background" or "foreground". `owner`: the owner this grant is made under
     (default: one of its own per acquisition); `reentrant`: True for an owner of the calling
     thread (asyncio: task), so a nested acquire there gets the same grant. `on_lost(held)`:
-    called once if the lock is lost while held."""
+    called once if the lock is lost while held. `watchdog=False`: nothing renews the grant or
+    watches it; its lease runs out unless you renew it."""
 
     lease: Duration | None
     wait: Duration | None
@@ -48,6 +49,7 @@ class AcquireArgs(TypedDict, total=False):
     owner: str | None
     reentrant: bool
     on_lost: Callable[[Any], Any] | None
+    watchdog: bool
 
 
 class ReadWriteArgs(AcquireArgs, total=False):
@@ -267,6 +269,9 @@ class LockOptions:
     session: Any = None
     on_lost: Callable[[Any], Any] | None = None
     cancel_on_lost: bool = False
+    # False: no watchdog renews the grant nor watches it for a loss; its lease runs out unless
+    # the caller renews it (`held.renew()`), as with redis-py's Lock.
+    watchdog: bool = True
     # A semaphore's (docs/API.md "Semaphores"): permits asked for and the limit.
     permits: int | None = None
     limit: int | None = None
@@ -333,17 +338,20 @@ class LockOptions:
               reentrant: bool = False, on_lost: Callable[[Any], Any] | None = None,
               cancel_on_lost: bool = False, lock_delay: Duration | None = None,
               preempt: Duration | None = None,
-              on_revoke: Callable[[Any, float], Any] | None = None) -> "LockOptions":
+              on_revoke: Callable[[Any, float], Any] | None = None,
+              watchdog: bool = True) -> "LockOptions":
         for name, callback in (("on_lost", on_lost), ("on_revoke", on_revoke)):
             if callback is not None and not callable(callback):
                 raise InvalidArgument(f"[{name}] must be callable, got [{callback!r}]")
+        if not isinstance(watchdog, bool):
+            raise InvalidArgument(f"[watchdog] must be True or False, got [{watchdog!r}]")
         if preempt is not None and multi:
             raise InvalidArgument("[preempt] a multi-lock does not preempt")
         check_owner_choice(owner, reentrant, session)
         return cls(targets, multi, optional_millis(lease, "lease"), wait_millis(wait, timeout, blocking),
                    check_priority(priority), session, on_lost, bool(cancel_on_lost), owner=owner,
                    reentrant=reentrant, lock_delay_ms=optional_millis(lock_delay, "lock_delay"),
-                   preempt_ms=optional_millis(preempt, "preempt"), on_revoke=on_revoke)
+                   preempt_ms=optional_millis(preempt, "preempt"), on_revoke=on_revoke, watchdog=watchdog)
 
     def waiting(self, blocking: bool | None, timeout: Duration | None) -> "LockOptions":
         """These options with a lock object's `acquire(blocking, timeout)` (redis-py's and
