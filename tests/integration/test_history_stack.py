@@ -5,7 +5,7 @@
   created and on each next backing index (rollover); its absence changes nothing, and the plugin
   never writes it;
 - the documents' shape of before (version 1's flat names) rolled over: a write index that maps
-  them is rolled over lazily when the plugin installs its templates, the next documents go to a
+  them is rolled over when the plugin installs its templates, the next documents go to a
   backing index of the new names, the old documents keep theirs and nothing is refused;
 - the Kibana dashboard (docs/kibana/lock-manager-dashboard.ndjson): every query its panels run,
   taken from the file and expanded as Kibana expands it, answered over a history the test wrote
@@ -24,6 +24,8 @@ import sys
 import threading
 import time
 
+import pytest
+
 import kibana_dashboard as kd
 from cluster_kit import OneNode
 from lockclient import LockClient, ok, unique, wait_for_waiter, wait_until
@@ -35,6 +37,9 @@ CUSTOM = f"{STREAM}@custom"
 NANOS = 1_000_000  # ECS durations are nanoseconds; the lock API answers milliseconds
 
 ONE_NODE = OneNode("eslm-it-history-stack")
+# Templates, rollover and the data stream's metadata are read through Elasticsearch's APIs, which
+# differ between majors (org.eslm.compat.ProjectScope.dataStream).
+pytestmark = pytest.mark.every_version
 
 # What a user might put in their @custom: a text sub-field to search owners by word, a setting,
 # and a retention of their own.
@@ -187,7 +192,7 @@ def test_a_users_custom_template_applies_at_creation_and_rollover_and_its_absenc
 def test_a_write_index_of_the_older_shape_is_rolled_over_and_nothing_is_refused(lc):
     """An older plugin's data stream (a node of version 1 installed its template and wrote): when
     this plugin installs its templates (at its first write, after a restart, or as here after a
-    changed retention) it rolls the write index over lazily; the next documents go to a backing
+    changed retention) it rolls the write index over; the next documents go to a backing
     index of the new names, the old ones keep theirs."""
     # The older shape's write index, as an older node of a mixed cluster leaves it.
     ok(lc.call("PUT", f"/_index_template/{STREAM}", OLDER_TEMPLATE))

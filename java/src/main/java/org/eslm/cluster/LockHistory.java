@@ -13,8 +13,10 @@ import org.apache.logging.log4j.Logger;
 import org.elasticsearch.ExceptionsHelper;
 import org.elasticsearch.action.ActionListener;
 import org.elasticsearch.action.admin.cluster.state.ClusterStateRequest;
+import org.elasticsearch.action.admin.cluster.state.ClusterStateResponse;
 import org.elasticsearch.action.admin.indices.rollover.RolloverAction;
 import org.elasticsearch.action.admin.indices.rollover.RolloverRequest;
+import org.elasticsearch.action.admin.indices.rollover.RolloverResponse;
 import org.elasticsearch.action.admin.indices.template.put.PutComponentTemplateAction;
 import org.elasticsearch.action.admin.indices.template.put.TransportPutComposableIndexTemplateAction;
 import org.elasticsearch.action.bulk.BulkItemResponse;
@@ -58,7 +60,7 @@ import org.eslm.settings.LockSettings;
  * settings or lifecycle and which the plugin never writes (listed in
  * {@code ignore_missing_component_templates}, so its absence changes nothing). The documents'
  * shape has a version, {@value #FORMAT}: a data stream whose write index still maps the shape of
- * before (version 1's flat {@code event} keyword) is rolled over lazily once the templates are
+ * before (version 1's flat {@code event} keyword) is rolled over once the templates are
  * installed, so its next write goes to a backing index with the new mappings; documents refused
  * for their shape later (an older node put its template back) make it install them again.
  *
@@ -198,9 +200,10 @@ public final class LockHistory implements Closeable {
 
     /**
      * The templates are in: if the data stream exists and its write index maps the documents of
-     * an older shape, asks for a lazy rollover (the next write rolls it over, once however many
-     * nodes ask), since a document of this shape would be refused there. Then the templates count
-     * as installed.
+     * an older shape, rolls it over, since a document of this shape would be refused there (at
+     * once, not lazily: Elasticsearch 8.19 left a lazy rollover pending at the plugin's next
+     * write; nodes that find the older shape together each roll over, leaving empty backing
+     * indices that the retention removes). Then the templates count as installed.
      */
     private void rollOverOlderShape(TimeValue retention) {
         Runnable finish = () -> {
@@ -217,37 +220,35 @@ public final class LockHistory implements Closeable {
                 .clear()
                 .metadata(true)
                 .indices(DATA_STREAM);
-        asSystem(() -> client.admin()
-                .cluster()
-                .state(
-                        state,
-                        ActionListener.wrap(
-                                response -> {
-                                    if (olderShape(response.getState()) == false) {
-                                        finish.run();
-                                        return;
-                                    }
-                                    RolloverRequest rollover = new RolloverRequest(DATA_STREAM, null);
-                                    rollover.lazy(true);
-                                    asSystem(() -> client.execute(
-                                            RolloverAction.INSTANCE,
-                                            rollover,
-                                            ActionListener.wrap(
-                                                    r -> {
-                                                        logger.info(
-                                                                "the write index of [{}] has the lock history's older mappings: rolled over lazily",
-                                                                DATA_STREAM);
-                                                        finish.run();
-                                                    },
-                                                    failed::accept)));
-                                },
-                                failed::accept)));
+        ActionListener<ClusterStateResponse> read = ActionListener.wrap(
+                response -> {
+                    if (olderShape(response.getState())) {
+                        rollOver(finish, failed);
+                    } else {
+                        finish.run();
+                    }
+                },
+                failed::accept);
+        asSystem(() -> client.admin().cluster().state(state, read));
+    }
+
+    private void rollOver(Runnable finish, Consumer<Exception> failed) {
+        ActionListener<RolloverResponse> rolled = ActionListener.wrap(
+                r -> {
+                    logger.info(
+                            "the write index of [{}] had the lock history's older mappings: rolled over to [{}]",
+                            DATA_STREAM,
+                            r.getNewIndex());
+                    finish.run();
+                },
+                failed::accept);
+        asSystem(() -> client.execute(RolloverAction.INSTANCE, new RolloverRequest(DATA_STREAM, null), rolled));
     }
 
     /** Whether the data stream's write index maps version 1's documents ({@code event} a keyword). */
     static boolean olderShape(ClusterState state) {
         DataStream stream = ProjectScope.dataStream(state, DATA_STREAM);
-        if (stream == null || stream.rolloverOnWrite()) {
+        if (stream == null) {
             return false;
         }
         IndexMetadata write = ProjectScope.index(state, stream.getWriteIndex().getName());
