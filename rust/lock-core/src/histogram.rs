@@ -18,6 +18,15 @@
 //! Memory: a slot is allocated when its first sample arrives and reused afterwards, at most
 //! `SLOTS × BUCKETS × 4` bytes (27 KiB) per histogram; an idle partition keeps none.
 //! Time is the table's own (monotonic milliseconds passed in by the caller), never the wall clock.
+//!
+//! For Elasticsearch's telemetry (docs/OPERATIONS.md "Metrics") a histogram also hands out the
+//! samples recorded since it was last asked, [`Histogram::drain`]: per bucket a count, so at most
+//! [`BUCKETS`] entries whatever the traffic, each answered as its bucket's upper bound (the
+//! value a percentile would answer: never below the sample, over-stating it by less than
+//! [`RELATIVE_ERROR`]). Nothing is kept for a drain until the first one asks: a node whose
+//! telemetry is off pays one branch per sample.
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -42,7 +51,10 @@ const EXACT: u64 = 2 * SUB_BUCKETS;
 /// Exponent of [`MAX_TRACKED_MS`].
 const MAX_EXPONENT: u32 = 40;
 /// Buckets per slot: the exact range, then `SUB_BUCKETS` per power of two from `2^6` to `2^39`.
-const BUCKETS: usize = (EXACT + (MAX_EXPONENT - SUB_BITS - 1) as u64 * SUB_BUCKETS) as usize;
+pub const BUCKETS: usize = (EXACT + (MAX_EXPONENT - SUB_BITS - 1) as u64 * SUB_BUCKETS) as usize;
+
+// A bucket's index fits the `u16` keys of `Histogram::since_drain`.
+const _: () = assert!(BUCKETS <= u16::MAX as usize);
 
 /// The bucket of `v`.
 fn bucket_of(v: Millis) -> usize {
@@ -99,7 +111,14 @@ pub struct Histogram {
     slots: [Option<Slot>; SLOTS],
     /// Samples since the histogram was created.
     total: u64,
+    /// Samples since the last [`Histogram::drain`], by bucket (at most [`BUCKETS`] entries);
+    /// `None` until a drain asks for them, or after one stopped.
+    since_drain: Option<BTreeMap<u16, u64>>,
 }
+
+/// Samples a [`Histogram::drain`] took: `(value, count)` pairs in increasing value, each value
+/// the upper bound of its bucket (over-stating the samples by less than [`RELATIVE_ERROR`]).
+pub type DrainedSamples = Vec<(Millis, u64)>;
 
 /// The samples of a window, merged.
 struct Merged {
@@ -118,12 +137,31 @@ impl Histogram {
         if slot.interval != interval {
             slot.reset(interval);
         }
-        let b = &mut slot.buckets[bucket_of(v)];
+        let bucket = bucket_of(v);
+        let b = &mut slot.buckets[bucket];
         *b = b.saturating_add(1);
         slot.count += 1;
         slot.sum += u128::from(v);
         slot.max = slot.max.max(v);
         self.total += 1;
+        if let Some(pending) = self.since_drain.as_mut() {
+            // BUCKETS < 2^16, checked below.
+            *pending.entry(bucket as u16).or_insert(0) += 1;
+        }
+    }
+
+    /// The samples recorded since the previous drain, as `(value, count)` pairs (see
+    /// [`DrainedSamples`]). With `keep` the histogram goes on keeping samples for the next drain
+    /// (the first drain starts that, and answers nothing); without, it stops until a drain with
+    /// `keep` again.
+    pub fn drain(&mut self, keep: bool) -> DrainedSamples {
+        let taken =
+            if keep { self.since_drain.replace(BTreeMap::new()) } else { self.since_drain.take() };
+        taken
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(bucket, count)| (upper_bound(usize::from(bucket)), count))
+            .collect()
     }
 
     /// Samples since the histogram was created (not only those in the window).
@@ -290,6 +328,46 @@ mod tests {
         h.record(20, SLOTS as u64 * SLOT_MS); // slot 0 again, interval 6: the old sample is gone
         let s = h.summary(SLOTS as u64 * SLOT_MS);
         assert_eq!((s.window_count, s.max_ms, s.count), (1, 20, 2));
+    }
+
+    #[test]
+    fn a_drain_answers_the_samples_since_the_previous_one_by_bucket() {
+        let mut h = Histogram::default();
+        h.record(5, 0);
+        assert!(h.drain(true).is_empty(), "nothing is kept before the first drain");
+        for v in [3, 3, 40, 1_000, 1_010, 1_020] {
+            h.record(v, 1_000);
+        }
+        // Buckets of width 16 in [512, 1024): 1_000 in [992, 1008), 1_010 and 1_020 in [1008, 1024).
+        assert_eq!(h.drain(true), vec![(3, 2), (40, 1), (1_007, 1), (1_023, 2)]);
+        assert!(h.drain(true).is_empty(), "each sample is answered once");
+        let mut v = 1u64;
+        while v < MAX_TRACKED_MS {
+            h.record(v, 2_000);
+            let drained = h.drain(true);
+            let (value, count) = drained[0];
+            assert_eq!((drained.len(), count), (1, 1));
+            assert!(value >= v && ((value - v) as f64) < RELATIVE_ERROR * v as f64, "{v}: {value}");
+            v = v * 7 / 5 + 1;
+        }
+        // The window and the count since the start are the histogram's as before.
+        assert_eq!(h.window_count(2_000), h.count());
+    }
+
+    #[test]
+    fn a_drain_holds_at_most_a_count_per_bucket_and_can_stop() {
+        let mut h = Histogram::default();
+        h.drain(true);
+        for v in 0..200_000u64 {
+            h.record(v % 5_000, 0);
+        }
+        let drained = h.drain(false);
+        assert!(drained.len() <= BUCKETS, "{} entries", drained.len());
+        assert_eq!(drained.iter().map(|(_, c)| c).sum::<u64>(), 200_000);
+        assert!(drained.windows(2).all(|w| w[0].0 < w[1].0), "in increasing value");
+        h.record(7, 0);
+        assert!(h.drain(false).is_empty(), "stopped: nothing kept");
+        assert_eq!(h.since_drain, None);
     }
 
     #[test]

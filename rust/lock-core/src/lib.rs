@@ -72,7 +72,8 @@ pub use format::{
     STATE_FORMAT_OVER_LIMIT,
 };
 pub use histogram::{
-    Histogram, HistogramSummary, MAX_TRACKED_MS, RELATIVE_ERROR, SLOT_MS, SUB_BUCKETS, WINDOW_MS,
+    DrainedSamples, Histogram, HistogramSummary, BUCKETS, MAX_TRACKED_MS, RELATIVE_ERROR, SLOT_MS,
+    SUB_BUCKETS, WINDOW_MS,
 };
 pub use mode::{Mode, ALL_MODES};
 pub use partition::{Partition, LIST_CHUNK};
@@ -81,7 +82,7 @@ pub use request::{
     ReleaseItem, ReleaseRequest, RenewRequest, WatchRequest,
 };
 pub use standby::Standby;
-pub use stats::{AuditStats, Counters, HotKey, PartitionStats};
+pub use stats::{AuditStats, Counters, HotKey, PartitionStats, SampleDrain, Telemetry};
 pub use table::{
     AuditEvent, AuditRecord, FullState, ListCursor, ListFilter, ListPage, LockSnapshot, LockTable,
     MemoryUsage, PartitionDelta, PartitionSnapshot, ReleasedLock, SessionSnapshot, MAX_TIME,

@@ -18,7 +18,7 @@ use crate::request::{
     AcquireRequest, DowngradeRequest, MultiAcquireRequest, MultiReleaseRequest, ReleaseRequest,
     RenewRequest, WatchRequest,
 };
-use crate::stats::PartitionStats;
+use crate::stats::{PartitionStats, SampleDrain, Telemetry};
 use crate::table::{
     AuditRecord, FullState, ListFilter, ListPage, LockTable, PartitionDelta, PartitionSnapshot,
 };
@@ -146,6 +146,11 @@ impl Partition {
         now: Millis,
     ) -> Result<Vec<Released>, LockError> {
         self.table.lock().force_release_because(key, scope, reason, now)
+    }
+
+    /// See [`LockTable::telemetry`].
+    pub fn telemetry(&self, samples: SampleDrain) -> Telemetry {
+        self.table.lock().telemetry(samples)
     }
 
     /// See [`LockTable::drain_audit`].

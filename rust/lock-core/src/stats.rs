@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::histogram::HistogramSummary;
+use crate::histogram::{DrainedSamples, HistogramSummary};
 
 /// Counters of one partition since it was created (or imported).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -35,6 +35,60 @@ pub struct Counters {
     /// Locks taken away when their grace ended.
     #[serde(default)]
     pub preemptions: u64,
+    /// Locks an administrator took away (`force_release`), one per lock removed.
+    #[serde(default)]
+    pub force_releases: u64,
+}
+
+impl Counters {
+    /// Adds `other`'s counts to these (a node's total over partitions, those gone included).
+    pub fn absorb(&mut self, other: &Counters) {
+        // Destructured in full, so that a counter added to `Counters` fails here until it is summed.
+        let Counters {
+            acquires,
+            immediate_grants,
+            reentrant_grants,
+            queued,
+            grants_after_wait,
+            conflicts,
+            wait_timeouts,
+            cancelled,
+            deadlocks,
+            releases,
+            lease_expiries,
+            renewals,
+            upgrades,
+            downgrades,
+            sessions_created,
+            sessions_expired,
+            limit_rejections,
+            lock_delays,
+            revokes_requested,
+            preemptions,
+            force_releases,
+        } = other;
+        self.acquires += acquires;
+        self.immediate_grants += immediate_grants;
+        self.reentrant_grants += reentrant_grants;
+        self.queued += queued;
+        self.grants_after_wait += grants_after_wait;
+        self.conflicts += conflicts;
+        self.wait_timeouts += wait_timeouts;
+        self.cancelled += cancelled;
+        self.deadlocks += deadlocks;
+        self.releases += releases;
+        self.lease_expiries += lease_expiries;
+        self.renewals += renewals;
+        self.upgrades += upgrades;
+        self.downgrades += downgrades;
+        self.sessions_created += sessions_created;
+        self.sessions_expired += sessions_expired;
+        self.limit_rejections += limit_rejections;
+        self.lock_delays += lock_delays;
+        self.revokes_requested += revokes_requested;
+        self.preemptions += preemptions;
+        self.force_releases += force_releases;
+    }
 }
 
 /// The hottest keys by contention (conflicts + queued requests), kept with the Space-Saving
@@ -117,6 +171,35 @@ pub struct PartitionStats {
     /// The lock history's buffer (docs/LOCK_CORE.md "Lock history").
     #[serde(default)]
     pub audit: AuditStats,
+}
+
+/// What a drain of the time samples does ([`crate::LockTable::telemetry`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SampleDrain {
+    /// Leaves them: counters and gauges only.
+    #[default]
+    None,
+    /// Takes the samples since the previous drain and keeps recording (the first one starts it).
+    Take,
+    /// Takes them and stops recording until the next [`SampleDrain::Take`].
+    Stop,
+}
+
+/// One partition's figures for Elasticsearch's telemetry (docs/OPERATIONS.md "Metrics"): its
+/// counters and gauges, read without computing the percentiles [`PartitionStats`] holds, and the
+/// wait and hold times recorded since the previous drain (empty unless asked,
+/// [`SampleDrain`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Telemetry {
+    pub counters: Counters,
+    pub held_locks: usize,
+    pub waiting: usize,
+    pub sessions: usize,
+    /// The table's estimated heap bytes ([`crate::MemoryUsage::total`]).
+    pub memory_bytes: u64,
+    pub wait_time: DrainedSamples,
+    pub hold_time: DrainedSamples,
 }
 
 /// The lock history's counters of one table since it was created (or imported).

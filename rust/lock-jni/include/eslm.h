@@ -415,6 +415,15 @@ enum EslmOp
    * `{"unchanged": {"fence"}}` | `{"stale": {"fence"}}`. Touches no partition.
    */
   ESLM_OP_FENCE = 36,
+  /**
+   * The node's figures for Elasticsearch's telemetry (docs/OPERATIONS.md "Metrics"), over
+   * every partition with partition -1: `{"samples"?: "none" | "take" | "stop"}` -> `{"grants",
+   * "conflicts", "timeouts", "expiries", "deadlocks", "preemptions", "force_releases", "held",
+   * "waiting", "sessions", "memory_bytes", "served", "unconfirmed", "wait_time_ms",
+   * "hold_time_ms"}`, the last two the samples drained since the previous `take` as `[value,
+   * count]` pairs (empty without one); `stop` ends the recording `take` started (`telemetry.rs`).
+   */
+  ESLM_OP_TELEMETRY = 37,
 };
 #if __STDC_VERSION__ >= 202311L
 typedef enum EslmOp EslmOp;
@@ -539,6 +548,22 @@ enum EslmField
   ESLM_FIELD_UNCHANGED,
   ESLM_FIELD_STALE,
   ESLM_FIELD_FENCE,
+  ESLM_FIELD_SAMPLES,
+  ESLM_FIELD_GRANTS,
+  ESLM_FIELD_CONFLICTS,
+  ESLM_FIELD_TIMEOUTS,
+  ESLM_FIELD_EXPIRIES,
+  ESLM_FIELD_DEADLOCKS,
+  ESLM_FIELD_PREEMPTIONS,
+  ESLM_FIELD_FORCE_RELEASES,
+  ESLM_FIELD_HELD,
+  ESLM_FIELD_WAITING,
+  ESLM_FIELD_SESSIONS,
+  ESLM_FIELD_MEMORY_BYTES,
+  ESLM_FIELD_SERVED,
+  ESLM_FIELD_UNCONFIRMED,
+  ESLM_FIELD_WAIT_TIME_MS,
+  ESLM_FIELD_HOLD_TIME_MS,
   ESLM_FIELD_DEFAULT_LEASE_MS,
   ESLM_FIELD_MAX_LEASE_MS,
   ESLM_FIELD_MAX_WAIT_MS,

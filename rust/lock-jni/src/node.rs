@@ -6,14 +6,14 @@
 //! "Partitions, owners, epochs"); a single-node set-up serves everything from partition 0.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
 use lock_core::ownership::{Micros, Ownership, Verdict};
 use lock_core::{
-    Config, FullState, LockError, Partition, PartitionDelta, PartitionSnapshot, Standby,
-    STATE_FORMAT_LOCK_DELAY,
+    Config, Counters, FullState, LockError, Partition, PartitionDelta, PartitionSnapshot,
+    SampleDrain, Standby, STATE_FORMAT_LOCK_DELAY,
 };
 use parking_lot::{Mutex, RwLock};
 use serde::Deserialize;
@@ -92,6 +92,14 @@ pub struct NodeCore {
     ownership: Mutex<Ownership>,
     /// See [`NodeConfig::leases`].
     leases: bool,
+    /// Whether the partitions' histograms keep their samples for the telemetry's drains
+    /// (`ops/telemetry.rs`): a partition opened while this is on records from its opening.
+    time_samples: AtomicBool,
+    /// The counters of the partitions this node closed or replaced, so that the telemetry's
+    /// counters of the node only grow (a partition that moves away keeps counting here). Changed
+    /// only under the `partitions` write lock, and read with the list under its read lock
+    /// ([`NodeCore::counted_partitions`]): each partition is in one or the other.
+    retired: Mutex<Counters>,
 }
 
 /// A partition in which the core panicked: the epoch it served in and the panic's message.
@@ -127,6 +135,8 @@ impl NodeCore {
             peer_format: AtomicU32::new(lock_core::STATE_FORMAT),
             ownership: Mutex::new(new_ownership()),
             leases: node.leases,
+            time_samples: AtomicBool::new(false),
+            retired: Mutex::new(Counters::default()),
         })
     }
 
@@ -263,10 +273,12 @@ impl NodeCore {
             }
             (_, Some(snapshot)) => {
                 let imported = Partition::import(snapshot, epoch.max(snapshot.epoch), config, now)?;
-                partitions.insert(id, Arc::new(imported));
+                if let Some(replaced) = partitions.insert(id, self.recording(imported)) {
+                    self.retire(&replaced);
+                }
             }
             (None, None) => {
-                partitions.insert(id, Arc::new(Partition::with_config(epoch, config)?));
+                partitions.insert(id, self.recording(Partition::with_config(epoch, config)?));
             }
         }
         if let Some(p) = partitions.get(&id) {
@@ -293,6 +305,42 @@ impl NodeCore {
             "partition opened"
         );
         Ok(())
+    }
+
+    /// A new partition, its histograms keeping their samples for the telemetry's drains when
+    /// those are on (the first drain of a histogram starts it and answers nothing).
+    fn recording(&self, partition: Partition) -> Arc<Partition> {
+        if self.time_samples() {
+            partition.telemetry(SampleDrain::Take);
+        }
+        Arc::new(partition)
+    }
+
+    /// Keeps the counters of a partition that leaves the node (closed, or replaced by an import);
+    /// called under the `partitions` write lock. A partition failed by a panic is not kept: its
+    /// table may be inconsistent, and a panic is rare and logged.
+    fn retire(&self, partition: &Partition) {
+        let counters = partition.telemetry(SampleDrain::None).counters;
+        self.retired.lock().absorb(&counters);
+    }
+
+    /// The open partitions and the counters of those that left, read together: a partition is
+    /// in one or the other, never both or neither.
+    pub fn counted_partitions(&self) -> (Counters, Vec<(u32, Arc<Partition>)>) {
+        let partitions = self.partitions.read();
+        let retired = self.retired.lock().clone();
+        (retired, partitions.iter().map(|(id, p)| (*id, Arc::clone(p))).collect())
+    }
+
+    /// Whether the partitions keep their time samples for the telemetry's drains.
+    pub fn time_samples(&self) -> bool {
+        self.time_samples.load(Ordering::Acquire)
+    }
+
+    /// Turns the keeping of time samples on or off for partitions opened from now on (a drain
+    /// turns the open ones' on or off itself).
+    pub fn set_time_samples(&self, on: bool) {
+        self.time_samples.store(on, Ordering::Release);
     }
 
     /// Removes and answers partition `id`'s standby, or an error naming `standby`.
@@ -365,7 +413,12 @@ impl NodeCore {
                 o.closed(id);
             }
         });
-        let removed = self.partitions.write().remove(&id);
+        let removed = {
+            let mut partitions = self.partitions.write();
+            let removed = partitions.remove(&id);
+            removed.iter().for_each(|p| self.retire(p));
+            removed
+        };
         self.grace_until.write().remove(&id);
         self.failed.write().remove(&id);
         let now = self.now();

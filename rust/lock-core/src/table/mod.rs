@@ -54,7 +54,7 @@ use crate::request::{
     AcquireRequest, DowngradeRequest, MultiAcquireRequest, MultiReleaseRequest, ReleaseRequest,
     RenewRequest, WatchRequest,
 };
-use crate::stats::{Counters, HotKeys, PartitionStats};
+use crate::stats::{Counters, HotKeys, PartitionStats, SampleDrain, Telemetry};
 use crate::types::{FencingToken, Millis, Scope, SessionId, WaiterId};
 use crate::validate;
 
@@ -644,6 +644,12 @@ impl LockTable {
     /// Counters, histograms, hottest keys and the memory estimate.
     pub fn stats(&self) -> PartitionStats {
         self.current_stats()
+    }
+
+    /// Counters and gauges for Elasticsearch's telemetry, and the wait and hold times recorded
+    /// since the previous drain when `samples` takes them (see [`Telemetry`]); no percentiles.
+    pub fn telemetry(&mut self, samples: SampleDrain) -> Telemetry {
+        self.telemetry_figures(samples)
     }
 
     /// The estimated heap bytes the table holds, by part (see [`MemoryUsage`]); O(1).

@@ -146,6 +146,9 @@ impl LockTable {
             });
             self.remove_lock(l, &mut dirty, reason);
             self.counters.releases += 1;
+            if reason == WatchReason::ForceReleased {
+                self.counters.force_releases += 1;
+            }
         }
         self.pump(&mut dirty);
         out

@@ -10,7 +10,7 @@ use lock_core::LockError;
 use super::op::Op;
 use super::{
     elections, fence, groups, history, introspection, locks, ownership, partitions, replication,
-    requests, sessions, BridgeError, Ctx,
+    requests, sessions, telemetry, BridgeError, Ctx,
 };
 
 /// Runs one op: takes the call's context and its JSON arguments, answers the op's result as
@@ -18,7 +18,7 @@ use super::{
 pub(super) type Handler = fn(&mut Ctx<'_>, &str) -> Result<String, BridgeError>;
 
 /// Every op with its handler, in op-number order: entry `i` is op `i + 1`.
-const TABLE: [(Op, Handler); 36] = [
+const TABLE: [(Op, Handler); 37] = [
     (Op::Acquire, locks::acquire),
     (Op::Release, locks::release),
     (Op::Renew, locks::renew),
@@ -55,6 +55,7 @@ const TABLE: [(Op, Handler); 36] = [
     (Op::ReadRequest, requests::read),
     (Op::Ownership, ownership::event),
     (Op::Fence, fence::change),
+    (Op::Telemetry, telemetry::figures),
 ];
 
 /// The number of the first op; entry `i` of [`TABLE`] has number `FIRST_OP + i`.

@@ -137,6 +137,25 @@ pub enum Field {
     Stale,
     Fence,
 
+    // The node's figures for Elasticsearch's telemetry (`telemetry.rs`): what the plugin asks of
+    // the samples, the counters and gauges it reads, and the drained samples.
+    Samples,
+    Grants,
+    Conflicts,
+    Timeouts,
+    Expiries,
+    Deadlocks,
+    Preemptions,
+    ForceReleases,
+    Held,
+    Waiting,
+    Sessions,
+    MemoryBytes,
+    Served,
+    Unconfirmed,
+    WaitTimeMs,
+    HoldTimeMs,
+
     // The core's settings (`lock_core::Config`, `Limits`), written by the plugin (`Configure`) and
     // answered back as in force.
     DefaultLeaseMs,
@@ -457,9 +476,27 @@ mod tests {
         f.at(&stale, Fence);
     }
 
+    /// The telemetry's figures, with a drain asked for by the member the plugin writes.
+    fn telemetry(core: &NodeCore, f: &mut Found) {
+        use Field::*;
+        let figures = run(core, Op::Telemetry, ALL_PARTITIONS, &json!({ Samples.name(): "take" }));
+        f.0.insert(Samples.name());
+        let result = &figures["result"];
+        for field in [Grants, Conflicts, Timeouts, Expiries, Deadlocks, Preemptions, ForceReleases]
+        {
+            f.at(result, field);
+        }
+        for field in
+            [Held, Waiting, Sessions, MemoryBytes, Served, Unconfirmed, WaitTimeMs, HoldTimeMs]
+        {
+            f.at(result, field);
+        }
+    }
+
     fn written(core: &NodeCore, f: &mut Found) {
         use Field::*;
         fence(core, f);
+        telemetry(core, f);
         let mut call_with = |op: Op, partition: i32, args: Value, names: &[Field]| {
             call(core, op as i32, partition, &args.to_string()).expect("call");
             names.iter().for_each(|n| _ = f.0.insert(n.name()));

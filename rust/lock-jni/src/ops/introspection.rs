@@ -189,6 +189,7 @@ fn node_stats(partitions: &[(u32, PartitionStats)]) -> Value {
         "lock_delays": sum(&|s| s.counters.lock_delays),
         "revokes_requested": sum(&|s| s.counters.revokes_requested),
         "preemptions": sum(&|s| s.counters.preemptions),
+        "force_releases": sum(&|s| s.counters.force_releases),
         "held": sum(&|s| s.held_locks as u64),
         "semaphore_grants": sum(&|s| s.semaphore_grants as u64),
         "held_permits": sum(&|s| s.held_permits),

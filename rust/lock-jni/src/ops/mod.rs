@@ -21,6 +21,7 @@
 //! | `dispatch` | op number -> handler table |
 //! | `locks`, `sessions`, `introspection`, `partitions`, `replication`, `elections`, `groups`, `history` | one handler per op, by family |
 //! | `ownership` | the ownership protocol's events and decisions (`lock_core::ownership`), and its bounds for the header |
+//! | `telemetry` | the node's counters, gauges and drained time samples for Elasticsearch's telemetry |
 //! | `fence` | a fenced change to a protected document (`lock_core::fence`), for the plugin's update script |
 //! | `requests` | the REST bodies (docs/API.md) requests send: checked, turned into the core's arguments |
 //! | `bodies` | the REST bodies (docs/API.md) the lock ops answer and events carry |
@@ -47,6 +48,7 @@ mod replication;
 mod requests;
 mod sessions;
 mod state_format;
+mod telemetry;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;

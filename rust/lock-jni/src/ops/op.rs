@@ -102,4 +102,11 @@ pub enum Op {
     /// changes"): `{"source": <object> | null, "params"}` -> `{"write": <source>}` |
     /// `{"unchanged": {"fence"}}` | `{"stale": {"fence"}}`. Touches no partition.
     Fence = 36,
+    /// The node's figures for Elasticsearch's telemetry (docs/OPERATIONS.md "Metrics"), over
+    /// every partition with partition -1: `{"samples"?: "none" | "take" | "stop"}` -> `{"grants",
+    /// "conflicts", "timeouts", "expiries", "deadlocks", "preemptions", "force_releases", "held",
+    /// "waiting", "sessions", "memory_bytes", "served", "unconfirmed", "wait_time_ms",
+    /// "hold_time_ms"}`, the last two the samples drained since the previous `take` as `[value,
+    /// count]` pairs (empty without one); `stop` ends the recording `take` started (`telemetry.rs`).
+    Telemetry = 37,
 }

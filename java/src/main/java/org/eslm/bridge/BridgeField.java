@@ -134,6 +134,25 @@ public enum BridgeField {
     STALE,
     FENCE,
 
+    // The node's figures for Elasticsearch's telemetry (`telemetry.rs`, service.LockMetrics): what
+    // the plugin asks of the samples, the counters and gauges it reads, and the drained samples.
+    SAMPLES,
+    GRANTS,
+    CONFLICTS,
+    TIMEOUTS,
+    EXPIRIES,
+    DEADLOCKS,
+    PREEMPTIONS,
+    FORCE_RELEASES,
+    HELD,
+    WAITING,
+    SESSIONS,
+    MEMORY_BYTES,
+    SERVED,
+    UNCONFIRMED,
+    WAIT_TIME_MS,
+    HOLD_TIME_MS,
+
     // The core's settings (`lock_core::Config`, `Limits`), written by the plugin (`CONFIGURE`).
     DEFAULT_LEASE_MS,
     MAX_LEASE_MS,

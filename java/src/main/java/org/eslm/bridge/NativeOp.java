@@ -42,7 +42,8 @@ public enum NativeOp {
     GROUP_UPDATE(33),
     READ_REQUEST(34),
     OWNERSHIP(35),
-    FENCE(36);
+    FENCE(36),
+    TELEMETRY(37);
 
     private final int code;
 
