@@ -227,7 +227,9 @@ public final class PartitionManager implements ClusterStateListener {
             return;
         }
         if (standby) {
-            promotion.promote(p, epoch, false, otherwise);
+            // A failover when the previous owner left the cluster; none known: this node restarted.
+            promotion.promote(
+                    p, epoch, false, previousOwner != null && previousOwner.equals(local) == false, otherwise);
             return;
         }
         opening.openWithoutStandby(p, epoch, previousOwner, state, receiver);
@@ -242,7 +244,7 @@ public final class PartitionManager implements ClusterStateListener {
                 ? () -> opening.open(p, epoch, 0, snapshotJson)
                 : () -> opening.openEmpty(p, epoch, grace.get().millis());
         if (locks.replicated() && locks.lifecycle().standbys().has(p)) {
-            promotion.promote(p, epoch, oldOwnerClosed, otherwise);
+            promotion.promote(p, epoch, oldOwnerClosed, false, otherwise);
         } else {
             otherwise.run();
         }

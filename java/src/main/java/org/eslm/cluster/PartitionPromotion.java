@@ -22,13 +22,18 @@ import org.eslm.service.LockService;
  * owner answered that it closed, else counted from this copy's last answer to it. A live old
  * owner is asked to close at the same time as that wait runs, so a frozen one costs no more than
  * its lease. Without the shard, the permit or the standby, the promotion falls back to the other
- * ways in; whichever way ends it, it ends once.
+ * ways in; whichever way ends it, it ends once. A failover (the previous owner failed, left or
+ * went silent, not a planned hand-over) that opens from the standby is counted in the lock
+ * metrics ({@code es.locks.failovers.total}).
  */
 final class PartitionPromotion {
     private static final Logger logger = LogManager.getLogger(PartitionPromotion.class);
 
-    /** One promotion of a partition: its epoch, its way out if the standby cannot be used, once. */
-    private record Attempt(long epoch, Runnable otherwise, AtomicBoolean ended) {}
+    /**
+     * One promotion of a partition: its epoch, whether it is a failover, its way out if the standby
+     * cannot be used, once.
+     */
+    private record Attempt(long epoch, boolean failover, Runnable otherwise, AtomicBoolean ended) {}
 
     private final LockService locks;
     private final ClusterService clusterService;
@@ -55,21 +60,22 @@ final class PartitionPromotion {
 
     /**
      * Opens {@code p} in {@code epoch} from this node's standby once the old owner's lease has
-     * ended; {@code oldOwnerClosed} when it answered a hand-over (it serves no more). {@code
-     * otherwise} opens it another way when the standby cannot be used.
+     * ended; {@code oldOwnerClosed} when it answered a hand-over (it serves no more); {@code
+     * failover} when its previous owner failed, left or went silent (not a planned move, not this
+     * node's restart). {@code otherwise} opens it another way when the standby cannot be used.
      */
-    void promote(int p, long epoch, boolean oldOwnerClosed, Runnable otherwise) {
-        Attempt attempt = new Attempt(epoch, otherwise, new AtomicBoolean());
+    void promote(int p, long epoch, boolean oldOwnerClosed, boolean failover, Runnable otherwise) {
+        Attempt attempt = new Attempt(epoch, failover, otherwise, new AtomicBoolean());
         attempts.put(p, attempt);
         tryOpen(p, attempt, oldOwnerClosed);
     }
 
     /**
-     * As {@link #promote}, with the old primary's node {@code previousOwner} still in the cluster:
-     * it is asked to close while the wait runs, and its answer ends the wait.
+     * As {@link #promote}, a failover with the old primary's node {@code previousOwner} still in
+     * the cluster: it is asked to close while the wait runs, and its answer ends the wait.
      */
     void promoteAskingOldOwner(int p, long epoch, String previousOwner, Runnable otherwise) {
-        promote(p, epoch, false, otherwise);
+        promote(p, epoch, false, true, otherwise);
         handover.askToClose(p, previousOwner, () -> {
             Attempt attempt = attempts.get(p);
             if (attempt != null && attempt.epoch() == epoch) {
@@ -124,6 +130,9 @@ final class PartitionPromotion {
         }
         if (end(p, attempt)) {
             opening.openFromStandby(p, attempt.epoch());
+            if (attempt.failover()) {
+                locks.metrics().failedOver();
+            }
         }
     }
 

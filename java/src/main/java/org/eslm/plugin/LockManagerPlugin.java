@@ -28,6 +28,7 @@ import org.elasticsearch.plugins.SystemIndexPlugin;
 import org.elasticsearch.rest.RestHandler;
 import org.elasticsearch.script.ScriptContext;
 import org.elasticsearch.script.ScriptEngine;
+import org.elasticsearch.telemetry.metric.MeterRegistry;
 import org.elasticsearch.threadpool.ExecutorBuilder;
 import org.elasticsearch.threadpool.FixedExecutorBuilder;
 import org.eslm.action.TransportAcquireLockAction;
@@ -91,13 +92,14 @@ import org.eslm.rest.RestRenewLockAction;
 import org.eslm.rest.RestSemaphoreAction;
 import org.eslm.rest.RestWatchLockAction;
 import org.eslm.script.FenceScriptEngine;
+import org.eslm.service.LockMetrics;
 import org.eslm.service.LockService;
 import org.eslm.settings.LockSettings;
 
 /**
  * The plugin's wiring and nothing else: registers settings, loads the native library, creates
- * the node's lock service, and registers transport actions and REST handlers. Lock semantics
- * live in Rust.
+ * the node's lock service, registers its metrics with Elasticsearch's telemetry, and registers
+ * transport actions and REST handlers. Lock semantics live in Rust.
  */
 public class LockManagerPlugin extends VersionedActionPlugin
         implements SystemIndexPlugin, ExtensiblePlugin, HealthPlugin, ClusterPlugin, ScriptPlugin {
@@ -194,14 +196,7 @@ public class LockManagerPlugin extends VersionedActionPlugin
         ClusterService clusterService = services.clusterService();
         this.clusterService = clusterService;
         NativeLockCore core = newCore(values, clusterService.getNodeName());
-        // The grace covers the longest lease any node may have granted: the highest lease maximum
-        // in force here since start (it is dynamic) or recorded by any node (LongestLeaseRecorder).
-        Supplier<TimeValue> grace = () -> {
-            LockService started = lockService;
-            TimeValue here = started != null ? started.highestLeaseMax() : values.leaseMax();
-            TimeValue recorded = LongestLeaseRecorder.recorded(clusterService.state());
-            return LockSettings.recoveryGrace(settings, here.compareTo(recorded) >= 0 ? here : recorded);
-        };
+        Supplier<TimeValue> grace = grace(settings, values, clusterService);
         Supplier<Map<String, Object>> nodeInfo = () -> nodeInfo(clusterService, buildInfo, settings, grace);
         PartitionOwnership ownership = new PartitionOwnership();
         boolean replicated = LockSettings.DURABILITY_REPLICATED.equals(LockSettings.DURABILITY.get(settings));
@@ -236,6 +231,7 @@ public class LockManagerPlugin extends VersionedActionPlugin
                 copies);
         clusterService.addListener(partitions);
         clusterService.addListener(new LongestLeaseRecorder(service, services.client(), services.threadPool()));
+        registerMetrics(services, service);
         lockService = service;
         healthIndicator = new LockPartitionsHealthIndicator(
                 clusterService, services.client(), services.threadPool(), service.reports()::diagnostics, replicated);
@@ -257,6 +253,31 @@ public class LockManagerPlugin extends VersionedActionPlugin
                 silentOwners(clusterService, settings, service),
                 new SilentPrimaryFailure(clusterService, services.allocationService(), service.promotions()),
                 new SilentCopyFailure.MasterTasks(clusterService, services.allocationService()));
+    }
+
+    /**
+     * The recovery grace: it covers the longest lease any node may have granted, the highest lease
+     * maximum in force here since start (it is dynamic) or recorded by any node
+     * ({@link LongestLeaseRecorder}).
+     */
+    private Supplier<TimeValue> grace(Settings settings, LockSettings.Values values, ClusterService clusterService) {
+        return () -> {
+            LockService started = lockService;
+            TimeValue here = started != null ? started.highestLeaseMax() : values.leaseMax();
+            TimeValue recorded = LongestLeaseRecorder.recorded(clusterService.state());
+            return LockSettings.recoveryGrace(settings, here.compareTo(recorded) >= 0 ? here : recorded);
+        };
+    }
+
+    /**
+     * The lock metrics, in the registry of Elasticsearch's telemetry (docs/OPERATIONS.md "Metrics"),
+     * drained while its {@code telemetry.metrics.enabled} is on.
+     */
+    private static void registerMetrics(PluginServices services, LockService service) {
+        MeterRegistry meters = services.telemetryProvider().getMeterRegistry();
+        ClusterSettings clusterSettings = services.clusterService().getClusterSettings();
+        service.metrics().register(meters, LockMetrics.metricsOn(clusterSettings, meters));
+        service.metrics().startDraining(services.threadPool());
     }
 
     /** What diagnostics tell of this node: its id and name, the plugin's build, the static settings. */

@@ -5,10 +5,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 import java.util.function.IntConsumer;
 import java.util.function.IntFunction;
 import java.util.function.IntSupplier;
+import java.util.function.LongConsumer;
+import java.util.function.ObjLongConsumer;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.elasticsearch.action.ActionListener;
@@ -39,8 +40,11 @@ final class GroupCommit implements Commits {
     private static final Logger logger = LogManager.getLogger(GroupCommit.class);
 
     private final CoreClient core;
-    /** Delivers the events of a committed take (expiries and the grants they caused). */
-    private final Consumer<Map<String, Object>> deliver;
+    /**
+     * Delivers the events of a committed take (expiries and the grants they caused), with the
+     * {@link System#nanoTime()} the take started at (its grants' hand-offs are timed from it).
+     */
+    private final ObjLongConsumer<Map<String, Object>> deliver;
     /** The retryable failure answered when {@code partition} stopped being served here. */
     private final IntFunction<RuntimeException> notServed;
     /** The state format the nodes of the cluster read (cluster.PeerFormats), batches are written in it. */
@@ -49,6 +53,8 @@ final class GroupCommit implements Commits {
     private final PartitionGate gate;
     /** Renews this owner's lease when a batch reached every copy (docs/ARCHITECTURE.md "Silent owners"). */
     private final OwnershipProtocol protocol;
+    /** Takes each batch's round trip to every copy, in nanoseconds (service.LockMetrics). */
+    private final LongConsumer roundTrips;
     /** How long an owner that replicated nothing waits before it sends a heartbeat. */
     private static final long HEARTBEAT_INTERVAL_NANOS =
             TimeUnit.MILLISECONDS.toNanos(NativeBounds.HEARTBEAT_INTERVAL_MS);
@@ -76,16 +82,18 @@ final class GroupCommit implements Commits {
 
     GroupCommit(
             CoreClient core,
-            Consumer<Map<String, Object>> deliver,
+            ObjLongConsumer<Map<String, Object>> deliver,
             IntFunction<RuntimeException> notServed,
             IntSupplier peerFormat,
-            PartitionGate gate) {
+            PartitionGate gate,
+            LongConsumer roundTrips) {
         this.core = core;
         this.deliver = deliver;
         this.notServed = notServed;
         this.peerFormat = peerFormat;
         this.gate = gate;
         this.protocol = new OwnershipProtocol(core);
+        this.roundTrips = roundTrips;
     }
 
     @Override
@@ -176,6 +184,7 @@ final class GroupCommit implements Commits {
             return;
         }
         Map<String, Object> take;
+        long takenAt = System.nanoTime();
         try {
             // Written in the format every copy's node reads (docs/ARCHITECTURE.md "Formats and versions").
             take = core.call(
@@ -190,7 +199,7 @@ final class GroupCommit implements Commits {
         if (Boolean.TRUE.equals(BridgeField.EMPTY.in(taken))) {
             // Nothing changed since the last batch (a tick or cancel that moved nothing): the
             // answers waiting on it reveal nothing new, and the core kept the seq.
-            committed(partition, lane, batch, take, () -> {});
+            committed(partition, lane, batch, take, takenAt, () -> {});
             return;
         }
         // The core's text, shipped as it is (rust/lock-jni ops/replication.rs, take_batch), and the
@@ -205,12 +214,15 @@ final class GroupCommit implements Commits {
                 json,
                 ActionListener.wrap(
                         ignored -> {
-                            lane.times.record(System.nanoTime() - shippedAt);
+                            long roundTrip = System.nanoTime() - shippedAt;
+                            lane.times.record(roundTrip);
+                            roundTrips.accept(roundTrip);
                             committed(
                                     partition,
                                     lane,
                                     batch,
                                     take,
+                                    takenAt,
                                     () -> protocol.renewed(partition, lane.epoch, sentUs));
                         },
                         e -> failed(partition, lane, batch, e)));
@@ -271,10 +283,16 @@ final class GroupCommit implements Commits {
     /**
      * The batch is on every copy: its answers go out, then {@code renew} renews this owner's lease
      * from the batch's send (after the answers, which do not depend on it: the lease only grows,
-     * and the answers need not wait for a bridge call), then its events and the next batch.
+     * and the answers need not wait for a bridge call), then its events (of the take that started at
+     * {@code takenAt}) and the next batch.
      */
     private void committed(
-            int partition, Lane lane, List<ActionListener<Void>> batch, Map<String, Object> take, Runnable renew) {
+            int partition,
+            Lane lane,
+            List<ActionListener<Void>> batch,
+            Map<String, Object> take,
+            long takenAt,
+            Runnable renew) {
         for (ActionListener<Void> l : batch) {
             try {
                 l.onResponse(null);
@@ -288,7 +306,7 @@ final class GroupCommit implements Commits {
             // The core is closing: the answers are out, and nothing else may answer them again.
             logger.warn("could not renew the lease of lock partition [" + partition + "] after a batch", e);
         }
-        deliver.accept(take);
+        deliver.accept(take, takenAt);
         synchronized (lane) {
             lane.inFlight = false;
         }

@@ -333,6 +333,7 @@ public final class LockReplicationAction
         @Override
         public void failShardIfNeeded(
                 ShardRouting replica, long primaryTerm, String message, Exception e, ActionListener<Void> listener) {
+            locks.metrics().copyFailed();
             String copy = replica.allocationId().getId();
             ActionListener<Void> failed = orWhenCommitted(replica.shardId(), copy, primaryTerm, listener);
             Runnable throughElasticsearch = () ->

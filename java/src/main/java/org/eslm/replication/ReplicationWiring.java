@@ -1,9 +1,10 @@
 package org.eslm.replication;
 
 import java.util.Map;
-import java.util.function.Consumer;
 import java.util.function.IntFunction;
 import java.util.function.IntSupplier;
+import java.util.function.LongConsumer;
+import java.util.function.ObjLongConsumer;
 import org.eslm.core.CoreClient;
 import org.eslm.service.Commits;
 import org.eslm.service.PartitionGate;
@@ -24,11 +25,12 @@ public final class ReplicationWiring implements ReplicationParts {
     @Override
     public Commits commits(
             CoreClient core,
-            Consumer<Map<String, Object>> deliver,
+            ObjLongConsumer<Map<String, Object>> deliver,
             IntFunction<RuntimeException> notServed,
             IntSupplier peerFormat,
-            PartitionGate gate) {
-        return new GroupCommit(core, deliver, notServed, peerFormat, gate);
+            PartitionGate gate,
+            LongConsumer roundTrips) {
+        return new GroupCommit(core, deliver, notServed, peerFormat, gate, roundTrips);
     }
 
     @Override

@@ -19,7 +19,9 @@ import org.eslm.core.CoreClient;
  * ({@link PendingRequests}) and the core's next deadline to the {@link TickScheduler}. On a
  * replicated partition both wait until the partition's changes so far reached every in-sync copy
  * ({@link Commits}): nobody may learn of a change before it is replicated
- * (docs/ARCHITECTURE.md "Replication", "Waiting without threads, and time").
+ * (docs/ARCHITECTURE.md "Replication", "Waiting without threads, and time"). A grant handed to a
+ * waiting request is a hand-off, timed from the start of the call that raised it
+ * ({@link LockMetrics#clock}) to its delivery.
  */
 final class Deliveries {
     private static final Logger logger = LogManager.getLogger(Deliveries.class);
@@ -32,6 +34,7 @@ final class Deliveries {
     private final Commits commits;
     private final PendingRequests pending;
     private final TickScheduler ticks;
+    private final LockMetrics metrics;
 
     Deliveries(
             CoreClient client,
@@ -41,11 +44,14 @@ final class Deliveries {
             AtomicBoolean closed,
             IntFunction<RuntimeException> notServed,
             IntSupplier peerFormat,
-            ReplicationParts replication) {
+            ReplicationParts replication,
+            LockMetrics metrics) {
         this.client = client;
         this.partitions = partitions;
         this.replicated = replicated;
-        this.commits = replication.commits(client, this::handle, notServed, peerFormat, partitions);
+        this.metrics = metrics;
+        this.commits =
+                replication.commits(client, this::handle, notServed, peerFormat, partitions, metrics::replicated);
         this.pending = new PendingRequests(this::answer);
         this.ticks = new TickScheduler(threadPool, partitions, this::answer, closed);
     }
@@ -73,9 +79,15 @@ final class Deliveries {
      * on a replicated partition, once what the call changed is committed.
      */
     Map<String, Object> answer(NativeOp op, int partition, String argsJson) {
+        long started = metrics.clock();
         Map<String, Object> envelope = client.call(op, partition, argsJson);
-        handleAfterCommit(partition, envelope);
+        handleAfterCommit(partition, envelope, started);
         return envelope;
+    }
+
+    /** When a call whose grants are timed as hand-offs starts ({@link LockMetrics#clock}). */
+    long clock() {
+        return metrics.clock();
     }
 
     /**
@@ -93,21 +105,36 @@ final class Deliveries {
 
     /** Delivers {@code envelope} once {@code partition}'s changes so far are committed. */
     void handleAfterCommit(int partition, Map<String, Object> envelope) {
+        handleAfterCommit(partition, envelope, LockMetrics.UNTIMED);
+    }
+
+    /** As {@link #handleAfterCommit(int, Map)}, its grants timed from {@code started} ({@link #clock}). */
+    void handleAfterCommit(int partition, Map<String, Object> envelope, long started) {
         if (partition == NativeLockCore.ALL_PARTITIONS || replicated == false) {
-            handle(envelope);
+            handle(envelope, started);
             return;
         }
         // A failed batch gives the partition up: its waiting requests fail with it.
-        commits.afterCommit(partition, ActionListener.wrap(ignored -> handle(envelope), e -> {}));
+        commits.afterCommit(partition, ActionListener.wrap(ignored -> handle(envelope, started), e -> {}));
     }
 
     /** Delivers the events of an answer and schedules the next tick. */
     void handle(Map<String, Object> envelope) {
+        handle(envelope, LockMetrics.UNTIMED);
+    }
+
+    /**
+     * Delivers the events of an answer of a call that started at {@code started} ({@link #clock}):
+     * each grant handed to its waiting request is a hand-off; and schedules the next tick.
+     */
+    void handle(Map<String, Object> envelope, long started) {
         Object events = BridgeField.EVENTS.in(envelope);
         if (events instanceof List<?> list) {
             for (Object event : list) {
                 try {
-                    pending.dispatch((Map<?, ?>) event);
+                    if (pending.dispatch((Map<?, ?>) event)) {
+                        metrics.handedOff(started);
+                    }
                 } catch (Exception e) {
                     logger.error(() -> "failed to deliver lock event " + event, e);
                 }

@@ -43,7 +43,8 @@ import org.eslm.settings.LockSettings;
  *   without a thread;</li>
  *   <li>{@link PartitionLifecycle} ({@link #lifecycle()}): opening, exporting and closing
  *   partitions, the standby tables this node keeps as a replica, the format the cluster reads;</li>
- *   <li>{@link NodeReports} ({@link #reports()}): stats, diagnostics and the lock history's drain.</li>
+ *   <li>{@link NodeReports} ({@link #reports()}): stats, diagnostics and the lock history's drain;</li>
+ *   <li>{@link LockMetrics} ({@link #metrics()}): the lock metrics of Elasticsearch's telemetry.</li>
  * </ul>
  * What stays here is the way in: the wiring of those parts, and refusing what may not run.
  * See docs/ARCHITECTURE.md "The path of one request" and "Waiting without threads, and time".
@@ -71,6 +72,7 @@ public final class LockService implements Closeable {
     private final Operations operations;
     private final PartitionLifecycle lifecycle;
     private final NodeReports reports;
+    private final LockMetrics metrics;
 
     public LockService(
             NativeLockCore core,
@@ -92,8 +94,17 @@ public final class LockService implements Closeable {
         // The state format every node of the cluster reads (PartitionLifecycle.peersRead), in which
         // batches are written; this build's until told.
         AtomicInteger peerFormat = new AtomicInteger(NativeFormat.STATE_FORMAT);
+        this.metrics = new LockMetrics(client);
         this.deliveries = new Deliveries(
-                client, partitions, replicated, threadPool, closed, admission::notServed, peerFormat::get, replication);
+                client,
+                partitions,
+                replicated,
+                threadPool,
+                closed,
+                admission::notServed,
+                peerFormat::get,
+                replication,
+                metrics);
         this.operations = new Operations(admission, deliveries);
         Standbys standbys = replication.standbys(client);
         this.lifecycle = new PartitionLifecycle(
@@ -135,6 +146,11 @@ public final class LockService implements Closeable {
     /** Stats, diagnostics and the lock history's drain. */
     public NodeReports reports() {
         return reports;
+    }
+
+    /** The lock metrics of Elasticsearch's telemetry (docs/OPERATIONS.md "Metrics"). */
+    public LockMetrics metrics() {
+        return metrics;
     }
 
     /**
@@ -308,6 +324,7 @@ public final class LockService implements Closeable {
             return;
         }
         shutdown.begin();
+        metrics.close();
         deliveries.pending().failAll(shutdown::failure);
         client.close();
         logger.info("lock core closed");

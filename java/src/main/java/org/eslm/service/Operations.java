@@ -31,6 +31,7 @@ final class Operations {
             Map<String, Object> args,
             Task task,
             ActionListener<Map<String, Object>> listener) {
+        long started = deliveries.clock();
         PendingRequests.Waitable call = deliveries
                 .pending()
                 .callWaitable(
@@ -38,12 +39,12 @@ final class Operations {
         if (call == null) {
             deliveries.tickSoon();
         } else if (call.waits()) {
-            deliveries.handleAfterCommit(partition, call.envelope());
+            deliveries.handleAfterCommit(partition, call.envelope(), started);
         } else {
             // Replicated, a partition closed meanwhile fails the commit (retryable).
             Map<String, Object> body = BridgeJson.object(BridgeField.GRANTED.in(call.result()));
             deliveries.afterCommit(partition, listener.delegateFailureAndWrap((l, ignored) -> {
-                deliveries.handle(call.envelope());
+                deliveries.handle(call.envelope(), started);
                 l.onResponse(body);
             }));
         }
@@ -78,6 +79,7 @@ final class Operations {
 
     /** An operation answered at once: a read as it stands, a change once it is committed. */
     void run(NativeOp op, int partition, Map<String, Object> args, ActionListener<Map<String, Object>> listener) {
+        long started = deliveries.clock(); // a release, a session's end, a downgrade: the hand-offs it causes
         Map<String, Object> envelope;
         Map<String, Object> body;
         try {
@@ -88,7 +90,7 @@ final class Operations {
             return;
         }
         if (partition == NativeLockCore.ALL_PARTITIONS) {
-            deliveries.handle(envelope);
+            deliveries.handle(envelope, started);
             listener.onResponse(body);
             return;
         }
@@ -98,7 +100,7 @@ final class Operations {
                 partition,
                 ActionListener.wrap(
                         ignored -> {
-                            deliveries.handle(envelope);
+                            deliveries.handle(envelope, started);
                             listener.onResponse(body);
                         },
                         e -> listener.onFailure(uncommitted(op, body, e))));

@@ -226,34 +226,37 @@ final class PendingRequests {
      * Delivers one event of the core to the request it answers (rust/lock-jni {@code
      * ops/envelope.rs}): its {@code body}, a grant's or a watch's end, as it is; else its
      * {@code error}. An event that answers no request (a lease or a session ran out) was logged
-     * by the core.
+     * by the core. Answers whether it handed a grant to a waiting request (a hand-off, which
+     * {@link LockMetrics} times).
      */
-    void dispatch(Map<?, ?> event) {
+    boolean dispatch(Map<?, ?> event) {
         if (BridgeField.REQUEST_ID.in(event) instanceof Number requestId) {
             Pending p = pending.remove(requestId.longValue());
             if (BridgeField.GIVE_BACK.in(event) instanceof List<?> giveBack) {
-                deliverGrant(p, event, giveBack);
+                return deliverGrant(p, event, giveBack);
             } else if (p != null && BridgeField.BODY.in(event) instanceof Map<?, ?> body) {
                 p.listener.onResponse(BridgeJson.object(body));
             } else if (p != null) {
                 p.listener.onFailure(NativeErrors.eventFailure(event));
             }
         }
+        return false;
     }
 
-    private void deliverGrant(Pending p, Map<?, ?> event, List<?> giveBack) {
+    private boolean deliverGrant(Pending p, Map<?, ?> event, List<?> giveBack) {
         if (p == null) {
             // Its request was already answered (its partition closed, or the node is closing):
             // the grant lives in a partition this node no longer serves.
             logger.debug("grant for an answered request ignored: {}", event);
-            return;
+            return false;
         }
         if (p.cancelled) {
             giveBack(p.partition, giveBack);
             p.listener.onFailure(new TaskCancelledException("client went away before the grant"));
-            return;
+            return false;
         }
         p.listener.onResponse(BridgeJson.object(BridgeField.BODY.in(event)));
+        return true;
     }
 
     /** Releases a grant that reached a request whose client went away: the core's releases, as they are. */

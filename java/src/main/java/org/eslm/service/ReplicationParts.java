@@ -1,9 +1,10 @@
 package org.eslm.service;
 
 import java.util.Map;
-import java.util.function.Consumer;
 import java.util.function.IntFunction;
 import java.util.function.IntSupplier;
+import java.util.function.LongConsumer;
+import java.util.function.ObjLongConsumer;
 import org.eslm.core.CoreClient;
 
 /**
@@ -15,16 +16,19 @@ import org.eslm.core.CoreClient;
 public interface ReplicationParts {
     /**
      * The group commit of the partitions served here, on {@code core}: {@code deliver} hands a
-     * committed answer's events on, {@code notServed} is the retryable failure of a partition no
+     * committed answer's events on (with the {@link System#nanoTime()} its call started at, from
+     * which its grants are timed), {@code notServed} is the retryable failure of a partition no
      * longer served here, {@code peerFormat} the state format every node reads (batches are
-     * written in it), {@code gate} renews the owner's lease when a batch reached every copy.
+     * written in it), {@code gate} renews the owner's lease when a batch reached every copy,
+     * {@code roundTrips} takes each batch's round trip to every copy, in nanoseconds.
      */
     Commits commits(
             CoreClient core,
-            Consumer<Map<String, Object>> deliver,
+            ObjLongConsumer<Map<String, Object>> deliver,
             IntFunction<RuntimeException> notServed,
             IntSupplier peerFormat,
-            PartitionGate gate);
+            PartitionGate gate,
+            LongConsumer roundTrips);
 
     /** The standby tables this node keeps as a replica, on {@code core}. */
     Standbys standbys(CoreClient core);

@@ -91,12 +91,18 @@ class GroupCommitTest {
             core.call(NativeOp.OPEN_PARTITION, 0, "{\"epoch\":3,\"replicated\":true}");
             RecordingChannel channel = new RecordingChannel();
             List<Map<String, Object>> delivered = new ArrayList<>();
+            List<Long> roundTrips = new ArrayList<>();
+            long before = System.nanoTime();
             GroupCommit commits = new GroupCommit(
                     core,
-                    delivered::add,
+                    (take, takenAt) -> {
+                        assertTrue(takenAt - before >= 0, "the take's start is a nanoTime of the test");
+                        delivered.add(take);
+                    },
                     p -> new IllegalStateException("gone " + p),
                     () -> NativeFormat.STATE_FORMAT,
-                    new Gate());
+                    new Gate(),
+                    roundTrips::add);
             commits.connect(channel, p -> {});
 
             commits.opened(0, 3);
@@ -128,6 +134,7 @@ class GroupCommitTest {
             assertEquals("ok", nothing.get(), "a take that changed nothing is not sent");
             assertEquals(2, channel.shipped.size());
             assertEquals(2L, commits.batchTimes(0).get("batches"), "only batches sent are timed");
+            assertEquals(2, roundTrips.size(), "each batch sent reports its round trip to the metrics");
             assertTrue(commits.batchTimes(0).containsKey("round_trip_ms"));
             assertNull(commits.batchTimes(1), "a partition not replicated here has no batches");
         }
@@ -148,7 +155,12 @@ class GroupCommitTest {
             Gate gate = new Gate();
             List<Integer> givenUp = new ArrayList<>();
             GroupCommit commits = new GroupCommit(
-                    core, e -> {}, p -> new IllegalStateException("gone " + p), () -> NativeFormat.STATE_FORMAT, gate);
+                    core,
+                    (e, t) -> {},
+                    p -> new IllegalStateException("gone " + p),
+                    () -> NativeFormat.STATE_FORMAT,
+                    gate,
+                    t -> {});
             commits.connect(channel, givenUp::add);
             commits.opened(0, 2);
             commits.heartbeat(0);
@@ -191,10 +203,11 @@ class GroupCommitTest {
             List<Integer> givenUp = new ArrayList<>();
             GroupCommit commits = new GroupCommit(
                     core,
-                    e -> {},
+                    (e, t) -> {},
                     p -> new IllegalStateException("gone " + p),
                     () -> NativeFormat.STATE_FORMAT,
-                    new Gate());
+                    new Gate(),
+                    t -> {});
             commits.connect(channel, givenUp::add);
             commits.opened(0, 1);
             channel.shipped.get(0).listener().onResponse(null);
@@ -222,8 +235,8 @@ class GroupCommitTest {
             core.call(NativeOp.OPEN_PARTITION, 0, "{\"epoch\":1,\"replicated\":true}");
             RecordingChannel channel = new RecordingChannel();
             AtomicInteger peers = new AtomicInteger(NativeFormat.OLDEST_STATE_FORMAT);
-            GroupCommit commits =
-                    new GroupCommit(core, e -> {}, p -> new IllegalStateException("gone " + p), peers::get, new Gate());
+            GroupCommit commits = new GroupCommit(
+                    core, (e, t) -> {}, p -> new IllegalStateException("gone " + p), peers::get, new Gate(), t -> {});
             commits.connect(channel, p -> {});
             commits.opened(0, 1);
             acquire(core, "k1");
