@@ -78,17 +78,16 @@ import org.eslm.rest.RequestBodies;
 import org.eslm.rest.RestAcquireLockAction;
 import org.eslm.rest.RestCatLocksAction;
 import org.eslm.rest.RestCatScopeAction;
-import org.eslm.rest.RestDowngradeLockAction;
 import org.eslm.rest.RestElectionAction;
 import org.eslm.rest.RestForceReleaseLockAction;
 import org.eslm.rest.RestGetLockAction;
 import org.eslm.rest.RestGroupAction;
+import org.eslm.rest.RestHeldLockAction;
 import org.eslm.rest.RestLockDiagnosticsAction;
 import org.eslm.rest.RestLockSessionAction;
 import org.eslm.rest.RestLockStatsAction;
 import org.eslm.rest.RestNodeDiagnosticsAction;
 import org.eslm.rest.RestReleaseLockAction;
-import org.eslm.rest.RestRenewLockAction;
 import org.eslm.rest.RestSemaphoreAction;
 import org.eslm.rest.RestWatchLockAction;
 import org.eslm.script.FenceScriptEngine;
@@ -366,8 +365,8 @@ public class LockManagerPlugin extends VersionedActionPlugin
         return List.of(
                 new RestAcquireLockAction(settings, bodies),
                 new RestReleaseLockAction(settings, bodies),
-                new RestRenewLockAction(settings, bodies),
-                new RestDowngradeLockAction(settings, bodies),
+                RestHeldLockAction.renew(settings, bodies),
+                RestHeldLockAction.downgrade(settings, bodies),
                 new RestForceReleaseLockAction(bodies),
                 new RestLockSessionAction(settings, bodies),
                 new RestSemaphoreAction(settings, bodies),
