@@ -69,7 +69,7 @@ class PreloadedNode(esnode.Node):
         fake = self.home / "jdk-preloading"
         if not (fake / "bin" / "java.real").exists():
             shutil.rmtree(fake, ignore_errors=True)
-            shutil.copytree(real, fake, symlinks=True, copy_function=os.link)
+            shutil.copytree(real, fake, symlinks=True, copy_function=link_or_copy)
             (fake / "bin" / "java").rename(fake / "bin" / "java.real")
             script = fake / "bin" / "java"
             script.write_text("#!/bin/sh\n"
@@ -83,6 +83,14 @@ class PreloadedNode(esnode.Node):
         env["ES_JAVA_HOME"] = str(self._java_home())
         env["ESLM_SERVER_PRELOAD"] = self.preload
         return env
+
+
+def link_or_copy(src: str, dst: str) -> None:
+    """A hard link where the file system allows it (the JDK and build/ on one disk), else a copy."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
 
 
 @contextlib.contextmanager
