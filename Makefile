@@ -166,17 +166,18 @@ build/previous/$(PREVIOUS_PLUGIN)-es$(ES8).zip:
 ## The release artifacts in dist/, each with its SHA-512 beside it (`sha512sum -c` checks it):
 ## the plugin zip of each supported version (README "Install": the library for linux-x86_64 and
 ## linux-aarch64, checked by scripts/native_zip.py), the Python client's wheel, and the jars of
-## the Java client, the ShedLock provider and the Spring Integration LockRegistry. No tests run here: `make test` runs them.
+## the Java client, the ShedLock provider, the Spring Integration LockRegistry and the Spring Boot starter. No tests run here: `make test` runs them.
 CLIENTS_VERSION := $(shell sed -n 's:^  <version>\(.*\)</version>.*:\1:p' clients/pom.xml | head -1)
 CLIENT_JARS := clients/java/target/lock-manager-client-$(CLIENTS_VERSION).jar \
   clients/shedlock/target/lock-manager-shedlock-$(CLIENTS_VERSION).jar \
-  clients/spring-integration/target/lock-manager-spring-integration-$(CLIENTS_VERSION).jar
+  clients/spring-integration/target/lock-manager-spring-integration-$(CLIENTS_VERSION).jar \
+  clients/spring-boot-starter/target/lock-manager-spring-boot-starter-$(CLIENTS_VERSION).jar
 dist: cross-toolchain
 	rm -rf dist && mkdir -p dist
 	for v in $(ES_VERSIONS); do $(MVN) package -Pall-platforms -DskipTests -Des.version=$$v || exit 1; \
 	  cp java/target/elasticsearch-lock-manager-*-es$$v.zip dist/ || exit 1; done
 	python3 scripts/native_zip.py dist/*.zip
-	$(MVN) -f clients/pom.xml package -DskipTests -pl java,shedlock,spring-integration -am
+	$(MVN) -f clients/pom.xml package -DskipTests -pl java,shedlock,spring-integration,spring-boot-starter -am
 	cp $(CLIENT_JARS) dist/
 	python3 -m pip wheel -q --no-deps -w dist clients/python
 	cd dist && for f in *.zip *.whl *.jar; do sha512sum "$$f" > "$$f.sha512"; done && ls -l
