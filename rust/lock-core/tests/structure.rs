@@ -326,7 +326,11 @@ fn unmapped(dir: &Path, map: &str) -> Vec<String> {
 fn every_file_of_the_table_is_in_its_map() {
     let table = src_dir().join("table");
     let readme = fs::read_to_string(table.join("README.md")).expect("table/README.md");
-    assert_eq!(unmapped(&table, &readme), Vec::<String>::new(), "files missing from table/README.md");
+    assert_eq!(
+        unmapped(&table, &readme),
+        Vec::<String>::new(),
+        "files missing from table/README.md"
+    );
 }
 
 #[test]
