@@ -8,8 +8,8 @@
 use parking_lot::{Mutex, MutexGuard};
 
 use crate::answer::{
-    AcquireOutcome, Grant, KeyInfo, LimitChanged, MultiOutcome, Released, Renewed, SessionEnded,
-    SessionInfo, TokenOutcome, WaiterInfo, WatchOutcome,
+    AcquireOutcome, Grant, GroupInfo, GroupMember, KeyInfo, LimitChanged, MultiOutcome, Released,
+    Renewed, SessionEnded, SessionInfo, TokenOutcome, WaiterInfo, WatchOutcome,
 };
 use crate::config::Config;
 use crate::error::LockError;
@@ -207,6 +207,37 @@ impl Partition {
         now: Millis,
     ) -> Result<SessionEnded, LockError> {
         self.table.lock().end_session(session, owner, now)
+    }
+
+    /// See [`LockTable::create_group`].
+    pub fn create_group(&self, name: &str, now: Millis) -> Result<(), LockError> {
+        self.table.lock().create_group(name, now)
+    }
+
+    /// See [`LockTable::delete_group`].
+    pub fn delete_group(&self, name: &str, now: Millis) -> Result<(), LockError> {
+        self.table.lock().delete_group(name, now)
+    }
+
+    /// See [`LockTable::update_member`].
+    pub fn update_member(
+        &self,
+        name: &str,
+        owner: &str,
+        capabilities: Option<&str>,
+        now: Millis,
+    ) -> Result<GroupMember, LockError> {
+        self.table.lock().update_member(name, owner, capabilities, now)
+    }
+
+    /// See [`LockTable::group_names`].
+    pub fn group_names(&self) -> Vec<String> {
+        self.table.lock().group_names()
+    }
+
+    /// See [`LockTable::group_info`].
+    pub fn group_info(&self, name: &str) -> Result<GroupInfo, LockError> {
+        self.table.lock().group_info(name)
     }
 
     /// See [`LockTable::advance`].

@@ -43,8 +43,8 @@ fn a_group_is_created_joined_left_and_deleted_with_the_errors_tooz_expects() {
     let mut t = table();
     let missing = t.acquire(&join("g", "a", None), 0).expect_err("no group yet");
     assert!(matches!(missing, LockError::GroupNotFound { .. }), "{missing}");
-    t.create_group("g").expect("create");
-    let again = t.create_group("g").expect_err("exists");
+    t.create_group("g", 0).expect("create");
+    let again = t.create_group("g", 0).expect_err("exists");
     assert!(matches!(again, LockError::GroupExists { .. }), "{again}");
     t.acquire(&join("g", "a", Some("{\"role\":\"x\"}")), 1).expect("join a");
     t.acquire(&join("g", "b", None), 1).expect("join b");
@@ -54,13 +54,13 @@ fn a_group_is_created_joined_left_and_deleted_with_the_errors_tooz_expects() {
         members(&t, "g"),
         vec![("a".into(), Some("{\"role\":\"x\"}".into())), ("b".into(), None)]
     );
-    let busy = t.delete_group("g").expect_err("has members");
+    let busy = t.delete_group("g", 2).expect_err("has members");
     assert!(matches!(busy, LockError::GroupNotEmpty { members: 2, .. }), "{busy}");
     t.release_at(&leave("g", "a"), 3).expect("a leaves");
     let gone = t.release_at(&leave("g", "a"), 3).expect_err("not a member");
     assert!(matches!(gone, LockError::NotHeld { .. }), "{gone}");
     t.release_at(&leave("g", "b"), 3).expect("b leaves");
-    t.delete_group("g").expect("empty: deleted");
+    t.delete_group("g", 3).expect("empty: deleted");
     assert!(matches!(t.group_info("g"), Err(LockError::GroupNotFound { .. })));
     let left = t.release_at(&leave("g", "a"), 4).expect_err("no group");
     assert!(matches!(left, LockError::GroupNotFound { .. }), "{left}");
@@ -71,7 +71,7 @@ fn a_group_is_created_joined_left_and_deleted_with_the_errors_tooz_expects() {
 #[test]
 fn a_retried_join_of_the_same_acquisition_gets_its_membership_back() {
     let mut t = table();
-    t.create_group("g").expect("create");
+    t.create_group("g", 0).expect("create");
     let first = AcquireRequest { acquisition: Some("j-1".into()), ..join("g", "a", None) };
     let g1 = t.try_acquire(&first, 0).expect("join");
     let g2 = t.try_acquire(&first, 1).expect("retry");
@@ -82,7 +82,7 @@ fn a_retried_join_of_the_same_acquisition_gets_its_membership_back() {
 #[test]
 fn a_member_whose_lease_or_session_runs_out_leaves_by_itself() {
     let mut t = table();
-    t.create_group("g").expect("create");
+    t.create_group("g", 0).expect("create");
     t.acquire(&join("g", "leased", None), 0).expect("join");
     let s = t.create_session("sessioned", Some(3_000), sid(1), 0).expect("session");
     let by_session =
@@ -92,22 +92,22 @@ fn a_member_whose_lease_or_session_runs_out_leaves_by_itself() {
     assert_eq!(members(&t, "g"), vec![("leased".into(), None)], "the session's member left");
     t.advance(10_001);
     assert!(members(&t, "g").is_empty(), "the lease's member left");
-    t.delete_group("g").expect("empty");
+    t.delete_group("g", 10_001).expect("empty");
     check(&t);
 }
 
 #[test]
 fn capabilities_are_updated_bounded_and_only_for_members() {
     let mut t = table();
-    t.create_group("g").expect("create");
+    t.create_group("g", 0).expect("create");
     t.acquire(&join("g", "a", Some("1")), 0).expect("join");
-    let m = t.update_member("g", "a", Some("2")).expect("update");
+    let m = t.update_member("g", "a", Some("2"), 0).expect("update");
     assert_eq!(m.capabilities.as_deref(), Some("2"));
     assert_eq!(members(&t, "g"), vec![("a".into(), Some("2".into()))]);
-    assert!(matches!(t.update_member("g", "b", Some("x")), Err(LockError::NotHeld { .. })));
-    assert!(matches!(t.update_member("h", "a", None), Err(LockError::GroupNotFound { .. })));
+    assert!(matches!(t.update_member("g", "b", Some("x"), 0), Err(LockError::NotHeld { .. })));
+    assert!(matches!(t.update_member("h", "a", None, 0), Err(LockError::GroupNotFound { .. })));
     let long = "x".repeat(1025);
-    let err = t.update_member("g", "a", Some(&long)).expect_err("too long");
+    let err = t.update_member("g", "a", Some(&long), 0).expect_err("too long");
     assert!(matches!(err, LockError::InvalidArgument { field: "capabilities", .. }), "{err}");
     let exclusive = AcquireRequest { mode: Mode::Exclusive, ..join("g", "c", None) };
     assert!(matches!(
@@ -143,7 +143,7 @@ fn fired(t: &mut LockTable) -> Vec<u64> {
 #[test]
 fn a_watch_answers_when_the_version_is_not_the_one_it_knows() {
     let mut t = table();
-    t.create_group("g").expect("create");
+    t.create_group("g", 0).expect("create");
     let empty = t.group_info("g").expect("g").version;
     assert!(matches!(watch(&mut t, empty + 1, 0), WatchOutcome::Answered(_)), "stale: at once");
     assert!(matches!(watch(&mut t, empty, 0), WatchOutcome::Watching(_)));
@@ -154,14 +154,14 @@ fn a_watch_answers_when_the_version_is_not_the_one_it_knows() {
     assert_ne!(joined, empty);
     assert_eq!(fired(&mut t), vec![joined], "the join fired the watch with the new version");
     assert!(matches!(watch(&mut t, joined, 2), WatchOutcome::Watching(_)));
-    t.update_member("g", "a", Some("c")).expect("update");
+    t.update_member("g", "a", Some("c"), 2).expect("update");
     let updated = t.group_info("g").expect("g").version;
     assert_eq!(fired(&mut t), vec![updated]);
     assert!(matches!(watch(&mut t, updated, 3), WatchOutcome::Watching(_)));
     t.release_at(&leave("g", "a"), 4).expect("leave");
     assert_eq!(fired(&mut t), vec![empty], "back to the empty group's version");
     assert!(matches!(watch(&mut t, empty, 5), WatchOutcome::Watching(_)));
-    t.delete_group("g").expect("delete");
+    t.delete_group("g", 5).expect("delete");
     assert_eq!(fired(&mut t), vec![0], "a deleted group's version is 0");
     check(&t);
 }
@@ -171,13 +171,13 @@ fn groups_and_members_reach_a_standby_and_survive_its_promotion() {
     let mut t = table();
     t.set_change_tracking(true);
     let mut s = Standby::from_full(&t.export_full(), 0);
-    t.create_group("g").expect("create");
-    t.create_group("empty").expect("create");
+    t.create_group("g", 0).expect("create");
+    t.create_group("empty", 0).expect("create");
     t.acquire(&join("g", "a", Some("caps")), 0).expect("join");
     let d = t.take_changes(1).expect("delta");
     assert_eq!(d.groups.as_deref(), Some(&["empty".to_owned(), "g".to_owned()][..]));
     s.apply(&d, 1).expect("apply");
-    t.delete_group("empty").expect("delete");
+    t.delete_group("empty", 1).expect("delete");
     let d = t.take_changes(2).expect("delta");
     s.apply(&d, 2).expect("apply");
     let no_change = t.take_changes(3).expect("delta");
@@ -191,7 +191,7 @@ fn groups_and_members_reach_a_standby_and_survive_its_promotion() {
 #[test]
 fn a_snapshot_with_a_member_of_a_group_it_does_not_list_is_refused() {
     let mut t = table();
-    t.create_group("g").expect("create");
+    t.create_group("g", 0).expect("create");
     t.acquire(&join("g", "a", None), 0).expect("join");
     let mut snap = t.export();
     assert_eq!(snap.groups, vec!["g".to_owned()]);
@@ -204,7 +204,7 @@ fn a_snapshot_with_a_member_of_a_group_it_does_not_list_is_refused() {
 #[test]
 fn a_group_is_joined_alone_never_in_a_multi_lock() {
     let mut t = table();
-    t.create_group("g").expect("create");
+    t.create_group("g", 0).expect("create");
     let multi = lock_core::MultiAcquireRequest {
         owner: "a".into(),
         locks: vec![lock_core::LockItem {

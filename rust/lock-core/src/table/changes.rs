@@ -189,7 +189,7 @@ impl LockTable {
         let mut session_ids = std::mem::take(&mut c.sessions);
         let ended = std::mem::take(&mut c.ended);
         let delays = std::mem::take(&mut c.delays);
-        let groups = std::mem::take(&mut self.groups.changed).then(|| self.group_names());
+        let groups = std::mem::take(&mut self.groups.changed).then(|| self.listed_groups());
         lock_idx.sort_unstable();
         lock_idx.dedup();
         session_ids.sort_unstable();

@@ -55,12 +55,8 @@ fn version_of<'a>(members: impl Iterator<Item = (&'a str, FencingToken, Option<&
 }
 
 impl LockTable {
-    /// Creates group `name`.
-    ///
-    /// # Errors
-    ///
-    /// 400 for a bad name, [`LockError::GroupExists`] when it exists.
-    pub fn create_group(&mut self, name: &str) -> Result<(), LockError> {
+    /// Adds group `name` to the partition's groups ([`LockTable::create_group`]).
+    pub(super) fn add_group(&mut self, name: &str) -> Result<(), LockError> {
         validate::name(name, Scope::Group, &self.config.limits)?;
         if self.groups.names.contains(name) {
             return Err(LockError::GroupExists { group: name.to_owned() });
@@ -72,12 +68,9 @@ impl LockTable {
         Ok(())
     }
 
-    /// Deletes group `name`, which must have no member.
-    ///
-    /// # Errors
-    ///
-    /// [`LockError::GroupNotFound`], or [`LockError::GroupNotEmpty`] while it has members.
-    pub fn delete_group(&mut self, name: &str) -> Result<(), LockError> {
+    /// Removes group `name`, which must have no member ([`LockTable::delete_group`]); its
+    /// watches fire.
+    pub(super) fn remove_group(&mut self, name: &str) -> Result<(), LockError> {
         self.check_group_exists(name)?;
         let members = self.group_members(name).len();
         if members > 0 {
@@ -90,29 +83,22 @@ impl LockTable {
         Ok(())
     }
 
-    /// The names of the partition's groups, in order.
-    pub fn group_names(&self) -> Vec<String> {
+    /// The names of the partition's groups, in order ([`LockTable::group_names`]; also what a
+    /// snapshot and a delta carry).
+    pub(super) fn listed_groups(&self) -> Vec<String> {
         self.groups.names.iter().map(|n| n.to_string()).collect()
     }
 
-    /// Group `name`'s members and version.
-    ///
-    /// # Errors
-    ///
-    /// [`LockError::GroupNotFound`].
-    pub fn group_info(&self, name: &str) -> Result<GroupInfo, LockError> {
+    /// Group `name`'s members and version ([`LockTable::group_info`]).
+    pub(super) fn describe_group(&self, name: &str) -> Result<GroupInfo, LockError> {
         self.check_group_exists(name)?;
         let members = self.group_members(name);
         Ok(GroupInfo { group: name.to_owned(), version: self.group_version(name), members })
     }
 
-    /// Replaces member `owner`'s capabilities in group `name`.
-    ///
-    /// # Errors
-    ///
-    /// [`LockError::GroupNotFound`]; [`LockError::NotHeld`] when `owner` is not a member; 400
-    /// for capabilities over the bound.
-    pub fn update_member(
+    /// Replaces member `owner`'s capabilities in group `name` ([`LockTable::update_member`]);
+    /// the group's watches fire.
+    pub(super) fn change_capabilities(
         &mut self,
         name: &str,
         owner: &str,

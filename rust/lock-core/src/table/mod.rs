@@ -43,8 +43,8 @@ use std::collections::BinaryHeap;
 use hashbrown::HashMap;
 
 use crate::answer::{
-    AcquireOutcome, Grant, KeyInfo, LimitChanged, MultiOutcome, Released, Renewed, SessionEnded,
-    SessionInfo, TokenOutcome, WaiterInfo, WatchOutcome,
+    AcquireOutcome, Grant, GroupInfo, GroupMember, KeyInfo, LimitChanged, MultiOutcome, Released,
+    Renewed, SessionEnded, SessionInfo, TokenOutcome, WaiterInfo, WatchOutcome,
 };
 use crate::config::Config;
 use crate::error::LockError;
@@ -575,6 +575,67 @@ impl LockTable {
         let (released, dropped) = self.close_session(idx, CancelReason::SessionEnded);
         self.prune_deadlines();
         Ok(SessionEnded { session: session.to_owned(), released, dropped_waiters: dropped })
+    }
+
+    // ---- groups (group.rs) ----
+
+    /// Creates group `name` (docs/LOCK_CORE.md "Groups"): it exists, with no member, until
+    /// [`LockTable::delete_group`]. A member joins with a shared [`LockTable::acquire`] of the
+    /// group's key in [`Scope::Group`] and leaves with a release or at the end of its lease or
+    /// session.
+    ///
+    /// # Errors
+    /// [`LockError::InvalidArgument`] for a bad name; [`LockError::GroupExists`] when it exists;
+    /// [`LockError::LimitExceeded`] past the memory cap.
+    pub fn create_group(&mut self, name: &str, now: Millis) -> Result<(), LockError> {
+        self.advance(now);
+        let out = self.add_group(name);
+        self.prune_deadlines();
+        out
+    }
+
+    /// Deletes group `name`, which must have no member; its watches answer that it is gone.
+    ///
+    /// # Errors
+    /// [`LockError::GroupNotFound`], or [`LockError::GroupNotEmpty`] while it has members.
+    pub fn delete_group(&mut self, name: &str, now: Millis) -> Result<(), LockError> {
+        self.advance(now);
+        let out = self.remove_group(name);
+        self.prune_deadlines();
+        out
+    }
+
+    /// Replaces member `owner`'s capabilities in group `name` (same token); the group's version
+    /// changes and its watches fire.
+    ///
+    /// # Errors
+    /// [`LockError::GroupNotFound`]; [`LockError::NotHeld`] when `owner` is not a member;
+    /// [`LockError::InvalidArgument`] for a bad owner or capabilities over the bound.
+    pub fn update_member(
+        &mut self,
+        name: &str,
+        owner: &str,
+        capabilities: Option<&str>,
+        now: Millis,
+    ) -> Result<GroupMember, LockError> {
+        self.advance(now);
+        let out = self.change_capabilities(name, owner, capabilities);
+        self.prune_deadlines();
+        out
+    }
+
+    /// The names of the partition's groups, in order.
+    pub fn group_names(&self) -> Vec<String> {
+        self.listed_groups()
+    }
+
+    /// Group `name`'s members, in name order, and its version (a digest of its members), as the
+    /// table holds them: a read moves no time on.
+    ///
+    /// # Errors
+    /// [`LockError::GroupNotFound`].
+    pub fn group_info(&self, name: &str) -> Result<GroupInfo, LockError> {
+        self.describe_group(name)
     }
 
     // ---- time and events (deadline.rs) ----

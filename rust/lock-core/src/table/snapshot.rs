@@ -153,7 +153,7 @@ impl LockTable {
             sessions,
             grace_ms,
             delays: self.export_delays(),
-            groups: self.group_names(),
+            groups: self.listed_groups(),
         }
     }
 

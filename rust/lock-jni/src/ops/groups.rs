@@ -3,7 +3,7 @@
 //! group's key in scope `group` (`locks.rs`); the rules are the core's (docs/LOCK_CORE.md
 //! "Groups").
 
-use lock_core::{GroupInfo, GroupMember, LockError, LockTable, STATE_FORMAT_GROUPS};
+use lock_core::{GroupInfo, GroupMember, LockError, STATE_FORMAT_GROUPS};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -61,20 +61,6 @@ fn info_body(info: &GroupInfo, changed: Option<bool>) -> Value {
     body
 }
 
-/// Runs `f` on the addressed partition's table with time moved on to the call's (as every
-/// change does), so expired members are gone before it looks.
-fn changing<T>(
-    cx: &mut Ctx<'_>,
-    f: impl FnOnce(&mut LockTable) -> Result<T, LockError>,
-) -> Result<T, BridgeError> {
-    let now = cx.now;
-    let p = cx.served()?;
-    Ok(p.with_table(|t| {
-        t.advance(now);
-        f(t)
-    })?)
-}
-
 /// Creates a group; refused while a node of the cluster cannot read one (an older plugin would
 /// lose it when it takes the partition over, docs/ARCHITECTURE.md "Formats and versions").
 pub(super) fn create(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
@@ -90,21 +76,22 @@ pub(super) fn create(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError
         .into());
     }
     let args: GroupArgs = decode(args)?;
-    changing(cx, |t| t.create_group(&args.group))?;
+    let now = cx.now;
+    cx.served()?.create_group(&args.group, now)?;
     Ok(json!({ "group": args.group, "created": true }).to_string())
 }
 
 /// Deletes a group that has no member.
 pub(super) fn delete(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
     let args: GroupArgs = decode(args)?;
-    changing(cx, |t| t.delete_group(&args.group))?;
+    let now = cx.now;
+    cx.served()?.delete_group(&args.group, now)?;
     Ok(json!({ "group": args.group, "deleted": true }).to_string())
 }
 
 /// The names of the addressed partition's groups: `{"groups": [...]}` in name order.
 pub(super) fn list(cx: &mut Ctx<'_>, _args: &str) -> Result<String, BridgeError> {
-    let p = cx.served()?;
-    let names = p.with_table(|t| t.group_names());
+    let names = cx.served()?.group_names();
     Ok(json!({ "groups": names }).to_string())
 }
 
@@ -112,8 +99,7 @@ pub(super) fn list(cx: &mut Ctx<'_>, _args: &str) -> Result<String, BridgeError>
 /// `key_info`); with `changed` when the caller names the version it knows.
 pub(super) fn info(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
     let args: InfoArgs = decode(args)?;
-    let p = cx.served()?;
-    let info = p.with_table(|t| t.group_info(&args.group))?;
+    let info = cx.served()?.group_info(&args.group)?;
     let changed = args.observed_version.map(|v| v != info.version);
     Ok(info_body(&info, changed).to_string())
 }
@@ -122,8 +108,9 @@ pub(super) fn info(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> 
 /// "lease_ms", "session"?}`.
 pub(super) fn update(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
     let args: UpdateArgs = decode(args)?;
+    let now = cx.now;
     let member =
-        changing(cx, |t| t.update_member(&args.group, &args.member, args.capabilities.as_deref()))?;
+        cx.served()?.update_member(&args.group, &args.member, args.capabilities.as_deref(), now)?;
     let mut body = member_body(&member);
     if let Some(o) = body.as_object_mut() {
         o.insert("group".into(), json!(args.group));
