@@ -4,10 +4,13 @@
 //! share it, so its answers carry permits, not modes (docs/API.md "Semaphores"); a multi-lock's
 //! grant lists its locks under one lease (docs/API.md "Many keys"); an election is a lock renamed
 //! (docs/API.md "Elections": owner → `leader`, fencing token → `term`, key → `name`).
+//! A group's member shows its capabilities as JSON and only whether it has a session
+//! (docs/API.md "Groups").
 
 use lock_core::{
-    DelayInfo, Event, FencingToken, Grant, HolderInfo, KeyInfo, LimitChanged, Millis, Mode,
-    Priority, Released, Renewed, Scope, SessionEnded, WaiterId, WaiterInfo, WatchReason, Watched,
+    DelayInfo, Event, FencingToken, Grant, GroupInfo, GroupMember, HolderInfo, KeyInfo,
+    LimitChanged, Millis, Mode, Priority, Released, Renewed, Scope, SessionEnded, WaiterId,
+    WaiterInfo, WatchReason, Watched,
 };
 use serde::Serialize;
 
@@ -363,6 +366,89 @@ fn waiter(w: &WaiterInfo, modes: bool) -> WaiterBody<'_> {
     }
 }
 
+/// A group created or deleted (docs/API.md "Groups"): `{"created": true, "group"}` or
+/// `{"deleted": true, "group"}`.
+///
+/// The members of the group bodies are declared in name order: the order these bodies have had
+/// since they were first written, as JSON maps (which sort their members).
+#[derive(Serialize)]
+pub(super) struct GroupChanged<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    created: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    deleted: Option<bool>,
+    group: &'a str,
+}
+
+pub(super) fn group_created(group: &str) -> GroupChanged<'_> {
+    GroupChanged { created: Some(true), deleted: None, group }
+}
+
+pub(super) fn group_deleted(group: &str) -> GroupChanged<'_> {
+    GroupChanged { created: None, deleted: Some(true), group }
+}
+
+/// The names of a partition's groups, in name order.
+#[derive(Serialize)]
+pub(super) struct GroupNames<'a> {
+    groups: &'a [String],
+}
+
+pub(super) fn group_names(groups: &[String]) -> GroupNames<'_> {
+    GroupNames { groups }
+}
+
+/// A group member: its capabilities as the JSON they were given (null when none), and whether
+/// it is a member under a session (a session's id is its owner's credential, never shown to
+/// others, as in a listing: docs/API.md "GET /_locks"). With its `group` when it answers an
+/// update of its capabilities.
+#[derive(Serialize)]
+pub(super) struct MemberBody<'a> {
+    capabilities: Option<serde_json::Value>,
+    fencing_token: FencingToken,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    group: Option<&'a str>,
+    lease_ms: Millis,
+    member: &'a str,
+    session: bool,
+}
+
+fn member<'a>(m: &'a GroupMember, group: Option<&'a str>) -> MemberBody<'a> {
+    MemberBody {
+        capabilities: m.capabilities.as_deref().map(capabilities_json),
+        fencing_token: m.fencing_token,
+        group,
+        lease_ms: m.lease_ms,
+        member: &m.member,
+        session: m.session.is_some(),
+    }
+}
+
+/// A member whose capabilities were replaced, with its group.
+pub(super) fn member_updated<'a>(group: &'a str, m: &'a GroupMember) -> MemberBody<'a> {
+    member(m, Some(group))
+}
+
+/// A group's members (in name order) and version; with `changed` when it answers a read that
+/// names the version the caller knows (`observed_version`).
+#[derive(Serialize)]
+pub(super) struct GroupBody<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    changed: Option<bool>,
+    group: &'a str,
+    members: Vec<MemberBody<'a>>,
+    version: u64,
+}
+
+pub(super) fn group_info(info: &GroupInfo, observed_version: Option<u64>) -> GroupBody<'_> {
+    GroupBody {
+        changed: observed_version.map(|observed| observed != info.version),
+        group: &info.group,
+        members: info.members.iter().map(|m| member(m, None)).collect(),
+        version: info.version,
+    }
+}
+
 /// A campaign's grant: the candidate is the leader.
 #[derive(Serialize)]
 pub(super) struct Elected<'a> {
@@ -527,5 +613,60 @@ mod tests {
         assert_eq!(view(json!({"state": info, "observed_term": 0}))["changed"], true);
         let neither = call(&core, Op::ElectionView as i32, ALL_PARTITIONS, "{}");
         assert!(neither.is_err(), "one of elected or state");
+    }
+
+    /// The text of `op`'s result as the envelope carries it, byte for byte.
+    fn result_text(core: &NodeCore, op: Op, args: Value) -> String {
+        let text = call(core, op as i32, 0, &args.to_string()).expect("call");
+        let result = text.strip_prefix("{\"result\":").expect("envelope");
+        result[..result.rfind(",\"events\":").expect("events")].to_owned()
+    }
+
+    #[test]
+    fn a_group_answer_is_written_member_for_member_in_name_order() {
+        let core = core();
+        let created = result_text(&core, Op::GroupCreate, json!({"group": "g"}));
+        assert_eq!(created, r#"{"created":true,"group":"g"}"#);
+        let caps = r#"{"zone":"a","weight":2}"#;
+        let join = |owner: &str, value: Option<&str>| {
+            json!({"key": "g", "owner": owner, "scope": "group", "mode": "shared",
+                   "lease_ms": 60000, "value": value})
+        };
+        let t1 = run(&core, Op::Acquire, join("m1", Some(caps)))["result"]["granted"]
+            ["fencing_token"]
+            .clone();
+        let t2 =
+            run(&core, Op::Acquire, join("m2", None))["result"]["granted"]["fencing_token"].clone();
+        let lease = |text: &str, member: &str| {
+            let v: Value = serde_json::from_str(text).expect("json");
+            let members = v.get("members").and_then(Value::as_array).cloned();
+            let m = members.map_or(v.clone(), |ms| {
+                ms.into_iter().find(|m| m["member"] == member).expect("member")
+            });
+            m["lease_ms"].as_u64().expect("lease_ms")
+        };
+        let args = json!({"group": "g", "member": "m1", "capabilities": caps});
+        let updated = result_text(&core, Op::GroupUpdate, args);
+        let expected = format!(
+            r#"{{"capabilities":{{"weight":2,"zone":"a"}},"fencing_token":{t1},"group":"g","lease_ms":{},"member":"m1","session":false}}"#,
+            lease(&updated, "m1")
+        );
+        assert_eq!(updated, expected);
+        let info = result_text(&core, Op::GroupInfo, json!({"group": "g", "observed_version": 1}));
+        let version = serde_json::from_str::<Value>(&info).expect("json")["version"].clone();
+        let expected = format!(
+            r#"{{"changed":true,"group":"g","members":[{{"capabilities":{{"weight":2,"zone":"a"}},"fencing_token":{t1},"lease_ms":{},"member":"m1","session":false}},{{"capabilities":null,"fencing_token":{t2},"lease_ms":{},"member":"m2","session":false}}],"version":{version}}}"#,
+            lease(&info, "m1"),
+            lease(&info, "m2")
+        );
+        assert_eq!(info, expected);
+        let unobserved = result_text(&core, Op::GroupInfo, json!({"group": "g"}));
+        assert!(unobserved.starts_with(r#"{"group":"g","members":[{"#), "{unobserved}");
+        assert_eq!(result_text(&core, Op::GroupList, json!({})), r#"{"groups":["g"]}"#);
+        for m in ["m1", "m2"] {
+            run(&core, Op::Release, json!({"key": "g", "owner": m, "scope": "group"}));
+        }
+        let deleted = result_text(&core, Op::GroupDelete, json!({"group": "g"}));
+        assert_eq!(deleted, r#"{"deleted":true,"group":"g"}"#);
     }
 }

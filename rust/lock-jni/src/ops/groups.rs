@@ -3,11 +3,10 @@
 //! group's key in scope `group` (`locks.rs`); the rules are the core's (docs/LOCK_CORE.md
 //! "Groups").
 
-use lock_core::{GroupInfo, GroupMember, LockError, STATE_FORMAT_GROUPS};
+use lock_core::{LockError, STATE_FORMAT_GROUPS};
 use serde::Deserialize;
-use serde_json::{json, Value};
 
-use super::{bodies, decode, BridgeError, Ctx};
+use super::{bodies, decode, to_json, BridgeError, Ctx};
 
 /// Names one group.
 #[derive(Deserialize)]
@@ -35,32 +34,6 @@ struct UpdateArgs {
     capabilities: Option<String>,
 }
 
-/// A member as a body shows it: its capabilities as the JSON they were given, and whether it is
-/// a member under a session (a session's id is its owner's credential, never shown to others,
-/// as in a listing: docs/API.md "GET /_locks").
-fn member_body(m: &GroupMember) -> Value {
-    json!({
-        "member": m.member,
-        "fencing_token": m.fencing_token,
-        "capabilities": m.capabilities.as_deref().map(bodies::capabilities_json),
-        "lease_ms": m.lease_ms,
-        "session": m.session.is_some(),
-    })
-}
-
-/// A group's body: its state, with `changed` when observing.
-fn info_body(info: &GroupInfo, changed: Option<bool>) -> Value {
-    let mut body = json!({
-        "group": info.group,
-        "version": info.version,
-        "members": info.members.iter().map(member_body).collect::<Vec<_>>(),
-    });
-    if let (Some(c), Some(o)) = (changed, body.as_object_mut()) {
-        o.insert("changed".into(), json!(c));
-    }
-    body
-}
-
 /// Creates a group; refused while a node of the cluster cannot read one (an older plugin would
 /// lose it when it takes the partition over, docs/ARCHITECTURE.md "Formats and versions").
 pub(super) fn create(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
@@ -78,7 +51,7 @@ pub(super) fn create(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError
     let args: GroupArgs = decode(args)?;
     let now = cx.now;
     cx.served()?.create_group(&args.group, now)?;
-    Ok(json!({ "group": args.group, "created": true }).to_string())
+    to_json(&bodies::group_created(&args.group))
 }
 
 /// Deletes a group that has no member.
@@ -86,13 +59,13 @@ pub(super) fn delete(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError
     let args: GroupArgs = decode(args)?;
     let now = cx.now;
     cx.served()?.delete_group(&args.group, now)?;
-    Ok(json!({ "group": args.group, "deleted": true }).to_string())
+    to_json(&bodies::group_deleted(&args.group))
 }
 
 /// The names of the addressed partition's groups: `{"groups": [...]}` in name order.
 pub(super) fn list(cx: &mut Ctx<'_>, _args: &str) -> Result<String, BridgeError> {
     let names = cx.served()?.group_names();
-    Ok(json!({ "groups": names }).to_string())
+    to_json(&bodies::group_names(&names))
 }
 
 /// A group's members and version, as the table holds them (a read moves no time on, as
@@ -100,22 +73,17 @@ pub(super) fn list(cx: &mut Ctx<'_>, _args: &str) -> Result<String, BridgeError>
 pub(super) fn info(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
     let args: InfoArgs = decode(args)?;
     let info = cx.served()?.group_info(&args.group)?;
-    let changed = args.observed_version.map(|v| v != info.version);
-    Ok(info_body(&info, changed).to_string())
+    to_json(&bodies::group_info(&info, args.observed_version))
 }
 
-/// Replaces a member's capabilities: `{"group", "member", "fencing_token", "capabilities",
-/// "lease_ms", "session"?}`.
+/// Replaces a member's capabilities; answers the member with its group
+/// ([`bodies::member_updated`]).
 pub(super) fn update(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
     let args: UpdateArgs = decode(args)?;
     let now = cx.now;
     let member =
         cx.served()?.update_member(&args.group, &args.member, args.capabilities.as_deref(), now)?;
-    let mut body = member_body(&member);
-    if let Some(o) = body.as_object_mut() {
-        o.insert("group".into(), json!(args.group));
-    }
-    Ok(body.to_string())
+    to_json(&bodies::member_updated(&args.group, &member))
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@
 //! | `telemetry` | the node's counters, gauges and drained time samples for Elasticsearch's telemetry |
 //! | `fence` | a fenced change to a protected document (`lock_core::fence`), for the plugin's update script |
 //! | `requests` | the REST bodies (docs/API.md) requests send: checked, turned into the core's arguments |
-//! | `bodies` | the REST bodies (docs/API.md) the lock ops answer and events carry |
+//! | `bodies` | the REST bodies (docs/API.md) the lock and group ops answer and events carry |
 //! | `fields` | the member names the plugin reads, emitted as `ESLM_FIELD_*` |
 //! | `envelope` | the envelope writer |
 //! | `error` | [`BridgeError`], its details, and the event -> error mapping |
