@@ -5,11 +5,10 @@
 //! | `uncontended/table` | acquire + release of a free key on a bare `LockTable` |
 //! | `uncontended/partition` | the same through `Partition` (mutex) |
 //! | `uncontended/two_threads` | the same on two threads, each on its own partition |
-//! | `uncontended/*_token` | the same with `acquire_token` / `release_token` (no answer records) |
 //! | `handoff/{100,10000}` | release by the holder → the next of N exclusive waiters granted, its event drained, one new waiter queued (steady queue length N) |
 //! | `tree/depth8` | acquire + release of an exclusive tree lock on a depth-8 path |
 //! | `events/drain` | drain 1,000 wait-timeout events and serialise each to JSON |
-//! | `history/{off,on,on_full}` | `uncontended/table_token` with the lock history off, on (drained every 4,096 pairs, the drain's freeing counted), and on with its buffer full (every record dropped and counted) |
+//! | `history/{off,on,on_full}` | `uncontended/table` with the lock history off, on (drained every 4,096 pairs, the drain's freeing counted), and on with its buffer full (every record dropped and counted) |
 //!
 //! Memory per held lock is measured by `examples/memory.rs` with a counting allocator.
 
@@ -49,25 +48,7 @@ fn uncontended(c: &mut Criterion) {
         })
     });
 
-    g.bench_function("table_token", |b| {
-        b.iter(|| {
-            let (a, r) = &reqs[i & 1023];
-            i += 1;
-            black_box(t.acquire_token(a, 0).expect("free"));
-            black_box(t.release_token(r, 0).expect("held"));
-        })
-    });
-
     let p = Partition::new(1).expect("partition");
-    g.bench_function("partition_token", |b| {
-        b.iter(|| {
-            let (a, r) = &reqs[i & 1023];
-            i += 1;
-            black_box(p.acquire_token(a, 0).expect("free"));
-            black_box(p.release_token(r, 0).expect("held"));
-        })
-    });
-
     g.bench_function("partition", |b| {
         b.iter(|| {
             let (a, r) = &reqs[i & 1023];
@@ -78,25 +59,6 @@ fn uncontended(c: &mut Criterion) {
     });
 
     g.throughput(Throughput::Elements(2));
-    g.bench_function("two_threads_token", |b| {
-        b.iter_custom(|iters| {
-            let start = Instant::now();
-            std::thread::scope(|s| {
-                for id in 0..2 {
-                    s.spawn(move || {
-                        let p = Partition::new(1).expect("partition");
-                        let reqs = requests(1024, &format!("owner-{id}"));
-                        for n in 0..iters as usize {
-                            let (a, r) = &reqs[n & 1023];
-                            black_box(p.acquire_token(a, 0).expect("free"));
-                            black_box(p.release_token(r, 0).expect("held"));
-                        }
-                    });
-                }
-            });
-            start.elapsed()
-        })
-    });
     g.bench_function("two_threads", |b| {
         b.iter_custom(|iters| {
             let start = Instant::now();
@@ -254,8 +216,8 @@ fn history(c: &mut Criterion) {
             b.iter(|| {
                 let (a, r) = &reqs[i & 1023];
                 i += 1;
-                black_box(t.acquire_token(a, 0).expect("free"));
-                black_box(t.release_token(r, 0).expect("held"));
+                black_box(t.acquire(a, 0).expect("free"));
+                black_box(t.release_at(r, 0).expect("held"));
                 if drain_every != 0 && i % drain_every == 0 {
                     black_box(t.drain_audit(usize::MAX));
                 }

@@ -2,8 +2,7 @@
 //! machine's load falls on every mode alike (docs/LOCK_CORE.md "Lock history"; bench/RESULTS.md):
 //! `cargo run --release -p lock-core --example history_ab -- [pairs_per_round] [rounds]`.
 //!
-//! Each round times `pairs_per_round` uncontended acquire + release pairs (token API, bare
-//! `LockTable`) in each mode: `off` (no history), `on` (every grant and release recorded, the
+//! Each round times `pairs_per_round` uncontended acquire + release pairs (bare `LockTable`) in each mode: `off` (no history), `on` (every grant and release recorded, the
 //! buffer drained every 4,096 pairs as the plugin's drain would, the drain's freeing counted) and
 //! `full` (history on, buffer full: every record dropped and counted). It prints the median and
 //! the best round per mode, in ns per pair.
@@ -23,8 +22,8 @@ fn round(
     let start = Instant::now();
     for i in 0..n {
         let (a, r) = &reqs[i & 1023];
-        black_box(t.acquire_token(a, 0).expect("free"));
-        black_box(t.release_token(r, 0).expect("held"));
+        black_box(t.acquire(a, 0).expect("free"));
+        black_box(t.release_at(r, 0).expect("held"));
         if drain != 0 && (i + 1) % drain == 0 {
             black_box(t.drain_audit(usize::MAX));
         }

@@ -1,7 +1,7 @@
 //! Quick timing of uncontended acquire+release pairs on a bare `LockTable`, with the number of
-//! heap allocations per pair: `cargo run --release -p lock-core --example pairs -- N [token]`
-//! (`token` = `acquire_token`/`release_token`, else `acquire`/`release_at`).
-//! `-- N token 2` runs two threads, each on its own `Partition`.
+//! heap allocations per pair: `cargo run --release -p lock-core --example pairs -- N`
+//! (`acquire` / `release_at`, the calls the bridge makes). `-- N 2` runs two threads, each on its
+//! own `Partition`.
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
@@ -29,8 +29,7 @@ use lock_core::{AcquireRequest, LockTable, ReleaseRequest};
 
 fn main() {
     let n: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(2_000_000);
-    let token_api = std::env::args().nth(2).is_some_and(|a| a == "token");
-    let threads: usize = std::env::args().nth(3).and_then(|a| a.parse().ok()).unwrap_or(0);
+    let threads: usize = std::env::args().nth(2).and_then(|a| a.parse().ok()).unwrap_or(0);
     if threads > 0 {
         let start = Instant::now();
         std::thread::scope(|s| {
@@ -49,15 +48,15 @@ fn main() {
                         .collect();
                     for i in 0..n {
                         let (a, r) = &reqs[i & 1023];
-                        std::hint::black_box(p.acquire_token(a, 0).expect("free"));
-                        std::hint::black_box(p.release_token(r, 0).expect("held"));
+                        std::hint::black_box(p.acquire(a, 0).expect("free"));
+                        std::hint::black_box(p.release_at(r, 0).expect("held"));
                     }
                 });
             }
         });
         let el = start.elapsed();
         println!(
-            "{threads} threads x {n} pairs (token API, own partition each) in {el:?}: {:.0} pairs/s total",
+            "{threads} threads x {n} pairs (own partition each) in {el:?}: {:.0} pairs/s total",
             (threads * n) as f64 / el.as_secs_f64()
         );
         return;
@@ -76,13 +75,8 @@ fn main() {
     let start = Instant::now();
     for i in 0..n {
         let (a, r) = &reqs[i & 1023];
-        if token_api {
-            std::hint::black_box(t.acquire_token(a, 0).expect("free"));
-            std::hint::black_box(t.release_token(r, 0).expect("held"));
-        } else {
-            std::hint::black_box(t.acquire(a, 0).expect("free"));
-            std::hint::black_box(t.release_at(r, 0).expect("held"));
-        }
+        std::hint::black_box(t.acquire(a, 0).expect("free"));
+        std::hint::black_box(t.release_at(r, 0).expect("held"));
     }
     let el = start.elapsed();
     let allocs = ALLOCS.load(Ordering::Relaxed) - allocs;

@@ -49,18 +49,10 @@ pub enum AcquireOutcome {
     Queued(Queued),
 }
 
-/// What [`crate::LockTable::acquire_token`] did: like [`AcquireOutcome`], without echoing the
-/// key and owner the caller already has.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TokenOutcome {
-    Granted(TokenGrant),
-    Queued(Queued),
-}
-
-/// A grant without the echoed names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TokenGrant {
+/// A grant without the names: what the table keeps of a grant until it writes the [`Grant`]
+/// record it answers (the key and owner are the request's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TokenGrant {
     pub fencing_token: FencingToken,
     pub mode: Mode,
     pub lease_ms: Millis,

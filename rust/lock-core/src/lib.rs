@@ -58,8 +58,8 @@ mod validate;
 
 pub use answer::{
     AcquireOutcome, DelayInfo, Grant, GroupInfo, GroupMember, HolderInfo, KeyInfo, LimitChanged,
-    LockInfo, MultiOutcome, Queued, Released, Renewed, SessionEnded, SessionInfo, TokenGrant,
-    TokenOutcome, WaiterInfo, WatchOutcome, WatchReason, Watched,
+    LockInfo, MultiOutcome, Queued, Released, Renewed, SessionEnded, SessionInfo, WaiterInfo,
+    WatchOutcome, WatchReason, Watched,
 };
 pub use config::{
     Config, Limits, MAX_AGING_MS, MAX_AUDIT_CAPACITY, MAX_LEASE_EVER_MS, MAX_LOCK_DELAY_MS,

@@ -9,7 +9,7 @@ use parking_lot::{Mutex, MutexGuard};
 
 use crate::answer::{
     AcquireOutcome, Grant, GroupInfo, GroupMember, KeyInfo, LimitChanged, MultiOutcome, Released,
-    Renewed, SessionEnded, SessionInfo, TokenOutcome, WaiterInfo, WatchOutcome,
+    Renewed, SessionEnded, SessionInfo, WaiterInfo, WatchOutcome,
 };
 use crate::config::Config;
 use crate::error::LockError;
@@ -22,7 +22,7 @@ use crate::stats::{PartitionStats, SampleDrain, Telemetry};
 use crate::table::{
     AuditRecord, FullState, ListFilter, ListPage, LockTable, PartitionDelta, PartitionSnapshot,
 };
-use crate::types::{FencingToken, Millis, Scope, SessionId, WaiterId};
+use crate::types::{Millis, Scope, SessionId, WaiterId};
 
 /// Most locks a page takes per hold of the partition's mutex (see [`Partition::list_page`]).
 pub const LIST_CHUNK: usize = 100;
@@ -60,32 +60,9 @@ impl Partition {
         f(&mut self.table.lock())
     }
 
-    /// See [`LockTable::try_acquire`].
-    pub fn try_acquire(&self, req: &AcquireRequest, now: Millis) -> Result<Grant, LockError> {
-        self.table.lock().try_acquire(req, now)
-    }
-
     /// See [`LockTable::acquire`].
     pub fn acquire(&self, req: &AcquireRequest, now: Millis) -> Result<AcquireOutcome, LockError> {
         self.table.lock().acquire(req, now)
-    }
-
-    /// See [`LockTable::acquire_token`].
-    pub fn acquire_token(
-        &self,
-        req: &AcquireRequest,
-        now: Millis,
-    ) -> Result<TokenOutcome, LockError> {
-        self.table.lock().acquire_token(req, now)
-    }
-
-    /// See [`LockTable::release_token`].
-    pub fn release_token(
-        &self,
-        req: &ReleaseRequest,
-        now: Millis,
-    ) -> Result<FencingToken, LockError> {
-        self.table.lock().release_token(req, now)
     }
 
     /// See [`LockTable::acquire_many`].
@@ -382,7 +359,7 @@ mod tests {
                 let p = Arc::clone(&p);
                 std::thread::spawn(move || {
                     let req = AcquireRequest::new("k", format!("o{i}"));
-                    p.try_acquire(&req, 0).is_ok()
+                    matches!(p.acquire(&req, 0), Ok(AcquireOutcome::Granted(_)))
                 })
             })
             .map(|h| usize::from(h.join().expect("thread")))

@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use common::{check, sid, table_with};
+use common::{check, sid, table_with, try_grant};
 use lock_core::{
     AcquireOutcome, AcquireRequest, Event, LockError, LockTable, Mode, ReleaseRequest, Scope,
     Standby, WatchOutcome, WatchRequest,
@@ -73,8 +73,8 @@ fn a_retried_join_of_the_same_acquisition_gets_its_membership_back() {
     let mut t = table();
     t.create_group("g", 0).expect("create");
     let first = AcquireRequest { acquisition: Some("j-1".into()), ..join("g", "a", None) };
-    let g1 = t.try_acquire(&first, 0).expect("join");
-    let g2 = t.try_acquire(&first, 1).expect("retry");
+    let g1 = try_grant(&mut t, &first, 0).expect("join");
+    let g2 = try_grant(&mut t, &first, 1).expect("retry");
     assert_eq!(g1.fencing_token, g2.fencing_token);
     assert!(g2.reentrant);
 }

@@ -11,7 +11,7 @@ use crate::common;
 
 use std::collections::BTreeSet;
 
-use common::{grant, req, table, tree};
+use common::{grant, req, table, tree, try_grant};
 use lock_core::{
     ListCursor, ListFilter, LockTable, Mode, Partition, ReleaseRequest, Scope, LIST_CHUNK,
     SCAN_BUDGET,
@@ -241,7 +241,7 @@ fn apply(t: &mut LockTable, c: &Change) {
             let mode = if shared { Mode::Shared } else { Mode::Exclusive };
             let (k, o) = (name(key, is_tree), format!("o{owner}"));
             let r = if is_tree { tree(&k, &o, mode) } else { req(&k, &o, mode) };
-            let _ = t.try_acquire(&r, 0);
+            let _ = try_grant(t, &r, 0);
         }
         Change::Release { key, owner, tree } => {
             let scope = if tree { Scope::Tree } else { Scope::Key };

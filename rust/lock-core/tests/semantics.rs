@@ -837,29 +837,6 @@ fn import_refuses_inconsistent_snapshots() {
     assert!(LockTable::import(&snap, 1, Config::default(), 0).is_err(), "unknown session");
 }
 
-// ---- lean API ------------------------------------------------------------------------------
-
-#[test]
-fn token_api_answers_like_the_record_api() {
-    use lock_core::{ReleaseRequest, TokenOutcome};
-    let mut t = table();
-    let g = match t.acquire_token(&req("k", "a", S), 0).expect("grant") {
-        TokenOutcome::Granted(g) => g,
-        other => panic!("{other:?}"),
-    };
-    assert!(!g.reentrant);
-    assert_eq!((g.mode, g.lease_ms), (S, t.config().default_lease_ms));
-    let full = grant(&mut t, &req("k", "a", S), 1);
-    assert!(!full.reentrant, "no acquisition id: a new acquisition");
-    assert!(full.fencing_token > g.fencing_token);
-    assert!(matches!(t.acquire_token(&waiting("k", "b", X, 10), 1), Ok(TokenOutcome::Queued(_))));
-    let rel = ReleaseRequest { key: "k".into(), owner: "a".into(), ..Default::default() };
-    assert_eq!(t.release_token(&rel, 2).expect("held"), full.fencing_token);
-    assert_eq!(granted_owners(&t.drain_events()), ["b"]);
-    assert!(matches!(t.release_token(&rel, 3), Err(LockError::NotHeld { .. })));
-    check(&t);
-}
-
 #[test]
 fn settings_change_applies_to_new_requests_and_bad_settings_are_refused() {
     let mut t = table();

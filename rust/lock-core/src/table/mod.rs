@@ -44,7 +44,7 @@ use hashbrown::HashMap;
 
 use crate::answer::{
     AcquireOutcome, Grant, GroupInfo, GroupMember, KeyInfo, LimitChanged, MultiOutcome, Released,
-    Renewed, SessionEnded, SessionInfo, TokenOutcome, WaiterInfo, WatchOutcome,
+    Renewed, SessionEnded, SessionInfo, WaiterInfo, WatchOutcome,
 };
 use crate::config::Config;
 use crate::error::LockError;
@@ -55,7 +55,7 @@ use crate::request::{
     RenewRequest, WatchRequest,
 };
 use crate::stats::{Counters, HotKeys, PartitionStats, SampleDrain, Telemetry};
-use crate::types::{FencingToken, Millis, Scope, SessionId, WaiterId};
+use crate::types::{Millis, Scope, SessionId, WaiterId};
 use crate::validate;
 
 use acquire::{AcquireSpec, Acquired, Spec};
@@ -278,24 +278,13 @@ impl LockTable {
 
     // ---- acquire (acquire.rs: validate -> plan -> grant or queue) ----
 
-    /// Try-lock: grants at once or fails with [`LockError::Conflict`], whatever `req.wait_ms`
-    /// says.
+    /// Acquires one key (or tree node): granted at once, queued (the outcome then arrives as an
+    /// [`Event`] with the returned waiter id), or refused. With no `wait_ms` it is a try-lock,
+    /// granted at once or refused.
     ///
     /// An owner that already holds the key under the same `acquisition` gets its existing grant
     /// back (same token), so a client may retry an acquire whose answer it lost; under another
     /// acquisition (or none) it gets a new grant under a newer token (docs/API.md "Acquisitions").
-    pub fn try_acquire(&mut self, req: &AcquireRequest, now: Millis) -> Result<Grant, LockError> {
-        let req = AcquireRequest { wait_ms: Some(0), ..req.clone() };
-        match self.acquire(&req, now)? {
-            AcquireOutcome::Granted(g) => Ok(g),
-            AcquireOutcome::Queued(_) => {
-                Err(LockError::invalid("wait_ms", "a try-lock never queues (internal)"))
-            }
-        }
-    }
-
-    /// Acquires one key (or tree node): granted at once, queued (the outcome then arrives as an
-    /// [`Event`] with the returned waiter id), or refused.
     ///
     /// # Errors
     /// [`LockError::Conflict`] for a busy try-lock, [`LockError::Deadlock`] when queueing would
@@ -313,20 +302,6 @@ impl LockTable {
             |t, c| AcquireOutcome::Granted(t.captured_record(c)),
             AcquireOutcome::Queued,
         );
-        self.prune_deadlines();
-        out
-    }
-
-    /// [`LockTable::acquire`] without the answer record: the caller already knows the key and
-    /// owner it asked for, so a grant answers only what is new (token, mode, lease, reentrant)
-    /// and nothing is allocated on the uncontended path. For bridges' fast paths.
-    pub fn acquire_token(
-        &mut self,
-        req: &AcquireRequest,
-        now: Millis,
-    ) -> Result<TokenOutcome, LockError> {
-        let out =
-            self.acquire_one(req, now, |_, c| TokenOutcome::Granted(c.grant), TokenOutcome::Queued);
         self.prune_deadlines();
         out
     }
@@ -418,18 +393,6 @@ impl LockTable {
     pub fn release_at(&mut self, req: &ReleaseRequest, now: Millis) -> Result<Released, LockError> {
         self.advance_to(now);
         let out = self.release_one(&req.key, req.scope, &req.owner, release::Named::of(req));
-        self.prune_deadlines();
-        out
-    }
-
-    /// [`LockTable::release_at`] answering only the released token (no record is allocated).
-    pub fn release_token(
-        &mut self,
-        req: &ReleaseRequest,
-        now: Millis,
-    ) -> Result<FencingToken, LockError> {
-        self.advance_to(now);
-        let out = self.release_lock(&req.key, req.scope, &req.owner, release::Named::of(req));
         self.prune_deadlines();
         out
     }

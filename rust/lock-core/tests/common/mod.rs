@@ -46,6 +46,15 @@ pub fn grant(t: &mut LockTable, r: &AcquireRequest, now: Millis) -> Grant {
     }
 }
 
+/// A try-lock of `r` (its `wait_ms` ignored): the grant, or why it was refused.
+pub fn try_grant(t: &mut LockTable, r: &AcquireRequest, now: Millis) -> Result<Grant, LockError> {
+    let r = AcquireRequest { wait_ms: Some(0), ..r.clone() };
+    match t.acquire(&r, now)? {
+        AcquireOutcome::Granted(g) => Ok(g),
+        AcquireOutcome::Queued(q) => panic!("a try-lock of {} by {} queued: {q:?}", r.key, r.owner),
+    }
+}
+
 pub fn queue(t: &mut LockTable, r: &AcquireRequest, now: Millis) -> Queued {
     match t.acquire(r, now) {
         Ok(AcquireOutcome::Queued(q)) => q,
