@@ -44,7 +44,7 @@ fn uncontended(c: &mut Criterion) {
             let (a, r) = &reqs[i & 1023];
             i += 1;
             black_box(t.acquire(a, 0).expect("free"));
-            black_box(t.release_at(r, 0).expect("held"));
+            black_box(t.release(r, 0).expect("held"));
         })
     });
 
@@ -54,7 +54,7 @@ fn uncontended(c: &mut Criterion) {
             let (a, r) = &reqs[i & 1023];
             i += 1;
             black_box(p.acquire(a, 0).expect("free"));
-            black_box(p.release_at(r, 0).expect("held"));
+            black_box(p.release(r, 0).expect("held"));
         })
     });
 
@@ -70,7 +70,7 @@ fn uncontended(c: &mut Criterion) {
                         for n in 0..iters as usize {
                             let (a, r) = &reqs[n & 1023];
                             black_box(p.acquire(a, 0).expect("free"));
-                            black_box(p.release_at(r, 0).expect("held"));
+                            black_box(p.release(r, 0).expect("held"));
                         }
                     });
                 }
@@ -108,7 +108,7 @@ fn handoff(c: &mut Criterion) {
                     owner: format!("w{holder}"),
                     ..Default::default()
                 };
-                t.release_at(&rel, 1).expect("holder");
+                t.release(&rel, 1).expect("holder");
                 let ev = t.drain_events();
                 debug_assert_eq!(ev.len(), 1);
                 holder += 1;
@@ -149,7 +149,7 @@ fn tree(c: &mut Criterion) {
     g.bench_function("depth8", |b| {
         b.iter(|| {
             black_box(t.acquire(&a, 0).expect("free"));
-            black_box(t.release_at(&r, 0).expect("held"));
+            black_box(t.release(&r, 0).expect("held"));
         })
     });
     g.finish();
@@ -217,7 +217,7 @@ fn history(c: &mut Criterion) {
                 let (a, r) = &reqs[i & 1023];
                 i += 1;
                 black_box(t.acquire(a, 0).expect("free"));
-                black_box(t.release_at(r, 0).expect("held"));
+                black_box(t.release(r, 0).expect("held"));
                 if drain_every != 0 && i % drain_every == 0 {
                     black_box(t.drain_audit(usize::MAX));
                 }

@@ -23,7 +23,7 @@ fn round(
     for i in 0..n {
         let (a, r) = &reqs[i & 1023];
         black_box(t.acquire(a, 0).expect("free"));
-        black_box(t.release_at(r, 0).expect("held"));
+        black_box(t.release(r, 0).expect("held"));
         if drain != 0 && (i + 1) % drain == 0 {
             black_box(t.drain_audit(usize::MAX));
         }

@@ -64,12 +64,9 @@ fn main() {
     compare("held locks", t.memory().total - baseline, bytes, locks);
     waiters_and_sessions(&mut t, &reqs);
     for r in &reqs {
-        t.release(&ReleaseRequest {
-            key: r.key.clone(),
-            owner: r.owner.clone(),
-            ..Default::default()
-        })
-        .expect("held");
+        let release =
+            ReleaseRequest { key: r.key.clone(), owner: r.owner.clone(), ..Default::default() };
+        t.release(&release, t.now()).expect("held");
     }
     let left = t.memory().total;
     println!("after releasing everything: estimate={left} bytes (baseline {baseline}; idle keys/owners kept for reuse: {} bytes)", left - baseline);

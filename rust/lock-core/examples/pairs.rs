@@ -1,6 +1,6 @@
 //! Quick timing of uncontended acquire+release pairs on a bare `LockTable`, with the number of
 //! heap allocations per pair: `cargo run --release -p lock-core --example pairs -- N`
-//! (`acquire` / `release_at`, the calls the bridge makes). `-- N 2` runs two threads, each on its
+//! (`acquire` / `release`, the calls the bridge makes). `-- N 2` runs two threads, each on its
 //! own `Partition`.
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -49,7 +49,7 @@ fn main() {
                     for i in 0..n {
                         let (a, r) = &reqs[i & 1023];
                         std::hint::black_box(p.acquire(a, 0).expect("free"));
-                        std::hint::black_box(p.release_at(r, 0).expect("held"));
+                        std::hint::black_box(p.release(r, 0).expect("held"));
                     }
                 });
             }
@@ -76,7 +76,7 @@ fn main() {
     for i in 0..n {
         let (a, r) = &reqs[i & 1023];
         std::hint::black_box(t.acquire(a, 0).expect("free"));
-        std::hint::black_box(t.release_at(r, 0).expect("held"));
+        std::hint::black_box(t.release(r, 0).expect("held"));
     }
     let el = start.elapsed();
     let allocs = ALLOCS.load(Ordering::Relaxed) - allocs;

@@ -74,14 +74,9 @@ impl Partition {
         self.table.lock().acquire_many(req, now)
     }
 
-    /// See [`LockTable::release`] (at the latest time the partition has seen).
-    pub fn release(&self, req: &ReleaseRequest) -> Result<Released, LockError> {
-        self.table.lock().release(req)
-    }
-
-    /// See [`LockTable::release_at`].
-    pub fn release_at(&self, req: &ReleaseRequest, now: Millis) -> Result<Released, LockError> {
-        self.table.lock().release_at(req, now)
+    /// See [`LockTable::release`].
+    pub fn release(&self, req: &ReleaseRequest, now: Millis) -> Result<Released, LockError> {
+        self.table.lock().release(req, now)
     }
 
     /// See [`LockTable::release_many`].

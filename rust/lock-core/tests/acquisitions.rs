@@ -45,17 +45,17 @@ fn a_late_release_of_an_earlier_acquisition_never_ends_the_newer_one() {
     let second = grant(&mut t, &acq(req("k", "w", X), "w-2"), 10);
     assert!(!second.reentrant && second.fencing_token > first.fencing_token, "{second:?}");
     // The late release, whatever it names of w-1, ends nothing.
-    not_held(t.release_at(&releasing("k", None, Some("w-1")), 20));
-    not_held(t.release_at(&releasing("k", Some(first.fencing_token), None), 20));
-    not_held(t.release_at(&releasing("k", Some(first.fencing_token), Some("w-1")), 20));
+    not_held(t.release(&releasing("k", None, Some("w-1")), 20));
+    not_held(t.release(&releasing("k", Some(first.fencing_token), None), 20));
+    not_held(t.release(&releasing("k", Some(first.fencing_token), Some("w-1")), 20));
     not_held(t.renew(&renewing("k", None, Some("w-1")), 20));
-    not_held(t.release_at(&releasing("k", Some(first.fencing_token), Some("w-2")), 20));
+    not_held(t.release(&releasing("k", Some(first.fencing_token), Some("w-2")), 20));
     conflict(&mut t, &req("k", "other", X), 20);
     // A retry of w-2 gets w-2's grant back; w-2 renews and releases.
     let retried = grant(&mut t, &acq(req("k", "w", X), "w-2"), 30);
     assert!(retried.reentrant && retried.fencing_token == second.fencing_token);
     t.renew(&renewing("k", None, Some("w-2")), 40).expect("w-2 renews");
-    t.release_at(&releasing("k", Some(second.fencing_token), Some("w-2")), 50).expect("w-2");
+    t.release(&releasing("k", Some(second.fencing_token), Some("w-2")), 50).expect("w-2");
     grant(&mut t, &req("k", "other", X), 60);
     check(&t);
 }
@@ -66,10 +66,10 @@ fn without_ids_every_acquire_is_new_and_only_its_token_names_it() {
     let first = grant(&mut t, &req("k", "w", X), 0);
     let second = grant(&mut t, &req("k", "w", X), 10);
     assert!(!second.reentrant && second.fencing_token > first.fencing_token);
-    not_held(t.release_at(&releasing("k", Some(first.fencing_token), None), 20));
+    not_held(t.release(&releasing("k", Some(first.fencing_token), None), 20));
     // An id names a lock acquired without one only together with its token.
-    not_held(t.release_at(&releasing("k", None, Some("w-1")), 20));
-    t.release_at(&releasing("k", Some(second.fencing_token), Some("w-1")), 20).expect("token");
+    not_held(t.release(&releasing("k", None, Some("w-1")), 20));
+    t.release(&releasing("k", Some(second.fencing_token), Some("w-1")), 20).expect("token");
     check(&t);
 }
 
@@ -80,7 +80,7 @@ fn an_acquisition_id_is_checked_like_an_owner() {
     for bad in ["", "  ", "a\u{7}b", long.as_str()] {
         let e = t.acquire(&acq(req("k", "w", X), bad), 0).expect_err("bad id");
         assert_eq!(e.field(), Some("acquisition"), "{bad:?}: {e}");
-        let e = t.release_at(&releasing("k", None, Some(bad)), 0).expect_err("bad id");
+        let e = t.release(&releasing("k", None, Some(bad)), 0).expect_err("bad id");
         assert_eq!(e.field(), Some("acquisition"), "{bad:?}: {e}");
     }
     assert_eq!(t.held_locks(), 0);
@@ -96,7 +96,7 @@ fn a_queued_acquisition_is_granted_under_its_id() {
     assert_eq!(granted, ["w"]);
     let retried = grant(&mut t, &acq(req("k", "w", X), "w-1"), 6);
     assert!(retried.reentrant, "the waiter's id came with its grant");
-    t.release_at(&releasing("k", None, Some("w-1")), 7).expect("released by id");
+    t.release(&releasing("k", None, Some("w-1")), 7).expect("released by id");
     check(&t);
 }
 
@@ -154,7 +154,7 @@ fn a_semaphore_and_an_election_follow_the_same_rule() {
     assert!(!second.reentrant && second.fencing_token > first.fencing_token);
     assert_eq!(t.held_locks(), 1, "still one grant");
     let late = ReleaseRequest { scope: Scope::Semaphore, ..releasing("s", None, Some("w-1")) };
-    not_held(t.release_at(&late, 2));
+    not_held(t.release(&late, 2));
     let lead = |id: &str| AcquireRequest {
         scope: Scope::Election,
         acquisition: Some(id.into()),
@@ -169,7 +169,7 @@ fn a_semaphore_and_an_election_follow_the_same_rule() {
     let info = t.key_info_scoped("e", Scope::Election, 2).expect("info");
     assert_eq!(info.holders[0].value, None, "the new leadership published no value");
     let resign = ReleaseRequest { scope: Scope::Election, ..releasing("e", Some(term1), None) };
-    not_held(t.release_at(&resign, 3));
+    not_held(t.release(&resign, 3));
     check(&t);
 }
 
@@ -186,8 +186,8 @@ fn a_copy_keeps_the_acquisition_and_an_older_format_leaves_it_out() {
         let mut moved = LockTable::import(&snapshot, 2, *t.config(), 10).expect("import");
         let retried = grant(&mut moved, &acq(req("k", "w", X), "w-1"), 10);
         assert!(retried.reentrant && retried.fencing_token == g.fencing_token, "{retried:?}");
-        not_held(moved.release_at(&releasing("k", None, Some("w-0")), 11));
-        moved.release_at(&releasing("k", None, Some("w-1")), 11).expect("by id");
+        not_held(moved.release(&releasing("k", None, Some("w-0")), 11));
+        moved.release(&releasing("k", None, Some("w-1")), 11).expect("by id");
     }
     let listed = t.list_page(&Default::default()).locks;
     assert!(listed.iter().all(|l| l.acquisition.is_none()), "a listing shows no digest");
@@ -196,6 +196,6 @@ fn a_copy_keeps_the_acquisition_and_an_older_format_leaves_it_out() {
     old.set_format(3);
     assert!(!serde_json::to_string(&old).expect("json").contains("acquisition"));
     let mut moved = LockTable::import(&old, 2, *t.config(), 10).expect("import");
-    not_held(moved.release_at(&releasing("k", None, Some("w-1")), 11));
-    moved.release_at(&releasing("k", Some(g.fencing_token), Some("w-1")), 11).expect("token");
+    not_held(moved.release(&releasing("k", None, Some("w-1")), 11));
+    moved.release(&releasing("k", Some(g.fencing_token), Some("w-1")), 11).expect("token");
 }

@@ -50,7 +50,7 @@ fn only(records: &[AuditRecord], event: AuditEvent) -> &AuditRecord {
 fn off_by_default_nothing_is_recorded() {
     let mut t = LockTable::new(1).expect("table");
     token(&mut t, &acquire("k", "a"), 0);
-    t.release_at(&release("k", "a"), 5).expect("release");
+    t.release(&release("k", "a"), 5).expect("release");
     t.force_release_because("k", Scope::Key, Some("why"), 6).expect("nothing held");
     assert!(t.drain_audit(usize::MAX).is_empty());
     let s = t.stats().audit;
@@ -63,7 +63,7 @@ fn a_grant_and_a_release_are_recorded_with_token_and_times() {
     let first = AcquireRequest { acquisition: Some("a-1".into()), ..acquire("k", "a") };
     let tok = token(&mut t, &first, 100);
     token(&mut t, &first, 110); // the same acquisition again: its grant back, no new grant
-    t.release_at(&release("k", "a"), 350).expect("release");
+    t.release(&release("k", "a"), 350).expect("release");
     let r = t.drain_audit(usize::MAX);
     assert_eq!(r.len(), 2, "{r:?}");
     let g = only(&r, AuditEvent::Granted);
@@ -90,7 +90,7 @@ fn a_waiter_granted_after_a_wait_carries_waited_ms() {
         t.acquire(&waiting("k", "b", 7), 10).expect("queue"),
         AcquireOutcome::Queued(_)
     ));
-    t.release_at(&release("k", "a"), 40).expect("release");
+    t.release(&release("k", "a"), 40).expect("release");
     let r = t.drain_audit(usize::MAX);
     let granted: Vec<&AuditRecord> = r.iter().filter(|r| r.event == AuditEvent::Granted).collect();
     assert_eq!(granted.len(), 2, "{r:?}");
@@ -222,7 +222,7 @@ fn a_full_buffer_drops_and_counts_and_a_drain_makes_room() {
     let first = t.drain_audit(2);
     assert_eq!(first.iter().map(|r| &*r.key).collect::<Vec<_>>(), ["k0", "k1"], "oldest first");
     assert_eq!(t.stats().audit.buffered, 1);
-    t.release_at(&release("k0", "a"), 10).expect("release");
+    t.release(&release("k0", "a"), 10).expect("release");
     assert_eq!(t.stats().audit.recorded, 4);
 
     // Turning the history off drops (and counts) what was buffered.

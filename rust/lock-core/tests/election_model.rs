@@ -91,7 +91,7 @@ fn step(t: &mut LockTable, seen: &mut Seen, op: &Op, now: u64) -> Result<(), Str
                 scope: Scope::Election,
                 ..Default::default()
             };
-            let _ = t.release_at(&r, now);
+            let _ = t.release(&r, now);
         }
         Op::Advance { .. } => t.advance(now),
         Op::Observe { wait } => {

@@ -38,7 +38,7 @@ fn resign(t: &mut LockTable, name: &str, candidate: &str, now: u64) {
         scope: Scope::Election,
         ..Default::default()
     };
-    t.release_at(&req, now).expect("leader");
+    t.release(&req, now).expect("leader");
 }
 
 fn leader_value(t: &LockTable, name: &str) -> Option<String> {

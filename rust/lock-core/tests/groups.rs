@@ -56,13 +56,13 @@ fn a_group_is_created_joined_left_and_deleted_with_the_errors_tooz_expects() {
     );
     let busy = t.delete_group("g", 2).expect_err("has members");
     assert!(matches!(busy, LockError::GroupNotEmpty { members: 2, .. }), "{busy}");
-    t.release_at(&leave("g", "a"), 3).expect("a leaves");
-    let gone = t.release_at(&leave("g", "a"), 3).expect_err("not a member");
+    t.release(&leave("g", "a"), 3).expect("a leaves");
+    let gone = t.release(&leave("g", "a"), 3).expect_err("not a member");
     assert!(matches!(gone, LockError::NotHeld { .. }), "{gone}");
-    t.release_at(&leave("g", "b"), 3).expect("b leaves");
+    t.release(&leave("g", "b"), 3).expect("b leaves");
     t.delete_group("g", 3).expect("empty: deleted");
     assert!(matches!(t.group_info("g"), Err(LockError::GroupNotFound { .. })));
-    let left = t.release_at(&leave("g", "a"), 4).expect_err("no group");
+    let left = t.release(&leave("g", "a"), 4).expect_err("no group");
     assert!(matches!(left, LockError::GroupNotFound { .. }), "{left}");
     assert!(t.group_names().is_empty());
     check(&t);
@@ -158,7 +158,7 @@ fn a_watch_answers_when_the_version_is_not_the_one_it_knows() {
     let updated = t.group_info("g").expect("g").version;
     assert_eq!(fired(&mut t), vec![updated]);
     assert!(matches!(watch(&mut t, updated, 3), WatchOutcome::Watching(_)));
-    t.release_at(&leave("g", "a"), 4).expect("leave");
+    t.release(&leave("g", "a"), 4).expect("leave");
     assert_eq!(fired(&mut t), vec![empty], "back to the empty group's version");
     assert!(matches!(watch(&mut t, empty, 5), WatchOutcome::Watching(_)));
     t.delete_group("g", 5).expect("delete");

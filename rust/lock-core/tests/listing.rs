@@ -251,7 +251,7 @@ fn apply(t: &mut LockTable, c: &Change) {
                 scope,
                 ..Default::default()
             };
-            let _ = t.release(&r);
+            let _ = t.release(&r, 0);
         }
     }
     t.check_invariants().expect("invariants");
@@ -327,11 +327,11 @@ fn release_keeps_index_and_tree_nodes_consistent() {
         scope: Scope::Tree,
         ..Default::default()
     };
-    t.release(&rel("/a/b", "x")).expect("held");
+    t.release(&rel("/a/b", "x"), 0).expect("held");
     t.check_invariants().expect("after the node's release");
     let keys: Vec<String> = held(&t).into_iter().map(|e| e.0).collect();
     assert_eq!(keys, ["/a"]);
-    t.release(&rel("/a", "y")).expect("held");
+    t.release(&rel("/a", "y"), 0).expect("held");
     t.check_invariants().expect("after the last release");
     assert!(held(&t).is_empty());
 }

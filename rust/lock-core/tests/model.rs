@@ -763,7 +763,7 @@ fn run(ops: Vec<(u64, Op)>) -> Result<(), String> {
             Op::Release { owner, target } => {
                 let owner = OWNERS[owner];
                 let (scope, key) = lk(target);
-                let r = t.release_at(
+                let r = t.release(
                     &ReleaseRequest {
                         key: key.clone(),
                         owner: owner.into(),

@@ -271,7 +271,7 @@ fn a_promoted_standby_has_every_holder_no_grace_and_larger_tokens() {
         fencing_token: Some(b.fencing_token),
         ..Default::default()
     };
-    p.release_at(&release_b, 1_000).expect("release with the old token");
+    p.release(&release_b, 1_000).expect("release with the old token");
     let n = grant(&mut p, &req("new", "c", Mode::Exclusive), 1_000);
     assert!(n.fencing_token > b.fencing_token && n.fencing_token > a.fencing_token);
 }

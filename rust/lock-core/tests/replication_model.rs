@@ -245,7 +245,7 @@ impl Run {
                     owner: OWNERS[owner].into(),
                     ..Default::default()
                 };
-                let _ = self.primary.release_at(&r, now);
+                let _ = self.primary.release(&r, now);
             }
             Op::Renew { owner, target, lease } => {
                 let (scope, key) = key(target);
@@ -407,7 +407,7 @@ impl Run {
                 return Err(format!("promoted grant {other:?} not above {:?}", self.max_token))
             }
         }
-        p.release_at(
+        p.release(
             &ReleaseRequest {
                 key: "fresh-key".into(),
                 owner: "prober".into(),

@@ -49,12 +49,12 @@ fn only_the_holder_releases_and_tokens_grow() {
     let g1 = grant(&mut t, &req("k", "a", X), 0);
     assert_eq!(g1.fencing_token.epoch(), 3);
     let rel = |o: &str| ReleaseRequest { key: "k".into(), owner: o.into(), ..Default::default() };
-    assert!(matches!(t.release(&rel("b")), Err(LockError::NotHeld { .. })));
+    assert!(matches!(t.release(&rel("b"), 0), Err(LockError::NotHeld { .. })));
     let stale = ReleaseRequest { fencing_token: Some(FencingToken(1)), ..rel("a") };
-    assert!(matches!(t.release(&stale), Err(LockError::NotHeld { .. })), "wrong token");
-    assert_eq!(t.release(&rel("a")).expect("holder").fencing_token, g1.fencing_token);
+    assert!(matches!(t.release(&stale, 0), Err(LockError::NotHeld { .. })), "wrong token");
+    assert_eq!(t.release(&rel("a"), 0).expect("holder").fencing_token, g1.fencing_token);
     assert_eq!(t.held_keys(), 0);
-    assert!(matches!(t.release(&rel("a")), Err(LockError::NotHeld { .. })), "twice");
+    assert!(matches!(t.release(&rel("a"), 0), Err(LockError::NotHeld { .. })), "twice");
     let g2 = grant(&mut t, &req("k", "b", X), 1);
     assert!(g2.fencing_token > g1.fencing_token);
     check(&t);
@@ -293,7 +293,7 @@ fn lease_expiry_passes_the_lock_on_and_kills_the_old_token() {
         fencing_token: Some(old.fencing_token),
         ..Default::default()
     };
-    assert!(matches!(t.release_at(&stale, 101), Err(LockError::NotHeld { .. })));
+    assert!(matches!(t.release(&stale, 101), Err(LockError::NotHeld { .. })));
     check(&t);
 }
 

@@ -465,7 +465,7 @@ fn other_op(m: &mut Model, t: &mut LockTable, op: &Op, made: &mut u128) -> Resul
                 scope: Scope::Semaphore,
                 ..Default::default()
             };
-            let out = t.release_at(&req, now);
+            let out = t.release(&req, now);
             let hs = m.holders.entry(sem.to_owned()).or_default();
             match (hs.iter().position(|h| h.owner == owner), out) {
                 (Some(i), Ok(_)) => {

@@ -49,7 +49,7 @@ fn release(t: &mut LockTable, name: &str, owner: &str, now: u64) {
         scope: Scope::Semaphore,
         ..Default::default()
     };
-    t.release_at(&req, now).expect("held");
+    t.release(&req, now).expect("held");
 }
 
 /// The owners granted by the events drained now, in order.

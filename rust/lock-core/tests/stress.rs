@@ -94,7 +94,7 @@ fn worker(
                 });
             }
             5..=6 => {
-                let _ = p.release_at(
+                let _ = p.release(
                     &ReleaseRequest {
                         key: key.into(),
                         owner: owner.clone(),

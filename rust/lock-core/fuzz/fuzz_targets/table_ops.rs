@@ -125,7 +125,7 @@ fn run_ops(data: &[u8]) {
                 let _ = t.acquire_many(&req, now);
             }
             4 | 5 => {
-                let _ = t.release_at(&ReleaseRequest { key: key.into(), owner: owner.into(), scope, fencing_token: None, acquisition: (y & 1 != 0).then(|| format!("{owner}-{}", x & 1)) }, now);
+                let _ = t.release(&ReleaseRequest { key: key.into(), owner: owner.into(), scope, fencing_token: None, acquisition: (y & 1 != 0).then(|| format!("{owner}-{}", x & 1)) }, now);
             }
             6 => {
                 let _ = t.renew(&RenewRequest { key: key.into(), owner: owner.into(), scope, lease_ms: Some(u64::from(y)), fencing_token: None, acquisition: None }, now);
@@ -192,7 +192,7 @@ fn run_json(data: &[u8]) {
         match c {
             Call::Acquire(r) => drop(t.acquire(&r, now)),
             Call::AcquireMany(r) => drop(t.acquire_many(&r, now)),
-            Call::Release(r) => drop(t.release_at(&r, now)),
+            Call::Release(r) => drop(t.release(&r, now)),
             Call::ReleaseMany(r) => drop(t.release_many(&r, now)),
             Call::Renew(r) => drop(t.renew(&r, now)),
             Call::Downgrade(r) => drop(t.downgrade(&r, now)),

@@ -381,16 +381,10 @@ impl LockTable {
 
     // ---- release, renew, downgrade (release.rs) ----
 
-    /// Releases `req.owner`'s lock on `req.key` at the latest time seen. Only the holder may
-    /// release; a token, when given, must be the holder's current one, so a stale client never
-    /// frees a newer grant. Waiters that fit are granted (see [`LockTable::drain_events`]).
-    pub fn release(&mut self, req: &ReleaseRequest) -> Result<Released, LockError> {
-        let now = self.now;
-        self.release_at(req, now)
-    }
-
-    /// [`LockTable::release`] at time `now`.
-    pub fn release_at(&mut self, req: &ReleaseRequest, now: Millis) -> Result<Released, LockError> {
+    /// Releases `req.owner`'s lock on `req.key`. Only the holder may release; a token or an
+    /// acquisition, when given, must be the holder's current one, so a stale client never frees
+    /// a newer grant. Waiters that fit are granted (see [`LockTable::drain_events`]).
+    pub fn release(&mut self, req: &ReleaseRequest, now: Millis) -> Result<Released, LockError> {
         self.advance_to(now);
         let out = self.release_one(&req.key, req.scope, &req.owner, release::Named::of(req));
         self.prune_deadlines();

@@ -70,15 +70,12 @@ pub fn conflict(t: &mut LockTable, r: &AcquireRequest, now: Millis) {
 }
 
 pub fn release(t: &mut LockTable, key: &str, owner: &str, now: Millis) -> Released {
-    t.release_at(
-        &ReleaseRequest { key: key.into(), owner: owner.into(), ..Default::default() },
-        now,
-    )
-    .unwrap_or_else(|e| panic!("release {key} by {owner}: {e}"))
+    t.release(&ReleaseRequest { key: key.into(), owner: owner.into(), ..Default::default() }, now)
+        .unwrap_or_else(|e| panic!("release {key} by {owner}: {e}"))
 }
 
 pub fn release_tree(t: &mut LockTable, key: &str, owner: &str, now: Millis) -> Released {
-    t.release_at(
+    t.release(
         &ReleaseRequest {
             key: key.into(),
             owner: owner.into(),

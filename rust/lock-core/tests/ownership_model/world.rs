@@ -499,7 +499,7 @@ impl World {
                     owner: owner.into(),
                     ..ReleaseRequest::default()
                 };
-                match table.release_at(&req, now_ms) {
+                match table.release(&req, now_ms) {
                     Ok(released) => {
                         self.checker.release_applied(key, released.fencing_token, t);
                         Told::Released { key: key.into(), token: released.fencing_token }

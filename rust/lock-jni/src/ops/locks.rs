@@ -109,7 +109,7 @@ pub(super) fn acquire_many(cx: &mut Ctx<'_>, args: &str) -> Result<String, Bridg
 }
 
 pub(super) fn release(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
-    on_partition(cx, args, |p, req, now| to_json(&bodies::released(&p.release_at(req, now)?)))
+    on_partition(cx, args, |p, req, now| to_json(&bodies::released(&p.release(req, now)?)))
 }
 
 pub(super) fn release_many(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
