@@ -15,8 +15,8 @@ use crate::config::Config;
 use crate::error::LockError;
 use crate::event::Event;
 use crate::request::{
-    AcquireRequest, DowngradeRequest, MultiAcquireRequest, MultiReleaseRequest, ReleaseRequest,
-    RenewRequest, WatchRequest,
+    AcquireRequest, DowngradeRequest, ForceReleaseRequest, MultiAcquireRequest,
+    MultiReleaseRequest, ReleaseRequest, RenewRequest, WatchRequest,
 };
 use crate::stats::{PartitionStats, SampleDrain, Telemetry};
 use crate::table::{
@@ -91,11 +91,10 @@ impl Partition {
     /// See [`LockTable::force_release`].
     pub fn force_release(
         &self,
-        key: &str,
-        scope: Scope,
+        req: &ForceReleaseRequest,
         now: Millis,
     ) -> Result<Vec<Released>, LockError> {
-        self.table.lock().force_release(key, scope, now)
+        self.table.lock().force_release(req, now)
     }
 
     /// See [`LockTable::change_semaphore_limit`].
@@ -107,17 +106,6 @@ impl Partition {
         now: Millis,
     ) -> Result<LimitChanged, LockError> {
         self.table.lock().change_semaphore_limit(name, limit, below_held, now)
-    }
-
-    /// See [`LockTable::force_release_because`].
-    pub fn force_release_because(
-        &self,
-        key: &str,
-        scope: Scope,
-        reason: Option<&str>,
-        now: Millis,
-    ) -> Result<Vec<Released>, LockError> {
-        self.table.lock().force_release_because(key, scope, reason, now)
     }
 
     /// See [`LockTable::telemetry`].

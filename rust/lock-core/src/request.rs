@@ -1,5 +1,5 @@
 //! The requests the bridge hands over, as JSON records: acquire, multi-acquire, release,
-//! multi-release, renew, downgrade and watch.
+//! multi-release, renew, downgrade, watch and force-release.
 //!
 //! Only shapes and defaults live here; what a valid value is (key syntax, limits, priority
 //! range) is checked in one place, `validate.rs`, when the table takes the request.
@@ -233,4 +233,25 @@ pub struct WatchRequest {
     /// yield (answered at once if one already has).
     #[serde(default)]
     pub revoke: bool,
+}
+
+/// An administrator's force-release: every holder of `key` loses its lock
+/// ([`crate::LockTable::force_release`]), whatever it holds it under.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ForceReleaseRequest {
+    pub key: String,
+    #[serde(default)]
+    pub scope: Scope,
+    /// Why, for the log and the lock history, which records it with each lock taken
+    /// (docs/LOCK_CORE.md "Lock history").
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+impl ForceReleaseRequest {
+    /// A force-release of plain key `key`, with no reason.
+    pub fn new(key: impl Into<String>) -> Self {
+        ForceReleaseRequest { key: key.into(), ..Default::default() }
+    }
 }

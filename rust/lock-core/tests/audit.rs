@@ -2,8 +2,9 @@
 //! with the fields the history document shows, bounded with the overflow counted.
 
 use lock_core::{
-    AcquireOutcome, AcquireRequest, AuditEvent, AuditRecord, Config, FencingToken, LockTable, Mode,
-    PriorityValue, ReleaseRequest, RenewRequest, Scope, SessionId,
+    AcquireOutcome, AcquireRequest, AuditEvent, AuditRecord, Config, FencingToken,
+    ForceReleaseRequest, LockTable, Mode, PriorityValue, ReleaseRequest, RenewRequest, Scope,
+    SessionId,
 };
 
 fn table(capacity: usize) -> LockTable {
@@ -51,7 +52,8 @@ fn off_by_default_nothing_is_recorded() {
     let mut t = LockTable::new(1).expect("table");
     token(&mut t, &acquire("k", "a"), 0);
     t.release(&release("k", "a"), 5).expect("release");
-    t.force_release_because("k", Scope::Key, Some("why"), 6).expect("nothing held");
+    let why = ForceReleaseRequest { reason: Some("why".into()), ..ForceReleaseRequest::new("k") };
+    t.force_release(&why, 6).expect("nothing held");
     assert!(t.drain_audit(usize::MAX).is_empty());
     let s = t.stats().audit;
     assert_eq!((s.recorded, s.dropped, s.buffered), (0, 0, 0));
@@ -110,9 +112,11 @@ fn expiries_and_force_releases_say_why() {
     );
 
     let tok = token(&mut t, &acquire("k", "b"), 10_001);
-    t.force_release_because("k", Scope::Key, Some("stuck job"), 10_003).expect("force");
+    let stuck =
+        ForceReleaseRequest { reason: Some("stuck job".into()), ..ForceReleaseRequest::new("k") };
+    t.force_release(&stuck, 10_003).expect("force");
     token(&mut t, &acquire("k", "c"), 10_004);
-    t.force_release("k", Scope::Key, 10_005).expect("force without a reason");
+    t.force_release(&ForceReleaseRequest::new("k"), 10_005).expect("force without a reason");
     let r = t.drain_audit(usize::MAX);
     let forced: Vec<&AuditRecord> =
         r.iter().filter(|r| r.event == AuditEvent::ForceReleased).collect();

@@ -9,8 +9,8 @@ use common::{
     check, conflict, grant, granted_owners, queue, release, req, table, table_with, tree,
 };
 use lock_core::{
-    AcquireRequest, Config, LockError, LockTable, Mode, MultiAcquireRequest, Scope, Standby,
-    MAX_LOCK_DELAY_MS,
+    AcquireRequest, Config, ForceReleaseRequest, LockError, LockTable, Mode, MultiAcquireRequest,
+    Scope, Standby, MAX_LOCK_DELAY_MS,
 };
 
 /// `key` by `owner`, exclusive, with a 100 ms lease and a lock-delay of `delay` ms.
@@ -64,7 +64,7 @@ fn a_release_or_an_ended_session_leaves_no_delay_and_a_force_release_or_expired_
     release(&mut t, "k", "b", 11);
 
     grant(&mut t, &delayed("k", "a", 500), 20);
-    t.force_release("k", Scope::Key, 30).expect("forced");
+    t.force_release(&ForceReleaseRequest::new("k"), 30).expect("forced");
     conflict(&mut t, &req("k", "b", Mode::Exclusive), 31);
     grant(&mut t, &req("k", "b", Mode::Exclusive), 530);
     release(&mut t, "k", "b", 531);
@@ -169,7 +169,7 @@ fn delays_running_and_asked_for_survive_a_snapshot_a_delta_and_a_standby() {
         check(&moved);
         conflict(&mut moved, &req("running", "b", Mode::Exclusive), 1_100);
         grant(&mut moved, &req("running", "a", Mode::Exclusive), 1_100);
-        moved.force_release("asked", Scope::Key, 1_200).expect("forced");
+        moved.force_release(&ForceReleaseRequest::new("asked"), 1_200).expect("forced");
         conflict(&mut moved, &req("asked", "b", Mode::Exclusive), 1_200);
         grant(&mut moved, &req("asked", "b", Mode::Exclusive), 11_200);
         check(&moved);

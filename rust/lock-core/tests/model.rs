@@ -29,10 +29,10 @@ use crate::common;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use lock_core::{
-    AcquireOutcome, AcquireRequest, Config, DowngradeRequest, Event, FencingToken, Grant,
-    ListFilter, LockError, LockItem, LockTable, Millis, Mode, MultiAcquireRequest, MultiOutcome,
-    PriorityValue, ReleaseRequest, RenewRequest, Scope, WaiterId, WatchOutcome, WatchReason,
-    WatchRequest, ALL_MODES,
+    AcquireOutcome, AcquireRequest, Config, DowngradeRequest, Event, FencingToken,
+    ForceReleaseRequest, Grant, ListFilter, LockError, LockItem, LockTable, Millis, Mode,
+    MultiAcquireRequest, MultiOutcome, PriorityValue, ReleaseRequest, RenewRequest, Scope,
+    WaiterId, WatchOutcome, WatchReason, WatchRequest, ALL_MODES,
 };
 use proptest::prelude::*;
 
@@ -891,7 +891,8 @@ fn run(ops: Vec<(u64, Op)>) -> Result<(), String> {
             }
             Op::ForceRelease { target } => {
                 let lk = lk(target);
-                let released = t.force_release(&lk.1, lk.0, now).map_err(|e| e.to_string())?;
+                let req = ForceReleaseRequest { scope: lk.0, ..ForceReleaseRequest::new(&lk.1) };
+                let released = t.force_release(&req, now).map_err(|e| e.to_string())?;
                 let owners: Vec<String> =
                     m.holders.get(&lk).map(|hs| hs.keys().cloned().collect()).unwrap_or_default();
                 if released.len() != owners.len() {

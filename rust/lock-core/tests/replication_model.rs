@@ -25,9 +25,9 @@ use crate::common;
 use std::collections::HashMap;
 
 use lock_core::{
-    AcquireOutcome, AcquireRequest, Config, DowngradeRequest, Event, FencingToken, LockItem,
-    LockTable, Millis, MultiAcquireRequest, MultiOutcome, PartitionDelta, PartitionSnapshot,
-    ReleaseRequest, RenewRequest, Scope, Standby, ALL_MODES,
+    AcquireOutcome, AcquireRequest, Config, DowngradeRequest, Event, FencingToken,
+    ForceReleaseRequest, LockItem, LockTable, Millis, MultiAcquireRequest, MultiOutcome,
+    PartitionDelta, PartitionSnapshot, ReleaseRequest, RenewRequest, Scope, Standby, ALL_MODES,
 };
 use proptest::prelude::*;
 
@@ -272,7 +272,8 @@ impl Run {
             }
             Op::Force { target } => {
                 let (scope, key) = key(target);
-                let _ = self.primary.force_release(&key, scope, now);
+                let req = ForceReleaseRequest { scope, ..ForceReleaseRequest::new(key) };
+                let _ = self.primary.force_release(&req, now);
             }
             Op::Session { owner, ttl } => {
                 self.sessions_made += 1;

@@ -5,8 +5,8 @@ use crate::common;
 
 use common::{check, grant, release, req, sid, table, table_with};
 use lock_core::{
-    AcquireRequest, ErrorCode, Event, FencingToken, LockTable, Millis, Mode, Scope, WatchOutcome,
-    WatchReason, WatchRequest,
+    AcquireRequest, ErrorCode, Event, FencingToken, ForceReleaseRequest, LockTable, Millis, Mode,
+    Scope, WatchOutcome, WatchReason, WatchRequest,
 };
 
 const X: Mode = Mode::Exclusive;
@@ -53,7 +53,7 @@ fn end_lock(t: &mut LockTable, reason: WatchReason) {
         }
         WatchReason::Expired => t.advance(1_000),
         WatchReason::ForceReleased => {
-            t.force_release("k", Scope::Key, 10).expect("force");
+            t.force_release(&ForceReleaseRequest::new("k"), 10).expect("force");
         }
         _ => {
             grant(t, &AcquireRequest { lease_ms: Some(500), ..req("k", "a", X) }, 5);

@@ -85,7 +85,7 @@ pub(super) struct AuditLog {
     records: Vec<AuditRecord>,
     recorded: u64,
     dropped: u64,
-    /// The reason of the force-release in progress ([`LockTable::force_release_because`]).
+    /// The reason of the force-release in progress ([`LockTable::force_release`]).
     reason: Option<Box<str>>,
 }
 

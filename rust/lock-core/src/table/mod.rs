@@ -51,8 +51,8 @@ use crate::error::LockError;
 use crate::event::{CancelReason, Event};
 use crate::histogram::Histogram;
 use crate::request::{
-    AcquireRequest, DowngradeRequest, MultiAcquireRequest, MultiReleaseRequest, ReleaseRequest,
-    RenewRequest, WatchRequest,
+    AcquireRequest, DowngradeRequest, ForceReleaseRequest, MultiAcquireRequest,
+    MultiReleaseRequest, ReleaseRequest, RenewRequest, WatchRequest,
 };
 use crate::stats::{Counters, HotKeys, PartitionStats, SampleDrain, Telemetry};
 use crate::types::{Millis, Scope, SessionId, WaiterId};
@@ -143,7 +143,7 @@ impl LockTable {
     /// An empty table with the default [`Config`] whose tokens carry `epoch` in their high bits.
     ///
     /// # Errors
-    /// `epoch` must fit [`FencingToken::MAX_EPOCH`].
+    /// `epoch` must fit [`FencingToken::MAX_EPOCH`](crate::FencingToken::MAX_EPOCH).
     pub fn new(epoch: u64) -> Result<Self, LockError> {
         Self::with_config(epoch, Config::default())
     }
@@ -229,7 +229,7 @@ impl LockTable {
     /// one; held locks keep their tokens.
     ///
     /// # Errors
-    /// The epoch may not go down, and must fit [`FencingToken::MAX_EPOCH`].
+    /// The epoch may not go down, and must fit [`FencingToken::MAX_EPOCH`](crate::FencingToken::MAX_EPOCH).
     pub fn set_epoch(&mut self, epoch: u64) -> Result<(), LockError> {
         validate::epoch(epoch)?;
         if epoch < self.epoch {
@@ -404,18 +404,21 @@ impl LockTable {
         Ok(out)
     }
 
-    /// Admin: takes every lock on a key from its holders. Their tokens are dead; waiters that
-    /// fit are granted with higher tokens.
+    /// Admin: takes every lock on `req.key` from its holders, and answers them (none when
+    /// nothing was held). Their tokens are dead; waiters that fit are granted with higher tokens.
+    /// The lock history records the administrator's `req.reason` with each lock taken
+    /// (docs/LOCK_CORE.md "Lock history").
     pub fn force_release(
         &mut self,
-        key: &str,
-        scope: Scope,
+        req: &ForceReleaseRequest,
         now: Millis,
     ) -> Result<Vec<Released>, LockError> {
-        self.advance_to(now);
-        let out = self.take_key(key, scope)?;
-        self.prune_deadlines();
-        Ok(out)
+        self.with_force_reason(req.reason.as_deref(), |t| {
+            t.advance_to(now);
+            let out = t.take_key(&req.key, req.scope)?;
+            t.prune_deadlines();
+            Ok(out)
+        })
     }
 
     /// Changes the limit of semaphore `name` while it is in use (docs/LOCK_CORE.md,
@@ -440,18 +443,6 @@ impl LockTable {
         let out = self.change_limit(name, limit, below_held);
         self.prune_deadlines();
         out
-    }
-
-    /// [`LockTable::force_release`] with the administrator's reason, which the lock history
-    /// records with each lock taken (docs/LOCK_CORE.md "Lock history").
-    pub fn force_release_because(
-        &mut self,
-        key: &str,
-        scope: Scope,
-        reason: Option<&str>,
-        now: Millis,
-    ) -> Result<Vec<Released>, LockError> {
-        self.with_force_reason(reason, |t| t.force_release(key, scope, now))
     }
 
     /// Extends a held lock's lease to `now + lease` (a session lock renews its session).

@@ -4,8 +4,8 @@
 //! either that body or its ticket.
 
 use lock_core::{
-    AcquireOutcome, AcquireRequest, LockError, Millis, MultiAcquireRequest, MultiOutcome,
-    Partition, Queued, Scope, WatchOutcome, STATE_FORMAT_LOCK_DELAY,
+    AcquireOutcome, AcquireRequest, ForceReleaseRequest, LockError, Millis, MultiAcquireRequest,
+    MultiOutcome, Partition, Queued, Scope, WatchOutcome, STATE_FORMAT_LOCK_DELAY,
 };
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -43,18 +43,6 @@ struct KeyArgs {
     key: String,
     #[serde(default)]
     scope: Scope,
-}
-
-/// Names the key a force-release takes, and the administrator's reason (for the log and the
-/// lock history).
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ForceArgs {
-    key: String,
-    #[serde(default)]
-    scope: Scope,
-    #[serde(default)]
-    reason: Option<String>,
 }
 
 /// Decodes `args` as `A` and runs `op` on the addressed partition, which answers the JSON
@@ -147,8 +135,8 @@ pub(super) fn cancel(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError
 pub(super) fn force_release(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
     let now = cx.now;
     let p = cx.served()?;
-    let args: ForceArgs = decode(args)?;
-    let released = p.force_release_because(&args.key, args.scope, args.reason.as_deref(), now)?;
+    let args: ForceReleaseRequest = decode(args)?;
+    let released = p.force_release(&args, now)?;
     if released.is_empty() {
         return Err(LockError::NotHeld { key: args.key, owner: "anyone".into() }.into());
     }
