@@ -78,8 +78,9 @@ pub use histogram::{
 pub use mode::{Mode, ALL_MODES};
 pub use partition::{Partition, LIST_CHUNK};
 pub use request::{
-    AcquireRequest, DowngradeRequest, ForceReleaseRequest, LockItem, MultiAcquireRequest,
-    MultiReleaseRequest, ReleaseItem, ReleaseRequest, RenewRequest, WatchRequest,
+    AcquireRequest, DowngradeRequest, ForceReleaseRequest, KeyInfoRequest, LockItem,
+    MultiAcquireRequest, MultiReleaseRequest, ReleaseItem, ReleaseRequest, RenewRequest,
+    WatchRequest,
 };
 pub use standby::Standby;
 pub use stats::{AuditStats, Counters, HotKey, PartitionStats, SampleDrain, Telemetry};

@@ -15,14 +15,14 @@ use crate::config::Config;
 use crate::error::LockError;
 use crate::event::Event;
 use crate::request::{
-    AcquireRequest, DowngradeRequest, ForceReleaseRequest, MultiAcquireRequest,
+    AcquireRequest, DowngradeRequest, ForceReleaseRequest, KeyInfoRequest, MultiAcquireRequest,
     MultiReleaseRequest, ReleaseRequest, RenewRequest, WatchRequest,
 };
 use crate::stats::{PartitionStats, SampleDrain, Telemetry};
 use crate::table::{
     AuditRecord, FullState, ListFilter, ListPage, LockTable, PartitionDelta, PartitionSnapshot,
 };
-use crate::types::{Millis, Scope, SessionId, WaiterId};
+use crate::types::{Millis, SessionId, WaiterId};
 
 /// Most locks a page takes per hold of the partition's mutex (see [`Partition::list_page`]).
 pub const LIST_CHUNK: usize = 100;
@@ -216,18 +216,8 @@ impl Partition {
     }
 
     /// See [`LockTable::key_info`].
-    pub fn key_info(&self, key: &str, now: Millis) -> Result<KeyInfo, LockError> {
-        self.table.lock().key_info(key, now)
-    }
-
-    /// See [`LockTable::key_info_scoped`].
-    pub fn key_info_scoped(
-        &self,
-        key: &str,
-        scope: Scope,
-        now: Millis,
-    ) -> Result<KeyInfo, LockError> {
-        self.table.lock().key_info_scoped(key, scope, now)
+    pub fn key_info(&self, req: &KeyInfoRequest, now: Millis) -> Result<KeyInfo, LockError> {
+        self.table.lock().key_info(req, now)
     }
 
     /// See [`LockTable::list_page`]. The page is built [`LIST_CHUNK`] locks at a time, with the

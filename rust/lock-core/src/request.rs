@@ -1,5 +1,5 @@
 //! The requests the bridge hands over, as JSON records: acquire, multi-acquire, release,
-//! multi-release, renew, downgrade, watch and force-release.
+//! multi-release, renew, downgrade, watch, force-release and a key's holders and waiters.
 //!
 //! Only shapes and defaults live here; what a valid value is (key syntax, limits, priority
 //! range) is checked in one place, `validate.rs`, when the table takes the request.
@@ -233,6 +233,22 @@ pub struct WatchRequest {
     /// yield (answered at once if one already has).
     #[serde(default)]
     pub revoke: bool,
+}
+
+/// Names the key whose holders and waiters [`crate::LockTable::key_info`] answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct KeyInfoRequest {
+    pub key: String,
+    #[serde(default)]
+    pub scope: Scope,
+}
+
+impl KeyInfoRequest {
+    /// Plain key `key` (scope `key`).
+    pub fn new(key: impl Into<String>) -> Self {
+        KeyInfoRequest { key: key.into(), ..Default::default() }
+    }
 }
 
 /// An administrator's force-release: every holder of `key` loses its lock

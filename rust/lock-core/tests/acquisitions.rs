@@ -8,8 +8,9 @@ use crate::common;
 
 use common::*;
 use lock_core::{
-    AcquireRequest, FencingToken, LockError, LockItem, LockTable, Mode, MultiAcquireRequest,
-    MultiOutcome, MultiReleaseRequest, ReleaseItem, ReleaseRequest, RenewRequest, Scope, Standby,
+    AcquireRequest, FencingToken, KeyInfoRequest, LockError, LockItem, LockTable, Mode,
+    MultiAcquireRequest, MultiOutcome, MultiReleaseRequest, ReleaseItem, ReleaseRequest,
+    RenewRequest, Scope, Standby,
 };
 use Mode::Exclusive as X;
 
@@ -166,7 +167,9 @@ fn a_semaphore_and_an_election_follow_the_same_rule() {
     assert_eq!(grant(&mut t, &with_value, 1).value.as_deref(), Some("10.0.0.7"));
     let term2 = grant(&mut t, &lead("w-2"), 2).fencing_token;
     assert!(term2 > term1, "a new campaign of the leader is a new term");
-    let info = t.key_info_scoped("e", Scope::Election, 2).expect("info");
+    let info = t
+        .key_info(&KeyInfoRequest { scope: Scope::Election, ..KeyInfoRequest::new("e") }, 2)
+        .expect("info");
     assert_eq!(info.holders[0].value, None, "the new leadership published no value");
     let resign = ReleaseRequest { scope: Scope::Election, ..releasing("e", Some(term1), None) };
     not_held(t.release(&resign, 3));

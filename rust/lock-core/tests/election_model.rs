@@ -10,8 +10,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use common::table_with;
 use lock_core::{
-    AcquireOutcome, AcquireRequest, Event, FencingToken, LockTable, ReleaseRequest, Scope,
-    WaiterId, WatchOutcome, WatchReason, WatchRequest,
+    AcquireOutcome, AcquireRequest, Event, FencingToken, KeyInfoRequest, LockTable, ReleaseRequest,
+    Scope, WaiterId, WatchOutcome, WatchReason, WatchRequest,
 };
 use proptest::prelude::*;
 
@@ -48,7 +48,9 @@ struct Seen {
 
 fn step(t: &mut LockTable, seen: &mut Seen, op: &Op, now: u64) -> Result<(), String> {
     let leader = |t: &LockTable| {
-        let info = t.key_info_scoped(NAME, Scope::Election, now).expect("info");
+        let info = t
+            .key_info(&KeyInfoRequest { scope: Scope::Election, ..KeyInfoRequest::new(NAME) }, now)
+            .expect("info");
         if info.holders.len() > 1 {
             return Err(format!("{} leaders at once", info.holders.len()));
         }
@@ -59,7 +61,12 @@ fn step(t: &mut LockTable, seen: &mut Seen, op: &Op, now: u64) -> Result<(), Str
         Op::Campaign { who, value, wait, lease } => {
             let who = CANDIDATES[*who];
             // Campaigning again while leading or queued is a lock's reentrancy, not checked here.
-            let info = t.key_info_scoped(NAME, Scope::Election, now).expect("info");
+            let info = t
+                .key_info(
+                    &KeyInfoRequest { scope: Scope::Election, ..KeyInfoRequest::new(NAME) },
+                    now,
+                )
+                .expect("info");
             if info.holders.iter().any(|h| h.owner == who)
                 || info.waiters.iter().any(|w| w.owner == who)
             {

@@ -6,8 +6,8 @@ use crate::common;
 
 use common::table_with;
 use lock_core::{
-    AcquireOutcome, AcquireRequest, Event, FencingToken, Grant, LockError, LockTable, Mode,
-    ReleaseRequest, Scope, Standby, WatchOutcome, WatchReason, WatchRequest,
+    AcquireOutcome, AcquireRequest, Event, FencingToken, Grant, KeyInfoRequest, LockError,
+    LockTable, Mode, ReleaseRequest, Scope, Standby, WatchOutcome, WatchReason, WatchRequest,
 };
 
 fn campaign(name: &str, candidate: &str, value: Option<&str>) -> AcquireRequest {
@@ -42,7 +42,9 @@ fn resign(t: &mut LockTable, name: &str, candidate: &str, now: u64) {
 }
 
 fn leader_value(t: &LockTable, name: &str) -> Option<String> {
-    let info = t.key_info_scoped(name, Scope::Election, 0).expect("info");
+    let info = t
+        .key_info(&KeyInfoRequest { scope: Scope::Election, ..KeyInfoRequest::new(name) }, 0)
+        .expect("info");
     info.holders.first().and_then(|h| h.value.clone())
 }
 

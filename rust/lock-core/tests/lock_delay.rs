@@ -9,8 +9,8 @@ use common::{
     check, conflict, grant, granted_owners, queue, release, req, table, table_with, tree,
 };
 use lock_core::{
-    AcquireRequest, Config, ForceReleaseRequest, LockError, LockTable, Mode, MultiAcquireRequest,
-    Scope, Standby, MAX_LOCK_DELAY_MS,
+    AcquireRequest, Config, ForceReleaseRequest, KeyInfoRequest, LockError, LockTable, Mode,
+    MultiAcquireRequest, Scope, Standby, MAX_LOCK_DELAY_MS,
 };
 
 /// `key` by `owner`, exclusive, with a 100 ms lease and a lock-delay of `delay` ms.
@@ -31,7 +31,7 @@ fn an_expired_lock_keeps_its_key_from_others_for_the_delay_and_not_from_its_owne
     assert!(matches!(events[..], [lock_core::Event::LeaseExpired { .. }]), "{events:?}");
     check(&t);
     conflict(&mut t, &req("k", "b", Mode::Exclusive), 100);
-    let info = t.key_info("k", 100).expect("info");
+    let info = t.key_info(&KeyInfoRequest::new("k"), 100).expect("info");
     assert!(info.holders.is_empty());
     assert_eq!(info.lock_delays.len(), 1);
     assert_eq!((info.lock_delays[0].owner.as_str(), info.lock_delays[0].delay_left_ms), ("a", 500));

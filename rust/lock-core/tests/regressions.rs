@@ -3,7 +3,7 @@
 use crate::common;
 
 use common::*;
-use lock_core::{AcquireRequest, Mode, Scope};
+use lock_core::{AcquireRequest, KeyInfoRequest, Mode, Scope};
 
 /// An owner holding a lock with its own lease upgraded it through a session-bound request: the
 /// upgrade stored the "held by session" lease marker on a lock outside the session, so the lock
@@ -36,8 +36,14 @@ fn regression_tree_and_plain_key_with_same_name_are_distinct() {
     let mut t = table();
     grant(&mut t, &tree("/a", "o1", Mode::Exclusive), 0);
     grant(&mut t, &req("/a", "o2", Mode::Exclusive), 0);
-    assert_eq!(t.key_info_scoped("/a", Scope::Tree, 0).expect("tree").holders[0].owner, "o1");
-    assert_eq!(t.key_info("/a", 0).expect("plain").holders[0].owner, "o2");
+    assert_eq!(
+        t.key_info(&KeyInfoRequest { scope: Scope::Tree, ..KeyInfoRequest::new("/a") }, 0)
+            .expect("tree")
+            .holders[0]
+            .owner,
+        "o1"
+    );
+    assert_eq!(t.key_info(&KeyInfoRequest::new("/a"), 0).expect("plain").holders[0].owner, "o2");
     check(&t);
 }
 
@@ -65,7 +71,11 @@ fn regression_waiter_with_a_held_target_survives_its_release() {
     t.advance(36);
     let ev = t.drain_events();
     assert_eq!(granted_owners(&ev), ["o1"], "{ev:?}");
-    assert_eq!(t.key_info("k0", 36).expect("info").holders[0].owner, "o1", "k0 granted again");
+    assert_eq!(
+        t.key_info(&KeyInfoRequest::new("k0"), 36).expect("info").holders[0].owner,
+        "o1",
+        "k0 granted again"
+    );
     check(&t);
 }
 
@@ -259,7 +269,7 @@ fn regression_ending_a_session_never_grants_one_of_its_own_waiters() {
     queue(&mut t, &in_session(Mode::Exclusive), 1);
     queue(&mut t, &in_session(Mode::Shared), 2);
     t.end_session(&s.session, "b", 3).expect("end");
-    let info = t.key_info("k", 3).expect("info");
+    let info = t.key_info(&KeyInfoRequest::new("k"), 3).expect("info");
     assert_eq!(info.holders.iter().map(|h| h.owner.as_str()).collect::<Vec<_>>(), ["other"]);
     assert!(info.waiters.is_empty());
     t.check_invariants().expect("invariants");

@@ -6,8 +6,8 @@ use crate::common;
 
 use common::{grant, queue, release, req, sid, table_with, waiting};
 use lock_core::{
-    AcquireRequest, LockError, LockItem, LockTable, Mode, MultiAcquireRequest, MultiOutcome,
-    PartitionSnapshot, ReleaseRequest, RenewRequest, Scope, Standby,
+    AcquireRequest, KeyInfoRequest, LockError, LockItem, LockTable, Mode, MultiAcquireRequest,
+    MultiOutcome, PartitionSnapshot, ReleaseRequest, RenewRequest, Scope, Standby,
 };
 
 /// A primary with tracking on and a standby started from its full state at `now`.
@@ -262,7 +262,7 @@ fn a_promoted_standby_has_every_holder_no_grace_and_larger_tokens() {
     p.check_invariants().expect("invariants");
     assert_eq!(p.held_locks(), 2);
     assert_eq!(p.waiting(), 0, "waiters are not replicated");
-    let info = p.key_info("k", 1_000).expect("info");
+    let info = p.key_info(&KeyInfoRequest::new("k"), 1_000).expect("info");
     assert_eq!(info.holders[0].fencing_token, a.fencing_token);
     p.keepalive(&sess.session, "b", 1_000).expect("the session survives");
     let release_b = ReleaseRequest {

@@ -5,8 +5,9 @@ use crate::common;
 use common::*;
 use lock_core::{
     AcquireOutcome, AcquireRequest, CancelReason, Config, DowngradeRequest, ErrorCode, Event,
-    FencingToken, ListFilter, LockError, LockItem, LockTable, Mode, MultiAcquireRequest,
-    MultiOutcome, MultiReleaseRequest, PriorityValue, ReleaseRequest, RenewRequest, Scope,
+    FencingToken, KeyInfoRequest, ListFilter, LockError, LockItem, LockTable, Mode,
+    MultiAcquireRequest, MultiOutcome, MultiReleaseRequest, PriorityValue, ReleaseRequest,
+    RenewRequest, Scope,
 };
 
 use Mode::{Exclusive as X, IntentionExclusive as IX, Shared as S};
@@ -66,7 +67,7 @@ fn shared_holders_coexist_but_exclude_exclusive() {
     grant(&mut t, &req("k", "a", S), 0);
     grant(&mut t, &req("k", "b", S), 0);
     conflict(&mut t, &req("k", "c", X), 0);
-    assert_eq!(t.key_info("k", 0).expect("info").holders.len(), 2);
+    assert_eq!(t.key_info(&KeyInfoRequest::new("k"), 0).expect("info").holders.len(), 2);
     check(&t);
 }
 
@@ -100,7 +101,7 @@ fn waiters_are_granted_in_fifo_order() {
     let qb = queue(&mut t, &waiting("k", "b", X, 1000), 1);
     let qc = queue(&mut t, &waiting("k", "c", X, 1000), 2);
     queue(&mut t, &waiting("k", "d", X, 1000), 3);
-    let info = t.key_info("k", 3).expect("info");
+    let info = t.key_info(&KeyInfoRequest::new("k"), 3).expect("info");
     assert_eq!(info.waiters.iter().map(|w| w.owner.as_str()).collect::<Vec<_>>(), ["b", "c", "d"]);
     release(&mut t, "k", "a", 10);
     let ev = t.drain_events();
@@ -166,7 +167,7 @@ fn priority_names_map_to_levels() {
     queue(&mut t, &with_priority(waiting("k", "p3", X, 1000), 3), 2);
     queue(&mut t, &named("fg", "foreground"), 3);
     queue(&mut t, &with_priority(waiting("k", "p6", X, 1000), 6), 4);
-    let info = t.key_info("k", 5).expect("info");
+    let info = t.key_info(&KeyInfoRequest::new("k"), 5).expect("info");
     let order: Vec<_> = info.waiters.iter().map(|w| w.owner.as_str()).collect();
     assert_eq!(order, ["fg", "p6", "p3", "bg"]);
 }
@@ -397,7 +398,9 @@ fn downgrade_keeps_the_token_and_admits_shared_waiters() {
 fn tree_lock_takes_intention_modes_on_every_ancestor() {
     let mut t = table();
     grant(&mut t, &tree("/a/b/c", "o1", X), 0);
-    let info = t.key_info_scoped("/a", Scope::Tree, 0).expect("info");
+    let info = t
+        .key_info(&KeyInfoRequest { scope: Scope::Tree, ..KeyInfoRequest::new("/a") }, 0)
+        .expect("info");
     assert_eq!(info.holders.len(), 1);
     assert_eq!(info.holders[0].mode, IX);
     assert!(info.holders[0].intention);
@@ -424,7 +427,9 @@ fn tree_lock_is_all_or_nothing() {
     conflict(&mut t, &tree("/a/b/c", "o2", X), 1);
     // Nothing of the refused request stays behind: only o1's IS on /a and S on /a/b.
     assert_eq!(t.held_keys(), 2);
-    let info = t.key_info_scoped("/a", Scope::Tree, 1).expect("info");
+    let info = t
+        .key_info(&KeyInfoRequest { scope: Scope::Tree, ..KeyInfoRequest::new("/a") }, 1)
+        .expect("info");
     assert_eq!(info.holders.iter().map(|h| h.owner.as_str()).collect::<Vec<_>>(), ["o1"]);
     check(&t);
 }
@@ -444,7 +449,9 @@ fn tree_upgrade_raises_ancestor_intentions() {
     let mut t = table();
     grant(&mut t, &tree("/r/x", "o", S), 0);
     grant(&mut t, &tree("/r/x", "o", X), 1);
-    let info = t.key_info_scoped("/r", Scope::Tree, 1).expect("info");
+    let info = t
+        .key_info(&KeyInfoRequest { scope: Scope::Tree, ..KeyInfoRequest::new("/r") }, 1)
+        .expect("info");
     assert_eq!(info.holders[0].mode, IX);
     conflict(&mut t, &tree("/r", "p", S), 2);
     check(&t);
@@ -471,14 +478,18 @@ fn multi_lock_is_all_or_nothing() {
     assert!(
         matches!(t.acquire_many(&multi("b", &[("k1", X), ("k2", S)], 0), 1), Err(LockError::Conflict { key, .. }) if key == "k2")
     );
-    assert_eq!(t.key_info("k1", 1).expect("info").holders.len(), 0, "k1 untouched");
+    assert_eq!(
+        t.key_info(&KeyInfoRequest::new("k1"), 1).expect("info").holders.len(),
+        0,
+        "k1 untouched"
+    );
     let MultiOutcome::Queued(q) =
         t.acquire_many(&multi("b", &[("k1", X), ("k2", S)], 1000), 1).expect("queue")
     else {
         panic!("should queue")
     };
     // While b waits for k2 it does not hold k1 (but nobody may barge past it there).
-    let k1 = t.key_info("k1", 2).expect("info");
+    let k1 = t.key_info(&KeyInfoRequest::new("k1"), 2).expect("info");
     assert!(k1.holders.is_empty());
     assert_eq!(k1.waiters[0].owner, "b");
     conflict(&mut t, &req("k1", "c", X), 2);
@@ -746,7 +757,7 @@ fn introspection_lists_holders_waiters_and_stats() {
         t.list_page(&ListFilter { prefix: Some("app/".into()), size: 1, ..Default::default() });
     assert_eq!(by_prefix.locks.len(), 1);
     assert_eq!(by_prefix.next.as_ref().map(|c| c.key.as_str()), Some("app/1"));
-    let info = t.key_info("app/1", 12).expect("info");
+    let info = t.key_info(&KeyInfoRequest::new("app/1"), 12).expect("info");
     assert_eq!(info.waiters[0].waited_ms, 10);
     assert_eq!(info.waiters[0].wait_left_ms, 90);
     release(&mut t, "app/1", "a", 20);
@@ -797,7 +808,7 @@ fn export_import_keeps_holders_sessions_and_rising_tokens() {
     assert_eq!(n.waiting(), 0, "waiters stay behind");
     conflict(&mut n, &req("k", "z", X), 50_000);
     assert_eq!(
-        n.key_info("k", 50_000).expect("info").holders[0].lease_ms,
+        n.key_info(&KeyInfoRequest::new("k"), 50_000).expect("info").holders[0].lease_ms,
         990,
         "lease left at export"
     );
@@ -847,6 +858,10 @@ fn settings_change_applies_to_new_requests_and_bad_settings_are_refused() {
     let short = lock_core::Config { default_lease_ms: 50, max_lease_ms: 50, ..Config::default() };
     t.set_config(short).expect("valid");
     assert_eq!(grant(&mut t, &req("j", "a", X), 0).lease_ms, 50);
-    assert_eq!(t.key_info("k", 0).expect("info").holders[0].lease_ms, 30_000, "old grant kept");
+    assert_eq!(
+        t.key_info(&KeyInfoRequest::new("k"), 0).expect("info").holders[0].lease_ms,
+        30_000,
+        "old grant kept"
+    );
     check(&t);
 }

@@ -28,8 +28,8 @@ use crate::common;
 use std::collections::BTreeMap;
 
 use lock_core::{
-    AcquireOutcome, AcquireRequest, Config, Event, FencingToken, LockError, LockTable, Millis,
-    PriorityValue, ReleaseRequest, RenewRequest, Scope, SessionId,
+    AcquireOutcome, AcquireRequest, Config, Event, FencingToken, KeyInfoRequest, LockError,
+    LockTable, Millis, PriorityValue, ReleaseRequest, RenewRequest, Scope, SessionId,
 };
 use proptest::prelude::*;
 
@@ -285,8 +285,12 @@ impl Model {
     fn check(&self, t: &LockTable) -> Result<(), String> {
         t.check_invariants()?;
         for (sem, _) in SEMS {
-            let info =
-                t.key_info_scoped(sem, Scope::Semaphore, self.now).map_err(|e| e.to_string())?;
+            let info = t
+                .key_info(
+                    &KeyInfoRequest { scope: Scope::Semaphore, ..KeyInfoRequest::new(sem) },
+                    self.now,
+                )
+                .map_err(|e| e.to_string())?;
             let mut got: Vec<(String, u32, FencingToken)> = info
                 .holders
                 .iter()

@@ -6,8 +6,8 @@ use crate::common;
 
 use common::{sid, table_with};
 use lock_core::{
-    AcquireOutcome, AcquireRequest, Event, Grant, ListFilter, LockError, LockItem, LockTable, Mode,
-    MultiAcquireRequest, Queued, ReleaseRequest, Scope, Standby,
+    AcquireOutcome, AcquireRequest, Event, Grant, KeyInfoRequest, ListFilter, LockError, LockItem,
+    LockTable, Mode, MultiAcquireRequest, Queued, ReleaseRequest, Scope, Standby,
 };
 
 fn sem(name: &str, owner: &str, permits: u32, limit: u32) -> AcquireRequest {
@@ -74,11 +74,15 @@ fn permits_add_up_to_the_limit_and_answers_show_them() {
     granted(&mut t, &sem("api", "b", 1, 3), 0);
     let err = t.acquire(&sem("api", "c", 1, 3), 0).expect_err("full");
     assert!(matches!(err, LockError::Conflict { .. }), "{err}");
-    let info = t.key_info_scoped("api", Scope::Semaphore, 0).expect("info");
+    let info = t
+        .key_info(&KeyInfoRequest { scope: Scope::Semaphore, ..KeyInfoRequest::new("api") }, 0)
+        .expect("info");
     assert_eq!(info.limit, Some(3));
     let permits: Vec<_> = info.holders.iter().map(|h| (h.owner.as_str(), h.permits)).collect();
     assert_eq!(permits, [("a", Some(2)), ("b", Some(1))]);
-    let lock = t.key_info_scoped("api", Scope::Key, 0).expect("info");
+    let lock = t
+        .key_info(&KeyInfoRequest { scope: Scope::Key, ..KeyInfoRequest::new("api") }, 0)
+        .expect("info");
     assert!(lock.holders.is_empty() && lock.limit.is_none(), "a lock named api is another key");
     t.check_invariants().expect("invariants");
 }
@@ -214,7 +218,9 @@ fn permits_and_limit_survive_snapshot_standby_and_listing() {
     for snapshot in [t.export(), standby.snapshot(1)] {
         let mut moved = LockTable::import(&snapshot, 2, *t.config(), 1).expect("import");
         moved.check_invariants().expect("invariants");
-        let info = moved.key_info_scoped("api", Scope::Semaphore, 1).expect("info");
+        let info = moved
+            .key_info(&KeyInfoRequest { scope: Scope::Semaphore, ..KeyInfoRequest::new("api") }, 1)
+            .expect("info");
         assert_eq!(info.limit, Some(5));
         let err = moved.acquire(&sem("api", "d", 1, 5), 1).expect_err("full after the move");
         assert!(matches!(err, LockError::Conflict { .. }), "{err}");
@@ -246,7 +252,9 @@ fn a_lowered_limit_revokes_nothing_and_grants_only_below_it() {
     assert!(matches!(err, LockError::InvalidArgument { field: "limit", .. }), "{err}");
     assert_eq!(change(&mut t, 3, true, 1), Ok(5));
     t.check_invariants().expect("held over a lowered limit is allowed");
-    let info = t.key_info_scoped("api", Scope::Semaphore, 1).expect("info");
+    let info = t
+        .key_info(&KeyInfoRequest { scope: Scope::Semaphore, ..KeyInfoRequest::new("api") }, 1)
+        .expect("info");
     assert_eq!((info.limit, info.holders.len()), (Some(3), 2), "nobody lost a permit");
     assert!(t.drain_events().is_empty());
     match t.acquire(&sem("api", "d", 1, 5), 1) {
@@ -289,7 +297,12 @@ fn a_limit_change_is_refused_on_an_unused_semaphore_or_below_a_waiter() {
         let err = change(&mut t, bad, true, 1).expect_err("out of range");
         assert!(matches!(err, LockError::InvalidArgument { field: "limit", .. }), "{err}");
     }
-    assert_eq!(t.key_info_scoped("api", Scope::Semaphore, 1).expect("info").limit, Some(6));
+    assert_eq!(
+        t.key_info(&KeyInfoRequest { scope: Scope::Semaphore, ..KeyInfoRequest::new("api") }, 1)
+            .expect("info")
+            .limit,
+        Some(6)
+    );
 }
 
 #[test]
@@ -307,7 +320,9 @@ fn a_changed_limit_reaches_the_replicas_and_survives_a_move_over_it() {
     for snapshot in [t.export(), standby.snapshot(2)] {
         let mut moved = LockTable::import(&snapshot, 2, *t.config(), 2).expect("import over it");
         moved.check_invariants().expect("invariants");
-        let info = moved.key_info_scoped("api", Scope::Semaphore, 2).expect("info");
+        let info = moved
+            .key_info(&KeyInfoRequest { scope: Scope::Semaphore, ..KeyInfoRequest::new("api") }, 2)
+            .expect("info");
         assert_eq!((info.limit, info.holders.len()), (Some(2), 2));
         release(&mut moved, "api", "b", 3);
         let err = moved.acquire(&sem("api", "d", 1, 2), 3).expect_err("2 held of 2");

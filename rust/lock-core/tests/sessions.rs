@@ -6,7 +6,8 @@ use crate::common;
 
 use common::{check, grant, req, sid, table, table_with};
 use lock_core::{
-    AcquireRequest, ErrorCode, LockError, LockTable, Mode, SessionId, SessionInfo, Standby,
+    AcquireRequest, ErrorCode, KeyInfoRequest, LockError, LockTable, Mode, SessionId, SessionInfo,
+    Standby,
 };
 
 const X: Mode = Mode::Exclusive;
@@ -83,7 +84,11 @@ fn another_owner_can_neither_keep_alive_nor_end_nor_lock_under_a_session() {
     let foreign = t.keepalive(&s.session, "intruder", 900).expect_err("foreign");
     assert_eq!(unknown.code(), foreign.code());
     assert_eq!(t.held_locks(), 1, "the session and its lock are untouched");
-    assert_eq!(t.key_info("k", 900).expect("info").holders[0].lease_ms, 100, "not extended");
+    assert_eq!(
+        t.key_info(&KeyInfoRequest::new("k"), 900).expect("info").holders[0].lease_ms,
+        100,
+        "not extended"
+    );
     let bad = t.keepalive(&s.session, "", 900).expect_err("bad owner");
     assert_eq!(bad.field(), Some("owner"), "{bad}");
     // Its own owner still may; without a keep-alive it would have expired at 1,000.

@@ -13,7 +13,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use lock_core::{
-    AcquireRequest, Config, DowngradeRequest, FencingToken, LockItem, LockTable, Mode,
+    AcquireRequest, Config, DowngradeRequest, FencingToken, KeyInfoRequest, LockItem, LockTable, Mode,
     MultiAcquireRequest, MultiReleaseRequest, PriorityValue, ReleaseRequest, RenewRequest, Scope,
     SessionId, WatchRequest, ALL_MODES,
 };
@@ -206,7 +206,7 @@ fn run_json(data: &[u8]) {
             }
             Call::Keepalive { session, owner } => drop(t.keepalive(&session, &owner, now)),
             Call::EndSession { session, owner } => drop(t.end_session(&session, &owner, now)),
-            Call::Info { key, scope } => drop(t.key_info_scoped(&key, scope, now)),
+            Call::Info { key, scope } => drop(t.key_info(&KeyInfoRequest { key, scope }, now)),
             Call::Watch(r) => drop(t.watch(&r, now)),
         }
         for e in t.drain_events() {

@@ -51,7 +51,7 @@ use crate::error::LockError;
 use crate::event::{CancelReason, Event};
 use crate::histogram::Histogram;
 use crate::request::{
-    AcquireRequest, DowngradeRequest, ForceReleaseRequest, MultiAcquireRequest,
+    AcquireRequest, DowngradeRequest, ForceReleaseRequest, KeyInfoRequest, MultiAcquireRequest,
     MultiReleaseRequest, ReleaseRequest, RenewRequest, WatchRequest,
 };
 use crate::stats::{Counters, HotKeys, PartitionStats, SampleDrain, Telemetry};
@@ -616,20 +616,12 @@ impl LockTable {
 
     // ---- introspection (introspect.rs) ----
 
-    /// The holders and waiters of a plain key (none when free).
-    pub fn key_info(&self, key: &str, now: Millis) -> Result<KeyInfo, LockError> {
-        self.key_info_scoped(key, Scope::Key, now)
-    }
-
-    /// The holders (with intention entries of tree locks below) and waiters of a key.
-    pub fn key_info_scoped(
-        &self,
-        key: &str,
-        scope: Scope,
-        now: Millis,
-    ) -> Result<KeyInfo, LockError> {
-        validate::validate_key(key)?;
-        Ok(self.describe_key(key, scope, now.max(self.now)))
+    /// The holders (with intention entries of tree locks below) and waiters of `req.key` in
+    /// `req.scope` (none when free), their lease and wait left at `now`. A read: time does not
+    /// move on, so nothing expires.
+    pub fn key_info(&self, req: &KeyInfoRequest, now: Millis) -> Result<KeyInfo, LockError> {
+        validate::validate_key(&req.key)?;
+        Ok(self.describe_key(&req.key, req.scope, now.max(self.now)))
     }
 
     /// One page of held locks filtered by owner and/or key prefix, in (key, scope, owner)

@@ -13,8 +13,8 @@
 
 use lock_core::ownership::{Flaw, LeaseSource, MasterAnswer, Micros};
 use lock_core::{
-    AcquireOutcome, AcquireRequest, Config, FencingToken, FullState, LockTable, PartitionDelta,
-    PartitionSnapshot, ReleaseRequest, Standby,
+    AcquireOutcome, AcquireRequest, Config, FencingToken, FullState, KeyInfoRequest, LockTable,
+    PartitionDelta, PartitionSnapshot, ReleaseRequest, Standby,
 };
 
 use super::checker::{Checker, Told};
@@ -509,7 +509,7 @@ impl World {
             }
             _ => {
                 let seen = table
-                    .key_info(key, now_ms)
+                    .key_info(&KeyInfoRequest::new(key), now_ms)
                     .ok()
                     .and_then(|i| i.holders.first().map(|h| h.fencing_token));
                 Told::Read { key: key.into(), seen, invoked: t }
@@ -535,7 +535,9 @@ impl World {
         for &n in &serving {
             let table = self.nodes[n].table.as_ref().expect("serving");
             for key in KEYS {
-                let info = table.key_info(key, self.now_ms(n)).map_err(|e| e.to_string())?;
+                let info = table
+                    .key_info(&KeyInfoRequest::new(key), self.now_ms(n))
+                    .map_err(|e| e.to_string())?;
                 let holder: Option<FencingToken> = info.holders.first().map(|h| h.fencing_token);
                 self.checker.served_table(n, key, holder)?;
             }

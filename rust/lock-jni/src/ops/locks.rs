@@ -4,8 +4,8 @@
 //! either that body or its ticket.
 
 use lock_core::{
-    AcquireOutcome, AcquireRequest, ForceReleaseRequest, LockError, Millis, MultiAcquireRequest,
-    MultiOutcome, Partition, Queued, Scope, WatchOutcome, STATE_FORMAT_LOCK_DELAY,
+    AcquireOutcome, AcquireRequest, ForceReleaseRequest, KeyInfoRequest, LockError, Millis,
+    MultiAcquireRequest, MultiOutcome, Partition, Queued, WatchOutcome, STATE_FORMAT_LOCK_DELAY,
 };
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -34,15 +34,6 @@ enum WatchAnswer<'a> {
 #[serde(deny_unknown_fields)]
 struct CancelArgs {
     waiter_id: u64,
-}
-
-/// Names one key: force-release and key info.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct KeyArgs {
-    key: String,
-    #[serde(default)]
-    scope: Scope,
 }
 
 /// Decodes `args` as `A` and runs `op` on the addressed partition, which answers the JSON
@@ -168,7 +159,6 @@ pub(super) fn semaphore_limit(cx: &mut Ctx<'_>, args: &str) -> Result<String, Br
 pub(super) fn key_info(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError> {
     let now = cx.now;
     let p = cx.served()?;
-    let args: KeyArgs = decode(args)?;
-    let info = p.key_info_scoped(&args.key, args.scope, now)?;
+    let info = p.key_info(&decode::<KeyInfoRequest>(args)?, now)?;
     to_json(&bodies::key_info(&info, cx.core.node_name()))
 }
