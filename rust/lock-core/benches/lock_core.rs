@@ -48,7 +48,7 @@ fn uncontended(c: &mut Criterion) {
         })
     });
 
-    let p = Partition::new(1).expect("partition");
+    let p = Partition::with_config(1, Config::default()).expect("partition");
     g.bench_function("partition", |b| {
         b.iter(|| {
             let (a, r) = &reqs[i & 1023];
@@ -65,7 +65,7 @@ fn uncontended(c: &mut Criterion) {
             std::thread::scope(|s| {
                 for id in 0..2 {
                     s.spawn(move || {
-                        let p = Partition::new(1).expect("partition");
+                        let p = Partition::with_config(1, Config::default()).expect("partition");
                         let reqs = requests(1024, &format!("owner-{id}"));
                         for n in 0..iters as usize {
                             let (a, r) = &reqs[n & 1023];

@@ -25,7 +25,7 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-use lock_core::{AcquireRequest, LockTable, ReleaseRequest};
+use lock_core::{AcquireRequest, Config, LockTable, ReleaseRequest};
 
 fn main() {
     let n: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(2_000_000);
@@ -35,7 +35,8 @@ fn main() {
         std::thread::scope(|s| {
             for id in 0..threads {
                 s.spawn(move || {
-                    let p = lock_core::Partition::new(1).expect("partition");
+                    let p =
+                        lock_core::Partition::with_config(1, Config::default()).expect("partition");
                     let owner = format!("owner-{id}");
                     let reqs: Vec<(AcquireRequest, ReleaseRequest)> = (0..1024)
                         .map(|i| {

@@ -33,12 +33,24 @@ pub struct Partition {
     table: Mutex<LockTable>,
 }
 
-impl Partition {
-    /// A new, empty partition issuing tokens in `epoch`, with the default [`Config`].
-    pub fn new(epoch: u64) -> Result<Self, LockError> {
-        Ok(Partition { table: Mutex::new(LockTable::new(epoch)?) })
-    }
+/// Writes the methods of [`Partition`] that are one table call: each takes the partition's
+/// mutex, makes the call, and lets the mutex go, so no lock of the partition is held between two
+/// calls and none is held while anything but the table runs. Each is documented by the table's
+/// method it calls. Only what a caller outside the crate needs is mirrored (the bridge, the
+/// benches); a caller that needs several steps at once takes the table with
+/// [`Partition::with_table`].
+macro_rules! one_call_each {
+    ($(fn $name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)?;)*) => {
+        $(
+            #[doc = concat!("See [`LockTable::", stringify!($name), "`].")]
+            pub fn $name(&self, $($arg: $ty),*) $(-> $ret)? {
+                self.table.lock().$name($($arg),*)
+            }
+        )*
+    };
+}
 
+impl Partition {
     /// A new, empty partition with the given settings.
     pub fn with_config(epoch: u64, config: Config) -> Result<Self, LockError> {
         Ok(Partition { table: Mutex::new(LockTable::with_config(epoch, config)?) })
@@ -60,164 +72,51 @@ impl Partition {
         f(&mut self.table.lock())
     }
 
-    /// See [`LockTable::acquire`].
-    pub fn acquire(&self, req: &AcquireRequest, now: Millis) -> Result<AcquireOutcome, LockError> {
-        self.table.lock().acquire(req, now)
-    }
-
-    /// See [`LockTable::acquire_many`].
-    pub fn acquire_many(
-        &self,
-        req: &MultiAcquireRequest,
-        now: Millis,
-    ) -> Result<MultiOutcome, LockError> {
-        self.table.lock().acquire_many(req, now)
-    }
-
-    /// See [`LockTable::release`].
-    pub fn release(&self, req: &ReleaseRequest, now: Millis) -> Result<Released, LockError> {
-        self.table.lock().release(req, now)
-    }
-
-    /// See [`LockTable::release_many`].
-    pub fn release_many(
-        &self,
-        req: &MultiReleaseRequest,
-        now: Millis,
-    ) -> Result<Vec<Released>, LockError> {
-        self.table.lock().release_many(req, now)
-    }
-
-    /// See [`LockTable::force_release`].
-    pub fn force_release(
-        &self,
-        req: &ForceReleaseRequest,
-        now: Millis,
-    ) -> Result<Vec<Released>, LockError> {
-        self.table.lock().force_release(req, now)
-    }
-
-    /// See [`LockTable::change_semaphore_limit`].
-    pub fn change_semaphore_limit(
-        &self,
-        name: &str,
-        limit: u32,
-        below_held: bool,
-        now: Millis,
-    ) -> Result<LimitChanged, LockError> {
-        self.table.lock().change_semaphore_limit(name, limit, below_held, now)
-    }
-
-    /// See [`LockTable::telemetry`].
-    pub fn telemetry(&self, samples: SampleDrain) -> Telemetry {
-        self.table.lock().telemetry(samples)
-    }
-
-    /// See [`LockTable::drain_audit`].
-    pub fn drain_audit(&self, max: usize) -> Vec<AuditRecord> {
-        self.table.lock().drain_audit(max)
-    }
-
-    /// See [`LockTable::renew`].
-    pub fn renew(&self, req: &RenewRequest, now: Millis) -> Result<Renewed, LockError> {
-        self.table.lock().renew(req, now)
-    }
-
-    /// See [`LockTable::downgrade`].
-    pub fn downgrade(&self, req: &DowngradeRequest, now: Millis) -> Result<Grant, LockError> {
-        self.table.lock().downgrade(req, now)
-    }
-
-    /// See [`LockTable::cancel`].
-    pub fn cancel(&self, waiter_id: WaiterId, now: Millis) -> Result<(), LockError> {
-        self.table.lock().cancel(waiter_id, now)
-    }
-
-    /// See [`LockTable::watch`].
-    pub fn watch(&self, req: &WatchRequest, now: Millis) -> Result<WatchOutcome, LockError> {
-        self.table.lock().watch(req, now)
-    }
-
-    /// See [`LockTable::create_session`].
-    pub fn create_session(
-        &self,
-        owner: &str,
-        ttl_ms: Option<Millis>,
-        id: SessionId,
-        now: Millis,
-    ) -> Result<SessionInfo, LockError> {
-        self.table.lock().create_session(owner, ttl_ms, id, now)
-    }
-
-    /// See [`LockTable::keepalive`].
-    pub fn keepalive(
-        &self,
-        session: &str,
-        owner: &str,
-        now: Millis,
-    ) -> Result<SessionInfo, LockError> {
-        self.table.lock().keepalive(session, owner, now)
-    }
-
-    /// See [`LockTable::end_session`].
-    pub fn end_session(
-        &self,
-        session: &str,
-        owner: &str,
-        now: Millis,
-    ) -> Result<SessionEnded, LockError> {
-        self.table.lock().end_session(session, owner, now)
-    }
-
-    /// See [`LockTable::create_group`].
-    pub fn create_group(&self, name: &str, now: Millis) -> Result<(), LockError> {
-        self.table.lock().create_group(name, now)
-    }
-
-    /// See [`LockTable::delete_group`].
-    pub fn delete_group(&self, name: &str, now: Millis) -> Result<(), LockError> {
-        self.table.lock().delete_group(name, now)
-    }
-
-    /// See [`LockTable::update_member`].
-    pub fn update_member(
-        &self,
-        name: &str,
-        owner: &str,
-        capabilities: Option<&str>,
-        now: Millis,
-    ) -> Result<GroupMember, LockError> {
-        self.table.lock().update_member(name, owner, capabilities, now)
-    }
-
-    /// See [`LockTable::group_names`].
-    pub fn group_names(&self) -> Vec<String> {
-        self.table.lock().group_names()
-    }
-
-    /// See [`LockTable::group_info`].
-    pub fn group_info(&self, name: &str) -> Result<GroupInfo, LockError> {
-        self.table.lock().group_info(name)
-    }
-
-    /// See [`LockTable::advance`].
-    pub fn advance(&self, now: Millis) {
-        self.table.lock().advance(now)
-    }
-
-    /// See [`LockTable::next_deadline`].
-    pub fn next_deadline(&self) -> Option<Millis> {
-        self.table.lock().next_deadline()
-    }
-
-    /// See [`LockTable::drain_events`].
-    pub fn drain_events(&self) -> Vec<Event> {
-        self.table.lock().drain_events()
-    }
-
-    /// See [`LockTable::key_info`].
-    pub fn key_info(&self, req: &KeyInfoRequest, now: Millis) -> Result<KeyInfo, LockError> {
-        self.table.lock().key_info(req, now)
+    one_call_each! {
+        // Locks.
+        fn acquire(req: &AcquireRequest, now: Millis) -> Result<AcquireOutcome, LockError>;
+        fn acquire_many(req: &MultiAcquireRequest, now: Millis) -> Result<MultiOutcome, LockError>;
+        fn cancel(waiter_id: WaiterId, now: Millis) -> Result<(), LockError>;
+        fn watch(req: &WatchRequest, now: Millis) -> Result<WatchOutcome, LockError>;
+        fn release(req: &ReleaseRequest, now: Millis) -> Result<Released, LockError>;
+        fn release_many(req: &MultiReleaseRequest, now: Millis) -> Result<Vec<Released>, LockError>;
+        fn force_release(req: &ForceReleaseRequest, now: Millis)
+            -> Result<Vec<Released>, LockError>;
+        fn change_semaphore_limit(name: &str, limit: u32, below_held: bool, now: Millis)
+            -> Result<LimitChanged, LockError>;
+        fn renew(req: &RenewRequest, now: Millis) -> Result<Renewed, LockError>;
+        fn downgrade(req: &DowngradeRequest, now: Millis) -> Result<Grant, LockError>;
+        // Sessions.
+        fn create_session(owner: &str, ttl_ms: Option<Millis>, id: SessionId, now: Millis)
+            -> Result<SessionInfo, LockError>;
+        fn keepalive(session: &str, owner: &str, now: Millis) -> Result<SessionInfo, LockError>;
+        fn end_session(session: &str, owner: &str, now: Millis) -> Result<SessionEnded, LockError>;
+        // Groups.
+        fn create_group(name: &str, now: Millis) -> Result<(), LockError>;
+        fn delete_group(name: &str, now: Millis) -> Result<(), LockError>;
+        fn update_member(name: &str, owner: &str, capabilities: Option<&str>, now: Millis)
+            -> Result<GroupMember, LockError>;
+        fn group_names() -> Vec<String>;
+        fn group_info(name: &str) -> Result<GroupInfo, LockError>;
+        // Time and events.
+        fn advance(now: Millis);
+        fn next_deadline() -> Option<Millis>;
+        fn drain_events() -> Vec<Event>;
+        fn drain_audit(max: usize) -> Vec<AuditRecord>;
+        // Introspection (and `list_page` below).
+        fn key_info(req: &KeyInfoRequest, now: Millis) -> Result<KeyInfo, LockError>;
+        fn oldest_waiters(n: usize) -> Vec<WaiterInfo>;
+        fn stats() -> PartitionStats;
+        fn telemetry(samples: SampleDrain) -> Telemetry;
+        fn held_keys() -> usize;
+        // Replication (and `export` below), epochs and settings.
+        fn set_change_tracking(on: bool);
+        fn take_changes(now: Millis) -> Result<PartitionDelta, LockError>;
+        fn export_full() -> FullState;
+        fn begin_grace(until: Millis);
+        fn epoch() -> u64;
+        fn set_epoch(epoch: u64) -> Result<(), LockError>;
+        fn set_config(config: Config) -> Result<(), LockError>;
     }
 
     /// See [`LockTable::list_page`]. The page is built [`LIST_CHUNK`] locks at a time, with the
@@ -255,67 +154,12 @@ impl Partition {
         chunk
     }
 
-    /// See [`LockTable::oldest_waiters`].
-    pub fn oldest_waiters(&self, n: usize) -> Vec<WaiterInfo> {
-        self.table.lock().oldest_waiters(n)
-    }
-
-    /// See [`LockTable::stats`].
-    pub fn stats(&self) -> PartitionStats {
-        self.table.lock().stats()
-    }
-
-    /// See [`LockTable::export`].
+    /// The held state after advancing to `now` (see [`LockTable::export`]): one hold of the
+    /// mutex, so nothing changes between the advance and the export.
     pub fn export(&self, now: Millis) -> PartitionSnapshot {
         let mut t = self.table.lock();
         t.advance(now);
         t.export()
-    }
-
-    /// Turns change tracking for replicas on or off (see [`LockTable::set_change_tracking`]).
-    pub fn set_change_tracking(&self, on: bool) {
-        self.table.lock().set_change_tracking(on)
-    }
-
-    /// What changed since the previous take, after advancing to `now` (see
-    /// [`LockTable::take_changes`]).
-    pub fn take_changes(&self, now: Millis) -> Result<PartitionDelta, LockError> {
-        self.table.lock().take_changes(now)
-    }
-
-    /// The held state with the `seq` of the latest take (see [`LockTable::export_full`]).
-    pub fn export_full(&self) -> FullState {
-        self.table.lock().export_full()
-    }
-
-    /// See [`LockTable::begin_grace`].
-    pub fn begin_grace(&self, until: Millis) {
-        self.table.lock().begin_grace(until)
-    }
-
-    /// See [`LockTable::set_epoch`].
-    pub fn set_epoch(&self, epoch: u64) -> Result<(), LockError> {
-        self.table.lock().set_epoch(epoch)
-    }
-
-    /// Number of keys held in this partition.
-    pub fn held_keys(&self) -> usize {
-        self.table.lock().held_keys()
-    }
-
-    /// The partition's epoch.
-    pub fn epoch(&self) -> u64 {
-        self.table.lock().epoch()
-    }
-
-    /// See [`LockTable::set_config`].
-    pub fn set_config(&self, config: Config) -> Result<(), LockError> {
-        self.table.lock().set_config(config)
-    }
-
-    /// The partition's settings.
-    pub fn config(&self) -> Config {
-        *self.table.lock().config()
     }
 }
 
@@ -326,7 +170,7 @@ mod tests {
 
     #[test]
     fn partition_is_send_and_sync_and_exclusive_across_threads() {
-        let p = Arc::new(Partition::new(1).expect("epoch"));
+        let p = Arc::new(Partition::with_config(1, Config::default()).expect("epoch"));
         let winners: usize = (0..8)
             .map(|i| {
                 let p = Arc::clone(&p);

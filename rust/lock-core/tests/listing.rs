@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 
 use common::{grant, req, table, tree, try_grant};
 use lock_core::{
-    ListCursor, ListFilter, LockTable, Mode, Partition, ReleaseRequest, Scope, LIST_CHUNK,
+    Config, ListCursor, ListFilter, LockTable, Mode, Partition, ReleaseRequest, Scope, LIST_CHUNK,
     SCAN_BUDGET,
 };
 use proptest::prelude::*;
@@ -144,7 +144,7 @@ fn page_both_ways(p: &Partition, filter: &ListFilter) -> usize {
 
 #[test]
 fn a_partition_builds_each_page_in_chunks_equal_to_one_call() {
-    let p = Partition::new(1).expect("partition");
+    let p = Partition::with_config(1, Config::default()).expect("partition");
     p.with_table(|t| {
         for i in 0..2550 {
             grant(t, &req(&format!("k{i:05}"), &format!("o{}", i % 7), Mode::Exclusive), 0);
@@ -171,7 +171,7 @@ fn a_partition_builds_each_page_in_chunks_equal_to_one_call() {
 fn the_chunks_of_a_page_share_its_scan_budget() {
     // One key in 50 held by "x": a page of 1000 for "x" would examine 100,000 entries if each
     // chunk had a budget of its own. Sharing one, a page stops near the budget.
-    let p = Partition::new(1).expect("partition");
+    let p = Partition::with_config(1, Config::default()).expect("partition");
     let n = 2 * SCAN_BUDGET + 500;
     p.with_table(|t| {
         for i in 0..n {
