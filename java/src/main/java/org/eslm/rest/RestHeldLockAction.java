@@ -20,11 +20,12 @@ import org.eslm.settings.LockSettings;
  * {@code POST /_locks/{key}/<verb>}: a change its holder makes to a lock it holds, named by the
  * body's token or acquisition: {@link #renew} ({@code _renew}: a longer lease) and {@link
  * #downgrade} ({@code _downgrade}: a weaker mode). One class, since they differ only in what they
- * are called and which op and body they carry.
+ * are called and which op and body they carry. Each route is written out whole, as in every handler, so
+ * tests/test_rest_api_spec.py can match it to its spec.
  */
 public final class RestHeldLockAction extends LockRestHandler {
     private final String name;
-    private final String verb;
+    private final Route route;
     private final ActionType<LockOpResponse> type;
     private final NativeOp op;
     private final NativeRequest kind;
@@ -33,14 +34,14 @@ public final class RestHeldLockAction extends LockRestHandler {
 
     private RestHeldLockAction(
             String name,
-            String verb,
+            Route route,
             ActionType<LockOpResponse> type,
             NativeOp op,
             NativeRequest kind,
             Supplier<LockSettings.Values> settings,
             RequestBodies bodies) {
         this.name = name;
-        this.verb = verb;
+        this.route = route;
         this.type = type;
         this.op = op;
         this.kind = kind;
@@ -52,7 +53,7 @@ public final class RestHeldLockAction extends LockRestHandler {
     public static RestHeldLockAction renew(Supplier<LockSettings.Values> settings, RequestBodies bodies) {
         return new RestHeldLockAction(
                 "locks_renew_action",
-                "_renew",
+                new Route(POST, "/_locks/{key}/_renew"),
                 TransportRenewLockAction.TYPE,
                 NativeOp.RENEW,
                 NativeRequest.LOCK_RENEW,
@@ -64,7 +65,7 @@ public final class RestHeldLockAction extends LockRestHandler {
     public static RestHeldLockAction downgrade(Supplier<LockSettings.Values> settings, RequestBodies bodies) {
         return new RestHeldLockAction(
                 "locks_downgrade_action",
-                "_downgrade",
+                new Route(POST, "/_locks/{key}/_downgrade"),
                 TransportDowngradeLockAction.TYPE,
                 NativeOp.DOWNGRADE,
                 NativeRequest.LOCK_DOWNGRADE,
@@ -79,7 +80,7 @@ public final class RestHeldLockAction extends LockRestHandler {
 
     @Override
     public List<Route> routes() {
-        return List.of(new Route(POST, "/_locks/{key}/" + verb));
+        return List.of(route);
     }
 
     @Override
