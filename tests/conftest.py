@@ -4,6 +4,7 @@ native library."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -98,6 +99,8 @@ def pytest_runtest_makereport(item, call):
     errors and the last lines of its log: a failure seen once in CI can be read, not guessed."""
     outcome = yield
     report = outcome.get_result()
+    if report.when == "call" and report.passed and report.capstdout and item.get_closest_marker("figures"):
+        keep_figures(item.config, report)
     if report.when != "call" or not report.failed:
         return
     funcargs = getattr(item, "funcargs", {})
@@ -105,6 +108,29 @@ def pytest_runtest_makereport(item, call):
     nodes += [v for v in funcargs.values() if isinstance(v, esnode.Node)]
     for node in nodes:
         report.sections.append((f"log of {node.name} ({node.home.parent.name})", node_log_excerpt(node)))
+
+
+FIGURES = Path(__file__).resolve().parent.parent / "build" / "figures"
+
+
+def keep_figures(config, report) -> None:
+    """A passing test marked `figures` (a fault class's test, docs/RELIABILITY.md "Fault classes")
+    keeps what it printed: in build/figures/<test>.txt, and in the run's summary, so that the
+    figures of a CI run can be read from its log, not only a failure's (under `-s` they are in the
+    log already)."""
+    FIGURES.mkdir(parents=True, exist_ok=True)
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", report.nodeid.split("/")[-1].replace("::", "__"))
+    (FIGURES / f"{name}.txt").write_text(report.capstdout, encoding="utf-8")
+    config.stash.setdefault(FIGURES_KEY, []).append((report.nodeid, report.capstdout))
+
+
+FIGURES_KEY = pytest.StashKey[list]()
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    for nodeid, text in config.stash.get(FIGURES_KEY, []):
+        terminalreporter.write_sep("-", f"figures of {nodeid}")
+        terminalreporter.write_line(text.rstrip())
 
 
 def node_log_excerpt(node, warnings=40, tail=25) -> str:

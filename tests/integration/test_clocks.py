@@ -61,7 +61,7 @@ from cluster_kit import (
 from lockclient import wait_until
 from promotion_race import SETTINGS, Race, describe, race
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.figures]
 
 #: libfaketime's preload library where Debian's `libfaketime` installs it (`apt-get install faketime`),
 #: under the machine's multiarch folder.

@@ -29,7 +29,7 @@ import requests
 import node as esnode
 from lockclient import LockClient, ok, unique, wait_until
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [pytest.mark.slow, pytest.mark.figures]
 
 # Leases outlive the test: a grant missing after the restart is lost, never expired.
 LEASE = "10m"

@@ -26,7 +26,7 @@ import node as esnode
 from cluster_kit import http
 from held_load import GREEN_S, HeldLoad
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.figures]
 
 SEED = int(os.environ.get("ESLM_MEMBERSHIP_SEED") or random.SystemRandom().randrange(2**31))
 NAME = "eslm-it-membership"

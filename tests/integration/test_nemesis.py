@@ -36,7 +36,7 @@ from cluster_kit import ThreeNodes
 from nemesis import OPTIONAL, REQUIRED
 from nemesis_run import DATA_SPECS, SETTINGS, run
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.figures]
 
 SEED = int(os.environ.get("ESLM_NEMESIS_SEED") or random.SystemRandom().randrange(2**31))
 SECONDS = float(os.environ.get("ESLM_NEMESIS_SECONDS") or 240)

@@ -21,7 +21,7 @@ from cluster_kit import ThreeNodes
 from nemesis import OPTIONAL, REQUIRED, REQUIRED_MOVES
 from nemesis_run import SETTINGS, run
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.figures]
 
 SEED = int(os.environ.get("ESLM_NEMESIS_SEED") or random.SystemRandom().randrange(2**31))
 SECONDS = float(os.environ.get("ESLM_NEMESIS_MOVES_SECONDS") or 150)

@@ -48,7 +48,7 @@ from cluster_kit import (
 )
 from lockclient import wait_until
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.figures]
 
 EPOCH_SHIFT = 40
 # A grant through another node, in a new epoch, within this after the cut: Elasticsearch's fault

@@ -18,6 +18,8 @@ import pytest
 from cluster_kit import OneNode
 from protected_data import DataLoad, Spec, check, final_documents
 
+pytestmark = pytest.mark.figures
+
 SEED = int(os.environ.get("ESLM_DATA_SEED") or random.SystemRandom().randrange(2**31))
 ONE_NODE = OneNode("eslm-it-protected-data")
 ROUND_S = 20  # one round of the plain recipe

@@ -58,6 +58,7 @@ TRAFFIC_KEYS = ("upgrade-a", "upgrade-b")
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.figures,
     pytest.mark.skipif(os.environ.get("ES_VERSION", TO) != TO,
                        reason="upgrades from the other versions run once, on the default version's pass"),
 ]
