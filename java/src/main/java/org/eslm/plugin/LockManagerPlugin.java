@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
+import org.elasticsearch.ElasticsearchException;
 import org.elasticsearch.cluster.node.DiscoveryNode;
 import org.elasticsearch.cluster.routing.allocation.decider.AllocationDecider;
 import org.elasticsearch.cluster.service.ClusterService;
@@ -113,6 +114,27 @@ public class LockManagerPlugin extends VersionedActionPlugin
     private volatile LockPartitionsHealthIndicator healthIndicator;
     private volatile LockHistory history;
     private List<LockManagerExtension> extensions = List.of();
+
+    /**
+     * Initializes {@link ElasticsearchException} while the node is built, on one thread, before
+     * any request runs. Its class initializer builds the registry of Elasticsearch's exception
+     * classes; run first by the plugin's first refusal on a transport worker while a write thread
+     * creates a version conflict, the two threads wait for each other's class initialization
+     * forever (seen in CI on 9.5.3: the worker in {@code ElasticsearchExceptionHandle.<clinit>},
+     * the write thread in {@code InternalEngine.planIndexingAsPrimaryWithVersion}, and every
+     * request on that worker unanswered). Initialized here, it is done before either can start.
+     */
+    public LockManagerPlugin() {
+        initialize(ElasticsearchException.class);
+    }
+
+    private static void initialize(Class<?> type) {
+        try {
+            Class.forName(type.getName(), true, type.getClassLoader());
+        } catch (ClassNotFoundException e) {
+            throw new IllegalStateException("cannot initialize " + type.getName(), e);
+        }
+    }
 
     /**
      * The pool that applies and persists replicated lock batches (see {@link LockReplicationAction}),

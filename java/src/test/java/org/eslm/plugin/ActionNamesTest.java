@@ -9,6 +9,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.regex.Pattern;
+import org.eslm.NativeTestSupport;
 import org.eslm.action.LockActionNames;
 import org.junit.jupiter.api.Test;
 
@@ -29,6 +30,7 @@ class ActionNamesTest {
         Set<String> named = new HashSet<>();
         GROUPS.forEach(named::addAll);
         List<String> registered = new ArrayList<>();
+        NativeTestSupport.setUp(); // the plugin's constructor needs Elasticsearch's logging, as on a node
         for (var action : new LockManagerPlugin().actions()) {
             String name = action.type().name();
             registered.add(name);
