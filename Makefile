@@ -107,11 +107,16 @@ java-test: build
 ## Real nodes from the integ-test-zip, plugin installed with elasticsearch-plugin, over HTTP, in
 ## lanes at once (scripts/lanes.py): on two cores the tests' CPU is what bounds the run, and lanes
 ## keep both cores busy to its end. The whole suite on the default version (but for LANE_TESTS)
-## in three lanes by module name, the first printed as it runs; on nodes of every other supported
-## version the modules marked `every_version` (what differs between versions, pytest.ini), then
-## the Python client's suites; the upgrade tests (from $(ES8) and from the previous plugin,
-## tests/integration/test_upgrade.py), then the benchmark harness's smoke tests.
-LANE_TESTS := tests/test_bench_smoke.py tests/integration/test_upgrade.py
+## in three lanes by module name, the first printed as it runs; the other clients' suites and the
+## contract suite every client passes (CLIENT_TESTS) in a lane of their own; on nodes of every
+## other supported version the modules marked `every_version` (what differs between versions,
+## pytest.ini), then the Python client's suites; the upgrade tests (from $(ES8) and from the
+## previous plugin, tests/integration/test_upgrade.py), then the benchmark harness's smoke tests.
+## The lanes end at about the same time (CONTRIBUTING.md "CI time"): a lane left alone at the end
+## has only one core's worth of work.
+CLIENT_TESTS := tests/integration/test_contract.py tests/integration/test_go_client.py \
+  tests/integration/test_java_clients.py tests/integration/test_node_client.py
+LANE_TESTS := tests/test_bench_smoke.py tests/integration/test_upgrade.py $(CLIENT_TESTS)
 OTHER_VERSIONS := $(filter-out $(ES_DEFAULT),$(ES_VERSIONS))
 PYTEST_DEFAULT = ES_VERSION=$(ES_DEFAULT) python3 -m pytest -v --durations=10 $(PYTEST_ARGS)
 suite_part = $(filter-out $(LANE_TESTS),$(sort $(wildcard $(1))))
@@ -120,6 +125,7 @@ integration-test: $(VENVS)
 	  "suite-a-g=$(PYTEST_DEFAULT) $(call suite_part,tests/integration/test_[a-g]*.py)" \
 	  "suite-h-q=$(PYTEST_DEFAULT) $(call suite_part,tests/integration/test_[h-q]*.py)" \
 	  "suite-r-z=$(PYTEST_DEFAULT) $(call suite_part,tests/integration/test_[r-z]*.py tests/test_*.py)" \
+	  "clients=$(PYTEST_DEFAULT) $(CLIENT_TESTS)" \
 	  "versions=$(foreach v,$(OTHER_VERSIONS),ES_VERSION=$(v) python3 -m pytest tests -v -m every_version --durations=10 $(LANE_TESTS:%=--ignore=%) $(PYTEST_ARGS) &&) $(MAKE) --no-print-directory client-test" \
 	  "upgrade-bench=$(MAKE) --no-print-directory previous-plugin && ES_VERSION=$(ES_DEFAULT) python3 -m pytest tests/integration/test_upgrade.py tests/test_bench_smoke.py -v -s --durations=10 $(PYTEST_ARGS)"
 

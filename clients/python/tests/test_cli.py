@@ -31,9 +31,10 @@ USAGE, NOT_ACQUIRED, LOST, CONNECTION, REFUSED, NOT_HELD, NOT_FOUND = 110, 111, 
 
 def environment(url: str) -> dict:
     """This process's environment without any Elasticsearch settings of its own, the package on
-    the path, and the node's URL where eslm reads it."""
+    the path, and the node's URL where eslm reads it. Python's fault handler is on, so an eslm
+    that does not end in time shows where each of its threads was (`finished`)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ELASTICSEARCH_")}
-    return {**env, "PYTHONPATH": str(SRC), "ELASTICSEARCH_URL": url}
+    return {**env, "PYTHONPATH": str(SRC), "ELASTICSEARCH_URL": url, "PYTHONFAULTHANDLER": "1"}
 
 
 def eslm(url: str, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -67,7 +68,14 @@ def started(es_node):
 
 
 def finished(process: subprocess.Popen) -> tuple[int, str, str]:
-    out, err = process.communicate(timeout=WAIT_S)
+    """Its status, stdout and stderr once it ended; a failure with the stacks of its threads
+    (SIGABRT: the fault handler prints them) when it does not end within WAIT_S."""
+    try:
+        out, err = process.communicate(timeout=WAIT_S)
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGABRT)
+        out, err = process.communicate(timeout=WAIT_S)
+        pytest.fail(f"eslm did not end within {WAIT_S}s; its threads then:\n{err}\n{out}")
     return process.returncode, out, err
 
 
