@@ -14,10 +14,10 @@ const INDEX = 'node-test-orders'
 
 describe('fencing', { timeout: 60_000 }, () => {
   test('a fenced write carries the token as the external version; a stale holder\'s write is refused with StaleToken', async () => {
-    const locks = fx.newLocks({ lossWatches: 0 }) // the stale holder must not know yet that it lost
-    const key = unique()
+    const locks = fx.newLocks({ lossWatches: 0 }) // the stale holder must not know yet that it lost:
+    const key = unique() // no loss watch, and no watchdog whose renewal would find it gone
     const id = unique('doc')
-    const stale = await locks.lock(key, { lease: '10s' })
+    const stale = await locks.lock(key, { lease: '60s', watchdog: false })
     const first = await stale.index(INDEX, id, { status: 'packed' })
     assert.equal(BigInt(first._version), stale.fencingToken)
     await forceRelease(key) // a pause past its lease, as far as the others can tell
