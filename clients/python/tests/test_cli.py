@@ -51,12 +51,16 @@ def python(code: str, *args: str) -> list[str]:
 @pytest.fixture()
 def started(es_node):
     """`started(*args)`: `eslm ARGS` running in the background (stdout and stderr piped); any
-    still running at the end of the test is killed."""
+    still running at the end of the test is killed. It starts with SIGINT and SIGQUIT at their
+    defaults, as from a terminal: `make client-test` runs one of its pytest runs as a background
+    job of a shell, which starts with both ignored, and eslm leaves a signal it was started
+    ignoring ignored (as under nohup), so SIGINT would not reach it."""
     running: list[subprocess.Popen] = []
 
     def start(*args: str) -> subprocess.Popen:
         process = subprocess.Popen([sys.executable, "-m", "eslm.cli", *args], env=environment(es_node.url),
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   preexec_fn=signals_at_their_defaults)
         running.append(process)
         return process
 
@@ -65,6 +69,11 @@ def started(es_node):
         if process.poll() is None:
             process.kill()
         process.communicate(timeout=WAIT_S)
+
+
+def signals_at_their_defaults() -> None:
+    for signum in (signal.SIGINT, signal.SIGQUIT):
+        signal.signal(signum, signal.SIG_DFL)
 
 
 def finished(process: subprocess.Popen) -> tuple[int, str, str]:
