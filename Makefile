@@ -107,8 +107,8 @@ java-test: build
 ## Real nodes from the integ-test-zip, plugin installed with elasticsearch-plugin, over HTTP, in
 ## lanes at once (scripts/lanes.py): on two cores the tests' CPU is what bounds the run, and lanes
 ## keep both cores busy to its end. The whole suite on the default version (but for LANE_TESTS)
-## in three lanes by module name, the first printed as it runs; the other clients' suites and the
-## contract suite every client passes (CLIENT_TESTS) in a lane of their own; on nodes of every
+## in lanes by module name, the first printed as it runs; the other clients' suites and the
+## contract suite every client passes (CLIENT_TESTS) with the modules test_[h-l]*; on nodes of every
 ## other supported version the modules marked `every_version` (what differs between versions,
 ## pytest.ini), then the Python client's suites; the upgrade tests (from $(ES8) and from the
 ## previous plugin, tests/integration/test_upgrade.py), then the benchmark harness's smoke tests.
@@ -123,9 +123,9 @@ suite_part = $(filter-out $(LANE_TESTS),$(sort $(wildcard $(1))))
 integration-test: $(VENVS)
 	python3 scripts/lanes.py --timeout 3000 --follow suite-a-g \
 	  "suite-a-g=$(PYTEST_DEFAULT) $(call suite_part,tests/integration/test_[a-g]*.py)" \
-	  "suite-h-q=$(PYTEST_DEFAULT) $(call suite_part,tests/integration/test_[h-q]*.py)" \
+	  "suite-m-q=$(PYTEST_DEFAULT) $(call suite_part,tests/integration/test_[m-q]*.py)" \
 	  "suite-r-z=$(PYTEST_DEFAULT) $(call suite_part,tests/integration/test_[r-z]*.py tests/test_*.py)" \
-	  "clients=$(PYTEST_DEFAULT) $(CLIENT_TESTS)" \
+	  "clients-h-l=$(PYTEST_DEFAULT) $(CLIENT_TESTS) $(call suite_part,tests/integration/test_[h-l]*.py)" \
 	  "versions=$(foreach v,$(OTHER_VERSIONS),ES_VERSION=$(v) python3 -m pytest tests -v -m every_version --durations=10 $(LANE_TESTS:%=--ignore=%) $(PYTEST_ARGS) &&) $(MAKE) --no-print-directory client-test" \
 	  "upgrade-bench=$(MAKE) --no-print-directory previous-plugin && ES_VERSION=$(ES_DEFAULT) python3 -m pytest tests/integration/test_upgrade.py tests/test_bench_smoke.py -v -s --durations=10 $(PYTEST_ARGS)"
 
