@@ -522,11 +522,29 @@ def assert_the_election_changed_nothing(cluster, owner, epoch, counted, held, to
         assert http(owner, "POST", f"/_locks/{k}/_release", {"owner": who, "acquisition": who}).status_code == 200
 
 
-def wait_for_new_master(node, old_name, timeout=60):
+def master_in_local_state(node):
+    """The master named in `node`'s own applied cluster state (`local=true`: nothing is forwarded
+    to a master), "none" when it knows of none, or why it could not be asked."""
+    try:
+        r = http(node, "GET", "/_cluster/state/master_node,nodes?local=true", timeout=5)
+    except requests.RequestException as e:
+        return type(e).__name__
+    if r.status_code != 200:
+        return f"HTTP {r.status_code}"
+    state = r.json()
+    master = state.get("master_node")
+    return state["nodes"].get(master, {}).get("name", master) if master else "none"
+
+
+def wait_for_new_master(node, old_name, timeout=60, cluster=None):
+    """The name of a master other than `old_name`, as `node` sees it, within `timeout` seconds.
+    When none comes, the failure says which master each node of `cluster` has in its own state
+    (an election that never ran looks different from one whose result `node` never applied)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         m = current_master(node)
         if m is not None and m != old_name:
             return m
         time.sleep(0.1)
-    raise AssertionError(f"no new master after {old_name} left")
+    views = {n.name: master_in_local_state(n) for n in live(cluster)} if cluster is not None else {}
+    raise AssertionError(f"no new master within {timeout}s after {old_name} left; each node's own state names: {views}")

@@ -502,7 +502,7 @@ def an_election_changes_nothing(cluster, make_master_leave, undo):
         try:
             with RenewRecorder(owner, renewed, held[renewed][0]) as recorder:
                 make_master_leave(owner, master)
-                new_master = wait_for_new_master(owner, master.name)
+                new_master = wait_for_new_master(owner, master.name, cluster=cluster)
                 time.sleep(5)  # keep renewing past the ownership-confirmation window
             print(f"\nmaster {master.name} -> {new_master}; {len(recorder.statuses)} renews during the election")
             assert_the_election_changed_nothing(cluster, owner, epoch, counted, held, tokens, recorder.statuses)

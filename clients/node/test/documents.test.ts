@@ -17,7 +17,7 @@ describe('fencing', { timeout: 60_000 }, () => {
     const locks = fx.newLocks({ lossWatches: 0 }) // the stale holder must not know yet that it lost:
     const key = unique() // no loss watch, and no watchdog whose renewal would find it gone
     const id = unique('doc')
-    const stale = await locks.lock(key, { lease: '60s', watchdog: false })
+    const stale = await locks.lock(key, { lease: '15s', watchdog: false }) // locks.lease.max of the test node
     const first = await stale.index(INDEX, id, { status: 'packed' })
     assert.equal(BigInt(first._version), stale.fencingToken)
     await forceRelease(key) // a pause past its lease, as far as the others can tell
