@@ -265,9 +265,9 @@ def main() -> int:
     faults = args.faults.split(",")
     if set(CUT) & set(faults) and netcut.usable() is not None:
         raise SystemExit(f"{', '.join(CUT)} need iptables: {netcut.usable()}")
-    netcut.heal_all()
     cluster = esnode.Cluster("eslm-bench-availability", 3,
                              extra_settings={"cluster.routing.rebalance.enable": "none"})
+    netcut.heal_all(cluster.nodes)  # what a run killed half-way left
     cluster.start()
     for n in cluster.nodes:
         netcut.mark(n)  # before any cut (scripts/netcut.py)
@@ -284,7 +284,7 @@ def main() -> int:
                     shown = f"next grant after {shown}"
                 print(f"{fault} #{rep + 1} ({r['target']}): {shown}", flush=True)
     finally:
-        netcut.heal_all()
+        netcut.heal_all(cluster.nodes)
         for n in cluster.nodes:
             n.thaw()
         cluster.stop()

@@ -12,9 +12,12 @@ scripts/node.py Cluster runs as a Unix user of its own, so iptables can tell its
 Without the mark, a connection the node opened itself would still deliver to it what the others
 send: it could hear the cluster without being heard. Packets are dropped, not refused: the others
 see what a real partition looks like (timeouts, no reset), and Elasticsearch's own fault detection
-decides when the node is gone. Every rule carries the comment TAG, and `heal_all` deletes every
-such rule: at the start of a run (a run killed half-way leaves none behind for the next) and at its
-end. `cut_one_way(src, dst)` adds one more kind of rule: what `src` sends to `dst`'s transport
+decides when the node is gone. Every rule carries the comment TAG and the Unix user of the node it
+is about, and `heal_all(nodes)` deletes the rules of those nodes: at the start of a run (a run
+killed half-way leaves none behind for the next) and at its end. Only those: the test lanes run
+clusters with cuts side by side, and a heal of every rule at one cluster's end took the cut off
+another's master mid-test (a fresh-clone CI run of 29c1f67: no new master within 150 s, since none
+of the three nodes ever lost the cut master). `cut_one_way(src, dst)` adds one more kind of rule: what `src` sends to `dst`'s transport
 port is dropped (see its docs for why that is a one-way cut between TCP peers). Needs root and the Debian package `iptables` (.ci/run installs it)."""
 
 from __future__ import annotations
@@ -42,7 +45,13 @@ def _uid(node) -> str:
 
 
 def _comment(node) -> list[str]:
-    return ["-m", "comment", "--comment", f"{TAG} {node.name}"]
+    return ["-m", "comment", "--comment", _tag(node)]
+
+
+def _tag(node) -> str:
+    """The comment of `node`'s rules: its user, which no cluster running beside it shares
+    (scripts/node.py `Cluster`), unlike its name."""
+    return f"{TAG} {node.user}"
 
 
 def _marking(node) -> tuple[str, list[str]]:
@@ -114,12 +123,14 @@ def heal_one_way(src, dst) -> None:
     _delete(*_one_way(src, dst))
 
 
-def heal_all() -> int:
-    """Deletes every rule this module ever added (tagged TAG), marks included; answers how many."""
+def heal_all(nodes) -> int:
+    """Deletes every rule this module added about `nodes` (cuts, one-way cuts from them, marks),
+    and no other cluster's; answers how many."""
+    tags = {f'"{_tag(n)}"' for n in nodes}
     removed = 0
     for table, chain in (("filter", "INPUT"), ("filter", "OUTPUT"), ("mangle", "OUTPUT")):
         for line in _iptables("-t", table, "-S", chain).stdout.splitlines():
-            if TAG in line and line.startswith("-A "):
+            if line.startswith("-A ") and any(tag in line for tag in tags):
                 # `-S` quotes the comment: join its words back into one argument
                 spec = [part.strip('"') for part in _join_comment(line.split()[2:])]
                 if _iptables("-t", table, "-D", chain, *spec).returncode == 0:
@@ -128,7 +139,7 @@ def heal_all() -> int:
 
 
 def _join_comment(parts: list[str]) -> list[str]:
-    """`-S` prints `--comment "eslm-netcut node-1"` as two words; joins them back into one."""
+    """`-S` prints `--comment "eslm-netcut eslmcut1"` as two words; joins them back into one."""
     out, i = [], 0
     while i < len(parts):
         if parts[i] == "--comment" and i + 1 < len(parts) and parts[i + 1].startswith('"'):

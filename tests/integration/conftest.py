@@ -35,12 +35,14 @@ def _cluster(spec: ThreeNodes, name: str):
             pytest.fail(f"{spec.name} cuts traffic between nodes with iptables: {why}")
     c = esnode.Cluster(name, spec.size, users=spec.users, variant=spec.variant, extra_settings=spec.settings,
                        env=spec.env)
+    if spec.cuts:
+        netcut.heal_all(c.nodes)  # what a run killed half-way left of this cluster's cuts
     try:
         c.start()  # inside: a node that failed to start must not leave the others running
         yield c
     finally:
         if spec.cuts:
-            netcut.heal_all()
+            netcut.heal_all(c.nodes)
         for n in c.nodes:
             n.thaw()  # a frozen JVM would never act on SIGTERM
         c.stop()

@@ -141,7 +141,7 @@ class Nemesis:
 
     def run(self) -> None:
         self.green_watch.start()
-        netcut.heal_all()
+        netcut.heal_all(self.cluster.nodes)
         for n in self.cluster.nodes:
             netcut.mark(n)  # before any cut: the connections open at a cut are marked already
         made: set = set()

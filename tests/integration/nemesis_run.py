@@ -190,7 +190,7 @@ def run(cluster, name: str, seconds: float, seed: int, required: list, optional:
         w.thread.join(ANSWER_S + HOLD_S[1] + 3 * (ADMIN_S + CONNECT_S) + 10)
     nemesis.thread.join(HEAL_S * 2 + 60)  # a fault in progress finishes and heals
     stuck = [t.name for t in [nemesis.thread, *(w.thread for w in workers)] if t.is_alive()]
-    netcut.heal_all()
+    netcut.heal_all(cluster.nodes)
     for n in cluster.nodes:
         n.thaw()
     if data_load is not None:

@@ -201,7 +201,7 @@ def clocks():
         c.start()
         yield Clocks(c, clock, rc)
     finally:
-        netcut.heal_all()
+        netcut.heal_all(c.nodes)
         for n in c.nodes:
             n.thaw()
         c.stop()
