@@ -311,6 +311,29 @@ def test_after_a_fault_requests_through_the_node_it_hit_are_left_out():
     assert after.asked_s == 0.5 and abs(after.to_grant_s - 0.6) < 1e-9, "only b, through node-2, counts"
 
 
+def test_after_a_fault_a_probers_history_shows_the_locks_serving_while_the_shared_keys_are_held():
+    """nemesis_run's probers record on a history of their own; their fresh keys beside the
+    nemesis's faults give the time to the next grant that no hold can put off."""
+    s = Script()
+    probes = History(clock=lambda: s.now)
+    s.acquire("a", 0.0, 0.1, 10, key="k1")  # held through the fault and past it
+    s.fault("pause", 1.0, 4.0)
+    s.acquire("w", 1.5, 9.0, 11, key="k1")  # granted only once a's lease ran out
+    for invoke, answer, outcome in ((1.2, 1.3, "fail"), (1.5, 2.7, "ok")):
+        s.at(invoke)
+        op = probes.invoke("p0", ACQUIRE, key=f"probe-{invoke}", owner="p0", lease_s=LEASE)
+        s.at(answer)
+        if outcome == "ok":
+            probes.ok(op, token=1, status="200")
+        else:
+            probes.fail(op, status="503 unavailable")
+    (shared,) = after_faults(s.history.ops(), green_at=[])
+    faults = [op for op in s.history.ops() if op.process == "nemesis"]
+    (probed,) = after_faults(faults + probes.ops(), green_at=[])
+    assert shared.to_grant_s == 8.0, "w's grant waited on a's hold"
+    assert abs(probed.to_grant_s - 1.7) < 1e-9 and abs(probed.asked_s - 0.2) < 1e-9, "the fresh key asked at 1.2"
+
+
 def test_re_entrant_grants_are_no_new_grants_for_gaps_or_faults():
     s = Script()
     s.acquire("a", 0.0, 0.1, 10)

@@ -2,12 +2,14 @@
 on four, docs/RELIABILITY.md "The run"): the load of workers, holders and readers
 (tests/integration/workers.py) and the nemesis (tests/integration/nemesis.py) on one history,
 then the checker's rules (tests/integration/history.py), the liveness phase after the last heal,
-and the bounds on recovery and on time without a grant."""
+and the bounds on recovery and on time without a grant. Beside them, a prober per node takes
+fresh keys on a history of its own, read only for the time from each fault to the next grant."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import threading
 import time
 
@@ -18,7 +20,7 @@ import node as esnode
 from history import ACQUIRE, History, after_faults, check, longest_gaps
 from nemesis import HEAL_S, HEALED_WITHIN_S, NO_RECOVERY, Nemesis
 from protected_data import DataLoad, Spec, check as check_data, final_documents
-from workers import Holder, Load, Reader, Worker
+from workers import Holder, Load, Prober, Reader, Worker
 
 WORKERS = 4  # short holds
 HOLDERS = 3  # long holds, renewed
@@ -65,11 +67,14 @@ def save(history: History, name: str) -> None:
 
 
 def spread(values: list[float]) -> str:
-    """min / median / 90th percentile / max of `values`, in seconds."""
+    """min / median / 90th and 99th percentile (nearest rank) / max of `values`, in seconds."""
     if not values:
         return "none"
     v = sorted(values)
-    return (f"min {v[0]:.2f}, median {v[len(v) // 2]:.2f}, p90 {v[min(len(v) - 1, int(0.9 * len(v)))]:.2f}, "
+
+    def rank(p: float) -> float:
+        return v[min(len(v) - 1, max(0, math.ceil(p * len(v)) - 1))]
+    return (f"min {v[0]:.2f}, median {v[len(v) // 2]:.2f}, p90 {rank(0.9):.2f}, p99 {rank(0.99):.2f}, "
             f"max {v[-1]:.2f} s ({len(v)})")
 
 
@@ -110,23 +115,31 @@ def over_bound(a) -> bool:
     return a.to_grant_s > due and (a.until_next_s is None or due <= a.until_next_s)
 
 
-def print_after_faults(after: list, origin: float) -> None:
-    """Per fault: the time from its start to the next grant asked for after it, against the
-    fault's bound counted from when a request asked for after it waited on a key free of certain
-    holds, and from its heal until
-    `.locks` was green again (a returning node's copy in sync); then their spread, and the faults
-    over their bound (reported: the known causes are in docs/RELIABILITY.md "Figures")."""
-    for a in after:
-        grant = "none" if a.to_grant_s is None else f"{a.to_grant_s:.2f}s"
+def seconds(s: float | None) -> str:
+    return "none" if s is None else f"{s:.2f}s"
+
+
+def print_after_faults(after: list, probed: list, origin: float) -> None:
+    """Per fault: the time from its start to the next grant of the shared keys asked for after it,
+    against the fault's bound counted from when a request asked for after it waited on a key free
+    of certain holds; the time to the next grant of a prober's fresh key (`probed`, the same faults
+    in the same order: how long the fault kept a new request from any grant); and from its heal
+    until `.locks` was green again (a returning node's copy in sync). Then their spread, and the
+    faults over their bound (reported: the known causes are in docs/RELIABILITY.md "Figures")."""
+    for a, p in zip(after, probed, strict=True):
         green = "never" if a.to_green_s is None else f"{a.to_green_s:.2f}s"
-        print(f"  after {a.kind} {a.target} at {a.at - origin:6.1f}s ({a.lasted_s:.1f}s): next grant {grant} "
-              f"(bound {fault_bound(a):.1f}s after a request waited on a free key, "
+        print(f"  after {a.kind} {a.target} at {a.at - origin:6.1f}s ({a.lasted_s:.1f}s): next grant "
+              f"{seconds(a.to_grant_s)} (bound {fault_bound(a):.1f}s after a request waited on a free key, "
               f"{'never' if a.asked_s is None else f'{a.asked_s:.2f}s in'}"
-              f"{': OVER' if over_bound(a) else ''}), green {green} after the heal", flush=True)
+              f"{': OVER' if over_bound(a) else ''}), of a fresh key {seconds(p.to_grant_s)}"
+              f"{': OVER' if over_bound(p) else ''}, green {green} after the heal", flush=True)
     over = [a for a in after if over_bound(a)]
-    print(f"  faults whose next grant came past their bound: {len(over)} of {len(after)}", flush=True)
+    print(f"  faults whose next grant came past their bound: {len(over)} of {len(after)}; of a fresh key: "
+          f"{sum(over_bound(p) for p in probed)} of {len(probed)}", flush=True)
     print(f"  time to the next grant: {spread([a.to_grant_s for a in after if a.to_grant_s is not None])}",
           flush=True)
+    print(f"  time to the next grant of a fresh key: "
+          f"{spread([p.to_grant_s for p in probed if p.to_grant_s is not None])}", flush=True)
     print(f"  time from the heal to green: {spread([a.to_green_s for a in after if a.to_green_s is not None])}",
           flush=True)
 
@@ -175,6 +188,8 @@ def run(cluster, name: str, seconds: float, seed: int, required: list, optional:
     workers = [Worker(i, cluster, history, stop, load) for i in range(WORKERS)]
     workers += [Holder(i, cluster, history, stop, load) for i in range(HOLDERS)]
     workers += [Reader(i, cluster, history, stop, load) for i in range(READERS)]
+    probes = History()
+    workers += [Prober(i, cluster, probes, stop, load) for i in range(len(cluster.nodes))]
     data_load = DataLoad([n.url for n in cluster.nodes], DATA_INDEX, data, seed, seconds) if data else None
     for t in [w.thread for w in workers] + [nemesis.thread]:
         t.start()
@@ -206,7 +221,9 @@ def run(cluster, name: str, seconds: float, seed: int, required: list, optional:
         print(f"  nemesis error: {e}", flush=True)
     effective = nemesis.effective()
     print(f"  effective faults by (kind, target): {dict(sorted(effective.items()))}", flush=True)
-    print_after_faults(after_faults(history.ops(), nemesis.green_at), history.started)
+    faults_only = [op for op in history.ops() if op.process == "nemesis"]
+    print_after_faults(after_faults(history.ops(), nemesis.green_at),
+                       after_faults(faults_only + probes.ops(), nemesis.green_at), history.started)
     unavailable = sum(n for name, n in report.counts.items() if name.startswith(ACQUIRE + " fail 503"))
     asked = report.counts["grants"] + sum(n for name, n in report.counts.items() if name.startswith(ACQUIRE + " "))
     print(f"  acquires answered 503: {unavailable} of {asked} ({100 * unavailable / max(asked, 1):.0f} %)", flush=True)

@@ -2,7 +2,9 @@
 threads that take and release keys through random live nodes, holders that keep a key for
 seconds renewing it (and now and then watching it or sending their acquire again), and readers
 that read keys, each recording every operation in a history (tests/integration/history.py) with
-its outcome: ok, fail (certainly did not happen) or info (unknown)."""
+its outcome: ok, fail (certainly did not happen) or info (unknown); and probers, one per node, that
+take a fresh key through their node every moment: how long a fault keeps a new request from any
+grant, whatever the shared keys' holders do."""
 
 from __future__ import annotations
 
@@ -243,3 +245,27 @@ class Reader(Worker):
             if body is not None:
                 self.history.ok(op, status="200", shown=[h["fencing_token"] for h in body.get("holders", [])])
             time.sleep(self.rng.uniform(0.05, 0.3))
+
+
+class Prober(Worker):
+    """Takes a fresh key (never asked for before, so free) through one node every `every_s`, and
+    releases it: the next grant after a fault through another node than the one it hit is the
+    first moment the locks served a new request again, which a shared key's holds cannot put off
+    (issue 47 item 5; docs/RELIABILITY.md "Availability" measures single faults the same way).
+    Pinned to its node, so a prober of a frozen node waits alone; its release may go elsewhere."""
+
+    def __init__(self, index: int, cluster, history: History, stop: threading.Event, load: Load,
+                 every_s: float = 0.2):
+        super().__init__(index, cluster, history, stop, load, prefix="p")
+        self.pinned, self.every_s = cluster.nodes[index], every_s
+
+    def node(self, avoid=()):
+        return self.pinned if not avoid else super().node(avoid)
+
+    def run(self) -> None:
+        while not self.stop.wait(self.every_s):
+            self.next_owner()
+            key = f"probe-{self.owner}"
+            granted, token = self.acquire(key, wait_s=1)
+            if granted or granted is None:
+                self.release(key, token)
