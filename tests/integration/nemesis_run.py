@@ -115,8 +115,9 @@ def over_bound(a) -> bool:
     return a.to_grant_s > due and (a.until_next_s is None or due <= a.until_next_s)
 
 
-def seconds(s: float | None) -> str:
-    return "none" if s is None else f"{s:.2f}s"
+def shown_s(s: float | None, absent: str = "none") -> str:
+    """A time in seconds as the report prints it, or `absent` when there is none."""
+    return absent if s is None else f"{s:.2f}s"
 
 
 def print_after_faults(after: list, probed: list, origin: float) -> None:
@@ -127,12 +128,12 @@ def print_after_faults(after: list, probed: list, origin: float) -> None:
     until `.locks` was green again (a returning node's copy in sync). Then their spread, and the
     faults over their bound (reported: the known causes are in docs/RELIABILITY.md "Figures")."""
     for a, p in zip(after, probed, strict=True):
-        green = "never" if a.to_green_s is None else f"{a.to_green_s:.2f}s"
         print(f"  after {a.kind} {a.target} at {a.at - origin:6.1f}s ({a.lasted_s:.1f}s): next grant "
-              f"{seconds(a.to_grant_s)} (bound {fault_bound(a):.1f}s after a request waited on a free key, "
+              f"{shown_s(a.to_grant_s)} (bound {fault_bound(a):.1f}s after a request waited on a free key, "
               f"{'never' if a.asked_s is None else f'{a.asked_s:.2f}s in'}"
-              f"{': OVER' if over_bound(a) else ''}), of a fresh key {seconds(p.to_grant_s)}"
-              f"{': OVER' if over_bound(p) else ''}, green {green} after the heal", flush=True)
+              f"{': OVER' if over_bound(a) else ''}), of a fresh key {shown_s(p.to_grant_s)}"
+              f"{': OVER' if over_bound(p) else ''}, green {shown_s(a.to_green_s, 'never')} after the heal",
+              flush=True)
     over = [a for a in after if over_bound(a)]
     print(f"  faults whose next grant came past their bound: {len(over)} of {len(after)}; of a fresh key: "
           f"{sum(over_bound(p) for p in probed)} of {len(probed)}", flush=True)
