@@ -29,6 +29,7 @@ import dataclasses
 import threading
 import time
 import uuid
+from typing import Callable
 
 import requests
 
@@ -149,6 +150,30 @@ def race(cluster, round_no: int) -> Race:
     """One round: see the module's docs. The cluster is back to green (the old owner's copy
     rebuilt) when it returns."""
     return _race(cluster, round_no, *_owner_the_master_agrees_on(cluster))
+
+
+def rounds_until(one_round: Callable[[int], Race], enough: Callable[[list[Race]], bool], at_least: int,
+                 most: int, seconds: float) -> list[Race]:
+    """Rounds of `one_round` (given the round's number), each described as it ends: at least
+    `at_least`, then more until `enough` of what they saw, for at most `most` rounds and no new
+    round once `seconds` have passed. On a loaded machine most rounds fail the owner over slower
+    than its lease (a fresh clone's run of all lanes at once on two cores: none of 3 decisive, or
+    5 of 6 rounds), and a run whose rounds decided nothing proves nothing; the callers assert what
+    the rounds must have shown."""
+    done: list[Race] = []
+    deadline = time.monotonic() + seconds
+    while len(done) < most and (len(done) < at_least or (not enough(done) and time.monotonic() < deadline)):
+        done.append(one_round(len(done)))
+        print(f"\nround {len(done) - 1}: {describe(done[-1])}", flush=True)
+    return done
+
+
+def any_decisive(races: list[Race]) -> bool:
+    return any(r.decisive() for r in races)
+
+
+def any_stale(races: list[Race]) -> bool:
+    return any(r.stale() for r in races)
 
 
 def _owner_the_master_agrees_on(cluster):

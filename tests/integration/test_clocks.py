@@ -59,7 +59,7 @@ from cluster_kit import (
     started_primary_in_state_of,
 )
 from lockclient import wait_until
-from promotion_race import SETTINGS, Race, describe, race
+from promotion_race import SETTINGS, Race, any_decisive, any_stale, describe, race, rounds_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.figures]
 
@@ -92,9 +92,12 @@ EXPIRY_LATENCY_S = 1.0
 #: How far the node's reported wall clock may be from the offset written (it is read over HTTP).
 OFFSET_SLACK_S = 5.0
 
-#: The within-bound rounds (as test_copy_lease_wait.py's), and the beyond-bound rounds: until one
-#: shows two owners, for at most BEYOND_ROUNDS and BEYOND_S.
+#: The within-bound rounds, as test_copy_lease_wait.py's: at least ROUNDS, then more until one is
+#: decisive, for at most MAX_ROUNDS and ROUNDS_S; the beyond-bound rounds: until one shows two
+#: owners, for at most BEYOND_ROUNDS and BEYOND_S (`promotion_race.rounds_until`).
 ROUNDS = 3
+MAX_ROUNDS = 8
+ROUNDS_S = 300
 BEYOND_ROUNDS = 6
 BEYOND_S = 180
 
@@ -450,17 +453,10 @@ def test_a_wall_clock_jump_forward_and_back_moves_no_lease(clocks):
 
 # --- 2. clock rates ---------------------------------------------------------------------------------
 
-def rounds(clocks: Clocks, most: int, until_stale: bool, deadline: float) -> list[Race]:
-    """Rounds of `promotion_race` with the clock node as the owner, each after `owned_by`."""
-    done: list[Race] = []
-    for i in range(most):
-        owned_by(clocks)
-        r = race(clocks.cluster, i)
-        done.append(r)
-        print(f"\nround {i}: {describe(r)}", flush=True)
-        if (until_stale and r.stale()) or time.monotonic() > deadline:
-            break
-    return done
+def clock_node_round(clocks: Clocks, round_no: int) -> Race:
+    """A round of `promotion_race` with the clock node as the owner (`owned_by`)."""
+    owned_by(clocks)
+    return race(clocks.cluster, round_no)
 
 
 def test_a_clock_within_the_rate_error_keeps_one_owner(clocks):
@@ -473,11 +469,11 @@ def test_a_clock_within_the_rate_error_keeps_one_owner(clocks):
     within the error."""
     clocks.restart_clock(_rate_env(WITHIN))
     first = read_clocks(clocks.clock)
-    races = rounds(clocks, ROUNDS, until_stale=False, deadline=float("inf"))
+    races = rounds_until(lambda i: clock_node_round(clocks, i), any_decisive, ROUNDS, MAX_ROUNDS, ROUNDS_S)
     # Within half the rate error: the clock measurably did not run at 1.
     said = assert_ran_at(WITHIN, first, read_clocks(clocks.clock), RATE_ERROR / 2)
     print(f"\n{said}: {WITHIN} is 1 - e, e = {RATE_ERROR} (CLOCK_RATE_ERROR_PPM)")
-    assert any(r.decisive() for r in races), "no round resumed the old owner inside its lease: it proved nothing"
+    assert any_decisive(races), "no round resumed the old owner inside its lease: it proved nothing"
     for r in races:
         assert r.epoch_after > r.epoch_before, f"the reroute failed the owner over: {r.reroute}"
         assert r.released_at is not None, "the new owner served the release"
@@ -493,7 +489,7 @@ def test_a_clock_far_beyond_the_rate_error_lets_two_owners_serve(clocks):
     assert BEYOND < 1 - RATE_ERROR
     clocks.restart_clock(_rate_env(BEYOND))
     first = read_clocks(clocks.clock)
-    races = rounds(clocks, BEYOND_ROUNDS, until_stale=True, deadline=time.monotonic() + BEYOND_S)
+    races = rounds_until(lambda i: clock_node_round(clocks, i), any_stale, 1, BEYOND_ROUNDS, BEYOND_S)
     said = assert_ran_at(BEYOND, first, read_clocks(clocks.clock), (1 - RATE_ERROR - BEYOND) / 2)
     print(f"\n{said}")
     stale = [r for r in races if r.stale()]

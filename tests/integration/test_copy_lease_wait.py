@@ -12,12 +12,10 @@ tests talk HTTP only."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from cluster_kit import ThreeNodes, no_rebalancing
-from promotion_race import SETTINGS, describe, race
+from promotion_race import SETTINGS, any_decisive, race, rounds_until
 
 pytestmark = pytest.mark.slow
 
@@ -25,24 +23,16 @@ THREE_NODES = ThreeNodes("eslm-it-copy-lease-wait", SETTINGS,
                          users="eslmwait", cuts=True)
 
 #: At least ROUNDS rounds, and then more until one is decisive (the old owner resumed inside its
-#: lease): on a loaded machine most rounds are slower than the lease (a fresh clone's run of all
-#: lanes at once on two cores: none of 3), and a run with no decisive round proves nothing. At most
-#: MAX_ROUNDS and, once ROUNDS are done, no new round after ROUNDS_S.
+#: lease, `promotion_race.rounds_until`), for at most MAX_ROUNDS and ROUNDS_S.
 ROUNDS = 3
 MAX_ROUNDS = 10
 ROUNDS_S = 300
 
 
 def test_the_old_owner_serves_nothing_once_the_promoted_copy_serves(cluster):
-    races = []
-    deadline = time.monotonic() + ROUNDS_S
     with no_rebalancing(cluster):
-        while len(races) < ROUNDS or (not any(r.decisive() for r in races) and len(races) < MAX_ROUNDS
-                                      and time.monotonic() < deadline):
-            races.append(race(cluster, len(races)))
-    for i, r in enumerate(races):
-        print(f"\nround {i}: {describe(r)}")
-    assert any(r.decisive() for r in races), "no round resumed the old owner inside its lease: it proved nothing"
+        races = rounds_until(lambda i: race(cluster, i), any_decisive, ROUNDS, MAX_ROUNDS, ROUNDS_S)
+    assert any_decisive(races), "no round resumed the old owner inside its lease: it proved nothing"
     for r in races:
         assert r.epoch_after > r.epoch_before, f"the reroute failed the owner over: {r.reroute}"
         assert r.released_at is not None, "the new owner served the release"

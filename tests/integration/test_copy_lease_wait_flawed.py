@@ -6,12 +6,10 @@ key: two owners serving at once."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from cluster_kit import ThreeNodes, no_rebalancing
-from promotion_race import SETTINGS, describe, race
+from promotion_race import SETTINGS, any_stale, describe, race, rounds_until
 
 pytestmark = pytest.mark.slow
 
@@ -21,23 +19,14 @@ THREE_NODES = ThreeNodes("eslm-it-copy-lease-flawed", SETTINGS,
 
 #: Rounds until one shows two owners. Only a decisive round (the old owner resumed inside its
 #: lease, `Race.decisive`) can, and not every decisive one does (the release through the new owner
-#: must also complete inside that lease); on a loaded machine most rounds are slower than the
-#: lease (a fresh clone's run of all lanes at once on two cores: 5 of 6 rounds), so the rounds go
-#: on until one shows it, for at most ROUNDS_S and MAX_ROUNDS.
+#: must also complete inside that lease), so the rounds go on until one shows it
+#: (`promotion_race.rounds_until`), for at most MAX_ROUNDS and ROUNDS_S.
 MAX_ROUNDS = 16
 ROUNDS_S = 420
 
 
 def test_without_the_wait_the_old_owner_serves_next_to_the_new_one(cluster):
-    seen = []
-    deadline = time.monotonic() + ROUNDS_S
     with no_rebalancing(cluster):
-        for i in range(MAX_ROUNDS):
-            r = race(cluster, i)
-            seen.append(describe(r))
-            print(f"\nround {i}: {seen[-1]}")
-            if r.stale():
-                return
-            if time.monotonic() > deadline:
-                break
-    pytest.fail(f"no round of {len(seen)} showed two owners serving: the check could not catch the flaw: {seen}")
+        races = rounds_until(lambda i: race(cluster, i), any_stale, 1, MAX_ROUNDS, ROUNDS_S)
+    assert any_stale(races), f"no round of {len(races)} showed two owners serving: the check could not " \
+                             f"catch the flaw: {[describe(r) for r in races]}"
