@@ -121,9 +121,9 @@ OTHER_VERSIONS := $(filter-out $(ES_DEFAULT),$(ES_VERSIONS))
 PYTEST_DEFAULT = ES_VERSION=$(ES_DEFAULT) python3 -m pytest -v --durations=10 $(PYTEST_ARGS)
 suite_part = $(filter-out $(LANE_TESTS),$(sort $(wildcard $(1))))
 integration-test: $(VENVS)
-	python3 scripts/lanes.py --timeout 3000 --follow suite-a-g \
-	  "suite-a-g=$(PYTEST_DEFAULT) $(call suite_part,tests/integration/test_[a-g]*.py)" \
-	  "suite-m-q=$(PYTEST_DEFAULT) $(call suite_part,tests/integration/test_[m-q]*.py)" \
+	python3 scripts/lanes.py --timeout 3000 --follow suite-a-f \
+	  "suite-a-f=$(PYTEST_DEFAULT) $(call suite_part,tests/integration/test_[a-f]*.py)" \
+	  "suite-g-m-q=$(PYTEST_DEFAULT) $(call suite_part,tests/integration/test_[gm-q]*.py)" \
 	  "suite-r-z=$(PYTEST_DEFAULT) $(call suite_part,tests/integration/test_[r-z]*.py tests/test_*.py)" \
 	  "clients-h-l=$(PYTEST_DEFAULT) $(CLIENT_TESTS) $(call suite_part,tests/integration/test_[h-l]*.py)" \
 	  "versions=$(foreach v,$(OTHER_VERSIONS),ES_VERSION=$(v) python3 -m pytest tests -v -m every_version --durations=10 $(LANE_TESTS:%=--ignore=%) $(PYTEST_ARGS) &&) $(MAKE) --no-print-directory client-test" \
