@@ -59,9 +59,9 @@ SETTINGS = {
 }
 
 
-def save(history: History, name: str) -> None:
-    """The history as JSON lines, for a post-mortem of the last run."""
-    with (esnode.cluster_home(name) / "history.jsonl").open("w") as f:
+def save(history: History, name: str, file: str = "history.jsonl") -> None:
+    """The history as JSON lines in the cluster's folder, for a post-mortem of the last run."""
+    with (esnode.cluster_home(name) / file).open("w") as f:
         for op in history.ops():
             f.write(json.dumps(dataclasses.asdict(op)) + "\n")
 
@@ -212,6 +212,7 @@ def run(cluster, name: str, seconds: float, seed: int, required: list, optional:
     if data_load is not None:
         data_load.join()
     save(history, name)
+    save(probes, name, "probes.jsonl")
     report = check(history, keys=KEYS)
     print(f"seed {seed}\n" + report.summary(origin=history.started), flush=True)
     for op in history.ops():
