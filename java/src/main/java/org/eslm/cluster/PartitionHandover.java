@@ -115,8 +115,13 @@ final class PartitionHandover {
             return null; // still receiving it from its own previous owner: the asker retries
         }
         Map<String, Object> snapshot;
+        boolean served;
         synchronized (mutex) {
-            snapshot = ownership.serves(partition) ? closeAndExport.apply(partition) : handedOff.remove(partition);
+            served = ownership.serves(partition);
+            snapshot = served ? closeAndExport.apply(partition) : handedOff.remove(partition);
+        }
+        if (served) {
+            logger.info("lock partition [{}]: closed here for the node that asked for its state", partition);
         }
         return snapshot == null ? null : BridgeJson.toJson(snapshot);
     }

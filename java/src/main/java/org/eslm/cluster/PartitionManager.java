@@ -182,6 +182,15 @@ public final class PartitionManager implements ClusterStateListener {
                                 && previous.epoch(p) == table.epoch(p));
                 gained(p, table.epoch(p), previous == null ? null : previous.owner(p), state);
             } else if (ownership.serves(p)) {
+                // Said, since nothing else says why a partition stopped serving here: a close the
+                // applied state decided looks the same in the core's log as a hand-over's.
+                logger.info(
+                        "lock partition [{}]: cluster state version [{}] names [{}] its owner in epoch [{}];"
+                                + " closing it here",
+                        p,
+                        state.version(),
+                        table.owner(p),
+                        table.epoch(p));
                 lost(p);
             }
         }
