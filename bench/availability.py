@@ -265,7 +265,9 @@ def main() -> int:
     faults = args.faults.split(",")
     if set(CUT) & set(faults) and netcut.usable() is not None:
         raise SystemExit(f"{', '.join(CUT)} need iptables: {netcut.usable()}")
-    cluster = esnode.Cluster("eslm-bench-availability", 3,
+    # Unix users of its own (scripts/netcut.py cuts by user): the default ones are shared by every
+    # cluster without cuts, which a cut here would cut too.
+    cluster = esnode.Cluster("eslm-bench-availability", 3, users="eslmavail",
                              extra_settings={"cluster.routing.rebalance.enable": "none"})
     netcut.heal_all(cluster.nodes)  # what a run killed half-way left
     cluster.start()
