@@ -11,7 +11,7 @@
 //! |---|---|---|---|
 //! | owner | [`opened`](Ownership::opened), [`renewed`](Ownership::renewed), [`master_answered`](Ownership::master_answered), [`closed`](Ownership::closed), [`handed_over`](Ownership::handed_over) | [`verdict`](Ownership::verdict): serve, or refuse with a retry hint; give the partition up | `lease.rs` |
 //! | copy | [`answered`](Ownership::answered) | [`promotion_wait`](Ownership::promotion_wait): wait N µs before serving | `promotion.rs` |
-//! | master | [`heard`](Ownership::heard), [`look`](Ownership::look) | confirm or deny an owner; fail that primary as silent | `silence.rs` |
+//! | master | [`heard`](Ownership::heard), [`node_asked`](Ownership::node_asked), [`look`](Ownership::look) | confirm or deny an owner; fail that primary as silent | `silence.rs` |
 //!
 //! The bounds are in `bounds.rs`, the one place they are written.
 
@@ -211,6 +211,12 @@ impl Ownership {
     /// cluster state shows; hearing it restarts its silence (see `silence.rs`).
     pub fn heard(&mut self, partition: u32, epoch: u64, owner: &str, now: Micros) -> bool {
         self.silent.heard(partition, epoch, owner, now)
+    }
+
+    /// On the master: `node` asked it at `now`, whatever about (a node serving nothing asks too),
+    /// which tells the master's own cut from an owner's silence (see `silence.rs`).
+    pub fn node_asked(&mut self, node: &str, now: Micros) {
+        self.silent.node_asked(node, now)
     }
 
     /// On every node, every [`bounds::SILENT_LOOK_INTERVAL_MS`]: the partitions whose primary the

@@ -14,6 +14,18 @@
 //!   a promoted copy waits out the copy lease whatever the master does;
 //! - the master's own pauses do not count: a gap of more than [`OWN_PAUSE_MS`] between two of its
 //!   looks restarts every silence;
+//! - nor do its own cuts: every node asks the master, owner or not, every
+//!   [`OWNER_CHECK_INTERVAL_MS`](super::bounds::OWNER_CHECK_INTERVAL_MS); while no node of its
+//!   cluster state other than an owner has asked within half the bound, though one asked before,
+//!   the master is the one cut off (or every node it could promote is), and that owner's silence
+//!   restarts too. Half: an owner's last question may precede the others' by an interval, and its
+//!   silence must never reach the bound before theirs counts. Once the others are heard again,
+//!   the owner's silence counts from as long again as the master looked cut off: TCP delivers
+//!   what a cut held back after a retransmission backoff that grows with the cut, and the owner's
+//!   connection may recover later than the others'. Without this, a master cut off for longer
+//!   than the bound but not replaced (Elasticsearch replaces it after about 30 s) failed a live
+//!   owner over once the cut healed. With no other node asking (two nodes, or an older plugin's)
+//!   the rule is off;
 //! - the master never fails its own copy, nor a primary with no started in-sync replica.
 
 use std::collections::BTreeMap;
@@ -48,6 +60,9 @@ pub struct MasterView<'a> {
     /// `locks.failover.silent_owner`, in microseconds.
     pub bound_us: Micros,
     pub partitions: &'a [SeenPartition],
+    /// The ids of the nodes in the master's cluster state: only they count as other nodes that
+    /// ask (see [`SilentOwners::cut_off`]).
+    pub nodes: &'a [String],
 }
 
 /// One partition's owner as this master last heard it.
@@ -57,6 +72,8 @@ struct Watch {
     epoch: u64,
     heard_at: Micros,
     condemned_at: Option<Micros>,
+    /// Since when the master has looked cut off (see [`SilentOwners::cut_off`]), while it does.
+    cut_off_since: Option<Micros>,
 }
 
 impl Watch {
@@ -70,6 +87,9 @@ impl Watch {
 pub(super) struct SilentOwners {
     watches: BTreeMap<u32, Watch>,
     last_look: Option<Micros>,
+    /// When each node last asked this master (an owner about its partitions, or a node serving
+    /// nothing, which asks all the same).
+    asked: BTreeMap<String, Micros>,
 }
 
 impl SilentOwners {
@@ -84,9 +104,32 @@ impl SilentOwners {
         {
             return false;
         }
-        let watch = Watch { owner: owner.to_owned(), epoch, heard_at: now, condemned_at: None };
+        let watch = Watch {
+            owner: owner.to_owned(),
+            epoch,
+            heard_at: now,
+            condemned_at: None,
+            cut_off_since: None,
+        };
         self.watches.insert(partition, watch);
         true
+    }
+
+    /// `node` asked this master at `now` (whatever it asked about).
+    pub(super) fn node_asked(&mut self, node: &str, now: Micros) {
+        self.asked.insert(node.to_owned(), now);
+    }
+
+    /// Whether the silence of `owner` may be this master's own: a node of its cluster state other
+    /// than `owner` and itself asks it, and none has within half the bound.
+    fn cut_off(&self, owner: &str, now: Micros, view: &MasterView<'_>) -> bool {
+        let mut others = self
+            .asked
+            .iter()
+            .filter(|(node, _)| node.as_str() != owner && node.as_str() != view.local)
+            .map(|(_, at)| now.saturating_sub(*at))
+            .peekable();
+        others.peek().is_some() && others.all(|ago| ago > view.bound_us / 2)
     }
 
     /// One look: the partitions whose owner has been silent past the bound, now condemned, whose
@@ -97,8 +140,10 @@ impl SilentOwners {
         self.last_look = Some(now);
         if !view.master || !view.enabled {
             self.watches.clear();
+            self.asked.clear();
             return Vec::new();
         }
+        self.asked.retain(|node, _| view.nodes.contains(node));
         let mut condemned = Vec::new();
         let mut kept = BTreeMap::new();
         for seen in view.partitions {
@@ -112,6 +157,7 @@ impl SilentOwners {
                         epoch: seen.epoch,
                         heard_at: now,
                         condemned_at: None,
+                        cut_off_since: None,
                     };
                     kept.insert(seen.partition, watch);
                 }
@@ -125,6 +171,14 @@ impl SilentOwners {
                 }
             } else if own_pause {
                 watch.heard_at = now;
+            } else if self.cut_off(owner, now, view) {
+                watch.heard_at = now;
+                watch.cut_off_since.get_or_insert(now);
+            } else if let Some(since) = watch.cut_off_since.take() {
+                // Back in touch with the others: the owner's questions may trail theirs by TCP's
+                // retransmission backoff, which grows with the cut, so its silence counts from as
+                // long again as the master looked cut off.
+                watch.heard_at = now + now.saturating_sub(since);
             } else if owner != view.local
                 && seen.promotable
                 && now.saturating_sub(watch.heard_at) > view.bound_us
@@ -149,6 +203,12 @@ mod tests {
         vec![SeenPartition { partition: 0, owner: Some(owner.into()), epoch, promotable: true }]
     }
 
+    /// The nodes of the tests' cluster states: the master `m`, owners `a` and `b`, a third node `c`.
+    fn nodes() -> &'static [String] {
+        static NODES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+        NODES.get_or_init(|| ["m", "a", "b", "c"].map(String::from).to_vec())
+    }
+
     fn view<'a>(parts: &'a [SeenPartition], copy_leases: bool) -> MasterView<'a> {
         MasterView {
             master: true,
@@ -157,6 +217,7 @@ mod tests {
             enabled: true,
             bound_us: 3_500_000,
             partitions: parts,
+            nodes: nodes(),
         }
     }
 
@@ -203,6 +264,86 @@ mod tests {
         assert!(w.look(3_650_000, &view(&parts, false)).is_empty());
         assert!(w.look(3_900_000, &view(&parts, false)).is_empty(), "silence counted from 3.65 s");
         assert_eq!(looks(&mut w, 4_150_000, 8 * S, &view(&parts, false)).first(), Some(&7_400_000));
+    }
+
+    #[test]
+    fn the_masters_own_cut_restarts_the_silence_and_an_owner_silent_alone_is_condemned() {
+        let parts = seen("a", 1);
+        let v = view(&parts, true);
+        // `c` serves nothing and asks every 500 ms; then nobody is heard from 2 s (the master cut
+        // off) until 12 s, when both ask again: no owner condemned during or after the cut, and
+        // `a`'s silence counts from the heal.
+        let mut w = SilentOwners::default();
+        let mut condemned = Vec::new();
+        for at in (0..30 * S).step_by(250_000) {
+            if at % 500_000 == 0 && !(2 * S..12 * S).contains(&at) {
+                w.node_asked("c", at);
+                if at < 2 * S {
+                    w.node_asked("a", at);
+                    w.heard(0, 1, "a", at);
+                }
+            }
+            if !w.look(at, &v).is_empty() {
+                condemned.push(at);
+            }
+        }
+        // `a` stays silent after the heal while `c` asks: the master looked cut off from 3.5 s
+        // (`c` silent for half the bound) to 12 s, so `a`'s silence counts from 20.5 s.
+        assert_eq!(condemned.first(), Some(&24_250_000), "{condemned:?}");
+        // The same cut, `a`'s questions held back 5 s longer than `c`'s (TCP's backoff): kept.
+        let mut w = SilentOwners::default();
+        let mut condemned = Vec::new();
+        for at in (0..30 * S).step_by(250_000) {
+            if at % 500_000 == 0 && !(2 * S..12 * S).contains(&at) {
+                w.node_asked("c", at);
+            }
+            if at % 500_000 == 0 && !(2 * S..17 * S).contains(&at) {
+                w.heard(0, 1, "a", at);
+            }
+            if !w.look(at, &v).is_empty() {
+                condemned.push(at);
+            }
+        }
+        assert_eq!(condemned, Vec::<Micros>::new());
+        // The owner's last question 450 ms before the others' last, then the cut: not condemned.
+        let mut w = SilentOwners::default();
+        w.heard(0, 1, "a", 1_550_000);
+        w.node_asked("c", 2 * S);
+        assert!(looks(&mut w, 2 * S, 12 * S, &v).is_empty());
+        // `a` silent from 2 s while `c` asks all along: condemned at the bound, as ever.
+        let mut w = SilentOwners::default();
+        let mut condemned = Vec::new();
+        for at in (0..10 * S).step_by(250_000) {
+            if at % 500_000 == 0 {
+                w.node_asked("c", at);
+                if at < 2 * S {
+                    w.heard(0, 1, "a", at);
+                }
+            }
+            if !w.look(at, &v).is_empty() {
+                condemned.push(at);
+            }
+        }
+        assert_eq!(condemned.first(), Some(&5_250_000), "{condemned:?}");
+    }
+
+    #[test]
+    fn without_another_node_in_the_cluster_state_asking_the_rule_is_off() {
+        let parts = seen("a", 1);
+        // `c` asked once, then left the cluster: not in the state, it counts for nothing.
+        let mut w = SilentOwners::default();
+        w.node_asked("c", 0);
+        w.heard(0, 1, "a", 0);
+        let two: Vec<String> = ["m", "a"].map(String::from).to_vec();
+        let v = MasterView { nodes: &two, ..view(&parts, true) };
+        assert_eq!(looks(&mut w, 250_000, 5 * S, &v).first(), Some(&3_750_000));
+        // The master's own questions count for nothing either.
+        let mut w = SilentOwners::default();
+        w.heard(0, 1, "a", 0);
+        for at in (0..5 * S).step_by(500_000) {
+            w.node_asked("m", at);
+        }
+        assert_eq!(looks(&mut w, 250_000, 5 * S, &view(&parts, true)).first(), Some(&3_750_000));
     }
 
     #[test]

@@ -167,6 +167,9 @@ impl World {
                 epoch: self.state.epoch,
                 promotable: !self.state.in_sync.is_empty(),
             }];
+            // The nodes of the master's cluster state: a crash is seen at once (`Crash`).
+            let nodes: Vec<String> =
+                (0..NODES).filter(|&i| self.nodes[i].up).map(|i| i.to_string()).collect();
             let view = MasterView {
                 master: true,
                 local: "0",
@@ -174,6 +177,7 @@ impl World {
                 enabled: true,
                 bound_us: self.s.silent_bound_ms * 1_000,
                 partitions: &seen,
+                nodes: &nodes,
             };
             if !self.nodes[MASTER].own.look(now, &view).is_empty() {
                 self.fail_primary();

@@ -161,6 +161,20 @@ fn a_frozen_owner_is_failed_over_and_a_brief_pause_is_not() {
     assert_eq!((moved.violation.clone(), moved.handovers), (None, 1), "{moved:?}");
 }
 
+/// The master cut off from every node for longer than the silence bound (shorter than a
+/// replacement, which the model does not have): the silence is its own, and no live owner is
+/// failed over, also after the heal; an owner silent while the other nodes still ask is.
+#[test]
+fn a_master_cut_off_past_the_bound_fails_no_live_owner_over() {
+    let cut =
+        |len| (1..NODES).map(|to| Cut { from: MASTER, to, at: 2_000, len, both: true }).collect();
+    let out = World::new(Schedule { cuts: cut(8_000), ..quiet() }).run();
+    assert_eq!((out.violation.clone(), out.failovers), (None, 0), "{out:?}");
+    let owner_cut = vec![Cut { from: MASTER, to: OWNER, at: 2_000, len: 8_000, both: true }];
+    let out = World::new(Schedule { cuts: owner_cut, ..quiet() }).run();
+    assert_eq!((out.violation.clone(), out.failovers), (None, 1), "{out:?}");
+}
+
 /// The families of schedules the flaws are searched in: the owner cut from the master (so the
 /// master fails it over) while it still renews its lease through the replica, and around the
 /// failover the two lose each other too, so that the replica's refusals no longer reach it.

@@ -289,11 +289,13 @@ impl World {
                 self.reopen(n);
             }
         }
+        // Every node asks the master, an owner about its partition, any other about nothing
+        // (`OwnerChecks`): the master tells its own cut from an owner's silence by the others.
+        if now >= self.nodes[n].next_check {
+            self.nodes[n].next_check = now + OWNER_CHECK_INTERVAL_MS * 1_000;
+            self.send(n, MASTER, Msg::Check { epoch: self.nodes[n].own.epoch(P), asked: now });
+        }
         if let Some(epoch) = self.nodes[n].own.epoch(P) {
-            if now >= self.nodes[n].next_check {
-                self.nodes[n].next_check = now + OWNER_CHECK_INTERVAL_MS * 1_000;
-                self.send(n, MASTER, Msg::Check { epoch, asked: now });
-            }
             self.kick(n, epoch);
         }
     }

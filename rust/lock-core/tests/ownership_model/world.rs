@@ -107,8 +107,10 @@ pub(super) enum Msg {
         sent: Micros,
         answer: Took,
     },
+    /// A node's question to the master: about its partition in `epoch`, or (None) about
+    /// nothing, from a node that serves none.
     Check {
-        epoch: u64,
+        epoch: Option<u64>,
         asked: Micros,
     },
     CheckAnswer {
@@ -403,6 +405,10 @@ impl World {
             }
             Msg::Check { epoch, asked } => {
                 let now = self.now(n);
+                self.nodes[n].own.node_asked(&from.to_string(), now);
+                let Some(epoch) = epoch else {
+                    return; // a node serving nothing: heard, nothing to answer
+                };
                 let owns = self.state.primary == Some(from) && self.state.epoch == epoch;
                 let yours = owns && self.nodes[n].own.heard(P, epoch, &from.to_string(), now);
                 self.send(n, from, Msg::CheckAnswer { epoch, asked, yours });

@@ -121,6 +121,7 @@ pub enum Field {
     Enabled,
     BoundMs,
     Promotable,
+    Nodes,
     Serves,
     Answer,
     Condemned,
@@ -422,12 +423,19 @@ mod tests {
             &event("heard", json!({ Epoch.name(): 1, Owner.name(): "x" })),
         );
         assert_eq!(f.at(&heard["result"], Yours), true);
+        run(
+            &core,
+            Op::Ownership,
+            ALL_PARTITIONS,
+            &event("node_asked", json!({ Owner.name(): "y" })),
+        );
         let seen = json!({ Partition.name(): 0, Owner.name(): "x", Epoch.name(): 1, Promotable.name(): true });
         let view = json!({ Master.name(): true, Local.name(): "m", CopyLeases.name(): true, Enabled.name(): true,
-            BoundMs.name(): 3500, Partitions.name(): [seen] });
+            BoundMs.name(): 3500, Partitions.name(): [seen], Nodes.name(): ["m", "x", "y"] });
         let looked = run(&core, Op::Ownership, ALL_PARTITIONS, &event("look", view));
         assert_eq!(f.at(&looked["result"], Condemned), &json!([]));
-        for written in [AskedUs, OldOwnerClosed, Master, Local, Enabled, BoundMs, Promotable] {
+        for written in [AskedUs, OldOwnerClosed, Master, Local, Enabled, BoundMs, Promotable, Nodes]
+        {
             f.0.insert(written.name());
         }
     }

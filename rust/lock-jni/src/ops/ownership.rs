@@ -84,6 +84,9 @@ enum Event {
     Promoted { old_owner_closed: bool },
     /// On the master, answering an owner: `{"epoch", "owner"}` -> `{"yours"}`.
     Heard { epoch: u64, owner: String },
+    /// On the master, any node's question, whatever about (node-wide): `{"owner"}`, the node
+    /// that asked -> `{}`.
+    NodeAsked { owner: String },
     /// On every node, the master's look (node-wide): the view -> `{"condemned": [partitions]}`.
     Look(LookArgs),
 }
@@ -97,6 +100,7 @@ struct LookArgs {
     enabled: bool,
     bound_ms: u64,
     partitions: Vec<SeenArgs>,
+    nodes: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -146,6 +150,11 @@ pub(super) fn event(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError>
             let id = id()?;
             json!({ "yours": core.ownership(|o| o.heard(id, epoch, &owner, now)) })
         }
+        Event::NodeAsked { owner } => {
+            node_wide(cx, "a node's question")?;
+            core.ownership(|o| o.node_asked(&owner, now));
+            json!({})
+        }
         Event::Look(args) => look(cx, args, now)?,
     };
     Ok(answer.to_string())
@@ -161,11 +170,7 @@ fn master_answer(answer: MasterAnswer) -> &'static str {
 
 /// The master's look at its cluster state: the partitions whose primary it fails as silent.
 fn look(cx: &Ctx<'_>, args: LookArgs, now: u64) -> Result<serde_json::Value, BridgeError> {
-    if cx.partition != ALL_PARTITIONS {
-        return Err(
-            lock_core::LockError::invalid("partition", "a look is node-wide: pass -1").into()
-        );
-    }
+    node_wide(cx, "a look")?;
     let partitions: Vec<SeenPartition> = args
         .partitions
         .into_iter()
@@ -183,8 +188,17 @@ fn look(cx: &Ctx<'_>, args: LookArgs, now: u64) -> Result<serde_json::Value, Bri
         enabled: args.enabled,
         bound_us: args.bound_ms.saturating_mul(1_000),
         partitions: &partitions,
+        nodes: &args.nodes,
     };
     let condemned: Vec<u32> =
         cx.core.ownership(|o| o.look(now, &view)).iter().map(|s| s.partition).collect();
     Ok(json!({ "condemned": condemned }))
+}
+
+/// Refuses an event about one partition that is node-wide (`what`).
+fn node_wide(cx: &Ctx<'_>, what: &str) -> Result<(), BridgeError> {
+    if cx.partition == ALL_PARTITIONS {
+        return Ok(());
+    }
+    Err(lock_core::LockError::invalid("partition", format!("{what} is node-wide: pass -1")).into())
 }

@@ -118,6 +118,7 @@ public enum BridgeField {
     ENABLED,
     BOUND_MS,
     PROMOTABLE,
+    NODES,
     SERVES,
     ANSWER,
     CONDEMNED,

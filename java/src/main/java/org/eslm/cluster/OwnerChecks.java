@@ -80,9 +80,11 @@ final class OwnerChecks {
             syncNewCopies(state, open);
         }
         String master = state.nodes().getMasterNodeId();
-        if (open.isEmpty() || master == null) {
+        if (master == null) {
             return;
         }
+        // A node that serves nothing asks too, about nothing: the master tells its own cut from an
+        // owner's silence by the other nodes' questions (docs/ARCHITECTURE.md "Silent owners").
         long askedUs = locks.ownership().sending();
         client.execute(
                 OwnershipCheckAction.TYPE,

@@ -189,6 +189,7 @@ public final class OwnershipCheckAction {
                 throw new NotMasterException("node [" + state.nodes().getLocalNodeId()
                         + "] is not the elected master; it cannot confirm lock partition ownership");
             }
+            silentOwners.nodeAsked(request.owner);
             boolean behind = state.version() < request.stateVersion;
             Map<Integer, Boolean> owned = new HashMap<>();
             PartitionTable table = PartitionTable.of(state);
@@ -203,7 +204,7 @@ public final class OwnershipCheckAction {
                 }
                 owned.put(p, owner && silentOwners.heard(p, e.getValue(), request.owner));
             }
-            if (behind && owned.isEmpty()) {
+            if (behind && owned.isEmpty() && request.epochs.isEmpty() == false) {
                 throw new IllegalStateException("the master has applied cluster state version [" + state.version()
                         + "], older than the asker's [" + request.stateVersion + "]; ask again");
             }

@@ -68,14 +68,25 @@ public final class SilentOwners {
         return protocol.heard(partition, epoch, owner);
     }
 
-    /** One look at the partitions as the master's cluster state shows them: those to fail now. */
-    List<Seen> look(boolean master, String localNode, boolean copyLeases, List<Seen> partitions) {
+    /**
+     * On the master, {@code node} asked it, whatever about (every node asks, {@code OwnerChecks}):
+     * the protocol tells the master's own cut from an owner's silence by the other nodes.
+     */
+    void nodeAsked(String node) {
+        protocol.nodeAsked(node);
+    }
+
+    /**
+     * One look at the partitions as the master's cluster state shows them, whose node ids are
+     * {@code nodes}: those to fail now.
+     */
+    List<Seen> look(boolean master, String localNode, boolean copyLeases, List<Seen> partitions, List<String> nodes) {
         List<OwnershipProtocol.Seen> seen = new ArrayList<>(partitions.size());
         for (Seen s : partitions) {
             seen.add(new OwnershipProtocol.Seen(s.partition(), s.owner(), s.epoch(), s.promotable()));
         }
         List<Integer> condemned = protocol.look(
-                master, localNode, copyLeases, enabled, bound.get().millis(), seen);
+                master, localNode, copyLeases, enabled, bound.get().millis(), seen, nodes);
         return partitions.stream()
                 .filter(s -> condemned.contains(s.partition()))
                 .toList();
@@ -99,7 +110,8 @@ public final class SilentOwners {
                             state.nodes().isLocalNodeElectedMaster(),
                             state.nodes().getLocalNodeId(),
                             PeerFormats.copyLeases(state.nodes()),
-                            partitions(state));
+                            partitions(state),
+                            List.copyOf(state.nodes().getNodes().keySet()));
                     for (Seen seen : silent) {
                         fail(state, seen, failure);
                     }

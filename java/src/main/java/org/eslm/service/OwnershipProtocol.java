@@ -100,12 +100,27 @@ public final class OwnershipProtocol {
     }
 
     /**
-     * One look of the master's watch at {@code partitions} (its cluster state): the partitions
-     * whose primary to fail now, their owner silent for longer than {@code boundMs}. Nothing
-     * unless {@code master}; silent owners are failed only where {@code enabled}.
+     * On the master, {@code node} asked it, whatever about: a node that serves nothing asks too,
+     * so that the watch tells the master's own cut from an owner's silence.
+     */
+    public void nodeAsked(String node) {
+        event(NativeLockCore.ALL_PARTITIONS, "node_asked", BridgeField.OWNER.of(node));
+    }
+
+    /**
+     * One look of the master's watch at {@code partitions} (its cluster state, whose node ids are
+     * {@code nodes}): the partitions whose primary to fail now, their owner silent for longer than
+     * {@code boundMs}. Nothing unless {@code master}; silent owners are failed only where {@code
+     * enabled}.
      */
     public List<Integer> look(
-            boolean master, String local, boolean copyLeases, boolean enabled, long boundMs, List<Seen> partitions) {
+            boolean master,
+            String local,
+            boolean copyLeases,
+            boolean enabled,
+            long boundMs,
+            List<Seen> partitions,
+            List<String> nodes) {
         List<Map<String, Object>> seen = new ArrayList<>(partitions.size());
         for (Seen s : partitions) {
             Map<String, Object> one = new LinkedHashMap<>();
@@ -122,6 +137,7 @@ public final class OwnershipProtocol {
         BridgeField.ENABLED.put(view, enabled);
         BridgeField.BOUND_MS.put(view, boundMs);
         BridgeField.PARTITIONS.put(view, seen);
+        BridgeField.NODES.put(view, nodes);
         List<Integer> condemned = new ArrayList<>();
         for (Object p : (List<?>) BridgeField.CONDEMNED.in(event(NativeLockCore.ALL_PARTITIONS, "look", view))) {
             condemned.add(((Number) p).intValue());
