@@ -70,11 +70,6 @@ final class PartitionHandover {
     private final IntFunction<Map<String, Object>> closeAndExport;
     /** Whether this node is still receiving a partition from its own previous owner. */
     private final IntPredicate receiving;
-    /**
-     * Whether this node's own cluster state names it the partition's owner, its copy the primary
-     * in primary mode (not handed off to a relocation target): see {@link #handOver}.
-     */
-    private final IntPredicate ownerHere;
 
     /** State of partitions this node lost, kept until the new owner fetches it. */
     private final Map<Integer, Map<String, Object>> handedOff = new ConcurrentHashMap<>();
@@ -91,15 +86,13 @@ final class PartitionHandover {
             ClusterService clusterService,
             PartitionOwnership ownership,
             IntFunction<Map<String, Object>> closeAndExport,
-            IntPredicate receiving,
-            IntPredicate ownerHere) {
+            IntPredicate receiving) {
         this.client = client;
         this.threadPool = threadPool;
         this.clusterService = clusterService;
         this.ownership = ownership;
         this.closeAndExport = closeAndExport;
         this.receiving = receiving;
-        this.ownerHere = ownerHere;
     }
 
     /** Closes a partition this node lost and keeps its state a while for the new owner to fetch. */
@@ -116,17 +109,6 @@ final class PartitionHandover {
     /**
      * The previous owner's side: stop serving {@code partition} now (if still serving it) and
      * answer its state; {@code null} when there is none to hand over.
-     *
-     * <p>Refused while this node's own cluster state names it the owner with its copy in primary
-     * mode: no other node can then be the owner, and the request is a late one, sent in an earlier
-     * epoch (a promoted copy that asked this node to close through a cut, its request delivered
-     * after the cut healed and this node became the owner again). The nemesis saw one close a
-     * freshly promoted owner 150 ms after it opened, and the partition serve nobody for 30 s
-     * (docs/RELIABILITY.md "Figures"). A request that is not late loses little: a promoted copy
-     * then waits out this node's lease, and a relocation target asks again once this node applied
-     * the state that moved the partition (a relocated primary is not in primary mode).
-     *
-     * @throws IllegalStateException when refused
      */
     String handOver(int partition) {
         if (receiving.test(partition)) {
@@ -136,14 +118,6 @@ final class PartitionHandover {
         boolean served;
         synchronized (mutex) {
             served = ownership.serves(partition);
-            if (served && ownerHere.test(partition)) {
-                String why = "lock partition [" + partition + "] is this node's in epoch ["
-                        + ownership.epochs().get(partition)
-                        + "] by its own cluster state, which has not moved it: it keeps serving on its lease"
-                        + " and hands nothing over (a request sent in an earlier epoch, or ahead of that state)";
-                logger.info(why);
-                throw new IllegalStateException(why);
-            }
             snapshot = served ? closeAndExport.apply(partition) : handedOff.remove(partition);
         }
         if (served) {

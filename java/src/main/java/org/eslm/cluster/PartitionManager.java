@@ -85,13 +85,7 @@ public final class PartitionManager implements ClusterStateListener {
         this.grace = grace;
         this.checks = new OwnerChecks(locks, ownership, copies, clusterService, client, threadPool, this::lost);
         this.handover = new PartitionHandover(
-                client,
-                threadPool,
-                clusterService,
-                ownership,
-                this::closeForHandOver,
-                this::receiving,
-                this::ownerHere);
+                client, threadPool, clusterService, ownership, this::closeForHandOver, this::receiving);
         this.opening = new PartitionOpening(
                 locks, ownership, clusterService, indices, copies, checks, handover, grace, stopping);
         this.promotion = new PartitionPromotion(locks, clusterService, indices, threadPool, opening, handover);
@@ -273,11 +267,6 @@ public final class PartitionManager implements ClusterStateListener {
     /** Whether this node is still receiving {@code p} itself (a hand-over asked of it then waits). */
     private boolean receiving(int p) {
         return opening.receiving(p);
-    }
-
-    /** Whether this node's own cluster state names it {@code p}'s owner, its copy in primary mode. */
-    private boolean ownerHere(int p) {
-        return opening.epochHere(p) != null;
     }
 
     /** The previous owner's side of a hand-over ({@link PartitionHandover#handOver}). */

@@ -228,27 +228,6 @@ final class PartitionOpening {
     }
 
     /**
-     * The epoch in which this node's own cluster state names it {@code p}'s owner, its copy the
-     * primary in that term and in primary mode (not handed off to a relocation target); {@code
-     * null} when it does not.
-     */
-    Long epochHere(int p) {
-        ClusterState state = clusterService.state();
-        PartitionTable table = PartitionTable.of(state);
-        IndexShard shard = LockShards.local(indices, state, p);
-        if (table == null
-                || p >= table.size()
-                || shard == null
-                || state.nodes().getLocalNodeId().equals(table.owner(p)) == false
-                || shard.routingEntry().primary() == false
-                || shard.isRelocatedPrimary()
-                || shard.getOperationPrimaryTerm() != table.epoch(p)) {
-            return null;
-        }
-        return table.epoch(p);
-    }
-
-    /**
      * After a failed batch: reopens {@code p} from this node's own last state only if this node's
      * copy is still the shard's primary, in primary mode (not handed off to a relocation target)
      * and in the same term — a batch that failed for a passing reason. Otherwise the cluster state
@@ -266,8 +245,18 @@ final class PartitionOpening {
             logger.info("lock partition [{}] failed its first batch while it opened; closing it to reopen it", p);
             handover.closeAndKeep(p);
         }
-        Long epoch = epochHere(p);
-        if (stopping.get() || ownership.serves(p) || epoch == null) {
+        ClusterState state = clusterService.state();
+        PartitionTable table = PartitionTable.of(state);
+        IndexShard shard = LockShards.local(indices, state, p);
+        if (stopping.get()
+                || table == null
+                || p >= table.size()
+                || shard == null
+                || ownership.serves(p)
+                || state.nodes().getLocalNodeId().equals(table.owner(p)) == false
+                || shard.routingEntry().primary() == false
+                || shard.isRelocatedPrimary()
+                || shard.getOperationPrimaryTerm() != table.epoch(p)) {
             return;
         }
         Map<String, Object> kept = handover.takeKept(p);
@@ -275,12 +264,12 @@ final class PartitionOpening {
                 "lock partition [{}] is still this node's in epoch [{}] by its own cluster state; reopening it,"
                         + " unconfirmed until its lease is renewed",
                 p,
-                epoch);
+                table.epoch(p));
         if (kept == null) {
-            failForNewEpoch(p, epoch);
+            failForNewEpoch(p, table.epoch(p));
         } else if (opening.add(p)) {
             try {
-                openPartition(p, epoch, 0, kept, false);
+                openPartition(p, table.epoch(p), 0, kept, false);
             } catch (Exception e) {
                 logger.error(() -> "failed to reopen lock partition [" + p + "]", e);
             } finally {
