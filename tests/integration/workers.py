@@ -154,18 +154,20 @@ class Worker:
                         detail="reentrant" if body.get("reentrant") else None)
         return True, body["fencing_token"]
 
-    def release(self, key: str, token: int | None) -> None:
-        """Up to three tries, each through a node not tried yet, while the answer is unknown,
-        503 or no connection; a 404 (lease expired, or lost in a failover) ends it."""
+    def release(self, key: str, token: int | None, tries: int = 3, timeout: float | None = None) -> None:
+        """Up to `tries` tries, each through a node not tried yet, while the answer is unknown,
+        503 or no connection; a 404 (lease expired, or lost in a failover) ends it. Each waits up
+        to `timeout` (`admin_s` unless given)."""
         tried = []
-        for _ in range(3):
+        for _ in range(tries):
             node = self.node(avoid=tried)
             tried.append(node)
             op = self.history.invoke(self.name, RELEASE, key=key, owner=self.owner, token=token, node=node.name)
             body = {"owner": self.owner, "acquisition": self.acquisition}
             if token is not None:
                 body["fencing_token"] = token
-            if self.post(op, node, f"/_locks/{key}/_release", body, self.load.admin_s) is not None:
+            if self.post(op, node, f"/_locks/{key}/_release", body,
+                         self.load.admin_s if timeout is None else timeout) is not None:
                 self.history.ok(op, status="200")
                 return
             if op.type == "fail" and not op.status.startswith(("503", "not connected")):
@@ -265,12 +267,8 @@ class Prober(Worker):
     def node(self, avoid=()):
         return self.pinned
 
-    def release(self, key: str, token: int | None) -> None:
-        op = self.history.invoke(self.name, RELEASE, key=key, owner=self.owner, token=token, node=self.pinned.name)
-        body = {"owner": self.owner, "acquisition": self.acquisition, "fencing_token": token}
-        if self.post(op, self.pinned, f"/_locks/{key}/_release", {k: v for k, v in body.items() if v is not None},
-                     self.load.answer_s) is not None:
-            self.history.ok(op, status="200")
+    def release(self, key: str, token: int | None, tries: int = 1, timeout: float | None = None) -> None:
+        super().release(key, token, tries, self.load.answer_s if timeout is None else timeout)
 
     def run(self) -> None:
         while not self.stop.wait(self.every_s):
