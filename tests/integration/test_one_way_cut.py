@@ -263,6 +263,15 @@ REJOINED_WITHIN_S = 120
 WATCH_AFTER_HEAL_S = 15
 
 
+def terms_seen(owner, until: float) -> set:
+    """The partition's primary terms in `owner`'s own state, read every 0.5 s until `until`."""
+    terms = set()
+    while time.monotonic() < until:
+        terms.add(primary_term_in_state_of(owner))
+        time.sleep(0.5)
+    return terms
+
+
 def test_a_master_cut_off_past_its_replacement_fails_no_live_owner_over(cluster):
     """The elected master's transport cut both ways while the owner, another node, serves: the cut
     master hears no owner and, after `locks.failover.silent_owner`, condemns it, but its failure
@@ -289,11 +298,7 @@ def test_a_master_cut_off_past_its_replacement_fails_no_live_owner_over(cluster)
                message=f"the deposed master {master.name} rejoined")
     r = http(third, "GET", "/_cluster/health/.locks?wait_for_nodes=3&wait_for_status=green&timeout=170s", timeout=180)
     assert r.status_code == 200 and not r.json()["timed_out"], r.text
-    watched_until = time.monotonic() + WATCH_AFTER_HEAL_S
-    terms = set()
-    while time.monotonic() < watched_until:
-        terms.add(primary_term_in_state_of(owner))
-        time.sleep(0.5)
+    terms = terms_seen(owner, time.monotonic() + WATCH_AFTER_HEAL_S)
     print(f"\nmaster {master.name} cut; {new} elected; primary terms seen on {owner.name} after the heal: {sorted(terms, key=str)}")
     assert terms == {epoch}, f"the live owner was failed over after the heal (term {epoch} -> {sorted(terms, key=str)})"
     assert holders_of(third, key) == [("holder", token)], "the holder kept its lock"
@@ -371,10 +376,7 @@ def test_a_master_cut_off_past_the_bound_but_not_replaced_fails_no_live_owner_ov
     healed_at = time.monotonic()
     try:
         watched_until = healed_at + WATCH_AFTER_HEAL_S
-        terms = set()
-        while time.monotonic() < watched_until:
-            terms.add(primary_term_in_state_of(owner))
-            time.sleep(0.5)
+        terms = terms_seen(owner, watched_until)
     finally:
         stop.set()
         prober.join(35)
