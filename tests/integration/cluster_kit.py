@@ -461,6 +461,19 @@ class RenewRecorder:
         self.thread.join(60)
 
 
+def listing(node, path, within_s=30):
+    """The locks a listing answers. A listing asks every partition and answers 503 while one has
+    no confirmed owner (docs/API.md `GET /_locks`, "Whole or 503"): right after a move, the partition's new owner
+    may not yet have heard the master's confirmation. Asked again until it answers, bounded."""
+    deadline = time.monotonic() + within_s
+    while True:
+        r = http(node, "GET", path)
+        if r.status_code != 503 or time.monotonic() > deadline:
+            assert r.status_code == 200, r.text
+            return r.json()["locks"]
+        time.sleep(0.1)
+
+
 def keys_in_partition(node, partition, prefix, n):
     """`n` fresh keys whose partition is `partition`, found by asking: each candidate is taken
     once by a probe owner, listed (the listing names its partition) and released."""
@@ -469,7 +482,7 @@ def keys_in_partition(node, partition, prefix, n):
         k = f"{prefix}-{uuid.uuid4().hex[:6]}-{i}"
         r = http(node, "POST", f"/_locks/{k}/_acquire", {"owner": "probe", "acquisition": "probe"})
         assert r.status_code == 200, r.text
-        listed = http(node, "GET", f"/_locks?prefix={k}").json()["locks"]
+        listed = listing(node, f"/_locks?prefix={k}")
         assert http(node, "POST", f"/_locks/{k}/_release", {"owner": "probe", "acquisition": "probe"}).status_code == 200
         if [l["partition"] for l in listed] == [partition]:
             keys.append(k)

@@ -9,7 +9,7 @@
 //!
 //! | role | events | decisions | file |
 //! |---|---|---|---|
-//! | owner | [`opened`](Ownership::opened), [`renewed`](Ownership::renewed), [`master_answered`](Ownership::master_answered), [`closed`](Ownership::closed), [`handed_over`](Ownership::handed_over) | [`verdict`](Ownership::verdict): serve, or refuse with a retry hint; give the partition up | `lease.rs` |
+//! | owner | [`opened`](Ownership::opened), [`renewed`](Ownership::renewed), [`master_answered`](Ownership::master_answered), [`closed`](Ownership::closed), [`handed_over`](Ownership::handed_over) | [`verdict`](Ownership::verdict): serve, or refuse with a retry hint; give the partition up; [`hand_over_asked`](Ownership::hand_over_asked): give its state, or refuse an asker of an older epoch | `lease.rs` |
 //! | copy | [`answered`](Ownership::answered) | [`promotion_wait`](Ownership::promotion_wait): wait N µs before serving | `promotion.rs` |
 //! | master | [`heard`](Ownership::heard), [`node_asked`](Ownership::node_asked), [`look`](Ownership::look) | confirm or deny an owner; fail that primary as silent | `silence.rs` |
 //!
@@ -68,10 +68,25 @@ pub enum MasterAnswer {
     Stale,
 }
 
+/// What a node does when another asks it for a partition's state: the new owner of a planned
+/// move fetching it, or a promoted copy asking the old owner to close.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HandOver {
+    /// Stop serving the partition (if it does) and answer its state, or the state it kept.
+    Give,
+    /// This node has served the partition in `epoch`, newer than the asker's: the request comes
+    /// from an ownership that a later failover ended (a request a broken connection delivered
+    /// late). Nothing is closed or given; the asker's own cluster state catches up.
+    Refuse { epoch: u64 },
+}
+
 /// One node's part in the ownership protocol (see the module's table).
 #[derive(Debug, Clone, Default)]
 pub struct Ownership {
     serving: BTreeMap<u32, OwnerLease>,
+    /// The newest epoch this node has served each partition in, kept after it closed it: epochs
+    /// only grow, so an asker in an older one is out of date ([`Ownership::hand_over_asked`]).
+    newest: BTreeMap<u32, u64>,
     copies: CopyAnswers,
     silent: SilentOwners,
     source: LeaseSource,
@@ -108,6 +123,8 @@ impl Ownership {
     /// published, or (`confirmed` false) reopened from its own state, which may be stale.
     pub fn opened(&mut self, partition: u32, epoch: u64, confirmed: bool, now: Micros) {
         self.serving.insert(partition, OwnerLease::opened(epoch, confirmed, now));
+        let newest = self.newest.entry(partition).or_insert(epoch);
+        *newest = (*newest).max(epoch);
         self.copies.served(partition);
     }
 
@@ -121,6 +138,17 @@ impl Ownership {
     pub fn handed_over(&mut self, partition: u32) {
         if !self.flawed(Flaw::SourceServesAfterHandOver) {
             self.serving.remove(&partition);
+        }
+    }
+
+    /// A node that owns `partition` in `epoch` asks this one for its state (to close it, or to
+    /// take it over): given unless this node has served the partition in a newer epoch. The
+    /// caller closes and exports only on [`HandOver::Give`] (docs/ARCHITECTURE.md "Partitions,
+    /// owners, epochs", the planned-move row).
+    pub fn hand_over_asked(&self, partition: u32, epoch: u64) -> HandOver {
+        match self.newest.get(&partition) {
+            Some(&newer) if newer > epoch => HandOver::Refuse { epoch: newer },
+            _ => HandOver::Give,
         }
     }
 
@@ -241,6 +269,21 @@ mod tests {
         assert!(node.verdict(0, 700_000).serves());
         node.handed_over(0);
         assert_eq!(node.verdict(0, 700_000), Verdict::NotServed);
+    }
+
+    #[test]
+    fn a_hand_over_is_refused_to_an_asker_of_an_older_epoch_than_served_here_even_after_closing() {
+        let mut node = Ownership::new();
+        assert_eq!(node.hand_over_asked(0, 1), HandOver::Give, "never served here");
+        node.opened(0, 5, true, 0);
+        assert_eq!(node.hand_over_asked(0, 4), HandOver::Refuse { epoch: 5 });
+        assert_eq!(node.hand_over_asked(0, 5), HandOver::Give, "a relocation keeps the epoch");
+        assert_eq!(node.hand_over_asked(0, 6), HandOver::Give, "a promotion raises it");
+        assert!(node.closed(0));
+        assert_eq!(node.hand_over_asked(0, 4), HandOver::Refuse { epoch: 5 }, "its kept state too");
+        node.opened(0, 3, false, 0);
+        assert_eq!(node.hand_over_asked(0, 4), HandOver::Refuse { epoch: 5 }, "the newest stays");
+        assert_eq!(node.hand_over_asked(1, 1), HandOver::Give, "per partition");
     }
 
     #[test]

@@ -7,7 +7,7 @@
 use lock_core::ownership::bounds::{
     HEARTBEAT_INTERVAL_MS, OWNER_CHECK_INTERVAL_MS, SYNCED_COPY_WAIT_MS,
 };
-use lock_core::ownership::{Flaw, LeaseSource, Micros, Ownership};
+use lock_core::ownership::{Flaw, HandOver, LeaseSource, Micros, Ownership};
 use lock_core::{LockTable, PartitionSnapshot, Standby};
 
 use super::checker::Told;
@@ -167,8 +167,17 @@ impl World {
     }
 
     /// The old owner's side of a hand-over (`PartitionHandover.handOver`): it stops serving
-    /// before its state leaves; any answer tells the asker that it closed.
+    /// before its state leaves; any answer tells the asker that it closed. An asker of an older
+    /// epoch than this node has served in gets no answer (the plugin's is a failure) and nothing
+    /// is closed for it.
     pub(super) fn on_hand_over(&mut self, from: usize, n: usize, epoch: u64) {
+        if let HandOver::Refuse { epoch: newer } = self.nodes[n].own.hand_over_asked(P, epoch) {
+            self.note(|| {
+                format!("node {n} refuses a hand-over asked in e{epoch}: it served e{newer}")
+            });
+            self.out.refused_hand_overs += 1;
+            return;
+        }
         let now_ms = self.now_ms(n);
         let node = &mut self.nodes[n];
         let snapshot = if node.opening.is_some() {

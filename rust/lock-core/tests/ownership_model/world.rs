@@ -86,6 +86,10 @@ pub struct Schedule {
     /// Seeds the delays and the clients' requests.
     pub seed: u64,
     pub flaw: Flaw,
+    /// Every hand-over request sent before this time arrives at it, whatever the cuts meanwhile:
+    /// as a request on a connection that broke during a cut, which TCP delivered once the
+    /// connection worked again, long after its asker gave up (docs/RELIABILITY.md "Figures").
+    pub late_hand_overs: Option<u64>,
 }
 
 #[derive(Clone, Debug)]
@@ -174,6 +178,10 @@ pub struct Outcome {
     pub violation: Option<(u64, String)>,
     pub failovers: u64,
     pub handovers: u64,
+    /// Hand-over requests refused as older than the epoch served at the node asked.
+    pub refused_hand_overs: u64,
+    /// The node that serves when the run ends, if one does.
+    pub served_at_end: Option<usize>,
     pub grants: u64,
     pub reads: u64,
 }
@@ -315,6 +323,7 @@ impl World {
         }
         self.out.grants = self.checker.grants;
         self.out.reads = self.checker.reads;
+        self.out.served_at_end = self.serving().first().copied();
         self.out
     }
 
@@ -359,6 +368,12 @@ impl World {
                 | Msg::CheckAnswer { .. }
         ) {
             self.note(|| format!("{from} -> {to}: {}", short(&msg)));
+        }
+        if let (Msg::HandOver { .. }, Some(until)) = (&msg, self.s.late_hand_overs) {
+            if self.t < until {
+                self.net.push(Envelope { at: until, from, to, msg });
+                return;
+            }
         }
         if self.cut(from, to) {
             return;
@@ -524,15 +539,20 @@ impl World {
         node.commit.waiting.push(told);
     }
 
+    /// The nodes that serve now: they run, hold a table and their verdict is "serve".
+    pub(super) fn serving(&self) -> Vec<usize> {
+        (1..NODES)
+            .filter(|&n| self.runs(n) && self.nodes[n].table.is_some())
+            .filter(|&n| self.nodes[n].own.verdict(P, self.now(n)).serves())
+            .collect()
+    }
+
     /// After every step: at most one node serves, and what it serves holds every grant told.
     pub(super) fn check(&self) -> Result<(), String> {
         if let Some(v) = &self.out.violation {
             return Err(v.1.clone());
         }
-        let serving: Vec<usize> = (1..NODES)
-            .filter(|&n| self.runs(n) && self.nodes[n].table.is_some())
-            .filter(|&n| self.nodes[n].own.verdict(P, self.now(n)).serves())
-            .collect();
+        let serving = self.serving();
         if serving.len() > 1 {
             let epochs: Vec<Option<u64>> =
                 serving.iter().map(|&n| self.nodes[n].own.epoch(P)).collect();

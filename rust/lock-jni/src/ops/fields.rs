@@ -423,6 +423,11 @@ mod tests {
             &event("heard", json!({ Epoch.name(): 1, Owner.name(): "x" })),
         );
         assert_eq!(f.at(&heard["result"], Yours), true);
+        let asked = |epoch| event("hand_over_asked", json!({ Epoch.name(): epoch }));
+        let late = run(&core, Op::Ownership, 0, &asked(0));
+        assert_eq!(f.at(&late["result"], Answer), "refuse");
+        assert_eq!(f.at(&late["result"], Epoch), 1, "the newer epoch served here");
+        assert_eq!(f.at(&run(&core, Op::Ownership, 0, &asked(1))["result"], Answer), "give");
         run(
             &core,
             Op::Ownership,

@@ -8,7 +8,9 @@
 //! only literals) and held to `lock_core::ownership::bounds` by the assertion after them; the
 //! plugin's `NativeBounds` repeats them and `BridgeVocabularyTest` holds it to the header.
 
-use lock_core::ownership::{bounds, LeaseSource, MasterAnswer, MasterView, SeenPartition};
+use lock_core::ownership::{
+    bounds, HandOver, LeaseSource, MasterAnswer, MasterView, SeenPartition,
+};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -82,6 +84,9 @@ enum Event {
     Answered,
     /// This node's copy was promoted: `{"old_owner_closed"}` -> `{"wait_ms"}` before it serves.
     Promoted { old_owner_closed: bool },
+    /// A node that owns the partition in `epoch` asks this one for its state: `{"epoch"}` ->
+    /// `{"answer": "give"}`, or `{"answer": "refuse", "epoch"}` with the newer epoch served here.
+    HandOverAsked { epoch: u64 },
     /// On the master, answering an owner: `{"epoch", "owner"}` -> `{"yours"}`.
     Heard { epoch: u64, owner: String },
     /// On the master, any node's question, whatever about (node-wide): `{"owner"}`, the node
@@ -145,6 +150,13 @@ pub(super) fn event(cx: &mut Ctx<'_>, args: &str) -> Result<String, BridgeError>
             let id = id()?;
             let wait_us = core.ownership(|o| o.promotion_wait(id, now, old_owner_closed));
             json!({ "wait_ms": wait_us.div_ceil(1_000) })
+        }
+        Event::HandOverAsked { epoch } => {
+            let id = id()?;
+            match core.ownership(|o| o.hand_over_asked(id, epoch)) {
+                HandOver::Give => json!({ "answer": "give" }),
+                HandOver::Refuse { epoch } => json!({ "answer": "refuse", "epoch": epoch }),
+            }
         }
         Event::Heard { epoch, owner } => {
             let id = id()?;

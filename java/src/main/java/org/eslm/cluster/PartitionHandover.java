@@ -1,6 +1,7 @@
 package org.eslm.cluster;
 
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.IntFunction;
 import java.util.function.IntPredicate;
@@ -15,6 +16,7 @@ import org.elasticsearch.core.TimeValue;
 import org.elasticsearch.threadpool.ThreadPool;
 import org.eslm.bridge.NativeBounds;
 import org.eslm.core.BridgeJson;
+import org.eslm.service.OwnershipProtocol;
 
 /**
  * The planned move of a partition between two live nodes (docs/ARCHITECTURE.md "Partitions,
@@ -66,6 +68,8 @@ final class PartitionHandover {
     private final ThreadPool threadPool;
     private final ClusterService clusterService;
     private final PartitionOwnership ownership;
+    /** The core's protocol: whether a request is older than this node's own ownership. */
+    private final OwnershipProtocol protocol;
     /** Closes a served partition (stops serving it first), answering its state with {@code true}. */
     private final IntFunction<Map<String, Object>> closeAndExport;
     /** Whether this node is still receiving a partition from its own previous owner. */
@@ -85,12 +89,14 @@ final class PartitionHandover {
             ThreadPool threadPool,
             ClusterService clusterService,
             PartitionOwnership ownership,
+            OwnershipProtocol protocol,
             IntFunction<Map<String, Object>> closeAndExport,
             IntPredicate receiving) {
         this.client = client;
         this.threadPool = threadPool;
         this.clusterService = clusterService;
         this.ownership = ownership;
+        this.protocol = protocol;
         this.closeAndExport = closeAndExport;
         this.receiving = receiving;
     }
@@ -108,15 +114,32 @@ final class PartitionHandover {
 
     /**
      * The previous owner's side: stop serving {@code partition} now (if still serving it) and
-     * answer its state; {@code null} when there is none to hand over.
+     * answer its state; {@code null} when there is none to hand over. An asker that names its
+     * epoch of the partition ({@code askerEpoch}; an older plugin does not) is refused when this
+     * node has served the partition in a newer one: its request is out of date, and closing for
+     * it would leave the partition without an owner. A partition that opens here in a newer
+     * epoch while the refusal is decided may still be closed: that costs the new owner its
+     * partition until the master moves it again, never a second owner.
      */
-    String handOver(int partition) {
+    String handOver(int partition, OptionalLong askerEpoch) {
         if (receiving.test(partition)) {
             return null; // still receiving it from its own previous owner: the asker retries
         }
         Map<String, Object> snapshot;
         boolean served;
         synchronized (mutex) {
+            OptionalLong newer = askerEpoch.isPresent()
+                    ? protocol.handOverRefused(partition, askerEpoch.getAsLong())
+                    : OptionalLong.empty();
+            if (newer.isPresent()) {
+                logger.info(
+                        "lock partition [{}]: refused a hand-over asked in epoch [{}]; this node served it in [{}]",
+                        partition,
+                        askerEpoch.getAsLong(),
+                        newer.getAsLong());
+                throw new IllegalStateException("lock partition [" + partition + "] was served in epoch ["
+                        + newer.getAsLong() + "], newer than the asker's [" + askerEpoch.getAsLong() + "]");
+            }
             served = ownership.serves(partition);
             snapshot = served ? closeAndExport.apply(partition) : handedOff.remove(partition);
         }
@@ -154,10 +177,13 @@ final class PartitionHandover {
      * frozen or cut-off old owner is not waited for: the promotion's wait runs meanwhile
      * (docs/ARCHITECTURE.md "Silent owners").
      */
-    void askToClose(int p, String previousOwner, Runnable closedThere) {
-        client.execute(
-                PartitionHandoffAction.TYPE,
-                PartitionHandoffAction.request(previousOwner, p),
+    void askToClose(int p, long epoch, String previousOwner, Runnable closedThere) {
+        PartitionHandoffAction.send(
+                client,
+                clusterService.state().nodes(),
+                previousOwner,
+                p,
+                epoch,
                 ListenerTimeouts.wrapWithTimeout(
                         threadPool,
                         // An answer closed the partition there, unless it is the one given for a
@@ -194,9 +220,12 @@ final class PartitionHandover {
     }
 
     private void fetch(int p, long epoch, String previousOwner, int attempt, Receiver receiver) {
-        client.execute(
-                PartitionHandoffAction.TYPE,
-                PartitionHandoffAction.request(previousOwner, p),
+        PartitionHandoffAction.send(
+                client,
+                clusterService.state().nodes(),
+                previousOwner,
+                p,
+                epoch,
                 ActionListener.wrap(
                         response -> {
                             if (response.stateJson() != null) {

@@ -1,6 +1,7 @@
 package org.eslm.cluster;
 
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import org.apache.logging.log4j.LogManager;
@@ -85,7 +86,13 @@ public final class PartitionManager implements ClusterStateListener {
         this.grace = grace;
         this.checks = new OwnerChecks(locks, ownership, copies, clusterService, client, threadPool, this::lost);
         this.handover = new PartitionHandover(
-                client, threadPool, clusterService, ownership, this::closeForHandOver, this::receiving);
+                client,
+                threadPool,
+                clusterService,
+                ownership,
+                locks.ownership(),
+                this::closeForHandOver,
+                this::receiving);
         this.opening = new PartitionOpening(
                 locks, ownership, clusterService, indices, copies, checks, handover, grace, stopping);
         this.promotion = new PartitionPromotion(locks, clusterService, indices, threadPool, opening, handover);
@@ -270,7 +277,7 @@ public final class PartitionManager implements ClusterStateListener {
     }
 
     /** The previous owner's side of a hand-over ({@link PartitionHandover#handOver}). */
-    public String handOver(int partition) {
-        return handover.handOver(partition);
+    public String handOver(int partition, OptionalLong askerEpoch) {
+        return handover.handOver(partition, askerEpoch);
     }
 }

@@ -17,12 +17,21 @@ abstract class PartitionNodeAction<Resp extends ActionResponse> extends WiredTra
     private final Writeable.Reader<Resp> responseReader;
 
     PartitionNodeAction(ActionType<Resp> type, TransportWiring wiring, Writeable.Reader<Resp> responseReader) {
-        super(type, wiring, PartitionRequest::new);
+        this(type, wiring, PartitionRequest::new, responseReader);
+    }
+
+    /** As above, for an action whose request is read by {@code requestReader}. */
+    PartitionNodeAction(
+            ActionType<Resp> type,
+            TransportWiring wiring,
+            Writeable.Reader<PartitionRequest> requestReader,
+            Writeable.Reader<Resp> responseReader) {
+        super(type, wiring, requestReader);
         this.responseReader = responseReader;
     }
 
     /** Answers the question on the node it was asked of. */
-    protected abstract void runHere(int partition, ActionListener<Resp> listener);
+    protected abstract void runHere(PartitionRequest request, ActionListener<Resp> listener);
 
     /** Answers when the node asked is no longer in the cluster. */
     protected abstract void nodeGone(String node, ActionListener<Resp> listener);
@@ -35,7 +44,7 @@ abstract class PartitionNodeAction<Resp extends ActionResponse> extends WiredTra
     @Override
     protected final void doExecute(Task task, PartitionRequest request, ActionListener<Resp> listener) {
         if (request.node.equals(clusterService.localNode().getId())) {
-            runHere(request.partition, listener);
+            runHere(request, listener);
             return;
         }
         DiscoveryNode node = clusterService.state().nodes().get(request.node);

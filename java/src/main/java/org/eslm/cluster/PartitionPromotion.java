@@ -76,7 +76,7 @@ final class PartitionPromotion {
      */
     void promoteAskingOldOwner(int p, long epoch, String previousOwner, Runnable otherwise) {
         promote(p, epoch, false, true, otherwise);
-        handover.askToClose(p, previousOwner, () -> {
+        handover.askToClose(p, epoch, previousOwner, () -> {
             Attempt attempt = attempts.get(p);
             if (attempt != null && attempt.epoch() == epoch) {
                 tryOpen(p, attempt, true);

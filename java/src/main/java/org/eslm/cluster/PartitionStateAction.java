@@ -46,9 +46,9 @@ public final class PartitionStateAction {
         }
 
         @Override
-        protected void runHere(int partition, ActionListener<PartitionStateResponse> listener) {
+        protected void runHere(PartitionRequest request, ActionListener<PartitionStateResponse> listener) {
             ActionListener.completeWith(
-                    listener, () -> new PartitionStateResponse(locks.lifecycle().liveState(partition)));
+                    listener, () -> new PartitionStateResponse(locks.lifecycle().liveState(request.partition)));
         }
 
         @Override

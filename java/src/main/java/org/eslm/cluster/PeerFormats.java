@@ -28,12 +28,24 @@ public final class PeerFormats {
      */
     public static final String COPY_LEASES_ATTRIBUTE = "locks.copy_leases";
 
+    /**
+     * The node attribute that announces a node's plugin reads the hand-over request that carries
+     * the asker's epoch ({@link PartitionHandoffAction#IN_EPOCH}).
+     */
+    public static final String HANDOFF_EPOCHS_ATTRIBUTE = "locks.handoff_epochs";
+
     /** This node's announcements, for {@code Plugin.additionalSettings}. */
     public static Settings nodeSettings() {
         return Settings.builder()
                 .put("node.attr." + ATTRIBUTE, NativeFormat.STATE_FORMAT)
                 .put("node.attr." + COPY_LEASES_ATTRIBUTE, true)
+                .put("node.attr." + HANDOFF_EPOCHS_ATTRIBUTE, true)
                 .build();
+    }
+
+    /** Whether {@code node} reads the hand-over request with the asker's epoch. */
+    static boolean handOffEpochs(DiscoveryNode node) {
+        return Boolean.parseBoolean(node.getAttributes().get(HANDOFF_EPOCHS_ATTRIBUTE));
     }
 
     /**

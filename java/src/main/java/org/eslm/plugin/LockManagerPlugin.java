@@ -370,6 +370,7 @@ public class LockManagerPlugin extends VersionedActionPlugin
                 new Action(TransportLockDiagnosticsAction.TYPE, TransportLockDiagnosticsAction.class),
                 new Action(TransportListLocksAction.TYPE, TransportListLocksAction.class),
                 new Action(PartitionHandoffAction.TYPE, PartitionHandoffAction.Transport.class),
+                new Action(PartitionHandoffAction.IN_EPOCH, PartitionHandoffAction.InEpoch.class),
                 new Action(OwnershipCheckAction.TYPE, OwnershipCheckAction.Transport.class),
                 new Action(SilentCopyFailure.TYPE, SilentCopyFailure.Transport.class),
                 new Action(PartitionStateAction.TYPE, PartitionStateAction.Transport.class),

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import org.eslm.bridge.BridgeField;
 import org.eslm.bridge.NativeLockCore;
 import org.eslm.bridge.NativeOp;
@@ -85,6 +86,18 @@ public final class OwnershipProtocol {
         Object wait =
                 BridgeField.WAIT_MS.in(event(partition, "promoted", BridgeField.OLD_OWNER_CLOSED.of(oldOwnerClosed)));
         return ((Number) wait).longValue();
+    }
+
+    /**
+     * A node that owns {@code partition} in {@code epoch} asks this one for its state: empty to
+     * give it, else the newer epoch this node has served the partition in (the request is out of
+     * date, and nothing is closed or given for it).
+     */
+    public OptionalLong handOverRefused(int partition, long epoch) {
+        Map<?, ?> answer = event(partition, "hand_over_asked", BridgeField.EPOCH.of(epoch));
+        return "refuse".equals(BridgeField.ANSWER.in(answer))
+                ? OptionalLong.of(((Number) BridgeField.EPOCH.in(answer)).longValue())
+                : OptionalLong.empty();
     }
 
     /**

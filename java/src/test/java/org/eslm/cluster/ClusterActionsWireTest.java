@@ -16,6 +16,11 @@ class ClusterActionsWireTest {
         return new PartitionRequest(WireTesting.string(r), r.nextInt(1024));
     }
 
+    /** The hand-over's form with the asker's epoch ({@link PartitionHandoffAction#IN_EPOCH}). */
+    static PartitionRequest randomRequestWithEpoch(Random r) {
+        return new PartitionRequest(WireTesting.string(r), r.nextInt(1024), r.nextLong(0, Long.MAX_VALUE));
+    }
+
     /** With a snapshot, or none (the previous owner has nothing to hand over). */
     static PartitionStateResponse randomStateResponse(Random r) {
         return new PartitionStateResponse(r.nextBoolean() ? null : "{\"epoch\":" + r.nextInt(100) + "}");
@@ -43,6 +48,7 @@ class ClusterActionsWireTest {
     @Test
     void handoffRequestsAndResponsesRoundTrip() throws IOException {
         WireTesting.assertRoundTrips(ClusterActionsWireTest::randomPartitionRequest, PartitionRequest::new);
+        WireTesting.assertRoundTrips(ClusterActionsWireTest::randomRequestWithEpoch, PartitionRequest::readWithEpoch);
         WireTesting.assertRoundTrips(ClusterActionsWireTest::randomStateResponse, PartitionStateResponse::new);
         PartitionStateResponse none = WireTesting.assertRoundTrip(
                 new PartitionStateResponse((String) null), PartitionStateResponse::new, "no snapshot");
@@ -69,6 +75,7 @@ class ClusterActionsWireTest {
     @Test
     void theClusterMessagesAreTheSameBytesForEveryPeerVersion() throws IOException {
         WireTesting.assertSameBytesForEveryPeer(ClusterActionsWireTest::randomPartitionRequest);
+        WireTesting.assertSameBytesForEveryPeer(ClusterActionsWireTest::randomRequestWithEpoch);
         WireTesting.assertSameBytesForEveryPeer(ClusterActionsWireTest::randomStateResponse);
         WireTesting.assertSameBytesForEveryPeer(ClusterActionsWireTest::randomOwnershipRequest);
         WireTesting.assertSameBytesForEveryPeer(ClusterActionsWireTest::randomOwnershipResponse);
