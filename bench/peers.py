@@ -822,6 +822,75 @@ class ZooKeeper(Peer):
         return v
 
 
+class Plugin3Partitions(Plugin3):
+    """Plugin3 with three lock partitions and one primary on each node (issue 51 item 4):
+    `locks.partitions: 3`, and the copies allowed on the elected master
+    (`locks.allocation.avoid_master: false`) so that the master owns one too. Where Elasticsearch's
+    allocator put two primaries on one node, start() fails one of them over to a replica on a node
+    without a primary (reroute `cancel` with `allow_primary`), until each node owns one
+    partition. A key's partition follows from its hash, so the clients (`route = "spread"`)
+    reach their key's owner directly one time in three, as with one partition; "owner" sends
+    every client to partition 0's owner, which then owns a third of the keys only."""
+
+    name = "plugin-3x3"
+    label = "this plugin, 3 nodes, 3 partitions (one primary per node), 1 replica (ES REST)"
+
+    def __init__(self):
+        super().__init__()
+        self.settings = {"locks.partitions": "3", "locks.allocation.avoid_master": "false"}
+
+    def start(self, workdir, log=print):
+        super().start(workdir, log)
+        try:
+            self._one_primary_per_node(log)
+            self.owner = None
+            self._find_owner()
+        except Exception:
+            self.stop()
+            raise
+
+    def _one_primary_per_node(self, log) -> None:
+        node = self.cluster.nodes[0]
+        deadline = time.monotonic() + 120
+        while True:
+            shards = node.get("/_cat/shards/.locks?format=json&h=shard,prirep,state,node", timeout=10)
+            primaries: dict[str, list[str]] = {}
+            for s in shards:
+                if s.get("prirep") == "p":
+                    primaries.setdefault(s["node"], []).append(s["shard"])
+            started = len(shards) == 6 and all(s.get("state") == "STARTED" for s in shards)
+            if started and len(primaries) == 3:
+                return
+            if time.monotonic() > deadline:
+                raise BenchError(f"no primary of `.locks` on each node after 120 s: {shards}")
+            crowded = [(n, sh) for n, held in primaries.items() if len(held) > 1 for sh in held]
+            replica_on = {s["shard"]: s["node"] for s in shards if s.get("prirep") == "r"}
+            fail = next(((n, sh) for n, sh in crowded if replica_on.get(sh) not in primaries), None)
+            if started and fail is not None:
+                log(f"plugin-3x3: shard {fail[1]}'s primary fails over from {fail[0]} to "
+                    f"{replica_on[fail[1]]}, which owns no partition")
+                _post(node, "/_cluster/reroute", {"commands": [{"cancel": {
+                    "index": ".locks", "shard": int(fail[1]), "node": fail[0], "allow_primary": True}}]})
+            time.sleep(0.5)
+
+
+def _post(node, path: str, body: dict) -> dict:
+    """POST as JSON to an Elasticsearch node (its administrator with security on)."""
+    headers = {"Content-Type": "application/json"}
+    if node.security is not None:
+        headers["Authorization"] = node.security.authorization()
+    conn = http.client.HTTPConnection("127.0.0.1", node.http_port, timeout=30)
+    try:
+        conn.request("POST", path, json.dumps(body), headers)
+        r = conn.getresponse()
+        text = r.read().decode()
+        if r.status != 200:
+            raise BenchError(f"POST {path}: {r.status} {text[:300]}")
+        return json.loads(text)
+    finally:
+        conn.close()
+
+
 class ZooKeeper3(ZooKeeper):
     name = "zookeeper-3"
     label = "ZooKeeper ensemble of 3 + kazoo Lock"
@@ -1142,9 +1211,9 @@ class Redis(ServerProcess):
 
 
 PEERS = {p.name: p for p in (Plugin, PluginMemory, DocRecipe, ZooKeeper, ZooKeeperPrefix, Etcd,
-                              Redis, EsFloor, Plugin3, ZooKeeper3, Etcd3)}
+                              Redis, EsFloor, Plugin3, Plugin3Partitions, ZooKeeper3, Etcd3)}
 # the replicated three-server peers, and the single-server peer each is compared with
-THREE = {"plugin-3": "plugin", "zookeeper-3": "zookeeper", "etcd-3": "etcd"}
+THREE = {"plugin-3": "plugin", "plugin-3x3": "plugin", "zookeeper-3": "zookeeper", "etcd-3": "etcd"}
 
 
 def stop_shared():

@@ -18,14 +18,15 @@ LOCK_CORE = "## lock-core (in process)"
 PEER_ORDER = ["plugin", "doc-recipe", "zookeeper", "etcd", "redis", "es-floor"]
 LABEL = {"plugin": "plugin", "plugin-memory": "plugin, memory", "doc-recipe": "doc recipe",
          "zookeeper": "ZooKeeper", "etcd": "etcd", "redis": "Redis",
-         "es-floor": "ES floor (not a lock)", "plugin-3": "plugin, 3 nodes", "zookeeper-3": "ZooKeeper, 3 servers",
+         "es-floor": "ES floor (not a lock)", "plugin-3": "plugin, 3 nodes",
+         "plugin-3x3": "plugin, 3 nodes, 3 partitions", "zookeeper-3": "ZooKeeper, 3 servers",
          "etcd-3": "etcd, 3 members"}
 # the three-node comparison (bench/run.py --replicated): replicated peers, then single-server ones
-REPLICATED_ORDER = ["plugin-3", "zookeeper-3", "etcd-3", "plugin", "plugin-memory", "zookeeper",
+REPLICATED_ORDER = ["plugin-3", "plugin-3x3", "zookeeper-3", "etcd-3", "plugin", "plugin-memory", "zookeeper",
                     "etcd"]
 # plugin-memory (the single node with locks.durability: memory) only when a run has it
 TABLE_ORDER = ["plugin", "plugin-memory", *PEER_ORDER[1:]]
-PLOT_ORDER = TABLE_ORDER + ["plugin-3", "zookeeper-3", "etcd-3"]
+PLOT_ORDER = TABLE_ORDER + ["plugin-3", "plugin-3x3", "zookeeper-3", "etcd-3"]
 
 
 def f(x, nd=1):
@@ -212,7 +213,7 @@ def plot(results: dict, path: Path) -> None:
     peers = [p for p in PLOT_ORDER if any(p in d for d in results["workloads"].values())]
     colors = {"plugin": "#d62728", "plugin-memory": "#e377c2", "doc-recipe": "#ff9896",
               "zookeeper": "#1f77b4", "etcd": "#2ca02c", "redis": "#9467bd", "es-floor": "#bbbbbb",
-              "plugin-3": "#7f0000", "zookeeper-3": "#0b3d6b", "etcd-3": "#145214"}
+              "plugin-3": "#7f0000", "plugin-3x3": "#b30000", "zookeeper-3": "#0b3d6b", "etcd-3": "#145214"}
     fig, axes = plt.subplots(2, 3, figsize=(16, 9))
     title = "Lock services on one machine (%s cores, client and servers share them) — %s%s" % (
         results["machine"].get("cores"), results["started_utc"][:16].replace("T", " "),

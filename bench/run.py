@@ -260,7 +260,7 @@ def main() -> int:
         # cores keep compiling it for over a minute (bench/RESULTS.md, "Where a replicated
         # hand-off's time goes"), hence --jit-warmup.
         for name in ("plugin", "plugin-memory", "doc-recipe", "zookeeper", "plugin-3",
-                     "zookeeper-3"):
+                     "plugin-3x3", "zookeeper-3"):
             for spec in warm_specs if name in instances and jit_s > 0 else []:
                 log(f"JIT warm-up: {name}, {spec.name}, 16 clients, {jit_s:.0f} s (not recorded)")
                 try:
