@@ -11,7 +11,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent / "integration"))
 
 from history import (  # noqa: E402
-    ACQUIRE, READ, RELEASE, RENEW, WATCH, History, after_faults, check, grant_order, holds, longest_gaps)
+    ACQUIRE, READ, RELEASE, RENEW, WATCH, History, after_faults, check, grant_order, holds, longest_gap_of_any,
+    longest_gaps)
 
 LEASE = 5.0
 K = "k"
@@ -370,6 +371,18 @@ def test_a_gap_counts_only_its_time_outside_faults():
     assert (raw.seconds, raw.start) == (60.0, 40.0), "without faults the raw stretch is the longest"
     covered = longest_gaps(ops, 40.0, 100.0, faults=[(40.0, 90.0), (60.0, 70.0)])[K]
     assert covered.seconds == 10.0, "a fault inside another counts once"
+
+
+def test_the_longest_gap_of_any_key_runs_between_grants_of_different_keys():
+    """Fresh keys granted at 1, 2 (re-entrant: no new grant), 3 and 9: the longest stretch without
+    a new grant of any of them is 3 to 9."""
+    s = Script()
+    s.acquire("a", 0.5, 1.0, 10, key="p-1")
+    s.acquire("a", 1.5, 2.0, 10, key="p-1", reentrant=True)
+    s.acquire("b", 2.5, 3.0, 11, key="p-2")
+    s.acquire("c", 8.5, 9.0, 12, key="p-3")
+    gap = longest_gap_of_any(s.history.ops(), 0.0, 10.0)
+    assert (gap.seconds, gap.start, gap.end) == (6.0, 3.0, 9.0)
 
 
 def test_the_summary_names_the_figures():

@@ -20,7 +20,7 @@ import bisect
 import threading
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable
 
 ACQUIRE = "acquire"
@@ -527,6 +527,14 @@ def longest_gaps(ops: Iterable[Op], start: float, end: float, keys: Iterable[str
         spans = [Gap(key, b - a - _covered(a, b, intervals), a, b) for a, b in zip(points, points[1:])]
         gaps[key] = max(spans, key=lambda g: g.seconds)
     return gaps
+
+
+def longest_gap_of_any(ops: Iterable[Op], start: float, end: float, label: str = "any key") -> Gap:
+    """The longest stretch of [start, end] in which no key of `ops` had a new grant answered. Over
+    the probers' fresh keys, which no hold puts off, that is how long the locks were not granted
+    at all: the time from a fault's start to its next grant misses an outage that begins after a
+    grant made in the fault's first moments (an owner frozen still grants until its lease ends)."""
+    return longest_gaps((replace(op, key=label) for op in ops), start, end, [label])[label]
 
 
 def _covered(a: float, b: float, intervals: list[tuple[float, float]]) -> float:

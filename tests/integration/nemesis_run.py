@@ -17,7 +17,7 @@ import requests
 
 import netcut
 import node as esnode
-from history import ACQUIRE, History, after_faults, check, longest_gaps
+from history import ACQUIRE, History, after_faults, check, longest_gap_of_any, longest_gaps
 from nemesis import HEAL_S, HEALED_WITHIN_S, NO_RECOVERY, Nemesis
 from protected_data import DataLoad, Spec, check as check_data, final_documents
 from workers import Holder, Load, Prober, Reader, Worker
@@ -226,6 +226,9 @@ def run(cluster, name: str, seconds: float, seed: int, required: list, optional:
     faults_only = [op for op in history.ops() if op.process == "nemesis"]
     print_after_faults(after_faults(history.ops(), nemesis.green_at),
                        after_faults(faults_only + probes.ops(), nemesis.green_at), history.started)
+    fresh = longest_gap_of_any(probes.ops(), history.started, history.ended, "a fresh key")
+    print(f"  longest time without a grant of any fresh key (the probers): {fresh.seconds:.2f}s "
+          f"(from {fresh.start - history.started:.1f}s)", flush=True)
     unavailable = sum(n for name, n in report.counts.items() if name.startswith(ACQUIRE + " fail 503"))
     asked = report.counts["grants"] + sum(n for name, n in report.counts.items() if name.startswith(ACQUIRE + " "))
     print(f"  acquires answered 503: {unavailable} of {asked} ({100 * unavailable / max(asked, 1):.0f} %)", flush=True)
