@@ -869,26 +869,15 @@ class Plugin3Partitions(Plugin3):
             if started and fail is not None:
                 log(f"plugin-3x3: shard {fail[1]}'s primary fails over from {fail[0]} to "
                     f"{replica_on[fail[1]]}, which owns no partition")
-                _post(node, "/_cluster/reroute", {"commands": [{"cancel": {
-                    "index": ".locks", "shard": int(fail[1]), "node": fail[0], "allow_primary": True}}]})
+                admin = Http(node.http_port, timeout=30)
+                try:
+                    status, answer = admin.call("POST", "/_cluster/reroute", {"commands": [{"cancel": {
+                        "index": ".locks", "shard": int(fail[1]), "node": fail[0], "allow_primary": True}}]})
+                finally:
+                    admin.close()
+                if status != 200:
+                    raise BenchError(f"reroute cancel of shard {fail[1]}: {status} {answer}")
             time.sleep(0.5)
-
-
-def _post(node, path: str, body: dict) -> dict:
-    """POST as JSON to an Elasticsearch node (its administrator with security on)."""
-    headers = {"Content-Type": "application/json"}
-    if node.security is not None:
-        headers["Authorization"] = node.security.authorization()
-    conn = http.client.HTTPConnection("127.0.0.1", node.http_port, timeout=30)
-    try:
-        conn.request("POST", path, json.dumps(body), headers)
-        r = conn.getresponse()
-        text = r.read().decode()
-        if r.status != 200:
-            raise BenchError(f"POST {path}: {r.status} {text[:300]}")
-        return json.loads(text)
-    finally:
-        conn.close()
 
 
 class ZooKeeper3(ZooKeeper):

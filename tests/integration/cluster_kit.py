@@ -17,6 +17,7 @@ import pytest
 import requests
 
 import node as esnode
+from lockclient import wait_until
 
 # Notice a frozen or dead node within a few seconds rather than half a minute (Elasticsearch's
 # follower and leader checks), for modules whose faults must resolve quickly.
@@ -461,19 +462,6 @@ class RenewRecorder:
         self.thread.join(60)
 
 
-def listing(node, path, within_s=30):
-    """The locks a listing answers. A listing asks every partition and answers 503 while one has
-    no confirmed owner (docs/API.md `GET /_locks`, "Whole or 503"): right after a move, the partition's new owner
-    may not yet have heard the master's confirmation. Asked again until it answers, bounded."""
-    deadline = time.monotonic() + within_s
-    while True:
-        r = http(node, "GET", path)
-        if r.status_code != 503 or time.monotonic() > deadline:
-            assert r.status_code == 200, r.text
-            return r.json()["locks"]
-        time.sleep(0.1)
-
-
 def keys_in_partition(node, partition, prefix, n):
     """`n` fresh keys whose partition is `partition`, found by asking: each candidate is taken
     once by a probe owner, listed (the listing names its partition) and released."""
@@ -482,7 +470,10 @@ def keys_in_partition(node, partition, prefix, n):
         k = f"{prefix}-{uuid.uuid4().hex[:6]}-{i}"
         r = http(node, "POST", f"/_locks/{k}/_acquire", {"owner": "probe", "acquisition": "probe"})
         assert r.status_code == 200, r.text
-        listed = listing(node, f"/_locks?prefix={k}")
+        # A listing answers 503 while a partition has no confirmed owner (docs/API.md `GET /_locks`,
+        # "Whole or 503"): right after a move its new owner may not have the master's word yet.
+        listed = wait_until(lambda: served(node, f"/_locks?prefix={k}"), 30, 0.1,
+                            message=f"a listing of {k}")["locks"]
         assert http(node, "POST", f"/_locks/{k}/_release", {"owner": "probe", "acquisition": "probe"}).status_code == 200
         if [l["partition"] for l in listed] == [partition]:
             keys.append(k)
