@@ -120,11 +120,7 @@ final class PartitionRouter {
                     }
                 },
                 e -> {
-                    Throwable cause = ExceptionsHelper.unwrapCause(e);
-                    if (cause instanceof ConnectTransportException
-                            || cause instanceof NodeClosedException
-                            || cause instanceof NodeDisconnectedException
-                            || cause instanceof NodeNotConnectedException) {
+                    if (ownerUnreachable(e)) {
                         retryOnNextState(r, "owner node [" + target.node().getName() + "] is unreachable");
                     } else {
                         r.listener().onFailure(e);
@@ -167,14 +163,43 @@ final class PartitionRouter {
     private void retryUnavailable(Routing r, LockPartitionUnavailableException unavailable) {
         List<String> hint = unavailable.getMetadata("es.retry_after_ms");
         long retryAfterMs = hint == null ? 0 : Long.parseLong(hint.get(0));
-        boolean soon = retryAfterMs <= STATE_WAIT_MAX.millis();
-        if (retryAfterMs <= 0) {
-            retryOnNextState(r, unavailable.getMessage());
-        } else if ((soon && retryAfterMs < r.leftMs()) || retryAfterMs < r.waitLeftMs()) {
-            threadPool.schedule(() -> route(r), TimeValue.timeValueMillis(retryAfterMs), threadPool.generic());
-        } else {
-            r.listener().onFailure(unavailable);
+        switch (Retry.after(retryAfterMs, r.leftMs(), r.waitLeftMs())) {
+            case NEXT_STATE -> retryOnNextState(r, unavailable.getMessage());
+            case AFTER_HINT ->
+                threadPool.schedule(() -> route(r), TimeValue.timeValueMillis(retryAfterMs), threadPool.generic());
+            case GIVE_UP -> r.listener().onFailure(unavailable);
         }
+    }
+
+    /** What the coordinator does with an owner's refusal as unavailable (see {@link #retryUnavailable}). */
+    enum Retry {
+        /** Moving: look again on the next cluster state. */
+        NEXT_STATE,
+        /** Route again once the owner's hint has passed. */
+        AFTER_HINT,
+        /** Answer the refusal (503, retryable by the client). */
+        GIVE_UP;
+
+        /**
+         * The rule for a refusal with a hint of {@code retryAfterMs} (0: none), for a request
+         * with {@code leftMs} of its routing budget and {@code waitLeftMs} of its own wait left.
+         */
+        static Retry after(long retryAfterMs, long leftMs, long waitLeftMs) {
+            if (retryAfterMs <= 0) {
+                return NEXT_STATE;
+            }
+            boolean soon = retryAfterMs <= STATE_WAIT_MAX.millis();
+            return (soon && retryAfterMs < leftMs) || retryAfterMs < waitLeftMs ? AFTER_HINT : GIVE_UP;
+        }
+    }
+
+    /** Whether a send to the owner failed because its node could not be reached (the request is routed again). */
+    static boolean ownerUnreachable(Exception e) {
+        Throwable cause = ExceptionsHelper.unwrapCause(e);
+        return cause instanceof ConnectTransportException
+                || cause instanceof NodeClosedException
+                || cause instanceof NodeDisconnectedException
+                || cause instanceof NodeNotConnectedException;
     }
 
     private void retryOnNextState(Routing r, String why) {

@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.elasticsearch.core.TimeValue;
@@ -17,9 +18,16 @@ import org.eslm.core.CoreCall;
  * Time for the core: every answer says when the core's next deadline (a lease, a wait, a session)
  * falls, and this schedules one tick on the generic pool for the earliest such moment, so
  * expiries happen on time with no request arriving (docs/ARCHITECTURE.md "Waiting without
- * threads, and time").
+ * threads, and time"). Where a tick runs and what the time is are given ({@link Timer}, a
+ * clock), so a test drives both.
  */
 final class TickScheduler {
+    /** Runs a task after a delay: Elasticsearch's generic pool on a node. */
+    @FunctionalInterface
+    interface Timer {
+        void schedule(Runnable task, long delayMs);
+    }
+
     private static final Logger logger = LogManager.getLogger(TickScheduler.class);
     /** After a failed tick: soon enough that leases still expire about on time, rare enough not to flood the log. */
     static final TimeValue RETRY_AFTER_FAILURE = TimeValue.timeValueSeconds(1);
@@ -30,15 +38,27 @@ final class TickScheduler {
      */
     static final TimeValue UNSERVED_RECHECK = TimeValue.timeValueMillis(NativeBounds.HEARTBEAT_INTERVAL_MS);
 
-    private final ThreadPool threadPool;
+    private final Timer timer;
+    private final LongSupplier nanoClock;
     private final PartitionGate partitions;
     private final CoreCall core;
     private final AtomicBoolean closed;
-    /** {@link System#nanoTime()} of the earliest scheduled tick, or {@link Long#MAX_VALUE}. */
+    /** The clock's time of the earliest scheduled tick, or {@link Long#MAX_VALUE}. */
     private final AtomicLong nextTickNanos = new AtomicLong(Long.MAX_VALUE);
 
+    /** Ticks on {@code threadPool}'s generic pool, timed by {@link System#nanoTime()}. */
     TickScheduler(ThreadPool threadPool, PartitionGate partitions, CoreCall core, AtomicBoolean closed) {
-        this.threadPool = threadPool;
+        this(
+                (task, delayMs) -> threadPool.schedule(task, TimeValue.timeValueMillis(delayMs), threadPool.generic()),
+                System::nanoTime,
+                partitions,
+                core,
+                closed);
+    }
+
+    TickScheduler(Timer timer, LongSupplier nanoClock, PartitionGate partitions, CoreCall core, AtomicBoolean closed) {
+        this.timer = timer;
+        this.nanoClock = nanoClock;
         this.partitions = partitions;
         this.core = core;
         this.closed = closed;
@@ -50,7 +70,7 @@ final class TickScheduler {
             return;
         }
         long delayMs = Math.max(1, inMs);
-        long at = System.nanoTime() + TimeValue.timeValueMillis(delayMs).nanos();
+        long at = nanoClock.getAsLong() + TimeValue.timeValueMillis(delayMs).nanos();
         while (true) {
             long current = nextTickNanos.get();
             if (current - at <= 0 && current != Long.MAX_VALUE) {
@@ -60,7 +80,7 @@ final class TickScheduler {
                 break;
             }
         }
-        threadPool.schedule(this::tick, TimeValue.timeValueMillis(delayMs), threadPool.generic());
+        timer.schedule(this::tick, delayMs);
     }
 
     /** A tick as soon as possible (after a failed call, whose state change may have freed a waiter). */
