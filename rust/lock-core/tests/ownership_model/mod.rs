@@ -64,6 +64,7 @@ fn quiet() -> Schedule {
         seed: 1,
         flaw: Flaw::None,
         late_hand_overs: None,
+        drops_per_mille: 0,
     }
 }
 
@@ -83,9 +84,18 @@ fn schedules() -> impl Strategy<Value = Schedule> {
         prop::collection::vec(crash, 0..2),
         prop::collection::vec(0..RUN_MS, 0..2),
         (0u64..150, 0u64..400, prop::bool::weighted(0.2), any::<u64>()),
+        prop_oneof![Just(0u64), 1u64..50],
     )
         .prop_map(
-            |(rates, pauses, cuts, crashes, moves, (max_delay, max_publish_delay, mixed, seed))| {
+            |(
+                rates,
+                pauses,
+                cuts,
+                crashes,
+                moves,
+                (max_delay, max_publish_delay, mixed, seed),
+                drops,
+            )| {
                 Schedule {
                     rates,
                     pauses,
@@ -106,6 +116,7 @@ fn schedules() -> impl Strategy<Value = Schedule> {
                     max_publish_delay,
                     source: if mixed { LeaseSource::Master } else { LeaseSource::Copies },
                     seed,
+                    drops_per_mille: drops,
                     ..quiet()
                 }
             },
@@ -115,7 +126,7 @@ fn schedules() -> impl Strategy<Value = Schedule> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: (common::cases() / 10).max(1), max_shrink_iters: 500, ..ProptestConfig::default() })]
 
-    /// Whatever the pauses, cuts, crashes, moves, delays and clock rates: the rules hold.
+    /// Whatever the pauses, cuts, lost messages, crashes, moves, delays and clock rates: the rules hold.
     #[test]
     fn never_two_owners_nor_a_lost_holder(s in schedules()) {
         let out = World::new(s.clone()).run();

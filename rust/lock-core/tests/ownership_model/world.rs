@@ -8,7 +8,9 @@
 //! Real time runs in steps of [`STEP_MS`]. Each node has its own monotonic clock, at a rate drawn
 //! within the allowed error of real time. A paused node (SIGSTOP) handles nothing, its timers do
 //! not fire and messages to it wait, while its clock runs on. A cut drops messages one way or both
-//! ways; every message takes a random delay, so messages also overtake each other. A crashed node
+//! ways; a run may also lose any message on its own, unseen by its sender (a stronger adversary
+//! than TCP, whose broken connections fail their requests); every message takes a random delay,
+//! so messages also overtake each other. A crashed node
 //! loses everything but its persisted state (its standby and term) and comes back later.
 
 use lock_core::ownership::{Flaw, LeaseSource, MasterAnswer, Micros};
@@ -90,6 +92,8 @@ pub struct Schedule {
     /// as a request on a connection that broke during a cut, which TCP delivered once the
     /// connection worked again, long after its asker gave up (docs/RELIABILITY.md "Figures").
     pub late_hand_overs: Option<u64>,
+    /// Each message is lost with this chance, in thousandths, whatever its kind.
+    pub drops_per_mille: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -375,7 +379,7 @@ impl World {
                 return;
             }
         }
-        if self.cut(from, to) {
+        if self.cut(from, to) || self.lost() {
             return;
         }
         let delay = match msg {
@@ -383,6 +387,12 @@ impl World {
             _ => self.rng.below(self.s.max_delay),
         };
         self.net.push(Envelope { at: self.t + delay, from, to, msg });
+    }
+
+    /// Whether the message being sent is lost on its own (`Schedule::drops_per_mille`); the
+    /// seeded draw only where a run loses messages, so that other runs keep their delays.
+    fn lost(&mut self) -> bool {
+        self.s.drops_per_mille > 0 && self.rng.below(1_000) < self.s.drops_per_mille
     }
 
     pub(super) fn deliver(&mut self) {
