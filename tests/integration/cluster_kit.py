@@ -356,6 +356,23 @@ def granted_by_the_new_owner(node, k, old_token):
     return new
 
 
+def first_grant_while_frozen(via, key, frozen_at, within_s):
+    """Asks `via` for `key` until granted (each ask waits up to 5 s), for at most `within_s` from
+    `frozen_at` (a node's freeze): the answer and how long after the freeze it came."""
+    deadline = frozen_at + within_s
+    r = None
+    while time.monotonic() < deadline:
+        try:
+            r = http(via, "POST", f"/_locks/{key}/_acquire",
+                     {"owner": "during-freeze", "acquisition": "during-freeze", "wait": "5s"}, timeout=15)
+        except requests.RequestException:
+            continue
+        if r.status_code == 200:
+            return r.json(), time.monotonic() - frozen_at
+        assert r.status_code in (409, 503), r.text
+    raise AssertionError(f"no grant within {within_s}s of the freeze: {r.text if r is not None else 'no answer'}")
+
+
 def owner_that_is_not_the_master(cluster):
     """(owner, epoch, master) with the partition's owner not the elected master: moved to a node
     with no copy that is not the master when it has to be (a three-node cluster always has one).

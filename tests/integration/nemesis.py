@@ -64,7 +64,8 @@ REQUIRED = [("kill", "owner"), ("pause", "owner"), ("partition", "owner"), ("ele
             ("fast_failover", "owner"), ("short_partition", "owner"), ("short_partition", "replica"),
             ("brief_pause", "replica")]
 OPTIONAL = [("partition", "master"), ("restart", "owner"), ("move", "owner"), ("kill", "any"),
-            ("pause", "any"), ("partition", "any"), ("short_partition", "master"), ("brief_pause", "owner")]
+            ("pause", "any"), ("partition", "any"), ("short_partition", "master"), ("brief_pause", "owner"),
+            ("brief_pause", "master")]
 # On four nodes (tests/integration/test_nemesis_moves.py) moves really move: planned moves under
 # load, and the move's source or target frozen around the plugin's bounds or killed during it.
 REQUIRED_MOVES = [("move", "owner"), ("move_pause", "source"), ("move_pause", "target"),

@@ -29,6 +29,7 @@ import pytest
 import requests
 
 from cluster_kit import (
+    first_grant_while_frozen,
     RenewRecorder,
     holders_of,
     http,
@@ -81,22 +82,6 @@ def green(node):
     assert r.status_code == 200 and not r.json()["timed_out"], r.text
 
 
-def first_grant_while_frozen(via, key, frozen_at):
-    """Asks `via` for `key` until granted (each ask waits up to 5 s): the answer and how long after
-    the freeze it came."""
-    deadline = frozen_at + FROZEN_S - 6
-    r = None
-    while time.monotonic() < deadline:
-        try:
-            r = http(via, "POST", f"/_locks/{key}/_acquire", {"owner": "during-freeze", "acquisition": "during-freeze", "wait": "5s"}, timeout=15)
-        except requests.RequestException:
-            continue
-        if r.status_code == 200:
-            return r.json(), time.monotonic() - frozen_at
-        assert r.status_code in (409, 503), r.text
-    raise AssertionError(f"no grant within {FROZEN_S - 6}s of the freeze: {r.text if r is not None else 'no answer'}")
-
-
 def test_a_frozen_owner_is_replaced_in_seconds_and_every_holder_kept(cluster):
     with no_rebalancing(cluster):
         owner, epoch, master = owner_that_is_not_the_master(cluster)
@@ -108,7 +93,7 @@ def test_a_frozen_owner_is_replaced_in_seconds_and_every_holder_kept(cluster):
             assert owner.freeze()
             frozen_at = time.monotonic()
             try:
-                grant, after_s = first_grant_while_frozen(via, asked, frozen_at)
+                grant, after_s = first_grant_while_frozen(via, asked, frozen_at, FROZEN_S - 6)
                 renewed_while_frozen = len([s for s in renewals.statuses if s == 200])
                 still_frozen = time.monotonic() - frozen_at < FROZEN_S
             finally:
@@ -158,7 +143,7 @@ def test_through_the_master_a_frozen_owner_is_replaced_as_fast(cluster):
         assert owner.freeze()
         frozen_at = time.monotonic()
         try:
-            grant, after_s = first_grant_while_frozen(master, asked, frozen_at)
+            grant, after_s = first_grant_while_frozen(master, asked, frozen_at, FROZEN_S - 6)
         finally:
             owner.thaw()
         print(f"\nthe owner frozen: through the master, a fresh key granted after {after_s:.2f}s")
