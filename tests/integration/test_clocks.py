@@ -38,7 +38,7 @@ needs a work-around (`_wall_env`)."""
 from __future__ import annotations
 
 import dataclasses
-import subprocess
+import pwd
 import threading
 import time
 import uuid
@@ -170,8 +170,12 @@ def _forget_faketime_shm(node: esnode.Node) -> None:
     memory named after the pid of the process that made them (/dev/shm/sem.faketime_sem_<pid>,
     faketime_shm_<pid>), removed when that process exits; a node killed (or stopped after it hung)
     leaves them, and a later process given that pid fails to start on them. Removes those of the
-    node's Unix user whose process is gone."""
-    uid = int(subprocess.run(["id", "-u", node.user], capture_output=True, text=True, check=True).stdout)
+    node's Unix user whose process is gone; none before the user exists (a new machine, where the
+    nodes' first start creates it)."""
+    try:
+        uid = pwd.getpwnam(node.user).pw_uid
+    except KeyError:
+        return
     for f in Path("/dev/shm").glob("*faketime_*"):
         pid = f.name.rsplit("_", 1)[-1]
         try:
