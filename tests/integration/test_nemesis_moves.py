@@ -71,7 +71,7 @@ def test_a_move_target_frozen_once_it_serves_is_failed_over_like_any_owner(clust
         serving, epoch = owner_of_partition(cluster)  # a move made a failover says so in its epoch
         assert serving is target
         settled(target)
-        renewed = http(via, "POST", f"/_locks/{held}/_renew", {"owner": "holder", "acquisition": "holder"})
+        renewed = http(via, "POST", f"/_locks/{held}/_renew", {"owner": "holder", "acquisition": "holder", "lease": "30s"})
         assert renewed.status_code == 200, renewed.text  # 30 s from here: past the freeze's bound
         assert target.freeze()
         frozen_at = time.monotonic()

@@ -55,6 +55,10 @@ def test_a_multi_lock_names_the_key_whose_token_fences_the_write(locks, es):
 def test_concurrent_optimistic_increments_never_lose_an_update(es):
     index, doc_id = unique("counter"), "c"
     threads_n, increments = 4, 15
+    # The index first: four first writes at once would race its creation (a read that reaches it
+    # before its shard started is answered 503 no_shard_available), which is not what this tests.
+    es.indices.create(index=index)
+    es.cluster.health(index=index, wait_for_status="yellow", timeout="30s")
 
     def bump(doc):
         return {"n": (doc or {"n": 0})["n"] + 1}
