@@ -373,6 +373,13 @@ def first_grant_while_frozen(via, key, frozen_at, within_s):
     raise AssertionError(f"no grant within {within_s}s of the freeze: {r.text if r is not None else 'no answer'}")
 
 
+def nodes_with_a_copy(node, partition=0) -> set[str]:
+    """The names of the nodes holding a copy of `partition` (its primary or a replica), as `node`
+    lists the shards of `.locks`."""
+    shards = http(node, "GET", "/_cat/shards/.locks?format=json&h=shard,prirep,node").json()
+    return {s["node"] for s in shards if s["shard"] == str(partition)}
+
+
 def owner_that_is_not_the_master(cluster):
     """(owner, epoch, master) with the partition's owner not the elected master: moved to a node
     with no copy that is not the master when it has to be (a three-node cluster always has one).
@@ -386,8 +393,7 @@ def owner_that_is_not_the_master(cluster):
     owner, epoch = owner_of_partition(cluster)
     master = master_name(owner)
     if owner.name == master:
-        shards = http(owner, "GET", "/_cat/shards/.locks?format=json&h=shard,prirep,node").json()
-        with_copy = {s["node"] for s in shards if s["shard"] == "0"}
+        with_copy = nodes_with_a_copy(owner)
         free = [n for n in live(cluster) if n.name not in with_copy and n.name != master]
         if not free:
             pytest.skip("no node without a copy besides the master")

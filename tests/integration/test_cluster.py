@@ -22,6 +22,7 @@ import requests
 
 import node as esnode
 from cluster_kit import (
+    nodes_with_a_copy,
     ThreeNodes,
     COPIES_MAY_SIT_ON_THE_MASTER,
     FAST_FAULT_DETECTION,
@@ -141,8 +142,7 @@ def test_mutual_exclusion_across_nodes(cluster):
 
 def test_planned_move_hands_holders_and_waiters_over_without_grace(cluster):
     owner, epoch = owner_of_partition(cluster)
-    shards = http(owner, "GET", "/_cat/shards/.locks?format=json&h=shard,prirep,node").json()
-    with_copy = {s["node"] for s in shards if s["shard"] == "0"}
+    with_copy = nodes_with_a_copy(owner)
     target = next(n for n in live(cluster) if n.name not in with_copy)  # a node with no copy yet
     k = f"move-{uuid.uuid4().hex[:6]}"
     held = http(target, "POST", f"/_locks/{k}/_acquire", {"owner": "holder", "acquisition": "holder", "lease": f"{LEASE_MAX_S}s"}).json()

@@ -21,6 +21,7 @@ import uuid
 import pytest
 
 from cluster_kit import (
+    nodes_with_a_copy,
     first_grant_while_frozen,
     holders_of,
     http,
@@ -61,8 +62,7 @@ def test_a_move_target_frozen_once_it_serves_is_failed_over_like_any_owner(clust
     with no_rebalancing(cluster):
         owner, _, master = owner_that_is_not_the_master(cluster)
         settled(owner)
-        shards = http(owner, "GET", "/_cat/shards/.locks?format=json&h=shard,prirep,node").json()
-        with_copy = {s["node"] for s in shards if s["shard"] == "0"}
+        with_copy = nodes_with_a_copy(owner)
         (target,) = [n for n in live(cluster) if n.name not in with_copy and n is not master]
         (via,) = [n for n in live(cluster) if n.name in with_copy and n is not owner]  # the replica's node
         held, asked = f"target-held-{uuid.uuid4().hex[:6]}", f"target-asked-{uuid.uuid4().hex[:6]}"
